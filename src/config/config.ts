@@ -1,0 +1,196 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseDotenv } from 'dotenv';
+import { envSchema, type RawEnv } from './env-schema.js';
+import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
+
+// Stage 2 of configuration: the validated environment becomes the typed Config the parts use.
+// Secrets stay in their own sub-objects so that logging a config section never shows one.
+
+export type ChatForm = 'a' | 'b';
+export type SlackStreaming = 'auto' | 'edit' | 'native';
+export type DiscordReplyMode = 'thread' | 'inline';
+
+export interface UpstreamConfig {
+  url: string;
+  apiKey: string;
+  form: ChatForm;
+  botId: string;
+  routes: BotRoute[];
+  streaming: boolean;
+  sessionIdleSeconds: number;
+  maxMessageChars: number | undefined;
+  requestTimeoutMs: number;
+  streamIdleTimeoutMs: number;
+}
+
+export interface SlackConfig {
+  botToken: string | undefined;
+  oauth: { clientId: string; clientSecret: string; stateSecret: string } | undefined;
+  appToken: string | undefined;
+  signingSecret: string | undefined;
+  apiUrl: string;
+  streaming: SlackStreaming;
+  allowedTeams: string[];
+  allowedChannels: string[];
+}
+
+export interface DiscordConfig {
+  botToken: string;
+  apiUrl: string;
+  replyMode: DiscordReplyMode;
+  allowedGuilds: string[];
+  allowedChannels: string[];
+}
+
+export interface ServiceConfig {
+  port: number;
+  host: string;
+  databasePath: string;
+  logLevel: string;
+  maxConcurrentReplies: number;
+  userMessagesPerMinute: number;
+  streamEditIntervalMs: number;
+}
+
+export interface Config {
+  upstream: UpstreamConfig;
+  slack: SlackConfig | undefined;
+  discord: DiscordConfig | undefined;
+  service: ServiceConfig;
+}
+
+/** A configuration mistake: printed as its message (no stack), exit status 2. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Configuration error:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+
+/** The process environment over `.env` (if present): real variables win, as with dotenv. */
+export function readEnv(env: Env = process.env, dotenvPath = '.env'): Env {
+  let fromFile: Env = {};
+  try {
+    fromFile = parseDotenv(readFileSync(dotenvPath));
+  } catch {
+    // no .env: fine
+  }
+  return { ...fromFile, ...env };
+}
+
+export function parseRawEnv(env: Env): RawEnv {
+  const result = envSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => {
+      const name = String(i.path[0] ?? 'environment');
+      return `${name}: ${i.message} (got ${JSON.stringify(env[name] ?? '')})`;
+    });
+    throw new ConfigError(problems);
+  }
+  return result.data;
+}
+
+export interface LoadOptions {
+  /** Require at least one platform (Slack or Discord): `start` does, `chat`/`doctor` do not. */
+  requirePlatform?: boolean;
+  /** Require the upstream variables (CHAT_API_URL, CHAT_API_KEY, CHAT_BOT_ID). */
+  requireUpstream?: boolean;
+}
+
+export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
+  const { requirePlatform = true, requireUpstream = true } = opts;
+  const problems: string[] = [];
+
+  let routes: BotRoute[] = [];
+  try {
+    routes = parseBotRoutes(raw.BOT_ROUTES);
+  } catch (err) {
+    if (err instanceof RouteParseError) problems.push(`BOT_ROUTES: ${err.message}`);
+    else throw err;
+  }
+
+  if (requireUpstream) {
+    const missing = (['CHAT_API_URL', 'CHAT_API_KEY', 'CHAT_BOT_ID'] as const).filter((k) => raw[k] === undefined);
+    if (missing.length > 0) problems.push(`missing required variables: ${missing.join(', ')}`);
+  }
+
+  const oauthParts = [raw.SLACK_CLIENT_ID, raw.SLACK_CLIENT_SECRET, raw.SLACK_STATE_SECRET];
+  const oauthSet = oauthParts.filter((v) => v !== undefined).length;
+  if (oauthSet > 0 && oauthSet < 3) {
+    problems.push(
+      'Slack OAuth needs all of SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET (only some are set)',
+    );
+  }
+  const slackEnabled = raw.SLACK_BOT_TOKEN !== undefined || oauthSet === 3;
+  if (slackEnabled && raw.SLACK_APP_TOKEN === undefined && raw.SLACK_SIGNING_SECRET === undefined) {
+    problems.push('SLACK_SIGNING_SECRET: required in Slack HTTP mode (set it, or set SLACK_APP_TOKEN for Socket Mode)');
+  }
+  const discordEnabled = raw.DISCORD_BOT_TOKEN !== undefined;
+  if (requirePlatform && !slackEnabled && !discordEnabled) {
+    problems.push(
+      'no platform configured: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET) for Slack, and/or DISCORD_BOT_TOKEN for Discord',
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    upstream: {
+      url: raw.CHAT_API_URL ?? '',
+      apiKey: raw.CHAT_API_KEY ?? '',
+      form: raw.CHAT_API_FORM,
+      botId: raw.CHAT_BOT_ID ?? '',
+      routes,
+      streaming: raw.CHAT_STREAMING === 'on',
+      sessionIdleSeconds: raw.CHAT_SESSION_IDLE_SECONDS,
+      maxMessageChars: raw.CHAT_MAX_MESSAGE_CHARS,
+      requestTimeoutMs: raw.CHAT_REQUEST_TIMEOUT_MS,
+      streamIdleTimeoutMs: raw.CHAT_STREAM_IDLE_TIMEOUT_MS,
+    },
+    slack: slackEnabled
+      ? {
+          botToken: raw.SLACK_BOT_TOKEN,
+          oauth:
+            oauthSet === 3
+              ? {
+                  clientId: raw.SLACK_CLIENT_ID as string,
+                  clientSecret: raw.SLACK_CLIENT_SECRET as string,
+                  stateSecret: raw.SLACK_STATE_SECRET as string,
+                }
+              : undefined,
+          appToken: raw.SLACK_APP_TOKEN,
+          signingSecret: raw.SLACK_SIGNING_SECRET,
+          apiUrl: withTrailingSlash(raw.SLACK_API_URL ?? 'https://slack.com/api/'),
+          streaming: raw.SLACK_STREAMING,
+          allowedTeams: raw.SLACK_ALLOWED_TEAMS,
+          allowedChannels: raw.SLACK_ALLOWED_CHANNELS,
+        }
+      : undefined,
+    discord: discordEnabled
+      ? {
+          botToken: raw.DISCORD_BOT_TOKEN as string,
+          apiUrl: (raw.DISCORD_API_URL ?? 'https://discord.com/api').replace(/\/+$/, ''),
+          replyMode: raw.DISCORD_REPLY_MODE,
+          allowedGuilds: raw.DISCORD_ALLOWED_GUILDS,
+          allowedChannels: raw.DISCORD_ALLOWED_CHANNELS,
+        }
+      : undefined,
+    service: {
+      port: raw.PORT,
+      host: raw.HOST,
+      databasePath: raw.DATABASE_PATH,
+      logLevel: raw.LOG_LEVEL,
+      maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
+      userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
+      streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
+    },
+  };
+}
+
+const withTrailingSlash = (u: string) => (u.endsWith('/') ? u : `${u}/`);
+
+/** Read, validate and type the configuration in one call. Throws ConfigError. */
+export function loadConfig(env: Env = readEnv(), opts: LoadOptions = {}): Config {
+  return buildConfig(parseRawEnv(env), opts);
+}

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+// Stage 1 of configuration: the raw environment, variable by variable, validated with zod.
+// Every variable of CONTRACT.md section 2 is here and nowhere else; names are fixed by the contract.
+
+const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+const optionalString = z.preprocess(emptyToUndefined, z.string().trim().optional());
+
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, { message: `must be at least ${min}` })
+        .max(max, { message: `must be at most ${max}` }),
+    );
+
+const intVar = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess((v) => emptyToUndefined(v) ?? String(def), wholeNumber(min, max));
+
+const optionalInt = (min: number) => z.preprocess(emptyToUndefined, wholeNumber(min, Number.MAX_SAFE_INTEGER).optional());
+
+const enumVar = <const T extends readonly [string, ...string[]]>(values: T, def: T[number]) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() !== '' ? v.trim().toLowerCase() : def),
+    z.enum(values, { message: `must be one of: ${values.join(', ')}` }),
+  );
+
+const urlVar = (def?: string) =>
+  z.preprocess(
+    (v) => emptyToUndefined(v) ?? def,
+    z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  );
+
+const listVar = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    ),
+);
+
+export const envSchema = z.object({
+  CHAT_API_URL: urlVar(),
+  CHAT_API_KEY: optionalString,
+  CHAT_API_FORM: enumVar(['a', 'b'], 'a'),
+  CHAT_BOT_ID: optionalString,
+  BOT_ROUTES: z.preprocess(emptyToUndefined, z.string().optional()),
+  CHAT_STREAMING: enumVar(['on', 'off'], 'on'),
+  CHAT_SESSION_IDLE_SECONDS: intVar(86_400, 1),
+  CHAT_MAX_MESSAGE_CHARS: optionalInt(1),
+  CHAT_REQUEST_TIMEOUT_MS: intVar(30_000, 1),
+  CHAT_STREAM_IDLE_TIMEOUT_MS: intVar(60_000, 1),
+
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString,
+  SLACK_APP_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_API_URL: urlVar('https://slack.com/api/'),
+  SLACK_STREAMING: enumVar(['auto', 'edit', 'native'], 'auto'),
+  SLACK_ALLOWED_TEAMS: listVar,
+  SLACK_ALLOWED_CHANNELS: listVar,
+
+  DISCORD_BOT_TOKEN: optionalString,
+  DISCORD_API_URL: urlVar('https://discord.com/api'),
+  DISCORD_REPLY_MODE: enumVar(['thread', 'inline'], 'thread'),
+  DISCORD_ALLOWED_GUILDS: listVar,
+  DISCORD_ALLOWED_CHANNELS: listVar,
+
+  PORT: intVar(3000, 0, 65_535),
+  HOST: z.preprocess(emptyToUndefined, z.string().trim().default('0.0.0.0')),
+  DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().trim().default('./data/bridge.db')),
+  LOG_LEVEL: enumVar(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  MAX_CONCURRENT_REPLIES: intVar(64, 1),
+  USER_MESSAGES_PER_MINUTE: intVar(20, 1),
+  STREAM_EDIT_INTERVAL_MS: intVar(1000, 0),
+});
+
+export type RawEnv = z.infer<typeof envSchema>;

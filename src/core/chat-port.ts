@@ -1,0 +1,131 @@
+// The upstream chat service as the core sees it. src/upstream implements it for Form A and Form B;
+// the core never knows which form, which HTTP client, or which stream format is behind it.
+
+export type ChatForm = 'a' | 'b';
+
+/** Where a message came from, sent as `metadata` with every upstream send (absent values left out). */
+export interface ChatMetadata {
+  source: 'slack' | 'discord' | 'terminal' | 'test';
+  workspaceId?: string;
+  channelId?: string;
+  threadId?: string;
+  userId?: string;
+  userName?: string;
+  messageId?: string;
+}
+
+export interface SendRequest {
+  botId: string;
+  message: string;
+  /** Form A conversationId / Form B session_id. Omitted: a new conversation (Form A). */
+  conversationId?: string;
+  metadata?: ChatMetadata;
+  signal?: AbortSignal;
+}
+
+export interface SendResult {
+  text: string;
+  conversationId?: string;
+  messageId?: string;
+}
+
+/** What a streamed reply yields, in order. The iterator ends after `end`; errors are thrown. */
+export type StreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'ids'; conversationId?: string; messageId?: string }
+  | { type: 'end' };
+
+export interface ChatStream extends AsyncIterable<StreamEvent> {
+  /** The conversation id known from the response headers (X-Conversation-Id), if any. */
+  readonly conversationId: string | undefined;
+  /** Abort the request and release the connection. Safe to call more than once. */
+  cancel(): void;
+}
+
+export interface HistoryMessage {
+  id: string;
+  role: 'user' | 'assistant' | string;
+  content: string;
+  timestamp?: string;
+}
+
+export interface HistoryPage {
+  conversationId: string;
+  messages: HistoryMessage[];
+  createdAt?: string;
+  messageCount?: number;
+  hasMore?: boolean;
+}
+
+export interface HistoryOptions {
+  limit?: number;
+  before?: string;
+  after?: string;
+}
+
+export interface ConversationSummary {
+  id: string;
+  preview?: string;
+  messageCount?: number;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export interface ConversationList {
+  conversations: ConversationSummary[];
+  pagination?: { page: number; limit: number; total: number; hasMore: boolean };
+}
+
+export interface ListOptions {
+  page?: number;
+  limit?: number;
+  since?: string;
+}
+
+export interface ChatService {
+  readonly form: ChatForm;
+  /** Form B: a fresh UUID the client uses as session_id; Form A: undefined (the upstream assigns ids). */
+  mintConversationId(): string | undefined;
+  /** One-response endpoint (A1/B1), retried per the error policy. */
+  send(req: SendRequest): Promise<SendResult>;
+  /**
+   * Streaming endpoint (A2/B2). Resolves when the response headers arrived (after retries of
+   * 429/5xx/connection failures); rejects with ChatError if the upstream refused. Errors after that
+   * (an `error` event, a cut connection, the idle timeout) are thrown by the iterator.
+   */
+  stream(req: SendRequest): Promise<ChatStream>;
+  history(botId: string, conversationId: string, opts?: HistoryOptions): Promise<HistoryPage>;
+  listConversations(botId: string, opts?: ListOptions): Promise<ConversationList>;
+  close(): Promise<void>;
+}
+
+export type ChatErrorKind =
+  | 'rate_limited' // 429 / RATE_LIMITED (after the client's own retries)
+  | 'server' // 5xx / BOT_ERROR (after retries)
+  | 'network' // connection refused/reset before any byte (after retries)
+  | 'timeout' // no response within CHAT_REQUEST_TIMEOUT_MS
+  | 'unauthorized' // 401 / UNAUTHORIZED
+  | 'too_long' // 400 MESSAGE_TOO_LONG (or the local CHAT_MAX_MESSAGE_CHARS)
+  | 'unknown_bot' // 400 INVALID_BOT_ID, 404 for the bot
+  | 'conversation_gone' // 404/410 or a *SESSION*/*EXPIRED*/*NOT_FOUND* code for a conversation id that was sent
+  | 'bad_request' // other 4xx
+  | 'stream_error' // the stream itself reported an error event
+  | 'interrupted'; // the stream ended by a reset connection or the idle timeout, after it started
+
+export class ChatError extends Error {
+  override readonly name = 'ChatError';
+  constructor(
+    readonly kind: ChatErrorKind,
+    message: string,
+    readonly details: {
+      status?: number;
+      code?: string;
+      retryAfterMs?: number;
+      endpoint?: string;
+      /** For `interrupted`: whether any text had been received before the cut. */
+      partial?: boolean;
+    } = {},
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,41 @@
+import type { Platform } from './ports.js';
+
+// What the core reports about its work. src/server/metrics.ts implements it with prom-client;
+// the core does not know about Prometheus.
+
+export interface BridgeMetrics {
+  replyStarted(platform: Platform): void;
+  replyFinished(platform: Platform): void;
+  replyFailed(platform: Platform, reason: string): void;
+  replyInterrupted(platform: Platform): void;
+  /** Seconds from the message's arrival to the first upstream text. */
+  upstreamFirstToken(platform: Platform, seconds: number): void;
+  /** Seconds from the message's arrival to the first text shown on the platform. */
+  platformFirstText(platform: Platform, seconds: number): void;
+  platformWrite(platform: Platform, kind: 'post' | 'edit' | 'continuation'): void;
+  platformRateLimited(platform: Platform, bucket: string): void;
+  /** status: HTTP status or 'network'/'timeout'; code: upstream code or kind. */
+  upstreamError(status: string, code: string): void;
+  dedupHit(platform: Platform): void;
+  /** Messages waiting for a reply slot (global concurrency queue + per-place queues). */
+  queueDepth(n: number): void;
+  /** Replies currently streaming. */
+  inFlight(n: number): void;
+}
+
+const noop = () => {};
+
+export const noopMetrics: BridgeMetrics = {
+  replyStarted: noop,
+  replyFinished: noop,
+  replyFailed: noop,
+  replyInterrupted: noop,
+  upstreamFirstToken: noop,
+  platformFirstText: noop,
+  platformWrite: noop,
+  platformRateLimited: noop,
+  upstreamError: noop,
+  dedupHit: noop,
+  queueDepth: noop,
+  inFlight: noop,
+};

@@ -1,0 +1,248 @@
+// The interfaces the edges implement. The core (relay, pump, scheduler) depends only on these.
+// Connectors (Slack, Discord, the test connector) provide messages and reply sinks; the store
+// provides persistence; src/upstream provides the ChatService (see chat-port.ts).
+
+export type Platform = 'slack' | 'discord' | 'test';
+
+/**
+ * A place is where one upstream conversation lives: a Slack thread / DM channel / assistant
+ * thread, a Discord thread / channel (inline mode) / DM channel. The connector decides it.
+ */
+export interface Place {
+  platform: Platform;
+  /** Slack team id / Discord guild id; undefined for DMs without one. */
+  workspaceId?: string;
+  channelId: string;
+  /** Slack thread_ts or Discord thread channel id, when the conversation is a thread. */
+  threadId?: string;
+}
+
+export function placeKey(p: Place): string {
+  return `${p.platform}:${p.workspaceId ?? '-'}:${p.channelId}:${p.threadId ?? '-'}`;
+}
+
+export interface IncomingMessage {
+  platform: Platform;
+  /**
+   * Dedup key, unique per user message on its platform. Slack: `${channel}:${ts}` of the user's
+   * message (so app_mention and message for one mention collapse); Discord: the message id
+   * (or `interaction:${id}`).
+   */
+  eventId: string;
+  place: Place;
+  /** For routing (BOT_ROUTES), allowlists and metadata: where the message was written. */
+  workspaceId?: string;
+  channelId: string;
+  threadId?: string;
+  messageId: string;
+  userId: string;
+  userName?: string;
+  /** The user's text with the bot's own mention removed, trimmed. */
+  text: string;
+  isDm: boolean;
+  mentionsBot: boolean;
+  isFromBot: boolean;
+  /** Epoch ms when the connector received it. */
+  receivedAt: number;
+  /** Where the reply goes. Created by the connector for this message. */
+  sink: ReplySink;
+}
+
+/** A rate-limit bucket a write counts against, with the budget assumed until the platform says more. */
+export interface BucketRef {
+  /** Stable key, e.g. `discord:channel:123` or `slack:T1:chat.update`. */
+  key: string;
+  /** Writes allowed per window (a default; learned values from headers replace it). */
+  limit: number;
+  windowMs: number;
+}
+
+/** What the platform told us about a bucket on a successful write (from rate-limit headers). */
+export interface RateLimitInfo {
+  bucket: string;
+  limit?: number;
+  remaining?: number;
+  /** Milliseconds until the bucket refills. */
+  resetAfterMs?: number;
+}
+
+export interface WriteResult {
+  rateLimits?: RateLimitInfo[];
+}
+
+export interface PostResult extends WriteResult {
+  /** Platform message id (Slack ts, Discord message id). */
+  messageId: string;
+}
+
+/** Thrown by a sink when the platform answered 429; the scheduler backs the bucket off. */
+export class PlatformRateLimitedError extends Error {
+  override readonly name = 'PlatformRateLimitedError';
+  constructor(
+    readonly bucket: string,
+    readonly retryAfterMs: number,
+    /** true when the platform says the limit is global (Discord) */
+    readonly global = false,
+  ) {
+    super(`rate limited on ${bucket} for ${retryAfterMs} ms`);
+  }
+}
+
+/** Thrown by a sink for a write that will never succeed (message deleted, no permission, ...). */
+export class PlatformWriteError extends Error {
+  override readonly name = 'PlatformWriteError';
+  constructor(
+    message: string,
+    readonly code: string,
+    /** true when retrying the same write could work (network); false when it cannot */
+    readonly retryable = false,
+  ) {
+    super(message);
+  }
+}
+
+export interface WriteOptions {
+  /** The last write of the reply's current message (stream stop, final render). */
+  final: boolean;
+  /** 0 for the first message of a reply, 1.. for continuations. */
+  part: number;
+}
+
+/**
+ * Where one reply is shown. The pump gives it the *full* text of the current message each time;
+ * a sink that appends (Slack native streams) sends only what is new.
+ */
+export interface ReplySink {
+  /** Characters allowed in one message (Discord 2000, Slack edit mode 3900, Slack native ~11000). */
+  readonly maxChars: number;
+  /** A message older than this is finished and the text continues in a new one (Slack native streams). */
+  readonly maxMessageAgeMs?: number;
+  /** Buckets a post or an edit counts against. */
+  buckets(op: 'post' | 'edit'): BucketRef[];
+  /** Show that work started (typing, assistant status, reaction). Must not throw. */
+  showWorking(): Promise<void>;
+  /** Stop the working indicator. Must not throw. */
+  clearWorking(): Promise<void>;
+  post(text: string, opts: WriteOptions): Promise<PostResult>;
+  edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult>;
+  /** Serializable description of the destination so a restart can edit the messages (see InFlightRecord). */
+  readonly target: ReplyTarget;
+}
+
+/** JSON-serializable; only the connector that made it interprets `data`. */
+export interface ReplyTarget {
+  platform: Platform;
+  workspaceId?: string;
+  channelId: string;
+  threadId?: string;
+  /** Connector-specific, e.g. Discord interaction token, Slack native-stream flag. */
+  data?: Record<string, string | number | boolean>;
+}
+
+export interface Connector {
+  readonly platform: Platform;
+  /** Connect and start delivering messages to the handler. Resolves once connected. */
+  start(handler: MessageHandler): Promise<void>;
+  /** Stop taking events (the first step of SIGTERM) and disconnect. */
+  stop(): Promise<void>;
+  /** Connected right now (for /readyz). */
+  isReady(): boolean;
+  /**
+   * A reply left streaming by a crash: edit its last message to `text` (the text so far plus
+   * the interruption note). Best effort; throws on failure.
+   */
+  markInterrupted(target: ReplyTarget, messageId: string, text: string): Promise<void>;
+}
+
+export interface HandleResult {
+  status:
+    | 'answered'
+    | 'ignored' // bot author, not for us, empty
+    | 'duplicate'
+    | 'not_allowed'
+    | 'user_rate_limited'
+    | 'queue_full'
+    | 'reset'
+    | 'failed'
+    | 'interrupted';
+}
+
+export interface MessageHandler {
+  /**
+   * Handle a message; resolves when the reply is complete (or refused). Connectors must not await
+   * it inside a platform ack path.
+   */
+  handle(msg: IncomingMessage): Promise<HandleResult>;
+  /** Start a fresh conversation for a place (Discord /reset, Slack `reset`). */
+  reset(place: Place): Promise<void>;
+}
+
+// ---- persistence ports (implemented in src/store with better-sqlite3) ----
+
+export interface ConversationRecord {
+  place: Place;
+  botId: string;
+  form: 'a' | 'b';
+  /** Upstream conversationId / session_id; undefined while a Form A first reply has not revealed it. */
+  upstreamId: string | undefined;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+export interface ConversationStore {
+  get(place: Place): ConversationRecord | undefined;
+  /** Insert or replace the mapping of a place. */
+  put(rec: ConversationRecord): void;
+  touch(place: Place, at: number): void;
+  delete(place: Place): void;
+}
+
+export interface EventStore {
+  /** Records the event; false if it was already recorded (a duplicate). Atomic. */
+  markSeen(platform: Platform, eventId: string, at: number): boolean;
+  /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
+  prune(before: number): number;
+}
+
+export type InFlightState = 'streaming' | 'done' | 'interrupted' | 'failed';
+
+export interface InFlightRecord {
+  id: number;
+  platform: Platform;
+  eventId: string;
+  target: ReplyTarget;
+  /** Platform ids of the reply's messages, in order. */
+  messageIds: string[];
+  /** Text of the last message as last written (to append the interruption note after a crash). */
+  lastText: string;
+  upstreamId: string | undefined;
+  state: InFlightState;
+  startedAt: number;
+  updatedAt: number;
+}
+
+export interface InFlightStore {
+  begin(rec: { platform: Platform; eventId: string; target: ReplyTarget; upstreamId?: string; at: number }): number;
+  /** After each platform write: the reply's message ids and the current message's text. */
+  progress(id: number, messageIds: string[], lastText: string, at: number): void;
+  setUpstreamId(id: number, upstreamId: string): void;
+  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): void;
+  /** Replies still `streaming` (left by a crash), optionally for one platform. */
+  listOpen(platform?: Platform): InFlightRecord[];
+  /** Remove finished records older than `before`. */
+  prune(before: number): number;
+}
+
+export interface Clock {
+  now(): number;
+  /** A cancellable timer; injected so tests control time. */
+  setTimeout(fn: () => void, ms: number): { clear(): void };
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    return { clear: () => clearTimeout(t) };
+  },
+};
