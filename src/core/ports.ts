@@ -246,3 +246,15 @@ export const systemClock: Clock = {
     return { clear: () => clearTimeout(t) };
   },
 };
+
+/**
+ * Out-of-band rate-limit feedback: connectors whose SDK reports limits on its own events
+ * (discord.js REST `response`/`rateLimited`, Slack 429s outside a sink write) feed the one
+ * scheduler through this. The core's scheduler implements it.
+ */
+export interface RateLimitObserver {
+  observe(info: RateLimitInfo): void;
+  limited(bucket: string, retryAfterMs: number): void;
+}
+
+export const ignoreRateLimits: RateLimitObserver = { observe: () => {}, limited: () => {} };
