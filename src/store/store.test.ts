@@ -1,0 +1,122 @@
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Place } from '../core/ports.js';
+import { currentVersion, defaultMigrationsDir } from './migrate.js';
+import { MigrationError, openStore, type Store } from './index.js';
+
+let dir: string;
+const opened: Store[] = [];
+const open = (path: string, opts = {}) => {
+  const s = openStore(path, opts);
+  opened.push(s);
+  return s;
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bridge-store-'));
+});
+afterEach(() => {
+  for (const s of opened.splice(0)) s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const place: Place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '171.5' };
+
+describe('store', () => {
+  it('creates the folder, uses WAL and migrates a fresh database', () => {
+    const s = open(join(dir, 'nested', 'deeper', 'bridge.db'));
+    expect(s.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(s.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(currentVersion(s.db)).toBe(readdirSync(defaultMigrationsDir()).filter((f) => f.endsWith('.sql')).length);
+  });
+
+  it('keeps conversation mappings across a reopen of the file', () => {
+    const path = join(dir, 'bridge.db');
+    const a = open(path);
+    a.conversations.put({ place, botId: 'bot1', form: 'b', upstreamId: 'sess-1', createdAt: 1, lastUsedAt: 2 });
+    a.conversations.touch(place, 5);
+    a.close();
+    const b = open(path);
+    expect(b.conversations.get(place)).toEqual({
+      place,
+      botId: 'bot1',
+      form: 'b',
+      upstreamId: 'sess-1',
+      createdAt: 1,
+      lastUsedAt: 5,
+    });
+    b.conversations.put({ place, botId: 'bot1', form: 'a', upstreamId: undefined, createdAt: 7, lastUsedAt: 7 });
+    expect(b.conversations.get(place)?.upstreamId).toBeUndefined();
+    b.conversations.delete(place);
+    expect(b.conversations.get(place)).toBeUndefined();
+    // A place without workspace or thread is a different key from one with them.
+    const dm: Place = { platform: 'discord', channelId: 'D1' };
+    b.conversations.put({ place: dm, botId: 'x', form: 'a', upstreamId: 'c', createdAt: 1, lastUsedAt: 1 });
+    expect(b.conversations.get(dm)?.place).toEqual(dm);
+  });
+
+  it('marks an event seen once and prunes old ones', () => {
+    const s = open(join(dir, 'bridge.db'));
+    expect(s.events.markSeen('slack', 'C1:1.1', 1000)).toBe(true);
+    expect(s.events.markSeen('slack', 'C1:1.1', 1001)).toBe(false);
+    expect(s.events.markSeen('discord', 'C1:1.1', 1001)).toBe(true);
+    expect(s.events.prune(1001)).toBe(1);
+    expect(s.events.markSeen('slack', 'C1:1.1', 2000)).toBe(true);
+  });
+
+  it('tracks replies in flight across a reopen', () => {
+    const path = join(dir, 'bridge.db');
+    const a = open(path);
+    const target = { platform: 'discord' as const, channelId: 'C9', data: { mode: 'thread' } };
+    const id = a.inflight.begin({ platform: 'discord', eventId: 'm1', target, at: 10 });
+    a.inflight.progress(id, ['111', '112'], 'half a reply', 11);
+    a.inflight.setUpstreamId(id, 'conv_1');
+    const done = a.inflight.begin({ platform: 'slack', eventId: 'm2', target: { ...target, platform: 'slack' }, at: 10 });
+    a.inflight.finish(done, 'done', 12);
+    a.close();
+    const b = open(path);
+    const open1 = b.inflight.listOpen();
+    expect(open1).toHaveLength(1);
+    expect(open1[0]).toMatchObject({ id, messageIds: ['111', '112'], lastText: 'half a reply', upstreamId: 'conv_1', target });
+    expect(b.inflight.listOpen('slack')).toHaveLength(0);
+    expect(b.inflight.prune(100)).toBe(1);
+    b.inflight.finish(id, 'interrupted', 20);
+    expect(b.inflight.listOpen()).toHaveLength(0);
+  });
+
+  it('stores, finds and deletes Slack installations', () => {
+    const s = open(join(dir, 'bridge.db'));
+    s.installations.save({ teamId: 'T1', enterpriseId: undefined }, 'U1', '{"a":1}', 1);
+    s.installations.save({ teamId: 'T1', enterpriseId: undefined }, 'U2', '{"a":2}', 2);
+    expect(s.installations.find({ teamId: 'T1', enterpriseId: undefined })).toBe('{"a":2}');
+    expect(s.installations.count()).toBe(1);
+    expect(s.installations.delete({ teamId: 'T1', enterpriseId: undefined })).toBe(1);
+    expect(s.installations.find({ teamId: 'T1', enterpriseId: undefined })).toBeUndefined();
+  });
+
+  it('refuses a database newer than the code', () => {
+    const path = join(dir, 'bridge.db');
+    open(path).db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, ?, 0)').run('9999_future');
+    expect(() => openStore(path)).toThrow(MigrationError);
+    expect(() => openStore(path)).toThrow(/newer than this release/);
+  });
+
+  it('applies a new migration on reopen, and rolls back a failing one', () => {
+    const migrations = join(dir, 'migrations');
+    mkdirSync(migrations);
+    for (const f of readdirSync(defaultMigrationsDir())) copyFileSync(join(defaultMigrationsDir(), f), join(migrations, f));
+    const path = join(dir, 'bridge.db');
+    const before = currentVersion(open(path, { migrationsDir: migrations }).db);
+    const next = String(before + 1).padStart(4, '0');
+    writeFileSync(join(migrations, `${next}_bad.sql`), 'CREATE TABLE t_ok (x); CREATE TABLE t_ok (x);');
+    expect(() => openStore(path, { migrationsDir: migrations })).toThrow(/failed/);
+    const check = open(path, { migrate: false });
+    expect(currentVersion(check.db)).toBe(before);
+    expect(check.db.prepare("SELECT name FROM sqlite_master WHERE name = 't_ok'").get()).toBeUndefined();
+    writeFileSync(join(migrations, `${next}_good.sql`), 'CREATE TABLE t_ok (x);');
+    rmSync(join(migrations, `${next}_bad.sql`));
+    expect(currentVersion(open(path, { migrationsDir: migrations }).db)).toBe(before + 1);
+  });
+});
