@@ -1,0 +1,125 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { buildConfig, ConfigError, loadConfig, parseRawEnv } from './config.js';
+import { parseBotRoutes, resolveBotRoute } from './routes.js';
+
+const base = { CHAT_API_URL: 'http://127.0.0.1:8787', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'demo-bot' };
+
+describe('config', () => {
+  it('applies the contract defaults', () => {
+    const c = loadConfig({ ...base, DISCORD_BOT_TOKEN: 'x' });
+    expect(c.upstream).toMatchObject({
+      form: 'a',
+      streaming: true,
+      sessionIdleSeconds: 86400,
+      maxMessageChars: undefined,
+      requestTimeoutMs: 30000,
+      streamIdleTimeoutMs: 60000,
+      routes: [],
+    });
+    expect(c.service).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      databasePath: './data/bridge.db',
+      logLevel: 'info',
+      maxConcurrentReplies: 64,
+      userMessagesPerMinute: 20,
+      streamEditIntervalMs: 1000,
+    });
+    expect(c.discord).toMatchObject({ apiUrl: 'https://discord.com/api', replyMode: 'thread', allowedGuilds: [] });
+    expect(c.slack).toBeUndefined();
+  });
+
+  it('enables Slack by bot token or by the OAuth trio, and needs a signing secret in HTTP mode', () => {
+    expect(loadConfig({ ...base, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }).slack?.apiUrl).toBe(
+      'https://slack.com/api/',
+    );
+    expect(() => loadConfig({ ...base, SLACK_BOT_TOKEN: 'xoxb-1' })).toThrow(/SLACK_SIGNING_SECRET/);
+    const oauth = loadConfig({
+      ...base,
+      SLACK_CLIENT_ID: 'a',
+      SLACK_CLIENT_SECRET: 'b',
+      SLACK_STATE_SECRET: 'c',
+      SLACK_SIGNING_SECRET: 's',
+      SLACK_API_URL: 'http://127.0.0.1:9/api',
+      SLACK_ALLOWED_CHANNELS: ' C1, C2 ,,',
+    });
+    expect(oauth.slack?.oauth).toEqual({ clientId: 'a', clientSecret: 'b', stateSecret: 'c' });
+    expect(oauth.slack?.apiUrl).toBe('http://127.0.0.1:9/api/');
+    expect(oauth.slack?.allowedChannels).toEqual(['C1', 'C2']);
+    expect(() => loadConfig({ ...base, SLACK_CLIENT_ID: 'a', SLACK_SIGNING_SECRET: 's' })).toThrow(/OAuth needs all/);
+  });
+
+  it('names the missing variables when no platform is configured', () => {
+    try {
+      loadConfig({});
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const msg = (err as Error).message;
+      expect(msg).toContain('CHAT_API_URL');
+      expect(msg).toContain('CHAT_API_KEY');
+      expect(msg).toContain('CHAT_BOT_ID');
+      expect(msg).toContain('SLACK_BOT_TOKEN');
+      expect(msg).toContain('DISCORD_BOT_TOKEN');
+    }
+    expect(loadConfig(base, { requirePlatform: false }).slack).toBeUndefined();
+  });
+
+  it.each([
+    ['PORT', 'eighty', /PORT: must be a whole number/],
+    ['PORT', '70000', /PORT: must be at most 65535/],
+    ['CHAT_API_FORM', 'c', /CHAT_API_FORM: must be one of: a, b/],
+    ['SLACK_STREAMING', 'fast', /SLACK_STREAMING/],
+    ['DISCORD_REPLY_MODE', 'dm', /DISCORD_REPLY_MODE/],
+    ['CHAT_API_URL', 'not a url', /CHAT_API_URL: must be an http\(s\) URL/],
+    ['MAX_CONCURRENT_REPLIES', '0', /MAX_CONCURRENT_REPLIES: must be at least 1/],
+    ['STREAM_EDIT_INTERVAL_MS', '-5', /STREAM_EDIT_INTERVAL_MS/],
+    ['CHAT_MAX_MESSAGE_CHARS', '1.5', /CHAT_MAX_MESSAGE_CHARS/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL/],
+    ['BOT_ROUTES', 'slack:T1', /BOT_ROUTES/],
+  ])('stops on a malformed %s naming it', (name, value, pattern) => {
+    expect(() => loadConfig({ ...base, DISCORD_BOT_TOKEN: 'x', [name]: value })).toThrow(pattern);
+  });
+
+  it('accepts case and whitespace in modes', () => {
+    const c = loadConfig({ ...base, DISCORD_BOT_TOKEN: 'x', CHAT_API_FORM: ' B ', CHAT_STREAMING: 'OFF' });
+    expect(c.upstream.form).toBe('b');
+    expect(c.upstream.streaming).toBe(false);
+  });
+
+  it('never crashes on a random environment: it builds a config or names a variable', () => {
+    const names = Object.keys(parseRawEnv({}));
+    const value = fc.oneof(
+      fc.string(),
+      fc.constantFrom('', '0', '1', '-1', '99999999999999999999', 'on', 'off', 'a', 'b', 'http://x', 'slack:T=b'),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...names), value), (env) => {
+        try {
+          buildConfig(parseRawEnv(env), { requirePlatform: false, requireUpstream: false });
+        } catch (err) {
+          expect(err).toBeInstanceOf(ConfigError);
+          for (const p of (err as ConfigError).problems) expect(names.some((n) => p.includes(n))).toBe(true);
+        }
+      }),
+      { numRuns: 300, seed: 42 },
+    );
+  });
+});
+
+describe('BOT_ROUTES', () => {
+  const routes = parseBotRoutes('slack:T1=bot1,slack:T1/C2=bot2,discord:G1=bot3,discord:G1/C4=bot4');
+  it('takes the most specific match', () => {
+    expect(resolveBotRoute(routes, 'slack', 'T1', 'C2')).toBe('bot2');
+    expect(resolveBotRoute(routes, 'slack', 'T1', 'C3')).toBe('bot1');
+    expect(resolveBotRoute(routes, 'discord', 'G1', 'C4')).toBe('bot4');
+    expect(resolveBotRoute(routes, 'discord', 'G1', undefined)).toBe('bot3');
+    expect(resolveBotRoute(routes, 'discord', 'T1', 'C2')).toBeUndefined();
+    expect(resolveBotRoute(routes, 'slack', undefined, 'C2')).toBeUndefined();
+  });
+  it('is order independent for specificity', () => {
+    const r = parseBotRoutes('slack:T1/C2=bot2,slack:T1=bot1');
+    expect(resolveBotRoute(r, 'slack', 'T1', 'C2')).toBe('bot2');
+  });
+});
