@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { bucketLabel } from './labels.js';
+import { createMetrics } from './metrics.js';
+
+describe('metrics', () => {
+  it('keeps a private registry per instance, with the process metrics', async () => {
+    const a = createMetrics();
+    const b = createMetrics();
+    a.replyStarted('slack');
+    expect(await a.text()).toContain('bridge_replies_started_total{platform="slack"} 1');
+    expect(await b.text()).not.toContain('bridge_replies_started_total{platform="slack"}');
+    expect(await b.text()).toContain('process_cpu_user_seconds_total');
+  });
+
+  it('records every BridgeMetrics call as its series', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    m.replyInterrupted('discord');
+    m.platformFirstText('discord', 0.004);
+    m.upstreamError('429', 'RATE_LIMITED');
+    m.dedupHit('slack');
+    m.inFlight(2);
+    const text = await m.text();
+    expect(text).toContain('bridge_replies_interrupted_total{platform="discord"} 1');
+    expect(text).toContain('bridge_platform_first_text_seconds_bucket{le="0.005",platform="discord"} 1');
+    expect(text).toContain('bridge_platform_first_text_seconds_bucket{le="30",platform="discord"} 1');
+    expect(text).toContain('bridge_upstream_errors_total{status="429",code="RATE_LIMITED"} 1');
+    expect(text).toContain('bridge_dedup_hits_total{platform="slack"} 1');
+    expect(text).toContain('bridge_replies_in_flight 2');
+  });
+
+  it('strips ids from rate-limit buckets', () => {
+    expect(bucketLabel('discord:channel:123456789012345678')).toBe('discord:channel');
+    expect(bucketLabel('slack:T01ABCDEF:chat.update')).toBe('slack:chat.update');
+    expect(bucketLabel('slack:T1:C2:chat.postMessage')).toBe('slack:chat.postMessage');
+    expect(bucketLabel('discord:global')).toBe('discord:global');
+    expect(bucketLabel('')).toBe('unknown');
+  });
+
+  it('bounds the number of label values that come from outside', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    for (let i = 0; i < 500; i++) m.upstreamError('400', `CODE_${i}`);
+    const lines = (await m.text()).split('\n').filter((l) => l.startsWith('bridge_upstream_errors_total{'));
+    expect(lines.length).toBeLessThanOrEqual(51);
+    expect(lines.some((l) => l.includes('code="other"'))).toBe(true);
+  });
+});

@@ -1,0 +1,97 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { BridgeMetrics } from '../core/metrics-port.js';
+import type { Platform } from '../core/ports.js';
+import { BoundedLabel, bucketLabel } from './labels.js';
+
+// The core's BridgeMetrics port, implemented with prom-client. Each instance owns a private
+// Registry (never the global one) so tests and benchmarks can make several side by side.
+
+/** Latency buckets from 5 ms to 30 s: first tokens are usually sub-second, timeouts end at 30 s. */
+export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface PromBridgeMetrics extends BridgeMetrics {
+  readonly registry: Registry;
+  /** The Prometheus text exposition of every series of this registry. */
+  text(): Promise<string>;
+  /** The content type that goes with `text()`. */
+  readonly contentType: string;
+}
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, GC). Default true. */
+  defaultMetrics?: boolean;
+}
+
+export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const latency = (name: string, help: string) =>
+    new Histogram<'platform'>({ name, help, labelNames: ['platform'], buckets: LATENCY_BUCKETS, registers });
+
+  const started = counter('bridge_replies_started_total', 'Replies started (an upstream call was made).', ['platform']);
+  const finished = counter('bridge_replies_finished_total', 'Replies completed in full.', ['platform']);
+  const failed = counter('bridge_replies_failed_total', 'Replies that ended in an error message.', [
+    'platform',
+    'reason',
+  ]);
+  const interrupted = counter('bridge_replies_interrupted_total', 'Replies cut off (reset, idle timeout, shutdown).', [
+    'platform',
+  ]);
+  const firstToken = latency(
+    'bridge_upstream_first_token_seconds',
+    'Seconds from the message arriving to the first upstream text.',
+  );
+  const firstText = latency(
+    'bridge_platform_first_text_seconds',
+    'Seconds from the message arriving to the first text shown on the platform.',
+  );
+  const writes = counter('bridge_platform_writes_total', 'Messages posted and edited on the platform.', [
+    'platform',
+    'kind',
+  ]);
+  const rateLimited = counter('bridge_platform_rate_limited_total', 'Platform 429 answers, by bucket kind.', [
+    'platform',
+    'bucket',
+  ]);
+  const upstreamErrors = counter('bridge_upstream_errors_total', 'Upstream errors by HTTP status (or network/timeout) and code.', [
+    'status',
+    'code',
+  ]);
+  const dedup = counter('bridge_dedup_hits_total', 'Incoming events dropped as already handled.', ['platform']);
+  const queueDepth = new Gauge({
+    name: 'bridge_queue_depth',
+    help: 'Messages waiting for a reply slot.',
+    registers,
+  });
+  const inFlight = new Gauge({ name: 'bridge_replies_in_flight', help: 'Replies currently streaming.', registers });
+
+  // Values that can come from outside the process are bounded (see labels.ts).
+  const reasons = new BoundedLabel(30);
+  const buckets = new BoundedLabel(30);
+  const statuses = new BoundedLabel(30);
+  const codes = new BoundedLabel(50);
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+    replyStarted: (platform: Platform) => started.inc({ platform }),
+    replyFinished: (platform: Platform) => finished.inc({ platform }),
+    replyFailed: (platform: Platform, reason: string) => failed.inc({ platform, reason: reasons.value(reason) }),
+    replyInterrupted: (platform: Platform) => interrupted.inc({ platform }),
+    upstreamFirstToken: (platform: Platform, seconds: number) => firstToken.observe({ platform }, seconds),
+    platformFirstText: (platform: Platform, seconds: number) => firstText.observe({ platform }, seconds),
+    platformWrite: (platform: Platform, kind) => writes.inc({ platform, kind }),
+    platformRateLimited: (platform: Platform, bucket: string) =>
+      rateLimited.inc({ platform, bucket: buckets.value(bucketLabel(bucket)) }),
+    upstreamError: (status: string, code: string) =>
+      upstreamErrors.inc({ status: statuses.value(status), code: codes.value(code) }),
+    dedupHit: (platform: Platform) => dedup.inc({ platform }),
+    queueDepth: (n: number) => queueDepth.set(n),
+    inFlight: (n: number) => inFlight.set(n),
+  };
+}
