@@ -1,0 +1,32 @@
+// What the route handlers share: options, clock, state, faults, the request log.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AdminOps } from './admin.js';
+import type { FaultQueue } from './faults.js';
+import type { ConversationStore } from './state.js';
+import type { ChatEndpoint, RecordedRequest, RuntimeOptions } from './types.js';
+
+export interface EmulatorContext {
+  readonly opts: RuntimeOptions;
+  readonly now: () => number;
+  readonly store: ConversationStore;
+  readonly faults: FaultQueue;
+  readonly requests: RecordedRequest[];
+  /** Aborted when the emulator closes: open streams stop and their sockets are destroyed. */
+  readonly closing: AbortSignal;
+  /** The controls the /_emulator/* paths call. */
+  readonly admin: AdminOps;
+}
+
+/** One routed chat request. */
+export interface ChatCall {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  endpoint: ChatEndpoint;
+  record: RecordedRequest;
+  /** The parsed JSON body (POST); undefined for GET. */
+  body: unknown;
+  /** Form A: the bot from the path; A3: the conversation id from the path. */
+  pathBotId?: string;
+  pathConversationId?: string;
+}

@@ -1,0 +1,89 @@
+// The upstream chat-service emulator: startEmulator() runs it in-process (see docs/emulator.md).
+import type { AddressInfo } from 'node:net';
+import type { AdminOps } from './admin.js';
+import type { EmulatorContext } from './context.js';
+import { FaultQueue } from './faults.js';
+import { resolveRuntime, validateRuntime } from './options.js';
+import { createEmulatorServer } from './server.js';
+import { ConversationStore } from './state.js';
+import type { Emulator, EmulatorOptions, Fault, RecordedRequest, RuntimeOptions } from './types.js';
+
+export type {
+  ChatEndpoint,
+  ConversationSnapshot,
+  Emulator,
+  EmulatorForm,
+  EmulatorOptions,
+  Fault,
+  RecordedRequest,
+  RuntimeOptions,
+  StoredMessage,
+  StreamFormat,
+  StreamIds,
+} from './types.js';
+export { DEFAULTS as EMULATOR_DEFAULTS } from './options.js';
+export { longMarkdown, parseDirectives, replyText } from './replies.js';
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const opts = resolveRuntime(options);
+  const now = options.now ?? (() => Date.now());
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 0;
+  const store = new ConversationStore(now, () => opts.sessionIdleSeconds);
+  const faults = new FaultQueue();
+  const requests: RecordedRequest[] = [];
+  const closing = new AbortController();
+
+  const admin: AdminOps = {
+    injectFault: (fault: Fault) => faults.add(fault),
+    clearFaults: () => faults.clear(),
+    setOptions(partial: Partial<RuntimeOptions>) {
+      validateRuntime(partial);
+      for (const [k, v] of Object.entries(partial)) {
+        if (v !== undefined) (opts as unknown as Record<string, unknown>)[k] = Array.isArray(v) ? [...v] : v;
+      }
+    },
+    expire: (id: string) => store.expire(id),
+    reset() {
+      faults.clear();
+      store.clear();
+      requests.length = 0;
+    },
+  };
+  const ctx: EmulatorContext = { opts, now, store, faults, requests, closing: closing.signal, admin };
+  const server = createEmulatorServer(ctx);
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const urlHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${addr.port}`,
+    host: addr.address,
+    port: addr.port,
+    requests,
+    options: opts,
+    injectFault: admin.injectFault,
+    clearFaults: admin.clearFaults,
+    setOptions: admin.setOptions,
+    expire: admin.expire,
+    reset: admin.reset,
+    conversation: (id: string) => store.snapshot(id),
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        closing.abort();
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}

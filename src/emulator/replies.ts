@@ -1,0 +1,185 @@
+// Deterministic reply text and the directives that shape a reply.
+
+export interface Directives {
+  long?: number;
+  chunks?: number;
+  delay?: number;
+  cut?: number;
+  stall?: number;
+  error?: number;
+  status?: number;
+}
+
+const DIRECTIVE = /\[(long|chunks|delay|cut|stall|error|status)\s+(\d{1,9})\]/gi;
+
+/** Reads `[name N]` directives anywhere in the message; the first of each name wins. */
+export function parseDirectives(message: string): Directives {
+  const out: Directives = {};
+  for (const m of message.matchAll(DIRECTIVE)) {
+    const name = (m[1] ?? '').toLowerCase() as keyof Directives;
+    const value = Number(m[2]);
+    if (out[name] === undefined) out[name] = value;
+  }
+  return out;
+}
+
+/** The reply text for a message: an echo, or `[long N]` Markdown of exactly N characters. */
+export function replyText(message: string, directives: Directives = parseDirectives(message)): string {
+  if (directives.long !== undefined) return longMarkdown(directives.long);
+  return `You said: ${message}`;
+}
+
+const DEFAULT_PIECE = 8;
+
+/**
+ * Splits text into stream pieces by code points (never inside a surrogate pair):
+ * `pieces` equal-ish parts, or parts of about 8 characters.
+ */
+export function splitText(text: string, pieces?: number): string[] {
+  const cps = Array.from(text);
+  if (cps.length === 0) return [];
+  const count = pieces && pieces > 0 ? Math.min(pieces, cps.length) : Math.ceil(cps.length / DEFAULT_PIECE);
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const from = Math.floor((i * cps.length) / count);
+    const to = Math.floor(((i + 1) * cps.length) / count);
+    out.push(cps.slice(from, to).join(''));
+  }
+  return out;
+}
+
+/** Splits bytes into parts (plain streams: multi-byte characters may straddle parts on purpose). */
+export function splitBytes(buf: Buffer, pieces?: number): Buffer[] {
+  if (buf.length === 0) return [];
+  const count = pieces && pieces > 0 ? Math.min(pieces, buf.length) : Math.ceil(buf.length / DEFAULT_PIECE);
+  const out: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const from = Math.floor((i * buf.length) / count);
+    const to = Math.floor(((i + 1) * buf.length) / count);
+    out.push(buf.subarray(from, to));
+  }
+  return out;
+}
+
+// ---- the long Markdown reply ----
+
+const WORDS = [
+  'the', 'bridge', 'streams', 'café', 'replies', 'naïve', 'édition', 'message', 'thread', 'über',
+  'token', 'delta', 'résumé', 'channel', 'workspace', 'coöperate', 'split', 'fence', 'paragraph',
+  'déjà', 'vu', 'rate', 'limit', 'scheduler', 'edit', 'interval', 'Zoë', 'piñata', 'façade', 'élan',
+];
+const EMOJI = ['🚀', '✨', '🎉', '🧪', '📦', '🔧', '🌍'];
+
+function word(i: number): string {
+  return WORDS[(i * 7 + 3) % WORDS.length] ?? 'word';
+}
+
+function sentence(seed: number, words: number): string {
+  const ws: string[] = [];
+  for (let i = 0; i < words; i++) ws.push(word(seed + i));
+  const s = ws.join(' ');
+  return `${s.charAt(0).toUpperCase()}${s.slice(1)}.`;
+}
+
+function paragraph(seed: number): string {
+  const emoji = EMOJI[seed % EMOJI.length] ?? '✨';
+  const parts = [sentence(seed, 9), sentence(seed + 11, 13), `Works with emoji ${emoji} and accents.`];
+  return seed % 2 === 0 ? `${parts.join(' ')} ${sentence(seed + 5, 7)}` : parts.join(' ');
+}
+
+function bulletList(seed: number): string {
+  const items: string[] = [];
+  for (let i = 0; i < 4; i++) items.push(`- **${word(seed + i * 3)}**: ${sentence(seed + i, 5)}`);
+  return items.join('\n');
+}
+
+function numberedList(seed: number): string {
+  const items: string[] = [];
+  for (let i = 0; i < 3; i++) items.push(`${i + 1}. ${sentence(seed + i * 2, 6)}`);
+  return items.join('\n');
+}
+
+/** A ```ts block of at most maxLen characters, or undefined when not even a small one fits. */
+function codeBlock(seed: number, maxLen: number): string | undefined {
+  const open = '```ts\n';
+  const close = '\n```';
+  const lines: string[] = [];
+  let len = open.length + close.length;
+  for (let i = 0; ; i++) {
+    const line =
+      i % 4 === 0
+        ? `export function step${seed}_${i}(input: string): string {`
+        : i % 4 === 3
+          ? '}'
+          : `  const v${i} = input.replace(/${word(seed + i)}/g, '${word(seed + i + 1)} ✓'); // ${i}`;
+    const add = line.length + (lines.length > 0 ? 1 : 0);
+    if (len + add > maxLen) break;
+    lines.push(line);
+    len += add;
+  }
+  if (lines.length < 2) return undefined;
+  // Keep braces balanced when cut short.
+  const opened = lines.filter((l) => l.endsWith('{')).length;
+  const closed = lines.filter((l) => l === '}').length;
+  if (opened > closed) {
+    while (lines.length > 0 && len + 2 > maxLen) len -= (lines.pop() ?? '').length + 1;
+    if (lines.filter((l) => l.endsWith('{')).length > lines.filter((l) => l === '}').length) lines.push('}');
+  }
+  return `${open}${lines.join('\n')}${close}`;
+}
+
+/** Filler text of exactly n characters (BMP only, so no surrogate pair is ever cut), no edge spaces. */
+function filler(n: number, seed: number): string {
+  let s = '';
+  for (let i = 0; s.length < n + 1; i++) s += `${sentence(seed + i * 3, 6)} `;
+  s = s.slice(0, n);
+  if (s.endsWith(' ')) s = `${s.slice(0, -1)}.`;
+  return s;
+}
+
+const SEP = '\n\n';
+const MIN_TAIL = 3; // separator + at least one character of the closing paragraph
+
+/**
+ * Markdown of exactly `n` characters (JS string length): a heading, paragraphs with accents and
+ * emoji, bullet and numbered lists and ```ts blocks of up to ~2,400 characters. From about 300
+ * characters on it always holds a paragraph, a bullet list and a ts code block.
+ */
+export function longMarkdown(n: number): string {
+  if (n <= 0) return '';
+  if (n < 40) return filler(n, 1);
+  const parts: string[] = [];
+  let len = 0;
+  const codeMax = Math.max(120, Math.min(2400, Math.floor(n / 3)));
+  const fits = (s: string) => {
+    const next = len + (parts.length ? SEP.length : 0) + s.length;
+    return next <= n - MIN_TAIL;
+  };
+  const push = (s: string) => {
+    len += (parts.length ? SEP.length : 0) + s.length;
+    parts.push(s);
+  };
+  const heading = '## Reply';
+  if (fits(heading)) push(heading);
+  for (let i = 0; ; i++) {
+    const kind = i % 5;
+    const seed = i * 13 + 1;
+    let section: string | undefined;
+    if (kind === 0 || kind === 3) section = i === 0 ? sentence(seed, 8) : paragraph(seed);
+    else if (kind === 1) section = bulletList(seed);
+    else if (kind === 2) {
+      const room = n - MIN_TAIL - len - SEP.length;
+      section = codeBlock(seed, Math.min(codeMax, room));
+    } else section = numberedList(seed);
+    if (section === undefined || !fits(section)) {
+      // Try a smaller code block before giving up on the structure.
+      if (kind !== 2) break;
+      continue;
+    }
+    push(section);
+  }
+  const rest = n - len;
+  if (rest === 0) return parts.join(SEP);
+  if (parts.length === 0) return filler(rest, 7);
+  return `${parts.join(SEP)}${SEP}${filler(rest - SEP.length, 7)}`;
+}
