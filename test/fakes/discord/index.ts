@@ -1,0 +1,237 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FakeGateway } from './gateway.js';
+import { channelJson, guildJson, memberJson, messageJson, userJson } from './payloads.js';
+import { type BucketConfig, FakeRateLimiter } from './rate-limit.js';
+import { FakeRest } from './rest.js';
+import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type WriteRecord } from './state.js';
+
+// A loopback Discord that the real discord.js 14 logs into: REST under /api/v10 and a JSON
+// gateway on the same port. Tests drive it (users write messages, run commands, the gateway
+// drops) and assert on what users would see: the messages' current content.
+
+export type { FakeMessage, FakeUser, WriteRecord } from './state.js';
+export { FakeDiscordState } from './state.js';
+
+export interface FakeDiscordOptions {
+  token?: string;
+  /** Per-channel bucket for create+edit message (and per interaction webhook). Default 5 per 5000 ms. */
+  rateLimit?: BucketConfig;
+  heartbeatIntervalMs?: number;
+}
+
+export interface DispatchMessageInput {
+  channelId: string;
+  authorId: string;
+  content: string;
+  /** Adds the bot to `mentions` (put `<@botId>` in the content yourself, as a client would). */
+  mentionsBot?: boolean;
+  authorIsBot?: boolean;
+  /** Message type; 0 = default. Anything else but 19 (reply) is a system message. */
+  type?: number;
+}
+
+export interface DispatchInteractionInput {
+  channelId: string;
+  userId: string;
+  name: string;
+  options?: { name: string; type: number; value: string | number | boolean }[];
+}
+
+export interface ShownMessage {
+  id: string;
+  authorId: string;
+  content: string;
+  edits: number;
+  allowedMentions: unknown;
+  messageReference: unknown;
+  interactionId?: string;
+  ephemeral?: boolean;
+}
+
+export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
+  const token = opts.token ?? `fake.${randomBytes(12).toString('hex')}`;
+  const state = new FakeDiscordState();
+  const botUser: FakeUser = state.botUser;
+
+  const limiter = new FakeRateLimiter(opts.rateLimit ?? { limit: 5, windowMs: 5000 });
+  let base = '';
+  const gatewayUrl = () => `ws://${base}/gateway`;
+  const gateway = new FakeGateway(state, token, gatewayUrl, opts.heartbeatIntervalMs ?? 30_000);
+  const rest = new FakeRest(state, token, limiter, gateway, gatewayUrl);
+
+  const server = createServer((req, res) => void rest.handle(req, res));
+  server.on('upgrade', (req, socket, head) => {
+    if ((req.url ?? '').startsWith('/gateway')) gateway.handleUpgrade(req, socket, head);
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const mustChannel = (id: string) => {
+    const c = state.channels.get(id);
+    if (!c) throw new Error(`fake discord: unknown channel ${id}`);
+    return c;
+  };
+
+  const fake = {
+    apiUrl: `http://${base}/api`,
+    gatewayUrl: gatewayUrl(),
+    token,
+    botUser,
+    applicationId: botUser.id,
+    state,
+    gateway,
+    get record(): WriteRecord[] {
+      return state.record;
+    },
+    get rateLimitHits(): number {
+      return state.rateLimitHits;
+    },
+
+    addGuild(name = 'guild'): string {
+      const id = state.nextId();
+      state.guilds.set(id, { id, name });
+      if (gateway.hasSession) gateway.dispatch('GUILD_CREATE', guildJson(id, state));
+      return id;
+    },
+    addChannel(guildId: string, name = 'general'): string {
+      const id = state.nextId();
+      state.channels.set(id, { id, type: ChannelKind.GuildText, guildId, name });
+      if (gateway.hasSession) gateway.dispatch('CHANNEL_CREATE', channelJson(mustChannel(id), state));
+      return id;
+    },
+    /** A thread someone (by default a user, not the bot) opened. */
+    addThread(parentId: string, ownerId: string, name = 'a thread'): string {
+      const parent = mustChannel(parentId);
+      const id = state.nextId();
+      state.channels.set(id, {
+        id,
+        type: ChannelKind.PublicThread,
+        ...(parent.guildId === undefined ? {} : { guildId: parent.guildId }),
+        name,
+        parentId,
+        ownerId,
+      });
+      if (gateway.hasSession) gateway.dispatch('THREAD_CREATE', { ...channelJson(mustChannel(id), state), newly_created: true });
+      return id;
+    },
+    /** The DM channel between the bot and a user (Discord sends no event for it). */
+    addDm(userId: string): string {
+      const id = state.nextId();
+      state.user(userId);
+      state.channels.set(id, { id, type: ChannelKind.DM, recipientId: userId });
+      return id;
+    },
+
+    /** A user writes a message; the bot gets MESSAGE_CREATE. Returns the wire payload (for redispatch). */
+    dispatchMessage(input: DispatchMessageInput): Record<string, unknown> {
+      const channel = mustChannel(input.channelId);
+      const author = state.user(input.authorId);
+      if (input.authorIsBot) author.bot = true;
+      const m: FakeMessage = {
+        id: state.nextId(),
+        channelId: channel.id,
+        ...(channel.guildId === undefined ? {} : { guildId: channel.guildId }),
+        authorId: author.id,
+        content: input.content,
+        createdAt: Date.now(),
+        edits: 0,
+      };
+      state.messages.set(m.id, m);
+      const json = messageJson(m, state, input.mentionsBot ? [botUser] : []);
+      if (input.type !== undefined) json.type = input.type;
+      gateway.dispatch('MESSAGE_CREATE', json);
+      return json;
+    },
+    /** Send a payload again, as a gateway replay would. */
+    redispatch(t: string, d: Record<string, unknown>): void {
+      gateway.dispatch(t, d);
+    },
+
+    /** A user runs a slash command; returns the interaction id. */
+    dispatchInteraction(input: DispatchInteractionInput): { id: string; token: string } {
+      const channel = mustChannel(input.channelId);
+      const user = state.user(input.userId);
+      const id = state.nextId();
+      const itoken = `itok-${randomBytes(16).toString('hex')}`;
+      const guildId = channel.guildId;
+      state.interactions.set(id, { id, token: itoken, channelId: channel.id, ...(guildId === undefined ? {} : { guildId }), userId: user.id });
+      const cmd = [...state.commands.values()].flat().find((c) => c.name === input.name);
+      gateway.dispatch('INTERACTION_CREATE', {
+        id,
+        application_id: state.applicationId,
+        type: 2,
+        token: itoken,
+        version: 1,
+        data: { id: cmd?.id ?? state.nextId(), name: input.name, type: 1, options: input.options ?? [] },
+        channel_id: channel.id,
+        channel: channelJson(channel, state),
+        ...(guildId === undefined
+          ? { user: userJson(user), context: 1 }
+          : { guild_id: guildId, member: { ...memberJson(user), permissions: '2248473465835073' }, context: 0 }),
+        app_permissions: '2248473465835073',
+        locale: 'en-US',
+        entitlements: [],
+        authorizing_integration_owners: {},
+        attachment_size_limit: 10_485_760,
+      });
+      return { id, token: itoken };
+    },
+
+    disconnectGateway(code = 4000): void {
+      gateway.disconnect(code);
+    },
+
+    /** The messages of a channel as users see them now, oldest first. */
+    messages(channelId: string): ShownMessage[] {
+      return state.channelMessages(channelId).map((m) => ({
+        id: m.id,
+        authorId: m.authorId,
+        content: m.content,
+        edits: m.edits,
+        allowedMentions: m.allowedMentions,
+        messageReference: m.messageReference,
+        ...(m.interactionId === undefined ? {} : { interactionId: m.interactionId }),
+        ...(m.ephemeral === undefined ? {} : { ephemeral: m.ephemeral }),
+      }));
+    },
+    botMessages(channelId: string): ShownMessage[] {
+      return fake.messages(channelId).filter((m) => m.authorId === botUser.id);
+    },
+
+    /** Resolve when `cond()` holds, re-checked after every write the bot makes; bounded by `timeoutMs`. */
+    waitUntil<T>(cond: () => T | undefined | false, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const check = () => {
+          const v = cond();
+          if (v !== undefined && v !== false) {
+            cleanup();
+            resolve(v);
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`fake discord: timed out after ${timeoutMs} ms waiting for ${what}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          state.changes.off('write', check);
+        };
+        state.changes.on('write', check);
+        check();
+      });
+    },
+
+    async close(): Promise<void> {
+      await gateway.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  return fake;
+}
+
+export type FakeDiscord = Awaited<ReturnType<typeof startFakeDiscord>>;

@@ -1,0 +1,166 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FakeGateway } from './gateway.js';
+import { HttpError, notFound, readJson, sendJson } from './http-util.js';
+import { MessageWrites } from './message-writes.js';
+import { channelJson, messageJson, userJson } from './payloads.js';
+import type { FakeRateLimiter } from './rate-limit.js';
+import type { FakeCommand, FakeDiscordState } from './state.js';
+
+// The REST side of the fake under /api/v10: the routes discord.js and the connector use.
+
+type Params = string[];
+type Handler = (p: Params, body: Record<string, unknown>, url: URL) => { status: number; body: unknown; headers?: Record<string, string> } | Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+
+interface Route {
+  method: string;
+  pattern: RegExp;
+  /** Routes authorised by the interaction token in the path, not the bot token. */
+  tokenInPath?: boolean;
+  handler: Handler;
+}
+
+const ID = '(\\d+)';
+const TOKEN = '([^/]+)';
+
+export class FakeRest {
+  private readonly routes: Route[];
+  private readonly writes: MessageWrites;
+
+  constructor(
+    private readonly state: FakeDiscordState,
+    private readonly token: string,
+    limiter: FakeRateLimiter,
+    gateway: FakeGateway,
+    private readonly gatewayUrl: () => string,
+  ) {
+    this.writes = new MessageWrites(state, limiter, gateway);
+    const w = this.writes;
+    const ok = (body: unknown, status = 200) => ({ status, body });
+    this.routes = [
+      { method: 'GET', pattern: /^\/gateway\/bot$/, handler: () => ok(this.gatewayBot()) },
+      { method: 'GET', pattern: /^\/gateway$/, handler: () => ok({ url: this.gatewayUrl() }) },
+      { method: 'GET', pattern: /^\/users\/@me$/, handler: () => ok(userJson(state.botUser)) },
+      { method: 'GET', pattern: /^\/(?:oauth2\/)?applications\/@me$/, handler: () => ok(this.application()) },
+      { method: 'GET', pattern: rx(`/channels/${ID}`), handler: ([c]) => ok(this.channel(c)) },
+      { method: 'POST', pattern: rx(`/channels/${ID}/typing`), handler: () => ok(null, 204) },
+      { method: 'POST', pattern: rx(`/channels/${ID}/messages`), handler: ([c], b) => w.create(c, b) },
+      { method: 'PATCH', pattern: rx(`/channels/${ID}/messages/${ID}`), handler: ([c, m], b) => w.edit(c, m, b) },
+      { method: 'DELETE', pattern: rx(`/channels/${ID}/messages/${ID}`), handler: ([c, m]) => w.remove(c, m) },
+      { method: 'POST', pattern: rx(`/channels/${ID}/messages/${ID}/threads`), handler: ([c, m], b) => w.startThread(c, m, b) },
+      { method: 'GET', pattern: rx(`/applications/${ID}/commands`), handler: () => ok(state.commands.get('global') ?? []) },
+      { method: 'PUT', pattern: rx(`/applications/${ID}/commands`), handler: (_p, b) => ok(this.putCommands('global', b)) },
+      { method: 'GET', pattern: rx(`/applications/${ID}/guilds/${ID}/commands`), handler: ([, g]) => ok(state.commands.get(String(g)) ?? []) },
+      { method: 'PUT', pattern: rx(`/applications/${ID}/guilds/${ID}/commands`), handler: ([, g], b) => ok(this.putCommands(String(g), b)) },
+      { method: 'POST', pattern: rx(`/interactions/${ID}/${TOKEN}/callback`), tokenInPath: true, handler: ([i, t], b, u) => w.interactionCallback(i, t, b, u) },
+      { method: 'POST', pattern: rx(`/webhooks/${ID}/${TOKEN}`), tokenInPath: true, handler: ([, t], b) => w.followUp(t, b) },
+      { method: 'PATCH', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m], b) => w.webhookEdit(t, m, b) },
+      { method: 'GET', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m]) => w.webhookGet(t, m) },
+    ];
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const method = req.method ?? 'GET';
+    const path = url.pathname.replace(/^\/api\/v10/, '');
+    let lastBody: Record<string, unknown> = {};
+    try {
+      if (!url.pathname.startsWith('/api/v10/')) throw notFound(0, '404: Not Found');
+      const match = this.match(method, path);
+      if (!match) throw notFound(0, '404: Not Found');
+      if (!match.route.tokenInPath && req.headers.authorization !== `Bot ${this.token}`) {
+        throw new HttpError(401, { code: 0, message: '401: Unauthorized' });
+      }
+      const body = method === 'GET' ? {} : await readJson(req);
+      lastBody = body;
+      const out = await match.route.handler(match.params, body, url);
+      sendJson(res, out.status, out.body, out.headers);
+      if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body);
+    } catch (err) {
+      if (err instanceof HttpError) {
+        sendJson(res, err.status, err.body, err.headers);
+        if (method !== 'GET') this.recordWrite(method, path, lastBody, err.status, undefined);
+        return;
+      }
+      sendJson(res, 500, { code: 0, message: String(err) });
+    }
+  }
+
+  /** Every write the bot made, with what a test wants to assert on. */
+  private recordWrite(method: string, path: string, body: Record<string, unknown>, status: number, out: unknown): void {
+    const data = (body.data as Record<string, unknown> | undefined) ?? body;
+    const tokenMatch = /^\/(?:webhooks\/\d+|interactions\/\d+)\/([^/]+)/.exec(path);
+    const interaction = tokenMatch?.[1] ? this.state.interactionByToken(tokenMatch[1]) : undefined;
+    const channelId = /^\/channels\/(\d+)/.exec(path)?.[1] ?? interaction?.channelId;
+    const outId = (out as { id?: unknown } | undefined)?.id;
+    const messageId =
+      typeof outId === 'string' ? outId : (/\/messages\/(\d+)$/.exec(path)?.[1] ?? undefined);
+    this.state.record.push({
+      method,
+      path,
+      channelId,
+      ...(messageId === undefined ? {} : { messageId }),
+      content: typeof data.content === 'string' ? data.content : undefined,
+      allowed_mentions: data.allowed_mentions,
+      ...(body.message_reference === undefined ? {} : { message_reference: body.message_reference }),
+      status,
+      at: Date.now(),
+    });
+    this.state.changes.emit('write');
+  }
+
+  private match(method: string, path: string): { route: Route; params: Params } | undefined {
+    for (const route of this.routes) {
+      if (route.method !== method) continue;
+      const m = route.pattern.exec(path);
+      if (m) return { route, params: m.slice(1).map((s) => s ?? '') };
+    }
+    return undefined;
+  }
+
+  private gatewayBot() {
+    return {
+      url: this.gatewayUrl(),
+      shards: 1,
+      session_start_limit: { total: 1000, remaining: 1000, reset_after: 86_400_000, max_concurrency: 1 },
+    };
+  }
+
+  private application() {
+    return {
+      id: this.state.applicationId,
+      name: 'fake-app',
+      description: '',
+      icon: null,
+      bot_public: true,
+      bot_require_code_grant: false,
+      flags: 0,
+      bot: userJson(this.state.botUser),
+      verify_key: '0',
+    };
+  }
+
+  private channel(id: string | undefined) {
+    const c = id === undefined ? undefined : this.state.channels.get(id);
+    if (!c) throw notFound(10003, 'Unknown Channel');
+    return channelJson(c, this.state);
+  }
+
+  private putCommands(key: string, body: unknown): FakeCommand[] {
+    const list = Array.isArray(body) ? body : Object.values(body as object);
+    const cmds = (list as Record<string, unknown>[]).map((c) => ({
+      ...c,
+      id: this.state.nextId(),
+      application_id: this.state.applicationId,
+      version: this.state.nextId(),
+      type: 1,
+      name: String(c.name),
+      ...(key === 'global' ? {} : { guild_id: key }),
+    }));
+    this.state.commands.set(key, cmds);
+    return cmds;
+  }
+}
+
+function rx(path: string): RegExp {
+  return new RegExp(`^${path}$`);
+}

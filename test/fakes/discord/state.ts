@@ -1,0 +1,140 @@
+import { EventEmitter } from 'node:events';
+
+// The fake Discord's world: users, guilds, channels (incl. threads and DMs), messages, and the
+// record of every write the bot made. Plain data; the REST and gateway modules read and change it.
+
+export const DISCORD_EPOCH = 1420070400000n;
+
+/** Increasing snowflakes whose timestamp part is real, so discord.js's createdAt makes sense. */
+export function makeSnowflakes(): () => string {
+  let seq = 0n;
+  return () => {
+    seq = (seq + 1n) & 0xfffn;
+    return String(((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | (1n << 17n) | seq);
+  };
+}
+
+export interface FakeUser {
+  id: string;
+  username: string;
+  bot: boolean;
+}
+
+/** Discord channel types used here (discord-api-types ChannelType). */
+export const ChannelKind = { GuildText: 0, DM: 1, PublicThread: 11 } as const;
+
+export interface FakeChannel {
+  id: string;
+  type: number;
+  guildId?: string;
+  name?: string;
+  /** For threads. */
+  parentId?: string;
+  ownerId?: string;
+  /** For DMs: the other user. */
+  recipientId?: string;
+}
+
+export interface FakeGuild {
+  id: string;
+  name: string;
+}
+
+export interface FakeMessage {
+  id: string;
+  channelId: string;
+  guildId?: string;
+  authorId: string;
+  content: string;
+  allowedMentions?: unknown;
+  messageReference?: unknown;
+  /** Set when the message came from an interaction webhook. */
+  interactionId?: string;
+  ephemeral?: boolean;
+  createdAt: number;
+  editedAt?: number;
+  edits: number;
+}
+
+export interface WriteRecord {
+  method: string;
+  path: string;
+  /** The channel written to; for interaction webhooks the interaction's channel. */
+  channelId: string | undefined;
+  messageId?: string;
+  content: string | undefined;
+  /** The request's `allowed_mentions` as sent (undefined when absent). */
+  allowed_mentions: unknown;
+  message_reference?: unknown;
+  status: number;
+  at: number;
+}
+
+export interface FakeInteraction {
+  id: string;
+  token: string;
+  channelId: string;
+  guildId?: string;
+  userId: string;
+  /** 'pending' until the callback; then the original response's message, once it exists. */
+  callbackType?: number;
+  originalMessageId?: string;
+  ephemeral?: boolean;
+  callbackContent?: string;
+}
+
+export interface FakeCommand {
+  id: string;
+  name: string;
+  description?: string;
+  options?: unknown[];
+  guildId?: string;
+}
+
+export class FakeDiscordState {
+  readonly nextId = makeSnowflakes();
+  readonly users = new Map<string, FakeUser>();
+  readonly guilds = new Map<string, FakeGuild>();
+  readonly channels = new Map<string, FakeChannel>();
+  readonly messages = new Map<string, FakeMessage>();
+  readonly interactions = new Map<string, FakeInteraction>();
+  /** key: guild id or 'global' */
+  readonly commands = new Map<string, FakeCommand[]>();
+  readonly record: WriteRecord[] = [];
+  /** Emits 'write' after each recorded write, so tests await a condition instead of sleeping. */
+  readonly changes = new EventEmitter();
+  /** 429 answers the fake gave. */
+  rateLimitHits = 0;
+
+  readonly botUser: FakeUser;
+  /** The bot's application; its id equals the bot user's id, as for Discord bots. */
+  readonly applicationId: string;
+
+  constructor(botName = 'bridge-bot') {
+    this.botUser = { id: this.nextId(), username: botName, bot: true };
+    this.applicationId = this.botUser.id;
+    this.users.set(this.botUser.id, this.botUser);
+  }
+
+  user(id: string): FakeUser {
+    let u = this.users.get(id);
+    if (!u) {
+      u = { id, username: `user${id.slice(-4)}`, bot: false };
+      this.users.set(id, u);
+    }
+    return u;
+  }
+
+  channelMessages(channelId: string): FakeMessage[] {
+    return [...this.messages.values()].filter((m) => m.channelId === channelId);
+  }
+
+  threadsOf(guildId: string): FakeChannel[] {
+    return [...this.channels.values()].filter((c) => c.guildId === guildId && c.type === ChannelKind.PublicThread);
+  }
+
+  interactionByToken(token: string): FakeInteraction | undefined {
+    for (const i of this.interactions.values()) if (i.token === token) return i;
+    return undefined;
+  }
+}
