@@ -1,0 +1,221 @@
+import { EventEmitter } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DEFAULT_LIMITS, FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
+import { signSlackRequest } from './signer.js';
+import { type EnvelopeOptions, FakeSocketMode } from './socket-mode.js';
+import { type FakeMessage, FakeState } from './state.js';
+import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
+
+export type { ApiCall, FakeMessage };
+export { signSlackRequest };
+
+// A loopback Slack: Web API under /api/, Socket Mode WebSocket under /link, plus helpers to
+// play a user (post a message, send its events) and to read what users would see.
+
+export interface FakeSlackOptions {
+  limits?: Record<string, MethodLimit>;
+  oauth?: { clientId: string; clientSecret: string };
+  pingIntervalMs?: number;
+}
+
+export interface UserPost {
+  channel: string;
+  text: string;
+  user?: string;
+  threadTs?: string;
+  channelType?: 'channel' | 'group' | 'im' | 'mpim';
+  teamId?: string;
+}
+
+export interface PostedByUser {
+  ts: string;
+  /** The `message` event Slack would send for it. */
+  message: Record<string, unknown>;
+  /** The `app_mention` event, when the text mentions the bot. */
+  mention: Record<string, unknown> | undefined;
+}
+
+export interface FakeSlack {
+  apiUrl: string;
+  botToken: string;
+  appToken: string;
+  signingSecret: string;
+  teamId: string;
+  botUserId: string;
+  botId: string;
+  /** The OAuth flow's team and token (when `oauth` was given). */
+  oauthTeamId: string;
+  calls: ApiCall[];
+  switches: WebApiSwitches;
+  readonly socketConnected: boolean;
+  readonly socketConnections: number;
+  readonly rateLimitHits: number;
+  rateLimitHitsByMethod: Record<string, number>;
+  setUserName(id: string, name: string): void;
+  /** Current text of each message of a channel, by ts, in posting order. */
+  messages(channel: string): Map<string, string>;
+  message(channel: string, ts: string): FakeMessage | undefined;
+  /** The bot's messages in a thread (or at top level of a channel when threadTs is undefined), in order. */
+  botMessages(channel: string, threadTs?: string): FakeMessage[];
+  /** Records a user's message (so conversations.replies sees it) and returns its events. */
+  userPost(p: UserPost): PostedByUser;
+  envelope(event: Record<string, unknown>, teamId?: string): Record<string, unknown>;
+  sendEvent(event: Record<string, unknown>, opts?: EnvelopeOptions & { teamId?: string }): Promise<unknown>;
+  postSignedEvent(
+    url: string,
+    body: Record<string, unknown>,
+    opts?: { badSignature?: boolean; stale?: boolean; noSignature?: boolean; retryNum?: number },
+  ): Promise<{ status: number; body: string }>;
+  waitConnected(): Promise<void>;
+  /** Resolves with the first call (past or future) that matches. */
+  waitForCall(pred: (c: ApiCall) => boolean, timeoutMs?: number): Promise<ApiCall>;
+  refreshSocket(): void;
+  dropSocket(): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeSlack> {
+  const ids = { teamId: 'T0FAKE', botUserId: 'U0BOT', botId: 'B0BOT' };
+  const botToken = 'xoxb-fake-bot-token';
+  const appToken = 'xapp-fake-app-token';
+  const signingSecret = 'fake-signing-secret';
+  const state = new FakeState();
+  state.tokens.set(botToken, { ...ids, kind: 'bot' });
+  state.tokens.set(appToken, { ...ids, kind: 'app' });
+  const limiter = new FakeRateLimiter(opts.limits ?? DEFAULT_LIMITS);
+  const calls: ApiCall[] = [];
+  const emitter = new EventEmitter();
+  emitter.setMaxListeners(0);
+  const users = new Map<string, string>();
+  const switches: WebApiSwitches = { missingChannels: new Set() };
+
+  let server: Server | undefined;
+  const base = () => `http://127.0.0.1:${(server?.address() as AddressInfo).port}`;
+  const ctx: WebApiContext = {
+    state,
+    limiter,
+    switches,
+    calls,
+    users,
+    socketUrl: () => `${base().replace('http', 'ws')}/link?ticket=fake`,
+    oauth: opts.oauth ? { ...opts.oauth, teamId: 'T0OAUTH', token: 'xoxb-oauth-installed-token' } : undefined,
+    onCall: (c) => emitter.emit('call', c),
+  };
+  server = createServer((req, res) => {
+    if ((req.url ?? '').startsWith('/api/') && req.method === 'POST') {
+      handleWebApi(ctx, req, res).catch(() => {
+        res.statusCode = 500;
+        res.end();
+      });
+      return;
+    }
+    res.statusCode = 404;
+    res.end();
+  });
+  const socket = new FakeSocketMode(server, opts.pingIntervalMs);
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+
+  const envelope = (event: Record<string, unknown>, teamId = ids.teamId) => ({
+    token: 'legacy-verification-token',
+    team_id: teamId,
+    api_app_id: 'A0FAKE',
+    event,
+    type: 'event_callback',
+    event_id: `Ev${state.nextTs().replace('.', '')}`,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [
+      { enterprise_id: null, team_id: teamId, user_id: ids.botUserId, is_bot: true, is_enterprise_install: false },
+    ],
+    is_ext_shared_channel: false,
+  });
+
+  return {
+    apiUrl: `${base()}/api/`,
+    botToken,
+    appToken,
+    signingSecret,
+    ...ids,
+    oauthTeamId: 'T0OAUTH',
+    calls,
+    switches,
+    get socketConnected() {
+      return socket.connected;
+    },
+    get socketConnections() {
+      return socket.connections;
+    },
+    get rateLimitHits() {
+      return limiter.hits;
+    },
+    rateLimitHitsByMethod: limiter.hitsByMethod,
+    setUserName: (id, name) => users.set(id, name),
+    messages: (channel) => new Map(state.list(channel).map((m) => [m.ts, m.text])),
+    message: (channel, ts) => state.get(channel, ts),
+    botMessages: (channel, threadTs) =>
+      state.list(channel).filter((m) => m.botId !== undefined && m.threadTs === threadTs),
+    userPost(p) {
+      const user = p.user ?? 'U0USER';
+      const m = state.add({ channel: p.channel, text: p.text, format: 'mrkdwn', user, ...(p.threadTs ? { threadTs: p.threadTs } : {}) });
+      const common = {
+        user,
+        text: p.text,
+        ts: m.ts,
+        channel: p.channel,
+        event_ts: m.ts,
+        team: p.teamId ?? ids.teamId,
+        ...(p.threadTs ? { thread_ts: p.threadTs } : {}),
+      };
+      const channelType = p.channelType ?? (p.channel.startsWith('D') ? 'im' : 'channel');
+      const message = { type: 'message', ...common, channel_type: channelType };
+      const mentioned = p.text.includes(`<@${ids.botUserId}>`) && channelType !== 'im';
+      return { ts: m.ts, message, mention: mentioned ? { type: 'app_mention', ...common } : undefined };
+    },
+    envelope,
+    async sendEvent(event, o = {}) {
+      return socket.send('events_api', envelope(event, o.teamId), o);
+    },
+    async postSignedEvent(url, body, o = {}) {
+      const raw = JSON.stringify(body);
+      const ts = Math.floor(Date.now() / 1000) - (o.stale ? 6 * 60 : 0);
+      let sig = signSlackRequest(signingSecret, ts, raw);
+      if (o.badSignature) sig = signSlackRequest('wrong-secret', ts, raw);
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (!o.noSignature) {
+        headers['x-slack-signature'] = sig;
+        headers['x-slack-request-timestamp'] = String(ts);
+      }
+      if (o.retryNum !== undefined) {
+        headers['x-slack-retry-num'] = String(o.retryNum);
+        headers['x-slack-retry-reason'] = 'http_timeout';
+      }
+      const res = await fetch(url, { method: 'POST', headers, body: raw });
+      return { status: res.status, body: await res.text() };
+    },
+    waitConnected: () => socket.waitConnected(),
+    waitForCall(pred, timeoutMs = 10_000) {
+      const found = calls.find(pred);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          emitter.off('call', on);
+          reject(new Error('fake Slack: no matching call in time'));
+        }, timeoutMs);
+        const on = (c: ApiCall) => {
+          if (!pred(c)) return;
+          clearTimeout(timer);
+          emitter.off('call', on);
+          resolve(c);
+        };
+        emitter.on('call', on);
+      });
+    },
+    refreshSocket: () => socket.refresh(),
+    dropSocket: () => socket.drop(),
+    async close() {
+      socket.close();
+      server?.closeAllConnections();
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,70 @@
+// The fake's data: tokens, channels and their messages. Text is what a user would see.
+
+export interface FakeMessage {
+  ts: string;
+  channel: string;
+  threadTs?: string;
+  user?: string;
+  botId?: string;
+  /** Current text (mrkdwn `text`, or `markdown_text`, or the concatenated stream). */
+  text: string;
+  /** Which field the text came from. */
+  format: 'mrkdwn' | 'markdown';
+  streaming: boolean;
+  /** Every version of the text, in order (first post, each update / append). */
+  versions: string[];
+  subtype?: string;
+}
+
+export interface TokenInfo {
+  teamId: string;
+  botUserId: string;
+  botId: string;
+  kind: 'bot' | 'app';
+}
+
+export class FakeState {
+  readonly tokens = new Map<string, TokenInfo>();
+  private readonly channels = new Map<string, Map<string, FakeMessage>>();
+  private tsCounter = 0;
+  private readonly base = Math.floor(Date.now() / 1000);
+
+  nextTs(): string {
+    this.tsCounter += 1;
+    return `${this.base}.${String(this.tsCounter).padStart(6, '0')}`;
+  }
+
+  add(msg: Omit<FakeMessage, 'ts' | 'versions' | 'streaming'> & { ts?: string; streaming?: boolean }): FakeMessage {
+    const full: FakeMessage = { ...msg, ts: msg.ts ?? this.nextTs(), streaming: msg.streaming ?? false, versions: [msg.text] };
+    let ch = this.channels.get(full.channel);
+    if (!ch) {
+      ch = new Map();
+      this.channels.set(full.channel, ch);
+    }
+    ch.set(full.ts, full);
+    return full;
+  }
+
+  get(channel: string, ts: string): FakeMessage | undefined {
+    return this.channels.get(channel)?.get(ts);
+  }
+
+  setText(m: FakeMessage, text: string, format: FakeMessage['format']): void {
+    m.text = text;
+    m.format = format;
+    m.versions.push(text);
+  }
+
+  delete(channel: string, ts: string): boolean {
+    return this.channels.get(channel)?.delete(ts) ?? false;
+  }
+
+  list(channel: string): FakeMessage[] {
+    return [...(this.channels.get(channel)?.values() ?? [])];
+  }
+
+  /** The parent message and its replies, parent first (conversations.replies). */
+  thread(channel: string, ts: string): FakeMessage[] {
+    return this.list(channel).filter((m) => m.ts === ts || m.threadTs === ts);
+  }
+}

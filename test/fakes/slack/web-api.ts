@@ -1,0 +1,249 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FakeRateLimiter } from './rate-limiter.js';
+import type { FakeMessage, FakeState, TokenInfo } from './state.js';
+
+// The fake Web API: one POST /api/<method> per call, form-encoded or JSON, bearer or body token.
+// Answers like Slack does: HTTP 200 with {ok:false,error} for API errors, 429 + Retry-After.
+
+export type Args = Record<string, unknown>;
+
+export interface ApiCall {
+  method: string;
+  args: Args;
+  teamId: string | undefined;
+  at: number;
+  /** `ok`, the Slack error code, or `ratelimited`. */
+  result: string;
+}
+
+export interface WebApiSwitches {
+  /** chat.startStream answers this error (e.g. channel_type_not_supported). */
+  failStartStream?: string;
+  /** chat.appendStream answers this error. */
+  failAppendStream?: string;
+  /** Channels that answer channel_not_found. */
+  missingChannels: Set<string>;
+}
+
+export interface WebApiContext {
+  state: FakeState;
+  limiter: FakeRateLimiter;
+  switches: WebApiSwitches;
+  calls: ApiCall[];
+  socketUrl: () => string;
+  oauth: { clientId: string; clientSecret: string; teamId: string; token: string } | undefined;
+  onCall: (call: ApiCall) => void;
+  users: Map<string, string>;
+}
+
+class ApiError extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}
+
+/** Slack's 4,000-character guidance counts what users see: an entity is one character. */
+export function visibleLength(mrkdwn: string): number {
+  return mrkdwn.replace(/&(amp|lt|gt);/g, '_').length;
+}
+
+const str = (a: Args, k: string): string | undefined => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+const req = (a: Args, k: string): string => {
+  const v = str(a, k);
+  if (v === undefined || v === '') throw new ApiError(k === 'channel' ? 'channel_not_found' : `missing_${k}`);
+  return v;
+};
+
+function chunkText(a: Args): string | undefined {
+  const md = str(a, 'markdown_text');
+  if (md !== undefined) return md;
+  let chunks: unknown = a.chunks;
+  if (typeof chunks === 'string') chunks = JSON.parse(chunks);
+  if (!Array.isArray(chunks)) return undefined;
+  return chunks
+    .filter((c): c is { type: string; text: string } => typeof c === 'object' && c !== null && 'text' in c)
+    .map((c) => (c.type === 'markdown_text' ? c.text : ''))
+    .join('');
+}
+
+function messageJson(m: FakeMessage): Record<string, unknown> {
+  return { type: 'message', ts: m.ts, thread_ts: m.threadTs, user: m.user, bot_id: m.botId, text: m.text, subtype: m.subtype };
+}
+
+type Handler = (ctx: WebApiContext, a: Args, who: TokenInfo) => Record<string, unknown>;
+
+const handlers: Record<string, Handler> = {
+  'auth.test': (_c, _a, who) => ({
+    url: 'https://fake.slack.test/',
+    team: 'Fake Team',
+    user: 'bridge',
+    team_id: who.teamId,
+    user_id: who.botUserId,
+    bot_id: who.botId,
+    is_enterprise_install: false,
+  }),
+  'apps.connections.open': (c, _a, who) => {
+    if (who.kind !== 'app') throw new ApiError('not_allowed_token_type');
+    return { url: c.socketUrl() };
+  },
+  'chat.postMessage': (c, a, who) => {
+    const channel = req(a, 'channel');
+    const { text, format } = contentOf(a);
+    const m = c.state.add({ channel, text, format, user: who.botUserId, botId: who.botId, ...threadOf(a) });
+    return { channel, ts: m.ts, message: messageJson(m) };
+  },
+  'chat.update': (c, a) => {
+    const m = existing(c, a);
+    if (m.streaming) throw new ApiError('cant_update_message');
+    const { text, format } = contentOf(a);
+    c.state.setText(m, text, format);
+    return { channel: m.channel, ts: m.ts, text };
+  },
+  'chat.delete': (c, a) => {
+    const m = existing(c, a);
+    c.state.delete(m.channel, m.ts);
+    return { channel: m.channel, ts: m.ts };
+  },
+  'chat.startStream': (c, a, who) => {
+    const channel = req(a, 'channel');
+    if (c.switches.failStartStream) throw new ApiError(c.switches.failStartStream);
+    const threadTs = req(a, 'thread_ts');
+    const isDm = channel.startsWith('D');
+    if (!isDm && (str(a, 'recipient_user_id') === undefined || str(a, 'recipient_team_id') === undefined)) {
+      throw new ApiError('missing_recipient_user_id');
+    }
+    const text = chunkText(a) ?? '';
+    const m = c.state.add({ channel, text, format: 'markdown', user: who.botUserId, botId: who.botId, threadTs, streaming: true });
+    return { channel, ts: m.ts };
+  },
+  'chat.appendStream': (c, a) => {
+    const m = existing(c, a);
+    if (c.switches.failAppendStream) throw new ApiError(c.switches.failAppendStream);
+    if (!m.streaming) throw new ApiError('message_not_in_streaming_state');
+    const add = chunkText(a);
+    if (add === undefined) throw new ApiError('invalid_arguments');
+    c.state.setText(m, m.text + add, 'markdown');
+    return { channel: m.channel, ts: m.ts };
+  },
+  'chat.stopStream': (c, a) => {
+    const m = existing(c, a);
+    if (!m.streaming) throw new ApiError('message_not_in_streaming_state');
+    const add = chunkText(a);
+    if (add) c.state.setText(m, m.text + add, 'markdown');
+    m.streaming = false;
+    return { channel: m.channel, ts: m.ts, message: messageJson(m) };
+  },
+  'assistant.threads.setStatus': () => ({}),
+  'assistant.threads.setSuggestedPrompts': () => ({}),
+  'assistant.threads.setTitle': () => ({}),
+  'reactions.add': () => ({}),
+  'reactions.remove': () => ({}),
+  'conversations.replies': (c, a) => {
+    const channel = req(a, 'channel');
+    return { messages: c.state.thread(channel, req(a, 'ts')).map(messageJson), has_more: false };
+  },
+  'users.info': (c, a) => {
+    const id = req(a, 'user');
+    const name = c.users.get(id) ?? `user-${id.toLowerCase()}`;
+    return { user: { id, name, real_name: name, profile: { display_name: name, real_name: name } } };
+  },
+};
+
+function contentOf(a: Args): { text: string; format: FakeMessage['format'] } {
+  const md = str(a, 'markdown_text');
+  if (md !== undefined) {
+    if (md.length > 12_000) throw new ApiError('msg_too_long');
+    return { text: md, format: 'markdown' };
+  }
+  const text = str(a, 'text');
+  if (text === undefined || text === '') throw new ApiError('no_text');
+  if (visibleLength(text) > 4000) throw new ApiError('msg_too_long');
+  return { text, format: 'mrkdwn' };
+}
+
+function threadOf(a: Args): { threadTs?: string } {
+  const t = str(a, 'thread_ts');
+  return t ? { threadTs: t } : {};
+}
+
+function existing(c: WebApiContext, a: Args): FakeMessage {
+  const channel = req(a, 'channel');
+  const m = c.state.get(channel, req(a, 'ts'));
+  if (!m) throw new ApiError('message_not_found');
+  return m;
+}
+
+function oauthAccess(c: WebApiContext, a: Args, authHeader: string | undefined): Record<string, unknown> {
+  if (!c.oauth) throw new ApiError('invalid_client_id');
+  let id = str(a, 'client_id');
+  let secret = str(a, 'client_secret');
+  if (authHeader?.startsWith('Basic ')) {
+    [id, secret] = Buffer.from(authHeader.slice(6), 'base64').toString().split(':');
+  }
+  if (id !== c.oauth.clientId || secret !== c.oauth.clientSecret) throw new ApiError('invalid_client_id');
+  if (str(a, 'code') !== 'good-code') throw new ApiError('invalid_code');
+  const info: TokenInfo = { teamId: c.oauth.teamId, botUserId: 'U0BOT2', botId: 'B0BOT2', kind: 'bot' };
+  c.state.tokens.set(c.oauth.token, info);
+  return {
+    app_id: 'A0FAKE',
+    authed_user: { id: 'U0INSTALLER' },
+    scope: 'app_mentions:read,chat:write',
+    token_type: 'bot',
+    access_token: c.oauth.token,
+    bot_user_id: info.botUserId,
+    team: { id: info.teamId, name: 'OAuth Team' },
+    enterprise: null,
+    is_enterprise_install: false,
+  };
+}
+
+async function readBody(r: IncomingMessage): Promise<Args> {
+  const chunks: Buffer[] = [];
+  for await (const ch of r) chunks.push(ch as Buffer);
+  const raw = Buffer.concat(chunks).toString('utf8');
+  if ((r.headers['content-type'] ?? '').includes('application/json')) return raw ? (JSON.parse(raw) as Args) : {};
+  return Object.fromEntries(new URLSearchParams(raw)) as Args;
+}
+
+export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = (r.url ?? '').replace(/^\/api\//, '').split('?')[0] ?? '';
+  const args = await readBody(r);
+  const bearer = (r.headers.authorization ?? '').replace(/^Bearer /, '');
+  const token = bearer || str(args, 'token') || '';
+  delete args.token;
+  const send = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const record = (teamId: string | undefined, result: string) => {
+    const call: ApiCall = { method, args, teamId, at: Date.now(), result };
+    ctx.calls.push(call);
+    ctx.onCall(call);
+  };
+  try {
+    if (method === 'oauth.v2.access') {
+      const body = oauthAccess(ctx, args, r.headers.authorization);
+      record(undefined, 'ok');
+      send(200, { ok: true, ...body });
+      return;
+    }
+    const who = ctx.state.tokens.get(token);
+    if (!who) throw new ApiError(token ? 'invalid_auth' : 'not_authed');
+    const handler = handlers[method];
+    if (!handler) throw new ApiError('unknown_method');
+    if (ctx.switches.missingChannels.has(str(args, 'channel') ?? '')) throw new ApiError('channel_not_found');
+    const wait = ctx.limiter.take(method, who.teamId, str(args, 'channel'));
+    if (wait !== undefined) {
+      record(who.teamId, 'ratelimited');
+      send(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(wait) });
+      return;
+    }
+    const body = handler(ctx, args, who);
+    record(who.teamId, 'ok');
+    send(200, { ok: true, ...body });
+  } catch (err) {
+    const code = err instanceof ApiError ? err.code : 'internal_error';
+    record(ctx.state.tokens.get(token)?.teamId, code);
+    send(200, { ok: false, error: code });
+  }
+}
