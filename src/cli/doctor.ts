@@ -1,0 +1,53 @@
+import { type Env, readEnv } from '../config/config.js';
+import { renderTable, runChecks, summary } from '../doctor/index.js';
+
+// `assistant-bridge doctor`: checks the configuration, the database, the upstream, Slack and
+// Discord, prints one table, and exits 1 when any row failed (0 otherwise, 2 on bad usage).
+
+export interface DoctorIo {
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+  /** The environment; `.env` (see dotenvPath) fills in what it lacks. Default process.env. */
+  env?: Env;
+  /** Default `.env` in the working directory; tests point it elsewhere. */
+  dotenvPath?: string;
+  /** Per network request; default 5000. */
+  timeoutMs?: number;
+}
+
+const USAGE = `usage: assistant-bridge doctor [--timeout-ms N]
+
+Checks the configuration (environment and .env), DATABASE_PATH, the upstream chat service
+(reachable, API key accepted, every bot id known), Slack (auth.test, scopes, Socket Mode or
+signing secret) and Discord (/users/@me, Message Content intent, invite URL).
+Exit status: 0 all passed, 1 a check failed, 2 bad usage.
+`;
+
+export async function run(args: string[], io: DoctorIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  let timeoutMs = io.timeoutMs;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--help' || arg === '-h') {
+      io.stdout.write(USAGE);
+      return 0;
+    }
+    const [flag, inline] = (arg ?? '').split('=', 2) as [string, string | undefined];
+    if (flag === '--timeout-ms') {
+      const value = inline ?? args[++i];
+      if (value === undefined || !/^\d+$/.test(value) || Number(value) === 0) {
+        io.stderr.write('doctor: --timeout-ms needs a whole number of milliseconds\n');
+        return 2;
+      }
+      timeoutMs = Number(value);
+      continue;
+    }
+    io.stderr.write(`doctor: unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+    return 2;
+  }
+
+  const env = readEnv(io.env ?? process.env, io.dotenvPath ?? '.env');
+  const rows = await runChecks(env, timeoutMs === undefined ? {} : { timeoutMs });
+  io.stdout.write(renderTable(rows));
+  io.stdout.write(summary(rows));
+  return rows.some((r) => r.status === 'FAIL') ? 1 : 0;
+}

@@ -1,0 +1,42 @@
+import type { Env } from '../config/config.js';
+import { checkConfig } from './config-check.js';
+import { checkDatabase } from './database-check.js';
+import { checkDiscord } from './discord-check.js';
+import { createProbe, DEFAULT_TIMEOUT_MS } from './http.js';
+import { checkSlack } from './slack-check.js';
+import type { CheckRow } from './types.js';
+import { checkUpstream } from './upstream-check.js';
+
+export { renderTable, summary } from './table.js';
+export type { CheckRow, CheckStatus } from './types.js';
+
+export interface DoctorOptions {
+  /** Per network request (connect + answer). Default 5 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * Every check, in table order. The network groups (upstream, Slack, Discord) run at the same
+ * time, so the whole run takes about as long as the slowest one. Never throws for a problem
+ * an operator can fix: those are FAIL rows.
+ */
+export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<CheckRow[]> {
+  const { row, config } = checkConfig(env);
+  if (!config) {
+    return [row, ...['database', 'upstream', 'slack', 'discord'].map((c) => skipRow(c))];
+  }
+  const http = createProbe(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  try {
+    const database = checkDatabase(config);
+    const groups = await Promise.all([
+      checkUpstream(config.upstream, http),
+      checkSlack(config.slack, http),
+      checkDiscord(config.discord, http),
+    ]);
+    return [row, database, ...groups.flat()];
+  } finally {
+    await http.close();
+  }
+}
+
+const skipRow = (check: string): CheckRow => ({ check, status: 'skip', detail: 'configuration invalid' });

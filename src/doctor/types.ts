@@ -1,0 +1,23 @@
+import type { Config } from '../config/config.js';
+import type { Probe } from './http.js';
+
+// One row of the doctor's table. `hint` says what to change; a row that passes needs none.
+
+export type CheckStatus = 'ok' | 'FAIL' | 'skip';
+
+export interface CheckRow {
+  check: string;
+  status: CheckStatus;
+  /** May hold several lines (a ConfigError's problems); the table indents the rest. */
+  detail: string;
+  hint?: string;
+}
+
+export interface DoctorContext {
+  config: Config;
+  http: Probe;
+}
+
+export const ok = (check: string, detail: string): CheckRow => ({ check, status: 'ok', detail });
+export const skip = (check: string, detail: string): CheckRow => ({ check, status: 'skip', detail });
+export const fail = (check: string, detail: string, hint: string): CheckRow => ({ check, status: 'FAIL', detail, hint });

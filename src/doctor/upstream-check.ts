@@ -1,0 +1,133 @@
+import type { UpstreamConfig } from '../config/config.js';
+import { type Answer, excerpt, type Probe, ProbeError, showUrl } from './http.js';
+import { type CheckRow, fail, ok, skip } from './types.js';
+
+// The upstream: reachable, the key accepted, and every bot id the configuration names known.
+// Each probe is a real listing request (A4 / B4 with limit=1): cheap, read-only, and it needs
+// both a valid key and a valid bot, so a 200 proves all three.
+
+type Verdict = { kind: 'ok'; answer: Answer } | { kind: 'unknown_bot' | 'unauthorized' | 'other'; answer: Answer };
+
+export function listUrl(up: UpstreamConfig, botId: string): string {
+  const base = up.url.replace(/\/+$/, '');
+  return up.form === 'a'
+    ? `${base}/api/v1/chat/${encodeURIComponent(botId)}/conversations?limit=1`
+    : `${base}/v1/chat/conversations?bot_id=${encodeURIComponent(botId)}&limit=1`;
+}
+
+function classify(up: UpstreamConfig, answer: Answer): Verdict {
+  const code = errorCode(answer);
+  if (answer.status === 401 || code === 'UNAUTHORIZED') return { kind: 'unauthorized', answer };
+  if (up.form === 'a' ? answer.status === 404 : code === 'INVALID_BOT_ID') return { kind: 'unknown_bot', answer };
+  if (answer.status >= 200 && answer.status < 300 && answer.json !== undefined) return { kind: 'ok', answer };
+  return { kind: 'other', answer };
+}
+
+function errorCode(a: Answer): string | undefined {
+  const e = (a.json as { error?: { code?: unknown } } | undefined)?.error;
+  return typeof e === 'object' && e !== null && typeof e.code === 'string' ? e.code : undefined;
+}
+
+/** Every bot the configuration can route to: the default first, then BOT_ROUTES in order. */
+export function botsToCheck(up: UpstreamConfig): { botId: string; origin: string }[] {
+  const bots = [{ botId: up.botId, origin: 'CHAT_BOT_ID' }];
+  for (const r of up.routes) {
+    const where = `${r.platform}:${r.workspaceId}${r.channelId ? `/${r.channelId}` : ''}`;
+    const known = bots.find((b) => b.botId === r.botId);
+    if (known) {
+      if (known.origin !== 'CHAT_BOT_ID') known.origin += `, ${where}`;
+    } else {
+      bots.push({ botId: r.botId, origin: `BOT_ROUTES ${where}` });
+    }
+  }
+  return bots;
+}
+
+export async function checkUpstream(up: UpstreamConfig, http: Probe): Promise<CheckRow[]> {
+  const where = `${showUrl(up.url)} (Form ${up.form.toUpperCase()})`;
+  const auth = { authorization: `Bearer ${up.apiKey}`, accept: 'application/json' };
+  const [first, ...others] = botsToCheck(up);
+  if (first === undefined) return [];
+
+  let answer: Answer;
+  try {
+    answer = await http.get(listUrl(up, first.botId), auth);
+  } catch (err) {
+    if (!(err instanceof ProbeError)) throw err;
+    return [
+      fail(
+        'upstream reachable',
+        `${where}: ${err.message}`,
+        err.kind === 'timeout'
+          ? 'the upstream did not answer in time: check CHAT_API_URL and the network'
+          : 'check CHAT_API_URL (scheme, host, port) and that the service is running',
+      ),
+      skip('upstream API key', 'upstream not reachable'),
+      ...[first, ...others].map((b) => skip(botCheck(b.botId), 'upstream not reachable')),
+    ];
+  }
+
+  const rows = [ok('upstream reachable', `${where} answered ${answer.status} in ${answer.ms} ms`)];
+  const verdict = classify(up, answer);
+  if (verdict.kind === 'unauthorized') {
+    rows.push(fail('upstream API key', `refused (${answer.status})`, `CHAT_API_KEY was refused (${answer.status}): check the key`));
+    for (const b of [first, ...others]) rows.push(skip(botCheck(b.botId), 'API key refused'));
+    return rows;
+  }
+  if (verdict.kind === 'other') {
+    rows.push(skip('upstream API key', `no verdict: the listing answered ${answer.status}`));
+  } else {
+    rows.push(ok('upstream API key', 'accepted'));
+  }
+  rows.push(botRow(up, first, verdict));
+
+  const rest = await Promise.all(
+    others.map(async (b) => {
+      try {
+        return botRow(up, b, classify(up, await http.get(listUrl(up, b.botId), auth)));
+      } catch (err) {
+        if (!(err instanceof ProbeError)) throw err;
+        return fail(botCheck(b.botId), err.message, 'the upstream stopped answering: try again');
+      }
+    }),
+  );
+  return [...rows, ...rest];
+}
+
+const botCheck = (botId: string) => `bot ${botId}`;
+
+function botRow(up: UpstreamConfig, bot: { botId: string; origin: string }, v: Verdict): CheckRow {
+  const name = botCheck(bot.botId);
+  const variable = bot.origin === 'CHAT_BOT_ID' ? 'CHAT_BOT_ID' : 'BOT_ROUTES';
+  switch (v.kind) {
+    case 'ok':
+      return ok(name, `known (${bot.origin})${countOf(up, v.answer)}`);
+    case 'unknown_bot':
+      return fail(
+        name,
+        `bot id unknown (${v.answer.status}${errorCode(v.answer) ? ` ${errorCode(v.answer)}` : ''}; ${bot.origin})`,
+        up.form === 'a'
+          ? `${variable} names a bot the upstream does not know: check the id (a 404 can also mean CHAT_API_URL or CHAT_API_FORM is wrong)`
+          : `${variable} names a bot the upstream does not know: check the id`,
+      );
+    case 'unauthorized':
+      return fail(name, `refused (${v.answer.status})`, 'CHAT_API_KEY is not allowed to use this bot');
+    case 'other':
+      return fail(
+        name,
+        `unexpected answer ${v.answer.status}: ${excerpt(v.answer) || '(empty body)'}`,
+        v.answer.status >= 500
+          ? 'the upstream failed: try again later or ask its operator'
+          : v.answer.status < 300
+            ? 'the answer is not JSON: is CHAT_API_URL the API base URL?'
+            : 'check CHAT_API_URL and CHAT_API_FORM (a or b)',
+      );
+  }
+}
+
+/** ", 12 conversations" when the listing says how many; nothing otherwise. */
+function countOf(up: UpstreamConfig, a: Answer): string {
+  const j = a.json as { data?: { pagination?: { total?: unknown } } } | undefined;
+  const total = up.form === 'a' ? j?.data?.pagination?.total : undefined;
+  return typeof total === 'number' ? `, ${total} conversation${total === 1 ? '' : 's'}` : '';
+}
