@@ -5,22 +5,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/cli/doctor.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { startFakeDiscord } from '../fakes/discord/index.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 
 // `assistant-bridge doctor` as an operator runs it: against the upstream emulator (both forms)
 // and the fake Discord, reading the printed table and the exit status.
 
 let emu: Emulator;
 let discord: Awaited<ReturnType<typeof startFakeDiscord>>;
+let slack: FakeSlack;
 let dir: string;
 
 beforeAll(async () => {
   emu = await startEmulator({ bots: ['demo-bot', 'other-bot'] });
   discord = await startFakeDiscord();
+  slack = await startFakeSlack();
   dir = mkdtempSync(join(tmpdir(), 'doctor-it-'));
 });
 afterAll(async () => {
   await emu.close();
   await discord.close();
+  await slack.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -88,6 +92,25 @@ describe('assistant-bridge doctor', () => {
     const bad = await doctor({ DISCORD_BOT_TOKEN: 'not-the-token', DISCORD_API_URL: discord.apiUrl });
     expect(bad.row('discord /users/@me').status).toBe('FAIL');
     expect(bad.row('discord /users/@me').text).toContain('DISCORD_BOT_TOKEN was refused (401)');
+    expect(bad.code).toBe(1);
+  });
+
+  it('checks the Slack tokens against the fake Slack', async () => {
+    const base = { SLACK_API_URL: slack.apiUrl, SLACK_APP_TOKEN: slack.appToken };
+    const good = await doctor({ ...base, SLACK_BOT_TOKEN: slack.botToken });
+    expect(good.row('slack auth.test')).toEqual({ status: 'ok', text: `bot @bridge in Fake Team (${slack.teamId})` });
+    expect(good.row('slack socket mode').status).toBe('ok');
+    expect(good.code).toBe(0);
+
+    const bad = await doctor({ ...base, SLACK_BOT_TOKEN: 'xoxb-not-the-token', SLACK_APP_TOKEN: slack.botToken });
+    expect(bad.row('slack auth.test')).toEqual({
+      status: 'FAIL',
+      text: 'refused: invalid_auth  SLACK_BOT_TOKEN was refused (invalid_auth): check the token',
+    });
+    // A bot token where the app-level token belongs.
+    expect(bad.row('slack socket mode').status).toBe('FAIL');
+    expect(bad.row('slack socket mode').text).toContain('SLACK_APP_TOKEN was refused (not_allowed_token_type)');
+    expect(bad.stdout).not.toContain('xoxb-not-the-token');
     expect(bad.code).toBe(1);
   });
 
