@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# assistant-bridge: build with the full toolchain (better-sqlite3 compiles when no prebuilt
+# binary fits), run on the slim image with only production dependencies.
+
+FROM node:22-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# Dependencies first, so a source change does not reinstall them. --ignore-scripts skips the
+# package's `prepare` (a build, the sources are not here yet); better-sqlite3's own install
+# script is then run by the rebuild.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM node:22-bookworm-slim AS run
+# tini as PID 1: forwards SIGTERM to node (graceful drain) and reaps zombies.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATABASE_PATH=/data/bridge.db
+COPY --from=build --chown=root:root /app/package.json ./package.json
+COPY --from=build --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /app/dist ./dist
+COPY --chown=root:root bin ./bin
+COPY --chown=root:root migrations ./migrations
+# The code stays root-owned and read-only to the process; only /data is writable.
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+USER node
+EXPOSE 3000
+# No curl in the slim image: node itself asks /healthz.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["tini", "--"]
+CMD ["node", "dist/cli.js", "start"]

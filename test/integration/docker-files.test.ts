@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { parse as parseDotenv } from 'dotenv';
+import { describe, expect, it } from 'vitest';
+import { buildConfig, parseRawEnv } from '../../src/config/config.js';
+import { envSchema } from '../../src/config/env-schema.js';
+import { parseArgs as parseEmulatorArgs } from '../../src/cli/emulator.js';
+import { silentLogger } from '../../src/logger.js';
+import { createHttpServer } from '../../src/server/http-server.js';
+import { createMetrics } from '../../src/server/metrics.js';
+
+// No Docker engine in the test environment: these check that the Dockerfile, compose file and
+// .env.example agree with the code (scripts, paths, variable names, flags), and run the image's
+// HEALTHCHECK command against the real HTTP server.
+
+const read = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
+const exists = (p: string) => existsSync(new URL(`../../${p}`, import.meta.url));
+const dockerfile = read('Dockerfile');
+const compose = read('docker-compose.yml');
+const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+
+describe('Dockerfile', () => {
+  it('runs only npm scripts that exist and copies paths that exist', () => {
+    const runs = [...dockerfile.matchAll(/npm run ([\w:-]+)/g)].map((m) => m[1]);
+    expect(runs).toContain('build');
+    for (const s of runs) expect(scripts, `npm run ${s}`).toHaveProperty(s as string);
+
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(?:--\S+ )*(.+) \S+$/gm)].flatMap((m) => (m[1] ?? '').split(' '));
+    expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'src', 'migrations', 'bin']));
+    for (const p of copied) expect(exists(p), p).toBe(true);
+  });
+
+  it('starts the compiled CLI, as a non-root user under tini, with the database on the /data volume', () => {
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/cli\.js", "start"\]$/m);
+    // The same entry as the package's command (bin/assistant-bridge.js) and `npm start`.
+    expect(read('bin/assistant-bridge.js')).toContain("import('../dist/cli.js')");
+    expect(scripts.start).toContain('node dist/cli.js start');
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["tini", "--"\]$/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/DATABASE_PATH=\/data\/bridge\.db/);
+    expect(dockerfile).toMatch(/^VOLUME \["\/data"\]$/m);
+    expect(dockerfile).toMatch(/^EXPOSE 3000$/m);
+  });
+
+  it('has a HEALTHCHECK that passes against a running server and fails without one', async () => {
+    const cmd = /^\s+CMD (\[.*\])$/m.exec(dockerfile.slice(dockerfile.indexOf('HEALTHCHECK')))?.[1];
+    const argv = JSON.parse(cmd ?? '[]') as string[];
+    expect(argv[0]).toBe('node');
+    const server = createHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger: silentLogger,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () => ({ ready: true, checks: {} }),
+    });
+    const { port } = await server.listen();
+    const check = (p: number) =>
+      promisify(execFile)(process.execPath, argv.slice(1), { env: { ...process.env, PORT: String(p) }, timeout: 10_000 }).then(
+        () => 0,
+        (err: { code?: number }) => err.code ?? -1,
+      );
+    try {
+      expect(await check(port)).toBe(0);
+    } finally {
+      await server.close();
+    }
+    expect(await check(port)).toBe(1);
+  });
+});
+
+describe('.env.example', () => {
+  const example = parseDotenv(read('.env.example'));
+
+  it('names every variable of the configuration, and only those', () => {
+    expect(Object.keys(example).sort()).toEqual(Object.keys(envSchema.shape).sort());
+  });
+
+  it('is a valid configuration pointing at the local emulator', () => {
+    const config = buildConfig(parseRawEnv(example), { requirePlatform: false });
+    expect(config.upstream).toMatchObject({ url: 'http://127.0.0.1:8787', apiKey: 'dev-key', botId: 'demo-bot' });
+  });
+});
+
+describe('docker-compose.yml', () => {
+  it('runs the emulator with flags it accepts and points the bridge at it', () => {
+    const command = /command: (\[.*\])/.exec(compose)?.[1];
+    const argv = JSON.parse(command ?? '[]') as string[];
+    expect(argv.slice(0, 3)).toEqual(['node', 'dist/cli.js', 'emulator']);
+    expect(parseEmulatorArgs(argv.slice(3))).toMatchObject({ ok: true });
+    expect(compose).toContain('CHAT_API_URL: http://emulator:8787');
+  });
+
+  it('sets only variables the configuration knows', () => {
+    const env = compose.slice(compose.indexOf('environment:'), compose.indexOf('ports:'));
+    const names = [...env.matchAll(/^\s+([A-Z_]+):/gm)].map((m) => m[1]);
+    expect(names.length).toBeGreaterThan(0);
+    for (const n of names) expect(Object.keys(envSchema.shape), n).toContain(n);
+  });
+});
