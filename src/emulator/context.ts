@@ -13,6 +13,8 @@ export interface EmulatorContext {
   readonly requests: RecordedRequest[];
   /** Aborted when the emulator closes: open streams stop and their sockets are destroyed. */
   readonly closing: AbortSignal;
+  /** Streams (A2/B2) currently being written or held open. */
+  readonly live: { streams: number };
   /** The controls the /_emulator/* paths call. */
   readonly admin: AdminOps;
 }

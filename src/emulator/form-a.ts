@@ -92,10 +92,11 @@ async function turnA(ctx: EmulatorContext, call: ChatCall, botId: string): Promi
       },
     },
     ctx.closing,
+    ctx.live,
   );
 }
 
-function historyA(ctx: EmulatorContext, call: ChatCall, botId: string): void {
+function historyA(ctx: EmulatorContext, call: ChatCall, botId: string) {
   const id = call.pathConversationId ?? '';
   const found = ctx.store.lookup('a', id);
   if (found.kind !== 'ok' || found.conv.botId !== botId) return failWith(call, 404, `Conversation not found: ${id}`);
@@ -116,7 +117,7 @@ function historyA(ctx: EmulatorContext, call: ChatCall, botId: string): void {
   );
 }
 
-function listA(ctx: EmulatorContext, call: ChatCall, botId: string): void {
+function listA(ctx: EmulatorContext, call: ChatCall, botId: string) {
   const q = call.url.searchParams;
   const page = intParam(q.get('page'), 1);
   const limit = intParam(q.get('limit'), 20);

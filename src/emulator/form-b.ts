@@ -93,10 +93,11 @@ async function turnB(ctx: EmulatorContext, call: ChatCall): Promise<void> {
       },
     },
     ctx.closing,
+    ctx.live,
   );
 }
 
-function historyB(ctx: EmulatorContext, call: ChatCall): void {
+function historyB(ctx: EmulatorContext, call: ChatCall) {
   const q = call.url.searchParams;
   const sessionId = q.get('session_id');
   if (!sessionId) return failWith(call, 400, 'INVALID_REQUEST', 'session_id is required');
@@ -125,7 +126,7 @@ function historyB(ctx: EmulatorContext, call: ChatCall): void {
   );
 }
 
-function listB(ctx: EmulatorContext, call: ChatCall): void {
+function listB(ctx: EmulatorContext, call: ChatCall) {
   const q = call.url.searchParams;
   const botId = q.get('bot_id');
   if (botId !== null && !knownBot(ctx, call, botId)) return;

@@ -50,7 +50,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       requests.length = 0;
     },
   };
-  const ctx: EmulatorContext = { opts, now, store, faults, requests, closing: closing.signal, admin };
+  const live = { streams: 0 };
+  const ctx: EmulatorContext = { opts, now, store, faults, requests, closing: closing.signal, admin, live };
   const server = createEmulatorServer(ctx);
 
   await new Promise<void>((resolve, reject) => {
@@ -77,6 +78,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     expire: admin.expire,
     reset: admin.reset,
     conversation: (id: string) => store.snapshot(id),
+    get openStreams() {
+      return live.streams;
+    },
     close() {
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -31,34 +31,35 @@ export function replyText(message: string, directives: Directives = parseDirecti
 
 const DEFAULT_PIECE = 8;
 
+/** Start offsets for `count` equal-ish parts of `length` items, or for parts of `size` items. */
+function bounds(length: number, pieces: number | undefined, size: number): number[] {
+  const out: number[] = [];
+  if (pieces && pieces > 0) {
+    const count = Math.min(pieces, length);
+    for (let i = 0; i <= count; i++) out.push(Math.floor((i * length) / count));
+  } else {
+    for (let at = 0; at < length; at += size) out.push(at);
+    out.push(length);
+  }
+  return out;
+}
+
 /**
  * Splits text into stream pieces by code points (never inside a surrogate pair):
- * `pieces` equal-ish parts, or parts of about 8 characters.
+ * `pieces` equal-ish parts, or parts of 8 characters (the last one shorter).
  */
 export function splitText(text: string, pieces?: number): string[] {
   const cps = Array.from(text);
   if (cps.length === 0) return [];
-  const count = pieces && pieces > 0 ? Math.min(pieces, cps.length) : Math.ceil(cps.length / DEFAULT_PIECE);
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const from = Math.floor((i * cps.length) / count);
-    const to = Math.floor(((i + 1) * cps.length) / count);
-    out.push(cps.slice(from, to).join(''));
-  }
-  return out;
+  const b = bounds(cps.length, pieces, DEFAULT_PIECE);
+  return b.slice(1).map((to, i) => cps.slice(b[i], to).join(''));
 }
 
 /** Splits bytes into parts (plain streams: multi-byte characters may straddle parts on purpose). */
 export function splitBytes(buf: Buffer, pieces?: number): Buffer[] {
   if (buf.length === 0) return [];
-  const count = pieces && pieces > 0 ? Math.min(pieces, buf.length) : Math.ceil(buf.length / DEFAULT_PIECE);
-  const out: Buffer[] = [];
-  for (let i = 0; i < count; i++) {
-    const from = Math.floor((i * buf.length) / count);
-    const to = Math.floor(((i + 1) * buf.length) / count);
-    out.push(buf.subarray(from, to));
-  }
-  return out;
+  const b = bounds(buf.length, pieces, DEFAULT_PIECE);
+  return b.slice(1).map((to, i) => buf.subarray(b[i], to));
 }
 
 // ---- the long Markdown reply ----
@@ -133,8 +134,7 @@ function filler(n: number, seed: number): string {
   let s = '';
   for (let i = 0; s.length < n + 1; i++) s += `${sentence(seed + i * 3, 6)} `;
   s = s.slice(0, n);
-  if (s.endsWith(' ')) s = `${s.slice(0, -1)}.`;
-  return s;
+  return n > 1 ? `${s.slice(0, -1)}.` : s;
 }
 
 const SEP = '\n\n';
@@ -165,7 +165,7 @@ export function longMarkdown(n: number): string {
     const kind = i % 5;
     const seed = i * 13 + 1;
     let section: string | undefined;
-    if (kind === 0 || kind === 3) section = i === 0 ? sentence(seed, 8) : paragraph(seed);
+    if (kind === 0 || kind === 3) section = i === 0 ? `${sentence(seed, 8)} 🚀` : paragraph(seed);
     else if (kind === 1) section = bulletList(seed);
     else if (kind === 2) {
       const room = n - MIN_TAIL - len - SEP.length;

@@ -45,7 +45,9 @@ export async function runStream(
   res: ServerResponse,
   plan: StreamPlan,
   closing: AbortSignal,
+  live: { streams: number } = { streams: 0 },
 ): Promise<StreamOutcome> {
+  live.streams += 1;
   const gone = new AbortController();
   const onGone = () => gone.abort();
   const onClosing = () => {
@@ -122,6 +124,7 @@ export async function runStream(
     res.end();
     return 'done';
   } finally {
+    live.streams -= 1;
     res.off('close', onGone);
     closing.removeEventListener('abort', onClosing);
   }

@@ -8,6 +8,7 @@ export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies loosely and assert on them
   json: () => any;
 }
 

@@ -108,6 +108,8 @@ export interface Emulator {
   readonly requests: RecordedRequest[];
   /** The current runtime options. */
   readonly options: Readonly<RuntimeOptions>;
+  /** Streams (A2/B2) still being written or held open; 0 once every client went away. */
+  readonly openStreams: number;
   injectFault(fault: Fault): void;
   clearFaults(): void;
   setOptions(partial: Partial<RuntimeOptions>): void;
