@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeGateway } from './gateway.js';
 import { HttpError, notFound, readJson, sendJson } from './http-util.js';
 import { MessageWrites } from './message-writes.js';
-import { channelJson, messageJson, userJson } from './payloads.js';
+import { channelJson, userJson } from './payloads.js';
 import type { FakeRateLimiter } from './rate-limit.js';
 import type { FakeCommand, FakeDiscordState } from './state.js';
 
@@ -61,7 +61,7 @@ export class FakeRest {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = req.method ?? 'GET';
-    const path = url.pathname.replace(/^\/api\/v10/, '');
+    const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
     let lastBody: Record<string, unknown> = {};
     try {
       if (!url.pathname.startsWith('/api/v10/')) throw notFound(0, '404: Not Found');

@@ -1,0 +1,30 @@
+import { Client, GatewayIntentBits, Partials } from 'discord.js';
+import type { DiscordConfig } from '../../config/config.js';
+import type { DiscordRateLimitFeed } from './rate-limits.js';
+
+// The discord.js client, configured once: the intents the bridge needs (MessageContent is
+// privileged and must be enabled in the developer portal), partials so DMs arrive, no mention
+// parsing anywhere, and REST pointed at DISCORD_API_URL.
+
+export function createDiscordClient(config: DiscordConfig, feed: DiscordRateLimitFeed): Client {
+  return new Client({
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.DirectMessages,
+    ],
+    // DM channels are not cached before their first message; without Channel partials
+    // discord.js drops DMs silently.
+    partials: [Partials.Channel, Partials.Message],
+    allowedMentions: { parse: [] },
+    rest: {
+      api: config.apiUrl,
+      // 5xx and resets: one retry here; anything longer is the pump's business.
+      retries: 1,
+      timeout: 15_000,
+      // Reply writes must surface their 429s to the bridge's scheduler instead of queueing.
+      rejectOnRateLimit: (data) => feed.shouldReject(data),
+    },
+  });
+}

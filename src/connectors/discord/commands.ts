@@ -1,0 +1,126 @@
+import {
+  ApplicationCommandOptionType,
+  ApplicationCommandType,
+  type ChatInputCommandInteraction,
+  type Client,
+  MessageFlags,
+  Routes,
+} from 'discord.js';
+import type { IncomingMessage, MessageHandler, Place } from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
+import { toPlatformError } from './errors.js';
+import { type InteractionTargetData, InteractionReplySink } from './interaction-sink.js';
+import type { DiscordRateLimitFeed } from './rate-limits.js';
+
+// Slash commands: /ask (a message without a mention, answered in the interaction's reply) and
+// /reset (fresh conversation for the place). Guild-scoped while the bot is in few guilds, because
+// guild commands show up at once; global beyond that.
+
+export const COMMANDS = [
+  {
+    name: 'ask',
+    description: 'Ask the assistant',
+    type: ApplicationCommandType.ChatInput,
+    options: [
+      { name: 'text', description: 'Your message', type: ApplicationCommandOptionType.String, required: true },
+    ],
+  },
+  {
+    name: 'reset',
+    description: 'Start a fresh conversation in this channel, thread or DM',
+    type: ApplicationCommandType.ChatInput,
+  },
+];
+
+/** Above this many guilds, commands are registered globally (one call instead of one per guild). */
+export const GUILD_SCOPED_MAX = 10;
+
+export async function registerCommands(client: Client<true>, logger: Logger, guildIds?: string[]): Promise<void> {
+  const appId = client.application.id;
+  const all = [...client.guilds.cache.keys()];
+  const targets = guildIds ?? all;
+  try {
+    if (all.length === 0 || all.length > GUILD_SCOPED_MAX) {
+      // A guild joined later is covered by the global registration made at start.
+      if (guildIds !== undefined) return;
+      await client.rest.put(Routes.applicationCommands(appId), { body: COMMANDS });
+      logger.info({ scope: 'global' }, 'discord: slash commands registered');
+      return;
+    }
+    await Promise.all(targets.map((g) => client.rest.put(Routes.applicationGuildCommands(appId, g), { body: COMMANDS })));
+    logger.info({ scope: 'guild', guilds: targets.length }, 'discord: slash commands registered');
+  } catch (err) {
+    // Missing the applications.commands scope is common; mentions and DMs still work.
+    logger.warn({ err: toPlatformError(err, 'commands').message }, 'discord: could not register slash commands');
+  }
+}
+
+/** The place of a command: the thread, the channel (one conversation per channel) or the DM. */
+export function interactionPlace(i: ChatInputCommandInteraction): Place {
+  const channel = i.channel;
+  if (i.guildId === null) return { platform: 'discord', channelId: i.channelId };
+  if (channel?.isThread() && channel.parentId) {
+    return { platform: 'discord', workspaceId: i.guildId, channelId: channel.parentId, threadId: channel.id };
+  }
+  return { platform: 'discord', workspaceId: i.guildId, channelId: i.channelId };
+}
+
+export interface CommandDeps {
+  handler: MessageHandler;
+  feed: DiscordRateLimitFeed;
+  logger: Logger;
+  now?: () => number;
+}
+
+export async function handleCommand(i: ChatInputCommandInteraction, deps: CommandDeps): Promise<void> {
+  const place = interactionPlace(i);
+  if (i.commandName === 'reset') {
+    try {
+      await deps.handler.reset(place);
+      await i.reply({ content: 'Started a fresh conversation here.', flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+    } catch (err) {
+      deps.logger.error({ err: toPlatformError(err, 'interaction').message }, 'discord: /reset failed');
+      await i
+        .reply({ content: 'Could not reset the conversation, try again.', flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } })
+        .catch(() => {});
+    }
+    return;
+  }
+  if (i.commandName !== 'ask') return;
+
+  const receivedAt = deps.now?.() ?? Date.now();
+  // The 3-second window: acknowledge first, answer by editing the deferred response.
+  await i.deferReply();
+  deps.feed.registerInteraction(i.token, i.id);
+  const data: InteractionTargetData = {
+    kind: 'interaction',
+    applicationId: i.applicationId,
+    interactionId: i.id,
+    token: i.token,
+  };
+  const sink = new InteractionReplySink(i.client.rest, {
+    platform: 'discord',
+    ...(place.workspaceId === undefined ? {} : { workspaceId: place.workspaceId }),
+    channelId: place.channelId,
+    ...(place.threadId === undefined ? {} : { threadId: place.threadId }),
+    data,
+  });
+  const msg: IncomingMessage = {
+    platform: 'discord',
+    eventId: `interaction:${i.id}`,
+    place,
+    ...(place.workspaceId === undefined ? {} : { workspaceId: place.workspaceId }),
+    channelId: place.channelId,
+    ...(place.threadId === undefined ? {} : { threadId: place.threadId }),
+    messageId: i.id,
+    userId: i.user.id,
+    userName: i.user.globalName ?? i.user.username,
+    text: i.options.getString('text', true).trim(),
+    isDm: i.guildId === null,
+    mentionsBot: true,
+    isFromBot: false,
+    receivedAt,
+    sink,
+  };
+  await deps.handler.handle(msg);
+}

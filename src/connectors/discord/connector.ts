@@ -1,0 +1,204 @@
+import { once } from 'node:events';
+import { type ChatInputCommandInteraction, type Client, Events, type Interaction, type Message, Routes } from 'discord.js';
+import type { DiscordConfig } from '../../config/config.js';
+import {
+  type Connector,
+  type IncomingMessage,
+  ignoreRateLimits,
+  type MessageHandler,
+  type RateLimitObserver,
+  type ReplyTarget,
+} from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
+import { createDiscordClient } from './client.js';
+import { handleCommand, registerCommands } from './commands.js';
+import { toPlatformError } from './errors.js';
+import { type MessageRoute, routeMessage } from './events.js';
+import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
+import { inviteUrl } from './invite.js';
+import { DiscordRateLimitFeed } from './rate-limits.js';
+import { ChannelReplySink, NO_MENTIONS } from './reply-sink.js';
+
+// The Discord connector: discord.js gateway events in, reply sinks out. It decides which messages
+// are for the bot and where the reply goes; the relay decides everything else.
+
+export interface DiscordConnectorOptions {
+  config: DiscordConfig;
+  logger: Logger;
+  /** The core scheduler, fed with X-RateLimit-* headers of every reply write. */
+  rateLimits?: RateLimitObserver;
+  /** "Is this thread one the bridge converses in?" beyond the owner check (e.g. a stored mapping). */
+  isOwnThread?: (threadId: string) => boolean;
+  now?: () => number;
+  /** How long start() waits for the gateway to be ready. */
+  readyTimeoutMs?: number;
+}
+
+export interface DiscordConnector extends Connector {
+  readonly platform: 'discord';
+  /** The link that adds the bot to a server; known once connected. */
+  inviteUrl(): string | undefined;
+  /** The bot's user id, once connected. */
+  botUserId(): string | undefined;
+}
+
+export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordConnector {
+  const { config, logger } = opts;
+  const now = opts.now ?? Date.now;
+  const feed = new DiscordRateLimitFeed(opts.rateLimits ?? ignoreRateLimits, logger, now);
+  const client = createDiscordClient(config, feed);
+  // The token is set now (not only at login) so markInterrupted works before/without start().
+  client.rest.setToken(config.botToken);
+  feed.attach(client.rest);
+
+  let handler: MessageHandler | undefined;
+  let connected = false;
+  let stopping = false;
+  let started = false;
+
+  const onMessage = (message: Message): void => {
+    if (stopping || !handler || !client.user) return;
+    const route = routeMessage(message, {
+      botId: client.user.id,
+      replyMode: config.replyMode,
+      isOwnThread: opts.isOwnThread,
+    });
+    if (!route) return;
+    const msg = toIncoming(message, route, client, logger, now());
+    logger.info({ eventId: msg.eventId, channelId: msg.channelId, threadId: msg.threadId, dm: msg.isDm }, 'discord: message');
+    logger.debug({ eventId: msg.eventId, text: msg.text }, 'discord: message text');
+    const h = handler;
+    void h.handle(msg).catch((err: unknown) => {
+      logger.error({ eventId: msg.eventId, err: toPlatformError(err, 'handler').message }, 'discord: handler failed');
+    });
+  };
+
+  const onInteraction = (interaction: Interaction): void => {
+    if (stopping || !handler || !interaction.isChatInputCommand()) return;
+    const i: ChatInputCommandInteraction = interaction;
+    logger.info({ eventId: `interaction:${i.id}`, command: i.commandName, channelId: i.channelId }, 'discord: command');
+    void handleCommand(i, { handler, feed, logger, now }).catch((err: unknown) => {
+      logger.error({ command: i.commandName, err: toPlatformError(err, 'interaction').message }, 'discord: command failed');
+    });
+  };
+
+  const watchGateway = (): void => {
+    client.on(Events.ShardReady, () => {
+      connected = true;
+    });
+    client.on(Events.ShardResume, (_id, replayed) => {
+      connected = true;
+      logger.info({ replayed }, 'discord: gateway resumed');
+    });
+    client.on(Events.ShardReconnecting, () => {
+      connected = false;
+      if (!stopping) logger.warn('discord: gateway reconnecting');
+    });
+    client.on(Events.ShardDisconnect, (ev) => {
+      connected = false;
+      logger.error({ code: ev.code }, 'discord: gateway disconnected for good');
+    });
+    client.on(Events.ShardError, (err) => logger.warn({ err: err.message }, 'discord: gateway error'));
+    client.on(Events.Warn, (m) => logger.warn({ detail: m }, 'discord: warning'));
+    client.on(Events.Error, (err) => logger.error({ err: err.message }, 'discord: client error'));
+    client.on(Events.GuildCreate, (guild) => {
+      if (client.isReady()) void registerCommands(client, logger, [guild.id]);
+    });
+  };
+
+  return {
+    platform: 'discord',
+
+    async start(h: MessageHandler): Promise<void> {
+      if (started) throw new Error('discord connector already started');
+      started = true;
+      handler = h;
+      client.on(Events.MessageCreate, onMessage);
+      client.on(Events.InteractionCreate, onInteraction);
+      watchGateway();
+      const ready = once(client, Events.ClientReady, { signal: AbortSignal.timeout(opts.readyTimeoutMs ?? 60_000) });
+      try {
+        await client.login(config.botToken);
+        await ready;
+      } catch (err) {
+        ready.catch(() => {});
+        await client.destroy();
+        throw new Error(`discord: could not connect: ${toPlatformError(err, 'login').message}`);
+      }
+      connected = true;
+      const ready2 = client as Client<true>;
+      logger.info({ botUserId: ready2.user.id, guilds: ready2.guilds.cache.size }, 'discord: connected');
+      await registerCommands(ready2, logger);
+      logger.info({ inviteUrl: inviteUrl(ready2.application.id) }, 'discord: invite the bot with this link');
+    },
+
+    async stop(): Promise<void> {
+      stopping = true;
+      connected = false;
+      await client.destroy();
+    },
+
+    isReady(): boolean {
+      return connected && !stopping && client.isReady();
+    },
+
+    async markInterrupted(target: ReplyTarget, messageId: string, text: string): Promise<void> {
+      try {
+        if (isInteractionTarget(target.data)) {
+          await editInteractionMessage(client.rest, target.data, messageId, text);
+          return;
+        }
+        // Replies are written in the thread when there is one (thread mode, DMs have none).
+        const channelId = target.threadId ?? target.channelId;
+        await client.rest.patch(Routes.channelMessage(channelId, messageId), {
+          body: { content: text, allowed_mentions: NO_MENTIONS },
+        });
+      } catch (err) {
+        throw toPlatformError(err, `discord:channel:${target.threadId ?? target.channelId}`);
+      }
+    },
+
+    inviteUrl(): string | undefined {
+      const id = client.application?.id;
+      return id ? inviteUrl(id) : undefined;
+    },
+
+    botUserId(): string | undefined {
+      return client.user?.id;
+    },
+  };
+}
+
+function toIncoming(message: Message, route: MessageRoute, client: Client, logger: Logger, receivedAt: number): IncomingMessage {
+  const target: ReplyTarget = {
+    platform: 'discord',
+    ...(route.place.workspaceId === undefined ? {} : { workspaceId: route.place.workspaceId }),
+    channelId: route.place.channelId,
+    ...(route.place.threadId === undefined ? {} : { threadId: route.place.threadId }),
+  };
+  const sink = new ChannelReplySink({
+    rest: client.rest,
+    logger,
+    channelId: route.postChannelId,
+    target,
+    ...(route.replyTo ? { replyTo: route.replyTo } : {}),
+    ...(route.startThread ? { startThread: route.startThread } : {}),
+  });
+  return {
+    platform: 'discord',
+    eventId: message.id,
+    place: route.place,
+    ...(route.workspaceId === undefined ? {} : { workspaceId: route.workspaceId }),
+    channelId: route.channelId,
+    ...(route.threadId === undefined ? {} : { threadId: route.threadId }),
+    messageId: message.id,
+    userId: message.author.id,
+    userName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
+    text: route.text,
+    isDm: route.isDm,
+    mentionsBot: route.mentionsBot,
+    isFromBot: message.author.bot,
+    receivedAt,
+    sink,
+  };
+}

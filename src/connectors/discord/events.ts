@@ -1,0 +1,103 @@
+import { ChannelType, type Message, MessageType } from 'discord.js';
+import type { DiscordReplyMode } from '../../config/config.js';
+import type { Place } from '../../core/ports.js';
+import { type ThreadFromMessage, threadName } from './reply-sink.js';
+
+// Which gateway messages the bridge answers, and where: the Discord half of contract section 4.
+
+export interface RouteContext {
+  botId: string;
+  replyMode: DiscordReplyMode;
+  /** Extra "this thread is ours" knowledge (e.g. a stored conversation); the owner check comes first. */
+  isOwnThread?: ((threadId: string) => boolean) | undefined;
+}
+
+export interface MessageRoute {
+  place: Place;
+  workspaceId?: string;
+  /** The channel for allowlists and metadata: the thread's parent for threads. */
+  channelId: string;
+  threadId?: string;
+  isDm: boolean;
+  mentionsBot: boolean;
+  /** The text without the bot's mention, trimmed. */
+  text: string;
+  /** Where the reply's messages are written. */
+  postChannelId: string;
+  replyTo?: { channelId: string; messageId: string };
+  startThread?: ThreadFromMessage;
+}
+
+const ANSWERABLE_TYPES = new Set<MessageType>([MessageType.Default, MessageType.Reply]);
+
+export function stripBotMention(content: string, botId: string): string {
+  return content.replace(new RegExp(`<@!?${botId}>`, 'g'), ' ').replace(/[ \t]{2,}/g, ' ').trim();
+}
+
+export function routeMessage(message: Message, ctx: RouteContext): MessageRoute | undefined {
+  if (message.author.bot || message.system || message.webhookId !== null) return undefined;
+  if (!ANSWERABLE_TYPES.has(message.type)) return undefined;
+  const { botId } = ctx;
+  const mentionsBot = message.mentions.users.has(botId) || new RegExp(`<@!?${botId}>`).test(message.content);
+  const text = stripBotMention(message.content, botId);
+  const channel = message.channel;
+  const base = { mentionsBot, text };
+
+  if (channel.type === ChannelType.DM) {
+    return {
+      ...base,
+      place: { platform: 'discord', channelId: channel.id },
+      channelId: channel.id,
+      isDm: true,
+      postChannelId: channel.id,
+    };
+  }
+
+  const guildId = message.guildId ?? undefined;
+  if (guildId === undefined) return undefined; // group DMs and the like: not for a bot
+
+  if (channel.isThread()) {
+    const ours = channel.ownerId === botId || (ctx.isOwnThread?.(channel.id) ?? false);
+    if (!ours && !mentionsBot) return undefined;
+    const parentId = channel.parentId ?? channel.id;
+    return {
+      ...base,
+      place: { platform: 'discord', workspaceId: guildId, channelId: parentId, threadId: channel.id },
+      workspaceId: guildId,
+      channelId: parentId,
+      threadId: channel.id,
+      isDm: false,
+      postChannelId: channel.id,
+      ...(ctx.replyMode === 'inline' && !ours ? { replyTo: { channelId: channel.id, messageId: message.id } } : {}),
+    };
+  }
+
+  if (!mentionsBot || !channel.isTextBased()) return undefined;
+  if (ctx.replyMode === 'inline') {
+    return {
+      ...base,
+      place: { platform: 'discord', workspaceId: guildId, channelId: channel.id },
+      workspaceId: guildId,
+      channelId: channel.id,
+      isDm: false,
+      postChannelId: channel.id,
+      replyTo: { channelId: channel.id, messageId: message.id },
+    };
+  }
+  // Thread mode: the thread opened from the user's message has the message's id, so the place is
+  // known before the thread exists (the sink opens it on first use).
+  return {
+    ...base,
+    place: { platform: 'discord', workspaceId: guildId, channelId: channel.id, threadId: message.id },
+    workspaceId: guildId,
+    channelId: channel.id,
+    threadId: message.id,
+    isDm: false,
+    postChannelId: message.id,
+    startThread: {
+      parentId: channel.id,
+      messageId: message.id,
+      name: threadName(text, `Conversation with ${message.author.username}`),
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export { createDiscordConnector, type DiscordConnector, type DiscordConnectorOptions } from './connector.js';
+export { inviteUrl } from './invite.js';

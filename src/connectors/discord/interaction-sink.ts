@@ -1,0 +1,81 @@
+import { type REST, Routes } from 'discord.js';
+import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
+import { toPlatformError } from './errors.js';
+import { interactionBucket } from './rate-limits.js';
+import { DISCORD_MAX_CHARS, NO_MENTIONS } from './reply-sink.js';
+
+// The reply to a deferred slash command: the first message is the interaction's original response
+// (edited through the webhook), later parts are follow-ups. Interaction webhooks take no bot token.
+
+export interface InteractionTargetData extends Record<string, string | number | boolean> {
+  kind: 'interaction';
+  applicationId: string;
+  interactionId: string;
+  /**
+   * Needed to edit the reply after a restart; it expires 15 minutes after the command, so what the
+   * database keeps is useless soon after.
+   */
+  token: string;
+}
+
+export function isInteractionTarget(data: ReplyTarget['data']): data is InteractionTargetData {
+  return data?.kind === 'interaction' && typeof data.token === 'string' && typeof data.applicationId === 'string';
+}
+
+export class InteractionReplySink implements ReplySink {
+  readonly maxChars = DISCORD_MAX_CHARS;
+  private readonly bucket: BucketRef;
+  private originalUsed = false;
+
+  constructor(
+    private readonly rest: REST,
+    readonly target: ReplyTarget & { data: InteractionTargetData },
+  ) {
+    this.bucket = interactionBucket(target.data.interactionId);
+  }
+
+  buckets(_op: 'post' | 'edit'): BucketRef[] {
+    return [this.bucket];
+  }
+
+  // The deferred response already shows "… is thinking"; nothing more to show.
+  async showWorking(): Promise<void> {}
+  async clearWorking(): Promise<void> {}
+
+  async post(text: string, _opts: WriteOptions): Promise<PostResult> {
+    const { applicationId, token } = this.target.data;
+    const body = { content: text, allowed_mentions: NO_MENTIONS };
+    try {
+      if (!this.originalUsed) {
+        const res = (await this.rest.patch(Routes.webhookMessage(applicationId, token, '@original'), { body, auth: false })) as { id: string };
+        this.originalUsed = true;
+        return { messageId: res.id };
+      }
+      const res = (await this.rest.post(Routes.webhook(applicationId, token), { body, auth: false })) as { id: string };
+      return { messageId: res.id };
+    } catch (err) {
+      throw toPlatformError(err, this.bucket.key);
+    }
+  }
+
+  async edit(messageId: string, text: string, _opts: WriteOptions): Promise<WriteResult> {
+    try {
+      await editInteractionMessage(this.rest, this.target.data, messageId, text);
+      return {};
+    } catch (err) {
+      throw toPlatformError(err, this.bucket.key);
+    }
+  }
+}
+
+export async function editInteractionMessage(
+  rest: REST,
+  data: InteractionTargetData,
+  messageId: string,
+  text: string,
+): Promise<void> {
+  await rest.patch(Routes.webhookMessage(data.applicationId, data.token, messageId), {
+    body: { content: text, allowed_mentions: NO_MENTIONS },
+    auth: false,
+  });
+}

@@ -1,0 +1,145 @@
+import { type REST, Routes } from 'discord.js';
+import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
+import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
+import { channelBucket } from './rate-limits.js';
+
+// A reply in a channel, thread or DM: plain message create + edit over REST. In thread mode the
+// thread is opened lazily from the user's message (its id is the message id), so nothing is made
+// for a message the relay refuses, and a second attempt after a crash finds it already there.
+
+export const DISCORD_MAX_CHARS = 2000;
+/** Discord shows "typing" for 10 s; renew a little before it lapses. */
+const TYPING_RENEW_MS = 8000;
+/** Never type forever, even if clearWorking is never called. */
+const TYPING_MAX_MS = 5 * 60_000;
+
+/** Upstream text must never ping anyone: sent on every create and edit (edits re-parse otherwise). */
+export const NO_MENTIONS = { parse: [] as string[] };
+
+export interface ThreadFromMessage {
+  parentId: string;
+  messageId: string;
+  name: string;
+}
+
+export interface ChannelSinkInit {
+  rest: REST;
+  logger: Logger;
+  /** Where the messages go: the thread, the channel (inline) or the DM channel. */
+  channelId: string;
+  target: ReplyTarget;
+  /** Inline mode: the user's message, referenced by the reply's first message. */
+  replyTo?: { channelId: string; messageId: string };
+  /** Thread mode: open this thread before the first write. */
+  startThread?: ThreadFromMessage;
+}
+
+export class ChannelReplySink implements ReplySink {
+  readonly maxChars = DISCORD_MAX_CHARS;
+  readonly target: ReplyTarget;
+  private readonly bucket: BucketRef;
+  private thread: Promise<void> | undefined;
+  private typingTimer: NodeJS.Timeout | undefined;
+  private typingStartedAt = 0;
+
+  constructor(private readonly init: ChannelSinkInit) {
+    this.target = init.target;
+    this.bucket = channelBucket(init.channelId);
+  }
+
+  buckets(_op: 'post' | 'edit'): BucketRef[] {
+    return [this.bucket];
+  }
+
+  async showWorking(): Promise<void> {
+    try {
+      await this.ensureThread();
+    } catch (err) {
+      this.init.logger.warn({ err: toPlatformError(err, this.bucket.key).message }, 'discord: could not open the thread');
+      return;
+    }
+    if (this.typingTimer) return;
+    this.typingStartedAt = Date.now();
+    void this.typeOnce();
+    this.typingTimer = setInterval(() => {
+      if (Date.now() - this.typingStartedAt > TYPING_MAX_MS) void this.clearWorking();
+      else void this.typeOnce();
+    }, TYPING_RENEW_MS);
+    this.typingTimer.unref();
+  }
+
+  async clearWorking(): Promise<void> {
+    if (this.typingTimer) clearInterval(this.typingTimer);
+    this.typingTimer = undefined;
+  }
+
+  async post(text: string, opts: WriteOptions): Promise<PostResult> {
+    try {
+      await this.ensureThread();
+      const body: Record<string, unknown> = { content: text, allowed_mentions: NO_MENTIONS };
+      if (opts.part === 0 && this.init.replyTo) {
+        body.message_reference = {
+          message_id: this.init.replyTo.messageId,
+          channel_id: this.init.replyTo.channelId,
+          fail_if_not_exists: false,
+        };
+      }
+      const res = (await this.init.rest.post(Routes.channelMessages(this.init.channelId), { body })) as { id: string };
+      return { messageId: res.id };
+    } catch (err) {
+      throw toPlatformError(err, this.bucket.key);
+    }
+  }
+
+  async edit(messageId: string, text: string, _opts: WriteOptions): Promise<WriteResult> {
+    try {
+      await this.init.rest.patch(Routes.channelMessage(this.init.channelId, messageId), {
+        body: { content: text, allowed_mentions: NO_MENTIONS },
+      });
+      return {};
+    } catch (err) {
+      throw toPlatformError(err, this.bucket.key);
+    }
+  }
+
+  private ensureThread(): Promise<void> {
+    const spec = this.init.startThread;
+    if (!spec) return Promise.resolve();
+    // Memoise success only: a failed attempt (permissions, network) is tried again by the next write.
+    this.thread ??= this.openThread(spec).catch((err: unknown) => {
+      this.thread = undefined;
+      throw err;
+    });
+    return this.thread;
+  }
+
+  private async openThread(spec: ThreadFromMessage): Promise<void> {
+    try {
+      await this.init.rest.post(Routes.threads(spec.parentId, spec.messageId), {
+        body: { name: spec.name, auto_archive_duration: 1440 },
+      });
+    } catch (err) {
+      if (discordCode(err) === THREAD_ALREADY_CREATED) return;
+      throw err;
+    }
+  }
+
+  private async typeOnce(): Promise<void> {
+    try {
+      await this.init.rest.post(Routes.channelTyping(this.init.channelId));
+    } catch (err) {
+      this.init.logger.debug({ err: toPlatformError(err, this.bucket.key).message }, 'discord: typing failed');
+    }
+  }
+}
+
+/** "How do I parse JSON in Go?" → a thread name of at most 100 characters, cut at a word. */
+export function threadName(text: string, fallback: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length === 0) return fallback.slice(0, 100);
+  if (flat.length <= 100) return flat;
+  const cut = flat.slice(0, 99);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
