@@ -188,6 +188,11 @@ describe('faults on the one-response endpoints', () => {
     const r = await post(emu.url, B1, { bot_id: 'demo-bot', message: '[error 0]' });
     expect(r.status).toBe(500);
     expect(r.json().error.code).toBe('BOT_ERROR');
+    expect((await post(emu.url, A1, { message: '[error 0]' })).status).toBe(500);
+    await expect(post(emu.url, A1, { message: '[cut 0]' })).rejects.toThrow();
+    // Failed turns leave no conversation behind.
+    expect((await get(emu.url, '/api/v1/chat/demo-bot/conversations')).json().data.pagination.total).toBe(0);
+    expect((await get(emu.url, '/v1/chat/conversations')).json().conversations).toEqual([]);
   });
 
   it('[stall N] never answers; close() ends it promptly', async () => {

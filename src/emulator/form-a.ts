@@ -1,7 +1,7 @@
 // Form A: /api/v1/chat/{botId}/(message|stream|conversations|conversations/{id}).
 import type { ChatCall, EmulatorContext } from './context.js';
 import { isRecord, sendJson } from './http.js';
-import { newConversationId } from './state.js';
+import { type Conversation, newConversationId } from './state.js';
 import { runStream } from './stream.js';
 import { writerFor } from './stream-writers.js';
 import { type ErrorSpec, errorSpec, prepareTurn, sendFaults } from './turn.js';
@@ -39,21 +39,20 @@ async function turnA(ctx: EmulatorContext, call: ChatCall, botId: string): Promi
   if (given !== undefined && given !== null && (typeof given !== 'string' || given === '')) {
     return failWith(call, 400, 'conversationId must be a non-empty string');
   }
-  let conv: ReturnType<EmulatorContext['store']['create']>;
+  let existing: Conversation | undefined;
   if (typeof given === 'string') {
     const found = ctx.store.lookup('a', given);
     if (found.kind !== 'ok' || found.conv.botId !== botId) {
       return failWith(call, 404, `Conversation not found: ${given}`);
     }
-    conv = found.conv;
-  } else {
-    conv = ctx.store.create('a', botId, newConversationId());
+    existing = found.conv;
   }
 
   if (call.endpoint === 'send') {
     const faulted = await sendFaults(ctx, call.req, call.res, turn);
     if (faulted === 'handled') return;
     if (faulted) return fail(call, faulted);
+    const conv = existing ?? ctx.store.create('a', botId, newConversationId());
     ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
     const reply = ctx.store.addMessage(conv, 'assistant', turn.text);
     return sendJson(
@@ -65,6 +64,7 @@ async function turnA(ctx: EmulatorContext, call: ChatCall, botId: string): Promi
     );
   }
 
+  const conv = existing ?? ctx.store.create('a', botId, newConversationId());
   ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
   const ids = ctx.opts.streamIds;
   const inHeader = ids === 'header' || ids === 'both';

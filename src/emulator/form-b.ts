@@ -53,12 +53,13 @@ async function turnB(ctx: EmulatorContext, call: ChatCall): Promise<void> {
     return failWith(call, 410, 'SESSION_EXPIRED', `Session expired: ${sessionId}`);
   }
   // An unknown session id starts a session with that id (clients may choose their own ids).
-  const conv = found.kind === 'ok' ? found.conv : ctx.store.create('b', botId, sessionId);
+  const session = () => (found.kind === 'ok' ? found.conv : ctx.store.create('b', botId, sessionId));
 
   if (call.endpoint === 'send') {
     const faulted = await sendFaults(ctx, call.req, call.res, turn);
     if (faulted === 'handled') return;
     if (faulted) return fail(call, faulted);
+    const conv = session();
     ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
     const reply = ctx.store.addMessage(conv, 'assistant', turn.text);
     return sendJson(
@@ -70,6 +71,7 @@ async function turnB(ctx: EmulatorContext, call: ChatCall): Promise<void> {
     );
   }
 
+  const conv = session();
   ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
   const writer = writerFor(ctx.opts.streamFormat);
   const doneIds: { sessionId: string; messageId?: string } = { sessionId: conv.id };

@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ConversationSnapshot, StoredMessage } from './types.js';
 
-interface Conversation {
+export interface Conversation {
   id: string;
   form: 'a' | 'b';
   botId: string;
