@@ -10,7 +10,7 @@ import type { IncomingMessage, MessageHandler, Place } from '../../core/ports.js
 import type { Logger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
 import { type InteractionTargetData, InteractionReplySink } from './interaction-sink.js';
-import type { DiscordRateLimitFeed } from './rate-limits.js';
+import type { BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
 
 // Slash commands: /ask (a message without a mention, answered in the interaction's reply) and
 // /reset (fresh conversation for the place). Guild-scoped while the bot is in few guilds, because
@@ -70,6 +70,7 @@ export interface CommandDeps {
   feed: DiscordRateLimitFeed;
   logger: Logger;
   now?: () => number;
+  budget?: BucketBudget;
 }
 
 export async function handleCommand(i: ChatInputCommandInteraction, deps: CommandDeps): Promise<void> {
@@ -104,7 +105,7 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
     channelId: place.channelId,
     ...(place.threadId === undefined ? {} : { threadId: place.threadId }),
     data,
-  });
+  }, deps.budget);
   const msg: IncomingMessage = {
     platform: 'discord',
     eventId: `interaction:${i.id}`,

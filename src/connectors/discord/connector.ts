@@ -16,7 +16,7 @@ import { toPlatformError } from './errors.js';
 import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { inviteUrl } from './invite.js';
-import { DiscordRateLimitFeed } from './rate-limits.js';
+import { type BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
 import { ChannelReplySink, NO_MENTIONS } from './reply-sink.js';
 
 // The Discord connector: discord.js gateway events in, reply sinks out. It decides which messages
@@ -30,6 +30,11 @@ export interface DiscordConnectorOptions {
   /** "Is this thread one the bridge converses in?" beyond the owner check (e.g. a stored mapping). */
   isOwnThread?: (threadId: string) => boolean;
   now?: () => number;
+  /**
+   * Writes per window assumed for a channel or interaction until Discord's headers say more.
+   * Default 5 per 5000 ms (Discord's observed message bucket); tests against a faster fake lower it.
+   */
+  assumedBudget?: BucketBudget;
   /** How long start() waits for the gateway to be ready. */
   readyTimeoutMs?: number;
 }
@@ -64,7 +69,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       isOwnThread: opts.isOwnThread,
     });
     if (!route) return;
-    const msg = toIncoming(message, route, client, logger, now());
+    const msg = toIncoming(message, route, client, logger, now(), opts.assumedBudget);
     logger.info({ eventId: msg.eventId, channelId: msg.channelId, threadId: msg.threadId, dm: msg.isDm }, 'discord: message');
     logger.debug({ eventId: msg.eventId, text: msg.text }, 'discord: message text');
     const h = handler;
@@ -77,7 +82,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     if (stopping || !handler || !interaction.isChatInputCommand()) return;
     const i: ChatInputCommandInteraction = interaction;
     logger.info({ eventId: `interaction:${i.id}`, command: i.commandName, channelId: i.channelId }, 'discord: command');
-    void handleCommand(i, { handler, feed, logger, now }).catch((err: unknown) => {
+    void handleCommand(i, { handler, feed, logger, now, ...(opts.assumedBudget ? { budget: opts.assumedBudget } : {}) }).catch((err: unknown) => {
       logger.error({ command: i.commandName, err: toPlatformError(err, 'interaction').message }, 'discord: command failed');
     });
   };
@@ -169,7 +174,14 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   };
 }
 
-function toIncoming(message: Message, route: MessageRoute, client: Client, logger: Logger, receivedAt: number): IncomingMessage {
+function toIncoming(
+  message: Message,
+  route: MessageRoute,
+  client: Client,
+  logger: Logger,
+  receivedAt: number,
+  budget: BucketBudget | undefined,
+): IncomingMessage {
   const target: ReplyTarget = {
     platform: 'discord',
     ...(route.place.workspaceId === undefined ? {} : { workspaceId: route.place.workspaceId }),
@@ -183,6 +195,7 @@ function toIncoming(message: Message, route: MessageRoute, client: Client, logge
     target,
     ...(route.replyTo ? { replyTo: route.replyTo } : {}),
     ...(route.startThread ? { startThread: route.startThread } : {}),
+    ...(budget ? { budget } : {}),
   });
   return {
     platform: 'discord',

@@ -1,7 +1,7 @@
 import { type REST, Routes } from 'discord.js';
 import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { toPlatformError } from './errors.js';
-import { interactionBucket } from './rate-limits.js';
+import { type BucketBudget, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, NO_MENTIONS } from './reply-sink.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response
@@ -30,8 +30,9 @@ export class InteractionReplySink implements ReplySink {
   constructor(
     private readonly rest: REST,
     readonly target: ReplyTarget & { data: InteractionTargetData },
+    budget?: BucketBudget,
   ) {
-    this.bucket = interactionBucket(target.data.interactionId);
+    this.bucket = interactionBucket(target.data.interactionId, budget);
   }
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {

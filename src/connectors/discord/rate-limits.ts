@@ -12,12 +12,18 @@ export const DEFAULT_CHANNEL_BUCKET = { limit: 5, windowMs: 5000 } as const;
 /** Interaction webhooks (edit original, follow-ups): assumed the same until headers say more. */
 export const DEFAULT_WEBHOOK_BUCKET = { limit: 5, windowMs: 5000 } as const;
 
-export function channelBucket(channelId: string): BucketRef {
-  return { key: `discord:channel:${channelId}`, ...DEFAULT_CHANNEL_BUCKET };
+/** Writes per window assumed for a bucket before Discord's headers have been seen. */
+export interface BucketBudget {
+  limit: number;
+  windowMs: number;
 }
 
-export function interactionBucket(interactionId: string): BucketRef {
-  return { key: `discord:interaction:${interactionId}`, ...DEFAULT_WEBHOOK_BUCKET };
+export function channelBucket(channelId: string, budget: BucketBudget = DEFAULT_CHANNEL_BUCKET): BucketRef {
+  return { key: `discord:channel:${channelId}`, limit: budget.limit, windowMs: budget.windowMs };
+}
+
+export function interactionBucket(interactionId: string, budget: BucketBudget = DEFAULT_WEBHOOK_BUCKET): BucketRef {
+  return { key: `discord:interaction:${interactionId}`, limit: budget.limit, windowMs: budget.windowMs };
 }
 
 /** Interaction tokens live 15 minutes; keep the token → interaction mapping no longer than that. */

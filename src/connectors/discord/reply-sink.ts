@@ -2,7 +2,7 @@ import { type REST, Routes } from 'discord.js';
 import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
-import { channelBucket } from './rate-limits.js';
+import { type BucketBudget, channelBucket } from './rate-limits.js';
 
 // A reply in a channel, thread or DM: plain message create + edit over REST. In thread mode the
 // thread is opened lazily from the user's message (its id is the message id), so nothing is made
@@ -33,6 +33,7 @@ export interface ChannelSinkInit {
   replyTo?: { channelId: string; messageId: string };
   /** Thread mode: open this thread before the first write. */
   startThread?: ThreadFromMessage;
+  budget?: BucketBudget;
 }
 
 export class ChannelReplySink implements ReplySink {
@@ -45,7 +46,7 @@ export class ChannelReplySink implements ReplySink {
 
   constructor(private readonly init: ChannelSinkInit) {
     this.target = init.target;
-    this.bucket = channelBucket(init.channelId);
+    this.bucket = channelBucket(init.channelId, init.budget);
   }
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {
