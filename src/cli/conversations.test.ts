@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { createChatService } from '../upstream/index.js';
+import { run, table } from './conversations.js';
+
+const KEY = 'cli-conv-key';
+let emu: Emulator;
+beforeAll(async () => {
+  emu = await startEmulator({ apiKey: KEY, bots: ['demo-bot'], chunkDelayMs: 0 });
+});
+afterAll(() => emu.close());
+beforeEach(() => emu.reset());
+
+const env = (form: 'a' | 'b', extra: Record<string, string> = {}) => ({
+  CHAT_API_URL: emu.url,
+  CHAT_API_KEY: KEY,
+  CHAT_BOT_ID: 'demo-bot',
+  CHAT_API_FORM: form,
+  ...extra,
+});
+
+async function cli(args: string[], form: 'a' | 'b' = 'a', extra: Record<string, string> = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(args, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env: env(form, extra),
+  });
+  return { code, stdout, stderr };
+}
+
+async function seed(form: 'a' | 'b', messages: string[][]): Promise<string[]> {
+  const service = createChatService({ url: emu.url, apiKey: KEY, form, requestTimeoutMs: 5000, streamIdleTimeoutMs: 5000 });
+  const ids: string[] = [];
+  for (const turns of messages) {
+    let id = service.mintConversationId();
+    for (const message of turns) {
+      const r = await service.send({ botId: 'demo-bot', message, ...(id ? { conversationId: id } : {}) });
+      id ??= r.conversationId;
+    }
+    ids.push(id as string);
+  }
+  await service.close();
+  return ids;
+}
+
+describe('conversations list', () => {
+  it.each(['a', 'b'] as const)('Form %s: an aligned table', async (form) => {
+    const ids = await seed(form, [['first\nline two'], ['second', 'more']]);
+    const r = await cli(['list'], form);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+MESSAGES\s+UPDATED\s+PREVIEW$/);
+    for (const id of ids) expect(r.stdout).toContain(id);
+    const rows = lines.slice(2, 4);
+    // Aligned: every column starts at the same offset in every row.
+    const col = (l: string) => l.search(/\d{4}-\d\d-\d\dT/); // the UPDATED timestamp
+    expect(new Set(rows.map(col)).size).toBe(1);
+    expect(lines[0]?.indexOf('UPDATED')).toBe(col(rows[0] ?? ''));
+    expect(r.stdout).not.toContain('first\nline');
+    expect(r.stdout).toContain('page 1, 2 shown of 2\n');
+  });
+
+  it('Form B: --limit, and a footer without a made-up total', async () => {
+    await seed('b', [['1'], ['2'], ['3']]);
+    const r = await cli(['list', '--limit', '2'], 'b');
+    expect(emu.requests.at(-1)?.query).toMatchObject({ bot_id: 'demo-bot', limit: '2' });
+    expect(r.stdout).toContain('page 1, 2 shown, more on the next page\n');
+  });
+
+  it('Form A: page, limit and since are passed; the footer shows the paging', async () => {
+    await seed('a', [['1'], ['2'], ['3']]);
+    const r = await cli(['list', '--page', '2', '--limit=2', '--since', '2000-01-01T00:00:00Z']);
+    expect(r.code).toBe(0);
+    expect(emu.requests.at(-1)?.query).toEqual({ page: '2', limit: '2', since: '2000-01-01T00:00:00Z' });
+    expect(r.stdout).toContain('page 2, 1 shown of 3');
+  });
+
+  it('no conversations', async () => {
+    expect((await cli(['list'])).stdout).toBe('no conversations\n');
+  });
+});
+
+describe('conversations show', () => {
+  it.each(['a', 'b'] as const)('Form %s: the messages of one conversation', async (form) => {
+    const [id] = await seed(form, [['hello', 'two\nlines']]);
+    const r = await cli(['show', id as string], form);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toContain(`conversation ${id}`);
+    expect(lines[1]).toMatch(/^TIME\s+ROLE\s+MESSAGE$/);
+    expect(r.stdout).toMatch(/user\s+hello\n/);
+    expect(r.stdout).toMatch(/assistant\s+You said: hello\n/);
+    // A second line of a message continues under the MESSAGE column.
+    const at = lines[1]?.indexOf('MESSAGE') ?? -1;
+    const cont = lines.find((l) => l.trim() === 'lines' && l.indexOf('lines') === at);
+    expect(cont).toBeDefined();
+  });
+
+  it('Form B: --limit and --before page the history', async () => {
+    const [id] = await seed('b', [['one', 'two']]);
+    const r = await cli(['show', id as string, '--limit', '2'], 'b');
+    expect(r.stdout).toContain('You said: two');
+    expect(r.stdout).not.toContain('You said: one');
+    expect(r.stdout).toContain('more messages');
+  });
+
+  it('an unknown conversation: one error line, exit 1', async () => {
+    const r = await cli(['show', 'nope']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: the conversation no longer exists upstream: A3 history: upstream answered 404/);
+  });
+
+  it('usage mistakes: exit 2', async () => {
+    for (const args of [[], ['what'], ['show'], ['list', '--limit', '0'], ['list', '--since', 'yesterday'], ['list', '--before', 'x']]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain('usage:');
+    }
+  });
+});
+
+describe('table', () => {
+  it('pads all but the last column and continues multi-line cells under it', () => {
+    expect(table(['A', 'BB', 'C'], [['xyz', '1', 'p\nq'], ['é', '', 'r']])).toBe(
+      ['A    BB  C', '---  --  -', 'xyz  1   p', '         q', 'é        r', ''].join('\n'),
+    );
+  });
+});

@@ -1,0 +1,160 @@
+import { type Config, ConfigError, type Env, loadConfig, readEnv } from '../config/config.js';
+import type { ChatService, ConversationList, HistoryPage } from '../core/chat-port.js';
+import { createChatService } from '../upstream/index.js';
+import { describeError } from './chat.js';
+
+// `assistant-bridge conversations list | show ID`: the upstream's list (A4/B4) and history
+// (A3/B3) endpoints as plain aligned tables.
+
+export interface ConversationsIo {
+  stdout?: { write(s: string): unknown };
+  stderr?: { write(s: string): unknown };
+  env?: Env;
+  createService?: (cfg: Config['upstream']) => ChatService;
+}
+
+const USAGE = `usage: assistant-bridge conversations list [--bot ID] [--page N] [--limit N] [--since ISO-DATE]
+       assistant-bridge conversations show ID [--bot ID] [--limit N] [--before MSG-ID] [--after MSG-ID]
+`;
+
+type Flags = Record<string, string>;
+type Command = { cmd: 'list' | 'show'; id?: string; flags: Flags };
+
+const FLAGS: Record<Command['cmd'], string[]> = {
+  list: ['bot', 'page', 'limit', 'since'],
+  show: ['bot', 'limit', 'before', 'after'],
+};
+
+function parseArgs(args: string[]): Command | string {
+  const [cmd, ...rest] = args;
+  if (cmd !== 'list' && cmd !== 'show') return cmd === undefined ? 'a subcommand is needed' : `unknown subcommand "${cmd}"`;
+  const flags: Flags = {};
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] ?? '';
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    const value = eq === -1 ? rest[++i] : arg.slice(eq + 1);
+    if (!FLAGS[cmd].includes(name)) return `unknown option --${name} for ${cmd}`;
+    if (value === undefined || value === '' || value.startsWith('--')) return `--${name} needs a value`;
+    flags[name] = value;
+  }
+  for (const name of ['page', 'limit']) {
+    const v = flags[name];
+    if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) return `--${name} must be a positive whole number, got "${v}"`;
+  }
+  if (flags.since !== undefined && Number.isNaN(Date.parse(flags.since))) return `--since must be an ISO date, got "${flags.since}"`;
+  if (cmd === 'show' && positional.length !== 1) return 'show needs exactly one conversation id';
+  if (cmd === 'list' && positional.length > 0) return `unexpected argument "${positional[0]}"`;
+  return cmd === 'show' ? { cmd, id: positional[0] as string, flags } : { cmd, flags };
+}
+
+export async function run(args: string[], io: ConversationsIo = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  if (args.includes('--help') || args.includes('-h')) {
+    stdout.write(USAGE);
+    return 0;
+  }
+  const parsed = parseArgs(args);
+  if (typeof parsed === 'string') {
+    stderr.write(`${parsed}\n${USAGE}`);
+    return 2;
+  }
+  const { flags } = parsed;
+  let config: Config;
+  try {
+    const env = io.env ?? readEnv();
+    config = loadConfig(flags.bot === undefined ? env : { ...env, CHAT_BOT_ID: flags.bot }, { requirePlatform: false });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    stderr.write(`${err.message}\n`);
+    return 2;
+  }
+  const botId = config.upstream.botId;
+  const service = (io.createService ?? createChatService)(config.upstream);
+  const num = (name: string) => (flags[name] === undefined ? {} : { [name]: Number(flags[name]) });
+  const str = (name: string) => (flags[name] === undefined ? {} : { [name]: flags[name] });
+  try {
+    if (parsed.cmd === 'list') {
+      stdout.write(renderList(await service.listConversations(botId, { ...num('page'), ...num('limit'), ...str('since') })));
+    } else {
+      const id = parsed.id as string;
+      stdout.write(renderHistory(await service.history(botId, id, { ...num('limit'), ...str('before'), ...str('after') })));
+    }
+    return 0;
+  } catch (err) {
+    stderr.write(`error: ${describeError(err, botId)}\n`);
+    return 1;
+  } finally {
+    await service.close();
+  }
+}
+
+export function renderList(list: ConversationList): string {
+  if (list.conversations.length === 0) return 'no conversations\n';
+  const rows = list.conversations.map((c) => [
+    c.id,
+    c.messageCount === undefined ? '' : String(c.messageCount),
+    c.updatedAt ?? c.createdAt ?? '',
+    oneLine(c.preview ?? '', 60),
+  ]);
+  let out = table(['ID', 'MESSAGES', 'UPDATED', 'PREVIEW'], rows);
+  const p = list.pagination;
+  if (p) {
+    const shown = list.conversations.length;
+    // Form B gives no total: the client's count of what it has seen then says nothing new.
+    const seen = (p.page - 1) * p.limit + shown;
+    const total = !p.hasMore || p.total > seen ? ` of ${p.total}` : '';
+    out += `page ${p.page}, ${shown} shown${total}${p.hasMore ? ', more on the next page' : ''}\n`;
+  }
+  return out;
+}
+
+export function renderHistory(page: HistoryPage): string {
+  const facts = [
+    page.messageCount !== undefined ? `${page.messageCount} messages` : undefined,
+    page.createdAt ? `created ${page.createdAt}` : undefined,
+  ].filter(Boolean);
+  let out = `conversation ${page.conversationId}${facts.length > 0 ? ` (${facts.join(', ')})` : ''}\n`;
+  if (page.messages.length === 0) return `${out}no messages\n`;
+  out += table(
+    ['TIME', 'ROLE', 'MESSAGE'],
+    page.messages.map((m) => [m.timestamp ?? '', m.role, m.content]),
+  );
+  if (page.hasMore) out += 'more messages: page with --before/--after and a message id\n';
+  return out;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const chars = Array.from(flat);
+  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+/**
+ * Columns padded to their widest cell; the last column is not padded and may hold several
+ * lines, which continue under it.
+ */
+export function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => (i === head.length - 1 ? 0 : Array.from(r[i] ?? '').length))),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(Math.max(0, (widths[i] ?? 0) - Array.from(c).length))))
+      .join('  ')
+      .trimEnd();
+  const indent = ' '.repeat(widths.slice(0, -1).reduce((sum, w) => sum + w + 2, 0));
+  const out = [line(head), line(widths.map((w, i) => '-'.repeat(i === head.length - 1 ? head[i]?.length ?? 3 : w)))];
+  for (const r of rows) {
+    const [first = '', ...more] = (r[r.length - 1] ?? '').split('\n');
+    out.push(line([...r.slice(0, -1), first]));
+    for (const m of more) out.push(`${indent}${m}`.trimEnd());
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,172 @@
+import type { StreamEvent } from '../core/chat-port.js';
+
+// The rules of CONTRACT.md §4 "Upstream streams" that every stream format shares: how one event
+// (an SSE event, an NDJSON line, a streamed JSON object) becomes text, ids, the end, or an error.
+
+/** What a decoder produces: the port's events, plus an in-band error the reader turns into a ChatError. */
+export type DecodedEvent = StreamEvent | { type: 'error'; message: string; code?: string };
+
+type Json = Record<string, unknown>;
+
+const TEXT_KEYS = ['delta', 'content', 'text', 'token', 'response', 'chunk'] as const;
+const CONVERSATION_KEYS = ['conversationId', 'conversation_id', 'sessionId', 'session_id'] as const;
+const MESSAGE_KEYS = ['messageId', 'message_id'] as const;
+const END_NAMES = new Set(['done', 'end', 'complete', 'stop']);
+const END_TYPES = new Set(['done', 'end', 'complete']);
+/** Keep-alive events some servers send; their data is not reply text. */
+const IGNORED_NAMES = new Set(['ping', 'heartbeat', 'keepalive', 'keep-alive']);
+
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The first value among `keys` of `obj` that is a string (numbers count, as ids are sometimes numeric). */
+export function firstString(obj: Json | undefined, keys: readonly string[], numbers = false): string | undefined {
+  if (!obj) return undefined;
+  for (const k of keys) {
+    const v = obj[k];
+    if (typeof v === 'string') return v;
+    if (numbers && typeof v === 'number' && Number.isFinite(v)) return String(v);
+  }
+  return undefined;
+}
+
+/** Parse `text` when it looks like a JSON object; anything else (including other JSON values) is not one. */
+export function parseObject(text: string): Json | undefined {
+  const t = text.trimStart();
+  if (!t.startsWith('{')) return undefined;
+  try {
+    const v: unknown = JSON.parse(t);
+    return isObject(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The reply text of one JSON event: the first string among the contract's keys, in its order. */
+export function textOf(obj: Json): string | undefined {
+  const data = isObject(obj.data) ? obj.data : undefined;
+  const choices = Array.isArray(obj.choices) ? obj.choices : undefined;
+  const choice = isObject(choices?.[0]) ? choices[0] : undefined;
+  const choiceDelta = isObject(choice?.delta) ? choice.delta : undefined;
+  // Beyond the contract, last: object deltas of the `{"delta":{"text":…}}` kind.
+  const delta = isObject(obj.delta) ? obj.delta : undefined;
+  return (
+    firstString(obj, TEXT_KEYS) ??
+    firstString(data, TEXT_KEYS) ??
+    firstString(choiceDelta, ['content']) ??
+    firstString(delta, ['text', 'content'])
+  );
+}
+
+export function idsOf(obj: Json): { conversationId?: string; messageId?: string } {
+  const data = isObject(obj.data) ? obj.data : undefined;
+  const conversationId = firstString(obj, CONVERSATION_KEYS, true) ?? firstString(data, CONVERSATION_KEYS, true);
+  const messageId = firstString(obj, MESSAGE_KEYS, true) ?? firstString(data, MESSAGE_KEYS, true);
+  return {
+    ...(conversationId !== undefined && conversationId !== '' ? { conversationId } : {}),
+    ...(messageId !== undefined && messageId !== '' ? { messageId } : {}),
+  };
+}
+
+/** The error an event reports: by its `error` field or `"type":"error"`, or any event when `named` error. */
+function errorOf(obj: Json, named: boolean): { message: string; code?: string } | undefined {
+  const err = obj.error;
+  const hasError = err !== undefined && err !== null && err !== false;
+  if (!hasError && obj.type !== 'error' && !named) return undefined;
+  const errObj = isObject(err) ? err : undefined;
+  const message =
+    (typeof err === 'string' ? err : undefined) ??
+    firstString(errObj, ['message', 'detail', 'error']) ??
+    firstString(obj, ['message', 'detail']) ??
+    textOf(obj) ??
+    JSON.stringify(obj).slice(0, 200);
+  const code = firstString(errObj, ['code', 'type'], true) ?? firstString(obj, ['code'], true);
+  return code === undefined ? { message } : { message, code };
+}
+
+/**
+ * Collects the events of one stream: applies the rules, drops empty text, repeats no unchanged
+ * ids, merges adjacent text pieces of one push, and ignores everything after the end or an error.
+ */
+export class EventCollector {
+  private out: DecodedEvent[] = [];
+  private stopped = false;
+  private lastConversationId: string | undefined;
+  private lastMessageId: string | undefined;
+
+  get done(): boolean {
+    return this.stopped;
+  }
+
+  take(): DecodedEvent[] {
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  text(text: string): void {
+    if (this.stopped || text === '') return;
+    const last = this.out[this.out.length - 1];
+    if (last?.type === 'text') last.text += text;
+    else this.out.push({ type: 'text', text });
+  }
+
+  end(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.out.push({ type: 'end' });
+  }
+
+  error(message: string, code?: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.out.push(code === undefined ? { type: 'error', message } : { type: 'error', message, code });
+  }
+
+  /** One JSON object (an NDJSON line, SSE data), with the SSE event name when there is one. */
+  json(obj: Json, eventName?: string): void {
+    if (this.stopped) return;
+    const name = eventName?.toLowerCase();
+    const err = errorOf(obj, name === 'error');
+    if (err) {
+      this.error(err.message, err.code);
+      return;
+    }
+    this.ids(idsOf(obj));
+    const type = typeof obj.type === 'string' ? obj.type.toLowerCase() : undefined;
+    // A closing event often repeats the whole reply: its text is never appended.
+    if ((name && END_NAMES.has(name)) || obj.done === true || (type && END_TYPES.has(type))) {
+      this.end();
+      return;
+    }
+    if (name && IGNORED_NAMES.has(name)) return;
+    const text = textOf(obj);
+    if (text !== undefined) this.text(text);
+  }
+
+  /** One SSE event: JSON data by the JSON rules, other data is itself the text. */
+  sse(data: string, eventName?: string): void {
+    if (this.stopped) return;
+    const obj = parseObject(data);
+    if (obj) {
+      this.json(obj, eventName);
+      return;
+    }
+    const name = eventName?.toLowerCase();
+    if (name === 'error') this.error(data === '' ? 'upstream stream error' : data);
+    else if (data.trim() === '[DONE]' || (name && END_NAMES.has(name))) this.end();
+    else if (!(name && IGNORED_NAMES.has(name))) this.text(data);
+  }
+
+  private ids(ids: { conversationId?: string; messageId?: string }): void {
+    const conversationId = ids.conversationId !== this.lastConversationId ? ids.conversationId : undefined;
+    const messageId = ids.messageId !== this.lastMessageId ? ids.messageId : undefined;
+    if (conversationId === undefined && messageId === undefined) return;
+    if (conversationId !== undefined) this.lastConversationId = conversationId;
+    if (messageId !== undefined) this.lastMessageId = messageId;
+    this.out.push({
+      type: 'ids',
+      ...(conversationId !== undefined ? { conversationId } : {}),
+      ...(messageId !== undefined ? { messageId } : {}),
+    });
+  }
+}

@@ -1,0 +1,108 @@
+import type {
+  ChatService,
+  ChatStream,
+  ConversationList,
+  HistoryOptions,
+  HistoryPage,
+  ListOptions,
+  SendRequest,
+  SendResult,
+} from '../core/chat-port.js';
+import { header, type UpstreamClientOptions, UpstreamHttp } from './http.js';
+import { assignDefined, boolOf, messagesOf, numberOf, payload, sendResultOf, summariesOf } from './mapping.js';
+
+// Form A: `{base_url}/api/v1/chat/{botId}/…`, `conversationId`, a `{success, data}` envelope.
+// The upstream assigns conversation ids; they come back in the reply.
+
+const enc = encodeURIComponent;
+
+export function messageBody(req: SendRequest): Record<string, unknown> {
+  return {
+    message: req.message,
+    ...(req.conversationId !== undefined ? { conversationId: req.conversationId } : {}),
+    ...(req.metadata !== undefined ? { metadata: req.metadata } : {}),
+  };
+}
+
+export class FormAService implements ChatService {
+  readonly form = 'a' as const;
+  private readonly http: UpstreamHttp;
+
+  constructor(opts: UpstreamClientOptions) {
+    this.http = new UpstreamHttp(opts);
+  }
+
+  mintConversationId(): undefined {
+    return undefined;
+  }
+
+  async send(req: SendRequest): Promise<SendResult> {
+    const res = await this.http.json({
+      method: 'POST',
+      path: `/api/v1/chat/${enc(req.botId)}/message`,
+      body: messageBody(req),
+      endpoint: 'A1 message',
+      conversationSent: req.conversationId !== undefined,
+      signal: req.signal,
+    });
+    return sendResultOf(res.body, header(res.headers, 'x-conversation-id'));
+  }
+
+  stream(req: SendRequest): Promise<ChatStream> {
+    return this.http.stream({
+      method: 'POST',
+      path: `/api/v1/chat/${enc(req.botId)}/stream`,
+      body: messageBody(req),
+      endpoint: 'A2 stream',
+      conversationSent: req.conversationId !== undefined,
+      signal: req.signal,
+    });
+  }
+
+  /** A3. Form A documents no paging of one history: `opts` is not sent. */
+  async history(botId: string, conversationId: string, _opts?: HistoryOptions): Promise<HistoryPage> {
+    const res = await this.http.json({
+      method: 'GET',
+      path: `/api/v1/chat/${enc(botId)}/conversations/${enc(conversationId)}`,
+      endpoint: 'A3 history',
+      conversationSent: true,
+    });
+    const data = payload(res.body);
+    const meta = typeof data.metadata === 'object' && data.metadata !== null ? (data.metadata as Record<string, unknown>) : {};
+    return assignDefined<HistoryPage>(
+      { conversationId: typeof data.conversationId === 'string' ? data.conversationId : conversationId, messages: messagesOf(data.messages) },
+      {
+        createdAt: typeof meta.createdAt === 'string' ? meta.createdAt : undefined,
+        messageCount: numberOf(meta, ['messageCount']),
+        hasMore: boolOf(data, ['hasMore']),
+      },
+    );
+  }
+
+  /** A4: `page` (default 1), `limit` (default 20, at most 100), `since`. */
+  async listConversations(botId: string, opts: ListOptions = {}): Promise<ConversationList> {
+    const res = await this.http.json({
+      method: 'GET',
+      path: `/api/v1/chat/${enc(botId)}/conversations`,
+      query: { page: opts.page, limit: opts.limit === undefined ? undefined : Math.min(100, Math.max(1, opts.limit)), since: opts.since },
+      endpoint: 'A4 conversations',
+      conversationSent: false,
+    });
+    const data = payload(res.body);
+    const list: ConversationList = { conversations: summariesOf(data.conversations) };
+    const p = typeof data.pagination === 'object' && data.pagination !== null ? (data.pagination as Record<string, unknown>) : undefined;
+    if (p) {
+      list.pagination = {
+        page: numberOf(p, ['page']) ?? opts.page ?? 1,
+        limit: numberOf(p, ['limit']) ?? opts.limit ?? 20,
+        total: numberOf(p, ['total']) ?? list.conversations.length,
+        hasMore: boolOf(p, ['hasMore', 'has_more']) ?? false,
+      };
+    }
+    return list;
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}

@@ -1,0 +1,205 @@
+import { Pool } from 'undici';
+import type { ChatForm, ChatStream } from '../core/chat-port.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
+import { type RetryOptions, type RetryPolicy, retryPolicy, type Sleep, withRetry } from './retry.js';
+import { createChatStream } from './stream-reader.js';
+
+// The HTTP side shared by Form A and Form B: one keep-alive undici Pool for the upstream origin,
+// the bearer key, timeouts, error mapping and retries. Knows paths and JSON, not the forms.
+
+export interface UpstreamClientOptions {
+  /** CHAT_API_URL: the base URL; Form A paths go under `/api/v1`, Form B under `/v1`. */
+  url: string;
+  apiKey: string;
+  form: ChatForm;
+  /** Connect + response headers. */
+  requestTimeoutMs: number;
+  /** No byte of a response body for this long ends it (a stream: as interrupted). */
+  streamIdleTimeoutMs: number;
+  logger?: Logger;
+  retry?: RetryOptions;
+  /** Injectable for tests: the waits between retries. */
+  sleep?: Sleep;
+  random?: () => number;
+}
+
+export interface CallSpec {
+  method: 'GET' | 'POST';
+  /** Under the base URL's path, e.g. `/api/v1/chat/demo/message`. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** Short name for errors and logs, e.g. `A2 stream`. */
+  endpoint: string;
+  conversationSent: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+export interface JsonReply {
+  /** The parsed JSON body, or the body text when it is not JSON. */
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+const ERROR_BODY_LIMIT = 64 * 1024;
+const STREAM_ACCEPT = 'text/event-stream, application/x-ndjson, application/json;q=0.9, text/plain;q=0.8, */*;q=0.5';
+
+export function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export class UpstreamHttp {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  private readonly headers: Record<string, string>;
+  private readonly policy: RetryPolicy;
+  private readonly log: Logger;
+  readonly redact: (text: string) => string;
+
+  constructor(opts: UpstreamClientOptions) {
+    const base = new URL(opts.url);
+    this.basePath = base.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(base.origin, {
+      keepAliveTimeout: 30_000,
+      headersTimeout: opts.requestTimeoutMs,
+      bodyTimeout: opts.streamIdleTimeoutMs,
+      connect: { timeout: opts.requestTimeoutMs },
+    });
+    this.headers = { authorization: `Bearer ${opts.apiKey}`, 'user-agent': 'assistant-bridge' };
+    this.log = opts.logger ?? silentLogger;
+    this.redact = keyRedactor(opts.apiKey);
+    this.policy = retryPolicy(opts.retry, opts.sleep, opts.random);
+    this.policy.onRetry = (err, attempt, waitMs) =>
+      this.log.warn({ endpoint: err.details.endpoint, kind: err.kind, status: err.details.status, code: err.details.code, attempt, waitMs }, 'upstream call failed, retrying');
+  }
+
+  /** A call answered with one JSON body (A1/B1, history, lists), retried per the policy. */
+  async json(spec: CallSpec): Promise<JsonReply> {
+    const call = linkAbort(spec.signal);
+    try {
+      return await withRetry(
+        async () => {
+          const res = await this.attempt(spec, call.signal);
+          let text: string;
+          try {
+            text = await res.body.text();
+          } catch (err) {
+            if (call.signal.aborted) throw call.signal.reason;
+            throw transportError(err, this.context(spec));
+          }
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON: the caller reads the text itself
+          }
+          return { body, headers: res.headers };
+        },
+        this.policy,
+        call.signal,
+      );
+    } finally {
+      call.unlink();
+    }
+  }
+
+  /** A streamed call (A2/B2): resolves at the response headers, after retries. */
+  async stream(spec: CallSpec): Promise<ChatStream> {
+    const call = linkAbort(spec.signal);
+    try {
+      const res = await withRetry(() => this.attempt(spec, call.signal, STREAM_ACCEPT), this.policy, call.signal);
+      return createChatStream({
+        body: res.body,
+        contentType: header(res.headers, 'content-type'),
+        conversationId: header(res.headers, 'x-conversation-id'),
+        abort: () => call.abort(),
+        signal: spec.signal,
+        endpoint: spec.endpoint,
+        redact: this.redact,
+        onClose: call.unlink,
+      });
+    } catch (err) {
+      call.unlink();
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    // Graceful first; streams a caller left open must not hold the process.
+    const timer = setTimeout(() => void this.pool.destroy().catch(() => {}), 2_000);
+    try {
+      await this.pool.close();
+    } catch {
+      // destroyed meanwhile
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private context(spec: CallSpec): ErrorContext {
+    return { endpoint: spec.endpoint, conversationSent: spec.conversationSent, redact: this.redact };
+  }
+
+  /** One try: the response with a 2xx status, or a ChatError / the abort reason. */
+  private async attempt(spec: CallSpec, signal: AbortSignal, accept = 'application/json') {
+    const started = Date.now();
+    let res: Awaited<ReturnType<Pool['request']>>;
+    try {
+      res = await this.pool.request({
+        method: spec.method,
+        path: this.basePath + spec.path + queryString(spec.query),
+        headers: spec.body === undefined ? { ...this.headers, accept } : { ...this.headers, accept, 'content-type': 'application/json' },
+        ...(spec.body !== undefined ? { body: JSON.stringify(spec.body) } : {}),
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      const e = transportError(err, this.context(spec));
+      this.log.debug({ endpoint: spec.endpoint, kind: e.kind, code: e.details.code }, 'upstream call failed');
+      throw e;
+    }
+    this.log.debug({ endpoint: spec.endpoint, status: res.statusCode, ms: Date.now() - started }, 'upstream answered');
+    if (res.statusCode >= 200 && res.statusCode < 300) return res;
+    const text = await readLimited(res.body, ERROR_BODY_LIMIT);
+    throw httpError(res.statusCode, res.headers, text, this.context(spec));
+  }
+}
+
+function queryString(query: CallSpec['query']): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const s = params.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+/** The start of an error body; a body that fails or goes on is cut (its socket is not reused then). */
+async function readLimited(body: AsyncIterable<Uint8Array>, limit: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+      if (size >= limit) break;
+    }
+  } catch {
+    // the status is what matters
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** One controller per call: aborted by the caller's signal or by ChatStream.cancel(). */
+function linkAbort(external: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(external?.reason);
+  if (external?.aborted) onAbort();
+  else external?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    abort: () => controller.abort(),
+    unlink: () => external?.removeEventListener('abort', onAbort),
+  };
+}

@@ -1,0 +1,130 @@
+import { ChatError, type ChatStream, type StreamEvent } from '../core/chat-port.js';
+import { createDecoder } from './stream-decoder.js';
+
+// A streamed response body → the port's ChatStream. The decoder turns bytes into events; this
+// part owns the connection: a body that fails (reset, idle timeout) after the headers is an
+// `interrupted` reply, an `error` event is a `stream_error`, and every way out releases the socket.
+
+export interface StreamSource {
+  body: AsyncIterable<Uint8Array>;
+  contentType: string | undefined;
+  /** X-Conversation-Id of the response, if any. */
+  conversationId: string | undefined;
+  /** Aborts the request: undici destroys the body and the socket. */
+  abort: () => void;
+  /** The caller's signal: when it aborts, the iterator throws its reason. */
+  signal?: AbortSignal | undefined;
+  endpoint: string;
+  /** Keeps the API key out of error messages (an upstream could echo it). */
+  redact?: (text: string) => string;
+  /** Called once when the stream is finished, whichever way. */
+  onClose?: () => void;
+  /** How long to keep reading after the end event so the connection can be reused. */
+  drainMs?: number;
+}
+
+const DRAIN_MS = 1_000;
+const DRAIN_BYTES = 64 * 1024;
+
+export function createChatStream(src: StreamSource): ChatStream {
+  let cancelled = false;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    src.onClose?.();
+  };
+  const iterator = read(src, () => cancelled, close);
+  return {
+    conversationId: src.conversationId,
+    cancel() {
+      // After the end (or an error) there is nothing to abort: the connection may be draining for reuse.
+      if (cancelled || closed) return;
+      cancelled = true;
+      src.abort();
+      close();
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+}
+
+/** Cut connections and idle timeouts are told apart only for the message. */
+function cutMessage(err: unknown, endpoint: string): string {
+  const code = (err as { code?: unknown })?.code;
+  if (code === 'UND_ERR_BODY_TIMEOUT') return `${endpoint}: the upstream sent nothing for too long`;
+  return `${endpoint}: the connection to the upstream was cut${typeof code === 'string' ? ` (${code})` : ''}`;
+}
+
+async function* read(src: StreamSource, isCancelled: () => boolean, close: () => void): AsyncGenerator<StreamEvent> {
+  const decoder = createDecoder(src.contentType);
+  const body = src.body[Symbol.asyncIterator]();
+  let sawText = false;
+  let released = false;
+  try {
+    for (;;) {
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await body.next();
+      } catch (err) {
+        released = true;
+        if (isCancelled()) return;
+        if (src.signal?.aborted) throw src.signal.reason;
+        throw new ChatError('interrupted', cutMessage(err, src.endpoint), { endpoint: src.endpoint, partial: sawText });
+      }
+      if (isCancelled()) return;
+      const events = next.done ? decoder.finish() : decoder.push(next.value);
+      let endSeen = next.done === true;
+      for (const ev of events) {
+        if (ev.type === 'error') {
+          const message = `${src.endpoint}: upstream stream error: ${ev.message}`;
+          throw new ChatError('stream_error', src.redact ? src.redact(message) : message, {
+            endpoint: src.endpoint,
+            partial: sawText,
+            ...(ev.code !== undefined ? { code: ev.code } : {}),
+          });
+        }
+        if (ev.type === 'end') {
+          endSeen = true;
+          break;
+        }
+        if (ev.type === 'text') sawText = true;
+        yield ev;
+      }
+      if (endSeen) {
+        // Release before the last event: a consumer may stop iterating once it has it.
+        released = true;
+        if (!next.done) void drain(body, src, src.drainMs ?? DRAIN_MS);
+        close();
+        yield { type: 'end' };
+        return;
+      }
+    }
+  } finally {
+    if (!released) src.abort();
+    close();
+  }
+}
+
+/**
+ * After the end event the server usually closes the body at once; reading that last bit lets
+ * undici keep the connection. A body that goes on is cut after a short while.
+ */
+async function drain(body: AsyncIterator<Uint8Array>, src: StreamSource, ms: number): Promise<void> {
+  const timer = setTimeout(() => src.abort(), ms);
+  let bytes = 0;
+  try {
+    for (;;) {
+      const next = await body.next();
+      if (next.done) return;
+      bytes += next.value.byteLength;
+      if (bytes > DRAIN_BYTES) {
+        src.abort();
+        return;
+      }
+    }
+  } catch {
+    // aborted or cut: nothing left to release
+  } finally {
+    clearTimeout(timer);
+  }
+}
