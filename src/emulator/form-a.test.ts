@@ -64,6 +64,12 @@ describe('Form A: A1 message', () => {
     expect(emu.requests[2]?.conversationId).toBe(id);
   });
 
+  it('keeps at most maxRecordedRequests entries, dropping the oldest', async () => {
+    emu.setOptions({ maxRecordedRequests: 2 });
+    for (const m of ['one', 'two', 'three']) await send(m);
+    expect(emu.requests.map((r) => r.message)).toEqual(['two', 'three']);
+  });
+
   it('answers 404 for an unknown bot and an unknown conversation, with distinct messages', async () => {
     const bot = await send('hi', undefined, 'nope');
     expect(bot.status).toBe(404);

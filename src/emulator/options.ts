@@ -17,6 +17,7 @@ export const DEFAULTS: RuntimeOptions = {
   sessionIdleSeconds: 86400,
   streamIds: 'both',
   splitWrites: false,
+  maxRecordedRequests: 100_000,
 };
 
 const isInt = (v: unknown, min: number) => typeof v === 'number' && Number.isInteger(v) && v >= min;
@@ -40,6 +41,9 @@ export function validateRuntime(p: Partial<RuntimeOptions>): void {
     throw new Error('sessionIdleSeconds must be a number > 0');
   }
   if (p.streamIds !== undefined && !STREAM_IDS.includes(p.streamIds)) throw new Error(`streamIds must be one of ${STREAM_IDS.join(', ')}`);
+  if (p.maxRecordedRequests !== undefined && !isInt(p.maxRecordedRequests, 0)) {
+    throw new Error('maxRecordedRequests must be an integer >= 0');
+  }
   if (p.splitWrites !== undefined && typeof p.splitWrites !== 'boolean') throw new Error('splitWrites must be a boolean');
 }
 

@@ -98,6 +98,8 @@ async function handle(ctx: EmulatorContext, req: IncomingMessage, res: ServerRes
   };
   if (route.form === 'b' && record.conversationId !== undefined) record.session_id = record.conversationId;
   ctx.requests.push(record);
+  const over = ctx.requests.length - ctx.opts.maxRecordedRequests;
+  if (over > 0) ctx.requests.splice(0, over);
 
   let body: unknown;
   if (req.method === 'POST') {

@@ -26,6 +26,8 @@ export interface EmulatorOptions {
   streamIds?: StreamIds;
   /** Write every stream frame in two pieces split in its middle byte (exercises readers' buffering). */
   splitWrites?: boolean;
+  /** The request log keeps at most this many entries, dropping the oldest (default 100,000). */
+  maxRecordedRequests?: number;
   /** Clock for session expiry and timestamps (ms since epoch). */
   now?: () => number;
 }
