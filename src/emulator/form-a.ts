@@ -2,9 +2,7 @@
 import type { ChatCall, EmulatorContext } from './context.js';
 import { isRecord, sendJson } from './http.js';
 import { type Conversation, newConversationId } from './state.js';
-import { runStream } from './stream.js';
-import { writerFor } from './stream-writers.js';
-import { type ErrorSpec, errorSpec, prepareTurn, sendFaults } from './turn.js';
+import { answerTurn, type ErrorSpec, errorSpec, prepareTurn, streamTurn } from './turn.js';
 
 function fail(call: ChatCall, err: ErrorSpec): void {
   sendJson(call.res, err.status, { success: false, error: err.message }, err.headers, call.record);
@@ -48,52 +46,25 @@ async function turnA(ctx: EmulatorContext, call: ChatCall, botId: string): Promi
     existing = found.conv;
   }
 
+  const open = () => existing ?? ctx.store.create('a', botId, newConversationId());
   if (call.endpoint === 'send') {
-    const faulted = await sendFaults(ctx, call.req, call.res, turn);
-    if (faulted === 'handled') return;
-    if (faulted) return fail(call, faulted);
-    const conv = existing ?? ctx.store.create('a', botId, newConversationId());
-    ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
-    const reply = ctx.store.addMessage(conv, 'assistant', turn.text);
-    return sendJson(
-      call.res,
-      200,
-      { success: true, data: { response: turn.text, conversationId: conv.id, messageId: reply.id } },
-      {},
-      call.record,
-    );
+    const done = await answerTurn(ctx, call, turn, open);
+    if (done === 'handled') return;
+    if (!('conv' in done)) return fail(call, done);
+    const data = { response: turn.text, conversationId: done.conv.id, messageId: done.replyId };
+    return sendJson(call.res, 200, { success: true, data }, {}, call.record);
   }
 
-  const conv = existing ?? ctx.store.create('a', botId, newConversationId());
-  ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
+  const conv = open();
   const ids = ctx.opts.streamIds;
   const inHeader = ids === 'header' || ids === 'both';
   const inEvent = ids === 'event' || ids === 'both';
-  const writer = writerFor(ctx.opts.streamFormat);
-  const doneIds: { conversationId?: string; messageId?: string } = {};
-  if (inEvent) doneIds.conversationId = conv.id;
-  call.record.status = 200;
-  await runStream(
-    call.req,
-    call.res,
-    {
-      writer,
-      bytes: ctx.opts.streamFormat === 'plain',
-      headers: { 'content-type': writer.contentType, ...(inHeader ? { 'x-conversation-id': conv.id } : {}) },
-      startIds: inEvent ? { conversationId: conv.id } : {},
-      doneIds,
-      text: turn.text,
-      pieces: turn.directives.chunks,
-      delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
-      splitWrites: ctx.opts.splitWrites,
-      ...turn.faults,
-      onComplete: () => {
-        doneIds.messageId = ctx.store.addMessage(conv, 'assistant', turn.text).id;
-      },
-    },
-    ctx.closing,
-    ctx.live,
-  );
+  const shown = inEvent ? { conversationId: conv.id } : {};
+  await streamTurn(ctx, call, turn, conv, {
+    headers: inHeader ? { 'x-conversation-id': conv.id } : {},
+    startIds: shown,
+    doneIds: shown,
+  });
 }
 
 function historyA(ctx: EmulatorContext, call: ChatCall, botId: string) {

@@ -3,9 +3,7 @@ import type { ChatCall, EmulatorContext } from './context.js';
 import { intParam } from './form-a.js';
 import { isRecord, sendJson } from './http.js';
 import { historyWindow, newSessionId } from './state.js';
-import { runStream } from './stream.js';
-import { writerFor } from './stream-writers.js';
-import { type ErrorSpec, errorSpec, prepareTurn, sendFaults } from './turn.js';
+import { answerTurn, type ErrorSpec, errorSpec, prepareTurn, streamTurn } from './turn.js';
 
 const MAX_HISTORY_LIMIT = 1000;
 
@@ -56,47 +54,19 @@ async function turnB(ctx: EmulatorContext, call: ChatCall): Promise<void> {
   const session = () => (found.kind === 'ok' ? found.conv : ctx.store.create('b', botId, sessionId));
 
   if (call.endpoint === 'send') {
-    const faulted = await sendFaults(ctx, call.req, call.res, turn);
-    if (faulted === 'handled') return;
-    if (faulted) return fail(call, faulted);
-    const conv = session();
-    ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
-    const reply = ctx.store.addMessage(conv, 'assistant', turn.text);
-    return sendJson(
-      call.res,
-      200,
-      { response: turn.text, session_id: conv.id, message_id: reply.id },
-      {},
-      call.record,
-    );
+    const done = await answerTurn(ctx, call, turn, session);
+    if (done === 'handled') return;
+    if (!('conv' in done)) return fail(call, done);
+    const body = { response: turn.text, session_id: done.conv.id, message_id: done.replyId };
+    return sendJson(call.res, 200, body, {}, call.record);
   }
 
   const conv = session();
-  ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
-  const writer = writerFor(ctx.opts.streamFormat);
-  const doneIds: { sessionId: string; messageId?: string } = { sessionId: conv.id };
-  call.record.status = 200;
-  await runStream(
-    call.req,
-    call.res,
-    {
-      writer,
-      bytes: ctx.opts.streamFormat === 'plain',
-      headers: { 'content-type': writer.contentType, 'x-session-id': conv.id },
-      startIds: { sessionId: conv.id },
-      doneIds,
-      text: turn.text,
-      pieces: turn.directives.chunks,
-      delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
-      splitWrites: ctx.opts.splitWrites,
-      ...turn.faults,
-      onComplete: () => {
-        doneIds.messageId = ctx.store.addMessage(conv, 'assistant', turn.text).id;
-      },
-    },
-    ctx.closing,
-    ctx.live,
-  );
+  await streamTurn(ctx, call, turn, conv, {
+    headers: { 'x-session-id': conv.id },
+    startIds: { sessionId: conv.id },
+    doneIds: { sessionId: conv.id },
+  });
 }
 
 function historyB(ctx: EmulatorContext, call: ChatCall) {

@@ -1,11 +1,14 @@
 // The steps send and stream share in both forms: validation, faults, directives, the reply.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EmulatorContext } from './context.js';
 import { isRecord, pause, whenAborted } from './http.js';
 import { codeForStatus, messageForStatus } from './faults.js';
 import { type Directives, parseDirectives, replyText } from './replies.js';
-import type { StreamFaults } from './stream.js';
+import type { ChatCall } from './context.js';
+import type { Conversation } from './state.js';
+import { runStream, type StreamFaults } from './stream.js';
+import { type FrameIds, writerFor } from './stream-writers.js';
 import type { ChatEndpoint, Fault } from './types.js';
-import type { ServerResponse, IncomingMessage } from 'node:http';
 
 export interface ErrorSpec {
   status: number;
@@ -21,6 +24,8 @@ export function errorSpec(status: number, code?: string, message?: string, retry
   if (ra !== undefined) headers['retry-after'] = String(ra);
   return { status, code: code ?? codeForStatus(status), message: message ?? messageForStatus(status), headers };
 }
+
+export type OkTurn = Extract<Turn, { ok: true }>;
 
 export type Turn =
   | { ok: false; error: ErrorSpec }
@@ -79,7 +84,7 @@ export async function sendFaults(
   ctx: EmulatorContext,
   req: IncomingMessage,
   res: ServerResponse,
-  turn: Extract<Turn, { ok: true }>,
+  turn: OkTurn,
 ): Promise<ErrorSpec | 'handled' | undefined> {
   const gone = new AbortController();
   const onGone = () => gone.abort();
@@ -103,4 +108,59 @@ export async function sendFaults(
     res.off('close', onGone);
     ctx.closing.removeEventListener('abort', onGone);
   }
+}
+
+/**
+ * A1/B1 after validation: the one-response faults, then the user and assistant messages stored in
+ * the conversation `open()` returns (called only now, so a failed turn leaves nothing behind).
+ */
+export async function answerTurn(
+  ctx: EmulatorContext,
+  call: ChatCall,
+  turn: OkTurn,
+  open: () => Conversation,
+): Promise<{ conv: Conversation; replyId: string } | ErrorSpec | 'handled'> {
+  const faulted = await sendFaults(ctx, call.req, call.res, turn);
+  if (faulted) return faulted;
+  const conv = open();
+  ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
+  return { conv, replyId: ctx.store.addMessage(conv, 'assistant', turn.text).id };
+}
+
+/**
+ * A2/B2 after validation: stores the user message and streams the reply in the current format.
+ * The assistant message is stored (and its id put in the end frame) once all text went out.
+ */
+export async function streamTurn(
+  ctx: EmulatorContext,
+  call: ChatCall,
+  turn: OkTurn,
+  conv: Conversation,
+  reveal: { headers: Record<string, string>; startIds: FrameIds; doneIds: FrameIds },
+): Promise<void> {
+  ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
+  const writer = writerFor(ctx.opts.streamFormat);
+  const doneIds: FrameIds = { ...reveal.doneIds };
+  call.record.status = 200;
+  await runStream(
+    call.req,
+    call.res,
+    {
+      writer,
+      bytes: ctx.opts.streamFormat === 'plain',
+      headers: { 'content-type': writer.contentType, ...reveal.headers },
+      startIds: reveal.startIds,
+      doneIds,
+      text: turn.text,
+      pieces: turn.directives.chunks,
+      delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
+      splitWrites: ctx.opts.splitWrites,
+      ...turn.faults,
+      onComplete: () => {
+        doneIds.messageId = ctx.store.addMessage(conv, 'assistant', turn.text).id;
+      },
+    },
+    ctx.closing,
+    ctx.live,
+  );
 }
