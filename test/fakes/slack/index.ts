@@ -90,8 +90,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const users = new Map<string, string>();
   const switches: WebApiSwitches = { missingChannels: new Set() };
 
-  let server: Server | undefined;
-  const base = () => `http://127.0.0.1:${(server?.address() as AddressInfo).port}`;
+  let port = 0;
+  const base = () => `http://127.0.0.1:${port}`;
   const ctx: WebApiContext = {
     state,
     limiter,
@@ -102,7 +102,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     oauth: opts.oauth ? { ...opts.oauth, teamId: 'T0OAUTH', token: 'xoxb-oauth-installed-token' } : undefined,
     onCall: (c) => emitter.emit('call', c),
   };
-  server = createServer((req, res) => {
+  const server: Server = createServer((req, res) => {
     if ((req.url ?? '').startsWith('/api/') && req.method === 'POST') {
       handleWebApi(ctx, req, res).catch(() => {
         res.statusCode = 500;
@@ -114,7 +114,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     res.end();
   });
   const socket = new FakeSocketMode(server, opts.pingIntervalMs);
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
 
   const envelope = (event: Record<string, unknown>, teamId = ids.teamId) => ({
     token: 'legacy-verification-token',
@@ -214,8 +215,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     dropSocket: () => socket.drop(),
     async close() {
       socket.close();
-      server?.closeAllConnections();
-      await new Promise<void>((resolve) => server?.close(() => resolve()));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -1,0 +1,65 @@
+import { App, type Authorize, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import type { BoltLogger } from './bolt-logger.js';
+import { EventsReceiver } from './http-receiver.js';
+
+// The Bolt app and its receiver: Socket Mode when an app token is set, else the Events API
+// over the bridge's HTTP server. Web API errors, 429s included, reach the caller at once
+// (rejectRateLimitedCalls, no retries): the core's scheduler decides when to try again.
+
+export interface BoltAppOptions {
+  apiUrl: string;
+  appToken: string | undefined;
+  signingSecret: string | undefined;
+  authorize: Authorize<boolean>;
+  logger: BoltLogger;
+  now?: () => number;
+  /** Socket Mode: ping timeout, also the reconnect back-off step (Bolt's default 5000 ms). */
+  socketPingTimeoutMs?: number;
+}
+
+export interface BoltApp {
+  app: App;
+  mode: 'socket' | 'http';
+  /** HTTP mode: the POST /slack/events listener. */
+  events: EventsReceiver | undefined;
+  socket: SocketModeReceiver | undefined;
+}
+
+export function clientOptions(apiUrl: string) {
+  return { slackApiUrl: apiUrl, rejectRateLimitedCalls: true, retryConfig: { retries: 0 } };
+}
+
+export function createBoltApp(opts: BoltAppOptions): BoltApp {
+  let receiver: Receiver;
+  let events: EventsReceiver | undefined;
+  let socket: SocketModeReceiver | undefined;
+  if (opts.appToken) {
+    socket = new SocketModeReceiver({
+      appToken: opts.appToken,
+      // biome-ignore lint/suspicious/noExplicitAny: Bolt's and socket-mode's Logger types are separate copies
+      logger: opts.logger as any,
+      // Not an installer: this is how SocketModeReceiver passes client options to its
+      // apps.connections.open client, so that call goes to SLACK_API_URL too.
+      installerOptions: { clientOptions: { slackApiUrl: opts.apiUrl } },
+      ...(opts.socketPingTimeoutMs ? { clientPingTimeout: opts.socketPingTimeoutMs } : {}),
+    });
+    receiver = socket;
+  } else {
+    if (!opts.signingSecret) throw new Error('SLACK_SIGNING_SECRET is required in Slack HTTP mode');
+    events = new EventsReceiver({
+      signingSecret: opts.signingSecret,
+      logger: opts.logger,
+      ...(opts.now ? { now: opts.now } : {}),
+    });
+    receiver = events;
+  }
+  const app = new App({
+    receiver,
+    authorize: opts.authorize,
+    // biome-ignore lint/suspicious/noExplicitAny: Bolt's Logger type comes from its own @slack/logger copy
+    logger: opts.logger as any,
+    clientOptions: clientOptions(opts.apiUrl),
+    ignoreSelf: true,
+  });
+  return { app, mode: socket ? 'socket' : 'http', events, socket };
+}

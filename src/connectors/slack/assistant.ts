@@ -1,0 +1,60 @@
+import { Assistant } from '@slack/bolt';
+import { type Logger, scrubSecrets } from '../../logger.js';
+import type { SlackMessageEvent } from './events.js';
+import type { IntakeArgs } from './intake.js';
+
+// Slack's assistant threads (the AI app side panel): a greeting and suggested prompts when a
+// thread starts; each user message goes through the same intake as DMs, marked as assistant
+// so the working indicator is the thread status and the reply streams natively.
+
+export const GREETING = 'Hi! Ask me anything — I will answer right here.';
+export const SUGGESTED_PROMPTS = [
+  { title: 'What can you do?', message: 'What can you help me with?' },
+  { title: 'Explain something', message: 'Explain this in simple terms: ' },
+  { title: 'Draft a message', message: 'Help me draft a short message about ' },
+];
+
+const TITLE_MAX = 80;
+const TITLED_MAX = 10_000;
+
+export interface AssistantDeps {
+  logger: Logger;
+  intake(args: IntakeArgs): void;
+}
+
+export function createAssistant(deps: AssistantDeps): Assistant {
+  // Threads titled by this process: the title comes from a thread's first message.
+  const titled = new Set<string>();
+  const quietly = async (what: string, fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+    } catch (err) {
+      deps.logger.warn({ err: scrubSecrets(String(err)), what }, 'assistant call failed');
+    }
+  };
+  return new Assistant({
+    threadStarted: async ({ say, setSuggestedPrompts }) => {
+      await quietly('greeting', () => say(GREETING));
+      await quietly('suggested prompts', () => setSuggestedPrompts({ prompts: SUGGESTED_PROMPTS }));
+    },
+    userMessage: async ({ message, client, context, body, setTitle }) => {
+      const ev = message as unknown as SlackMessageEvent;
+      const key = `${ev.channel}:${ev.thread_ts}`;
+      deps.intake({
+        event: ev,
+        client,
+        teamId: context.teamId ?? (body as { team_id?: string }).team_id ?? '',
+        enterpriseId: context.enterpriseId,
+        bot: { userId: context.botUserId ?? '', botId: context.botId },
+        assistant: {
+          onFirstMessage: async (text) => {
+            if (titled.has(key) || text === '') return;
+            if (titled.size >= TITLED_MAX) titled.clear();
+            titled.add(key);
+            await quietly('setTitle', () => setTitle(text.slice(0, TITLE_MAX)));
+          },
+        },
+      });
+    },
+  });
+}

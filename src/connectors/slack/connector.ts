@@ -1,0 +1,239 @@
+import type { IncomingMessage as HttpRequest, ServerResponse } from 'node:http';
+import { type App, type AuthorizeResult, type AuthorizeSourceData, type InstallationQuery, webApi } from '@slack/bolt';
+import type { SlackConfig } from '../../config/config.js';
+import type { Connector, MessageHandler, RateLimitObserver, ReplyTarget } from '../../core/ports.js';
+import { ignoreRateLimits } from '../../core/ports.js';
+import { type Logger, scrubSecrets } from '../../logger.js';
+import type { InstallationRepo } from '../../store/index.js';
+import { type BoltApp, clientOptions, createBoltApp } from './app.js';
+import { createAssistant } from './assistant.js';
+import { boltLogger } from './bolt-logger.js';
+import type { SlackMessageEvent } from './events.js';
+import { createInstallationStore } from './installation-store.js';
+import { type IntakeDeps, intake } from './intake.js';
+import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oauth.js';
+import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
+import { renderMarkdownText, renderMrkdwn } from './render.js';
+import { SerialByKey } from './serial.js';
+import { ThreadMembership } from './threads.js';
+import { UserNames } from './users.js';
+
+export const EVENTS_PATH = '/slack/events';
+
+export interface HttpMounter {
+  mount(pathPrefix: string, listener: (req: HttpRequest, res: ServerResponse) => void | Promise<void>): void;
+}
+
+export interface SlackConnectorOptions {
+  config: SlackConfig;
+  logger: Logger;
+  /** The core scheduler, for 429s met outside a sink write. */
+  rateLimits?: RateLimitObserver;
+  /** OAuth mode: where installations are kept (store.installations). */
+  installations?: InstallationRepo;
+  /** The bridge's HTTP server: HTTP mode mounts /slack/events, OAuth mounts its two paths. */
+  http?: HttpMounter;
+  /** Budgets assumed per Slack method family; tests shrink the windows. */
+  limits?: Partial<SlackLimits>;
+  /** OAuth: the browser's approval page (default Slack's). */
+  authorizationUrl?: string;
+  /** Socket Mode ping timeout and reconnect back-off step; tests shorten it. */
+  socketPingTimeoutMs?: number;
+  now?: () => number;
+}
+
+export interface SlackConnector extends Connector {
+  /** Identity of the single-workspace bot, once started (undefined in OAuth mode). */
+  readonly identity: { teamId: string; botUserId: string; botId: string | undefined } | undefined;
+  /** Resolves when every event received so far has been handed to the relay (tests). */
+  idle(): Promise<void>;
+}
+
+export function createSlackConnector(opts: SlackConnectorOptions): SlackConnector {
+  const { config } = opts;
+  const logger = opts.logger.child({ component: 'slack' });
+  const blog = boltLogger(logger);
+  const now = opts.now ?? Date.now;
+  const limits: SlackLimits = { ...DEFAULT_SLACK_LIMITS, ...opts.limits };
+  const rateLimits = opts.rateLimits ?? ignoreRateLimits;
+  let handler: MessageHandler | undefined;
+  let identity: SlackConnector['identity'];
+  let started = false;
+  let socketUp = false;
+
+  let oauth: SlackOAuth | undefined;
+  if (!config.botToken) {
+    if (!config.oauth) throw new Error('Slack needs SLACK_BOT_TOKEN or the OAuth variables');
+    if (!opts.installations) throw new Error('Slack OAuth mode needs the installation store');
+    oauth = createOAuth({
+      ...config.oauth,
+      installationStore: createInstallationStore(opts.installations, now),
+      apiUrl: config.apiUrl,
+      logger: blog,
+      ...(opts.authorizationUrl ? { authorizationUrl: opts.authorizationUrl } : {}),
+    });
+  }
+  const installer = oauth?.installer;
+
+  const authorize = async (source: AuthorizeSourceData<boolean>): Promise<AuthorizeResult> => {
+    if (installer) return installer.authorize(source as InstallationQuery<boolean>);
+    if (!identity || !config.botToken) throw new Error('Slack connector not started');
+    const result: AuthorizeResult = {
+      botToken: config.botToken,
+      botUserId: identity.botUserId,
+      teamId: identity.teamId,
+      ...(identity.botId ? { botId: identity.botId } : {}),
+    };
+    return result;
+  };
+
+  const bolt: BoltApp = createBoltApp({
+    apiUrl: config.apiUrl,
+    appToken: config.appToken,
+    signingSecret: config.signingSecret,
+    authorize,
+    logger: blog,
+    now,
+    ...(opts.socketPingTimeoutMs ? { socketPingTimeoutMs: opts.socketPingTimeoutMs } : {}),
+  });
+  const { app } = bolt;
+  app.client.on(webApi.WebClientEvent.RATE_LIMITED, (retrySec: number, { url }: { url: string }) => {
+    // Sinks report their own 429s (as PlatformRateLimitedError, with the right bucket); the
+    // other calls (users.info, conversations.replies, reactions) are told to the scheduler here.
+    const method = url.split('/').pop() ?? '';
+    if (method.startsWith('chat.')) return;
+    logger.warn({ method, retrySec }, 'Slack rate limit');
+    rateLimits.limited(`slack:api:${method}`, retrySec * 1000);
+  });
+  bolt.socket?.client.on('connected', () => {
+    socketUp = true;
+  });
+  bolt.socket?.client.on('disconnected', () => {
+    socketUp = false;
+  });
+  bolt.socket?.client.on('reconnecting', () => {
+    socketUp = false;
+  });
+
+  const serial = new SerialByKey();
+  const deps: IntakeDeps = {
+    config,
+    limits,
+    logger,
+    threads: new ThreadMembership(logger, now),
+    users: new UserNames(now),
+    serial,
+    handler: () => (started ? handler : undefined),
+    now,
+  };
+  registerListeners(app, deps, logger, installer ? createInstallationStore(opts.installations as InstallationRepo, now) : undefined);
+
+  let mounted = false;
+  const mountRoutes = () => {
+    if (mounted) return;
+    mounted = true;
+    if (bolt.events) {
+      if (!opts.http) throw new Error('Slack HTTP mode needs the HTTP server to mount /slack/events');
+      opts.http.mount(EVENTS_PATH, bolt.events.requestListener);
+    }
+    if (oauth) {
+      if (!opts.http) throw new Error('Slack OAuth needs the HTTP server to mount /slack/install');
+      opts.http.mount(INSTALL_PATH, oauth.listener);
+      opts.http.mount(REDIRECT_PATH, oauth.listener);
+    }
+  };
+
+  const clientFor = async (target: ReplyTarget): Promise<webApi.WebClient> => {
+    const enterpriseId = typeof target.data?.enterpriseId === 'string' ? target.data.enterpriseId : undefined;
+    const auth = await authorize({ teamId: target.workspaceId ?? '', enterpriseId, isEnterpriseInstall: false });
+    if (!auth.botToken) throw new Error(`no Slack bot token for ${target.workspaceId ?? '-'}`);
+    return new webApi.WebClient(auth.botToken, { ...clientOptions(config.apiUrl), logger: blog as never });
+  };
+
+  return {
+    platform: 'slack',
+    get identity() {
+      return identity;
+    },
+    async start(h) {
+      handler = h;
+      if (config.botToken) {
+        // The readiness check of HTTP mode, and the bot's own ids for mention handling.
+        const res = await app.client.auth.test({ token: config.botToken });
+        identity = { teamId: res.team_id ?? '', botUserId: res.user_id ?? '', botId: res.bot_id };
+      }
+      mountRoutes();
+      started = true;
+      await app.start();
+      if (bolt.socket) socketUp = true;
+      logger.info({ mode: bolt.mode, oauth: Boolean(oauth), streaming: config.streaming }, 'Slack connector started');
+    },
+    async stop() {
+      started = false;
+      try {
+        await app.stop();
+      } catch (err) {
+        logger.warn({ err: scrubSecrets(String(err)) }, 'Slack app did not stop cleanly');
+      }
+      socketUp = false;
+    },
+    isReady() {
+      if (!started) return false;
+      return bolt.socket ? socketUp : true;
+    },
+    async markInterrupted(target, messageId, text) {
+      const client = await clientFor(target);
+      try {
+        if (target.data?.mode === 'native') {
+          // A stream left open by a crash: close it (Slack may have already), then set the text.
+          await client.chat.stopStream({ channel: target.channelId, ts: messageId }).catch(() => undefined);
+          await client.chat.update({ channel: target.channelId, ts: messageId, markdown_text: renderMarkdownText(text) });
+        } else {
+          await client.chat.update({ channel: target.channelId, ts: messageId, text: renderMrkdwn(text) });
+        }
+      } catch (err) {
+        throw translateSlackError(err, `slack:${target.workspaceId ?? '-'}:update`);
+      }
+    },
+    idle: () => serial.idle(),
+  };
+}
+
+function registerListeners(
+  app: App,
+  deps: IntakeDeps,
+  logger: Logger,
+  store: ReturnType<typeof createInstallationStore> | undefined,
+): void {
+  const teamOf = (context: { teamId?: string }, body: unknown) =>
+    context.teamId ?? (body as { team_id?: string }).team_id ?? '';
+  app.assistant(createAssistant({ logger, intake: (args) => intake(deps, args) }));
+  for (const type of ['app_mention', 'message'] as const) {
+    app.event(type, async ({ event, client, context, body }) => {
+      intake(deps, {
+        event: event as unknown as SlackMessageEvent,
+        client,
+        teamId: teamOf(context, body),
+        enterpriseId: context.enterpriseId,
+        bot: { userId: context.botUserId ?? '', botId: context.botId },
+      });
+    });
+  }
+  const forget = async (context: { teamId?: string; enterpriseId?: string; isEnterpriseInstall?: boolean }) => {
+    if (!store) return;
+    const query = {
+      teamId: context.teamId,
+      enterpriseId: context.enterpriseId,
+      isEnterpriseInstall: context.isEnterpriseInstall ?? false,
+    } as InstallationQuery<boolean>;
+    await store.deleteInstallation?.(query);
+    logger.info({ teamId: context.teamId }, 'Slack installation removed');
+  };
+  app.event('app_uninstalled', async ({ context }) => forget(context));
+  app.event('tokens_revoked', async ({ event, context }) => {
+    if ((event.tokens.bot ?? []).length > 0) await forget(context);
+  });
+  app.error(async (err) => {
+    logger.error({ err: scrubSecrets(String(err)) }, 'Slack listener error');
+  });
+}

@@ -1,0 +1,34 @@
+import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
+import type { InstallationRepo } from '../../store/index.js';
+
+// Bolt's installation store on the bridge's SQLite table (slack_installations). An org-wide
+// install is kept under its enterprise id with an empty team id.
+
+type AnyInstallation = Installation<'v1' | 'v2', boolean>;
+
+export function createInstallationStore(repo: InstallationRepo, now: () => number = Date.now): InstallationStore {
+  return {
+    async storeInstallation(installation: AnyInstallation): Promise<void> {
+      const enterpriseId = installation.enterprise?.id;
+      const key = installation.isEnterpriseInstall
+        ? { teamId: undefined, enterpriseId }
+        : { teamId: installation.team?.id, enterpriseId };
+      repo.save(key, installation.user?.id, JSON.stringify(installation), now());
+    },
+    async fetchInstallation(query: InstallationQuery<boolean>): Promise<AnyInstallation> {
+      const key = query.isEnterpriseInstall
+        ? { teamId: undefined, enterpriseId: query.enterpriseId }
+        : { teamId: query.teamId, enterpriseId: query.enterpriseId };
+      const json = repo.find(key);
+      if (json === undefined) throw new Error(`no Slack installation for ${query.enterpriseId ?? ''}/${query.teamId ?? ''}`);
+      return JSON.parse(json) as AnyInstallation;
+    },
+    async deleteInstallation(query: InstallationQuery<boolean>): Promise<void> {
+      repo.delete(
+        query.isEnterpriseInstall
+          ? { teamId: undefined, enterpriseId: query.enterpriseId }
+          : { teamId: query.teamId, enterpriseId: query.enterpriseId },
+      );
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import type { webApi } from '@slack/bolt';
+import type { SlackConfig } from '../../config/config.js';
+import { type IncomingMessage, type MessageHandler, placeKey } from '../../core/ports.js';
+import { type Logger, scrubSecrets } from '../../logger.js';
+import type { SlackDestination } from './destination.js';
+import { allowed, type BotIdentity, classify, mentions, placeOf, type SlackMessageEvent, stripBotMention } from './events.js';
+import type { SlackLimits } from './rate-limits.js';
+import type { SerialByKey } from './serial.js';
+import { chooseSink } from './sinks.js';
+import type { ThreadMembership } from './threads.js';
+import type { UserNames } from './users.js';
+
+// A Slack event becomes an IncomingMessage with its reply sink and goes to the relay. Runs
+// after Bolt acked the event; the relay is never awaited here (it resolves when the reply is
+// complete), so one slow reply holds up nothing else.
+
+export interface IntakeDeps {
+  config: SlackConfig;
+  limits: SlackLimits;
+  logger: Logger;
+  threads: ThreadMembership;
+  users: UserNames;
+  serial: SerialByKey;
+  /** The relay; undefined before start and after stop. */
+  handler(): MessageHandler | undefined;
+  now(): number;
+}
+
+export interface IntakeArgs {
+  event: SlackMessageEvent;
+  client: webApi.WebClient;
+  teamId: string;
+  enterpriseId: string | undefined;
+  bot: BotIdentity;
+  /** Set for messages in an assistant thread. */
+  assistant?: { onFirstMessage?: (text: string) => Promise<void> };
+}
+
+export function intake(deps: IntakeDeps, args: IntakeArgs): void {
+  const { event: ev, teamId, bot, client } = args;
+  const trigger = args.assistant ? ({ kind: 'dm' } as const) : classify(ev, bot);
+  if (args.assistant && (ev.bot_id !== undefined || ev.user === bot.userId || !ev.user)) return;
+  if (trigger.kind === 'ignore') {
+    deps.logger.trace({ reason: trigger.reason, type: ev.type }, 'slack event ignored');
+    return;
+  }
+  const channel = ev.channel ?? '';
+  const ts = ev.ts ?? '';
+  const user = ev.user ?? '';
+  if (!allowed(teamId, channel, deps.config.allowedTeams, deps.config.allowedChannels)) {
+    deps.logger.debug({ teamId, channel }, 'slack event outside the allowed teams/channels');
+    return;
+  }
+  const place = placeOf(ev, trigger, teamId);
+  const receivedAt = deps.now();
+  void deps.serial
+    .run(placeKey(place), async () => {
+      if (trigger.kind === 'thread') {
+        if (!(await deps.threads.isMember(client, teamId, channel, trigger.threadTs, bot))) return;
+      } else if (trigger.kind === 'mention' && place.threadId) {
+        deps.threads.mark(teamId, channel, place.threadId);
+      }
+      const handler = deps.handler();
+      if (!handler) return;
+      const text = stripBotMention(ev.text ?? '', bot.userId);
+      const userName = await deps.users.name(client, teamId, user);
+      const isDm = ev.channel_type === 'im';
+      const dest: SlackDestination = {
+        client,
+        teamId,
+        ...(args.enterpriseId ? { enterpriseId: args.enterpriseId } : {}),
+        channel,
+        threadTs: place.threadId,
+        userId: user,
+        userMessageTs: ts,
+        assistant: args.assistant !== undefined,
+      };
+      const sink = chooseSink(deps.config.streaming, dest, { isDm }, {
+        limits: deps.limits,
+        logger: deps.logger,
+        onPosted: (c, t) => deps.threads.mark(teamId, c, t),
+      });
+      const msg: IncomingMessage = {
+        platform: 'slack',
+        eventId: `${channel}:${ts}`,
+        place,
+        workspaceId: teamId,
+        channelId: channel,
+        ...(ev.thread_ts ? { threadId: ev.thread_ts } : {}),
+        messageId: ts,
+        userId: user,
+        ...(userName ? { userName } : {}),
+        text,
+        isDm,
+        mentionsBot: trigger.kind === 'mention' || mentions(ev.text, bot.userId),
+        isFromBot: false,
+        receivedAt,
+        sink,
+      };
+      deps.logger.debug({ eventId: msg.eventId, text }, 'slack message for the bot');
+      void handler.handle(msg).catch((err: unknown) => {
+        deps.logger.error({ err: scrubSecrets(String(err)), eventId: msg.eventId }, 'relay failed on a Slack message');
+      });
+      if (args.assistant?.onFirstMessage) void args.assistant.onFirstMessage(text);
+    })
+    .catch((err: unknown) => {
+      deps.logger.error({ err: scrubSecrets(String(err)) }, 'Slack event intake failed');
+    });
+}

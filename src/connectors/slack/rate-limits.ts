@@ -1,0 +1,74 @@
+import { type BucketRef, PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.js';
+
+// Slack publishes tiers, not headers: these are the budgets the scheduler assumes. A 429
+// (surfaced because the WebClient runs with rejectRateLimitedCalls) teaches it the rest.
+
+export interface SlackLimits {
+  /** chat.postMessage / chat.startStream: about one per second per channel. */
+  post: { limit: number; windowMs: number };
+  /** chat.update: tier 3, per workspace. */
+  update: { limit: number; windowMs: number };
+  /** chat.appendStream / chat.stopStream: counted like tier 3, per workspace. */
+  append: { limit: number; windowMs: number };
+}
+
+export const DEFAULT_SLACK_LIMITS: SlackLimits = {
+  post: { limit: 1, windowMs: 1000 },
+  update: { limit: 50, windowMs: 60_000 },
+  append: { limit: 50, windowMs: 60_000 },
+};
+
+export function postBucket(limits: SlackLimits, team: string, channel: string): BucketRef {
+  return { key: `slack:${team}:${channel}:post`, ...limits.post };
+}
+
+export function updateBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:update`, ...limits.update };
+}
+
+export function appendBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:append`, ...limits.append };
+}
+
+// Errors where trying the same call again may work.
+const TRANSIENT = new Set([
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'ratelimited',
+  'team_added_to_org',
+]);
+
+interface SlackErrorShape {
+  code?: string;
+  retryAfter?: number;
+  data?: { error?: string };
+  statusCode?: number;
+  message?: string;
+}
+
+/** The Slack error code of a Web API error (`channel_not_found`), if it is one. */
+export function slackErrorCode(err: unknown): string | undefined {
+  const e = err as SlackErrorShape | undefined;
+  return e?.code === 'slack_webapi_platform_error' ? e.data?.error : undefined;
+}
+
+/** Translates a @slack/web-api error into the port's typed errors. */
+export function translateSlackError(err: unknown, bucket: string): Error {
+  const e = (err ?? {}) as SlackErrorShape;
+  switch (e.code) {
+    case 'slack_webapi_rate_limited_error':
+      return new PlatformRateLimitedError(bucket, Math.max(1, e.retryAfter ?? 1) * 1000);
+    case 'slack_webapi_platform_error': {
+      const code = e.data?.error ?? 'unknown_error';
+      return new PlatformWriteError(`Slack refused the write: ${code}`, code, TRANSIENT.has(code));
+    }
+    case 'slack_webapi_request_error':
+      return new PlatformWriteError('Slack could not be reached', 'request_error', true);
+    case 'slack_webapi_http_error':
+      return new PlatformWriteError(`Slack answered HTTP ${e.statusCode ?? '?'}`, 'http_error', (e.statusCode ?? 0) >= 500);
+    default:
+      return err instanceof Error ? err : new Error(String(err));
+  }
+}

@@ -1,0 +1,56 @@
+import type { PostResult, ReplySink, ReplyTarget, WriteResult } from '../../core/ports.js';
+import type { SinkDeps, SlackDestination } from './destination.js';
+import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { renderMrkdwn } from './render.js';
+import { createWorkingIndicator } from './working.js';
+
+// Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
+// Messages stay under Slack's 4,000-character guidance; the pump continues in a new message.
+
+export const EDIT_MAX_CHARS = 3900;
+
+export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): ReplyTarget {
+  return {
+    platform: 'slack',
+    workspaceId: dest.teamId,
+    channelId: dest.channel,
+    ...(dest.threadTs ? { threadId: dest.threadTs } : {}),
+    data: { mode, ...(dest.enterpriseId ? { enterpriseId: dest.enterpriseId } : {}) },
+  };
+}
+
+export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
+  const post = postBucket(deps.limits, dest.teamId, dest.channel);
+  const update = updateBucket(deps.limits, dest.teamId);
+  const working = createWorkingIndicator(dest, deps);
+  return {
+    maxChars: EDIT_MAX_CHARS,
+    target: replyTarget(dest, 'edit'),
+    buckets: (op) => [op === 'post' ? post : update],
+    showWorking: () => working.show(),
+    clearWorking: () => working.clear(),
+    async post(text): Promise<PostResult> {
+      try {
+        const res = await dest.client.chat.postMessage({
+          channel: dest.channel,
+          ...(dest.threadTs ? { thread_ts: dest.threadTs } : {}),
+          text: renderMrkdwn(text),
+          unfurl_links: false,
+          unfurl_media: false,
+        });
+        if (dest.threadTs) deps.onPosted?.(dest.channel, dest.threadTs);
+        return { messageId: res.ts ?? '' };
+      } catch (err) {
+        throw translateSlackError(err, post.key);
+      }
+    },
+    async edit(messageId, text): Promise<WriteResult> {
+      try {
+        await dest.client.chat.update({ channel: dest.channel, ts: messageId, text: renderMrkdwn(text) });
+        return {};
+      } catch (err) {
+        throw translateSlackError(err, update.key);
+      }
+    },
+  };
+}

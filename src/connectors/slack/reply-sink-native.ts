@@ -1,0 +1,163 @@
+import { PlatformRateLimitedError, type PostResult, type ReplySink, type WriteResult } from '../../core/ports.js';
+import { scrubSecrets } from '../../logger.js';
+import type { SinkDeps, SlackDestination } from './destination.js';
+import { appendBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { replyTarget } from './reply-sink-edit.js';
+import { renderMarkdownText, stablePrefixEnd } from './render.js';
+import { createWorkingIndicator } from './working.js';
+
+// Native streaming: chat.startStream, then chat.appendStream with only what is new, then
+// chat.stopStream. The pump gives the full text of the current message each time; this sink
+// remembers what each message already shows and appends the rest.
+//
+// When a stream method fails (channel_type_not_supported, message_not_in_streaming_state, ...)
+// the reply continues by edits: the stream is stopped and the message replaced with its full
+// text via chat.update, so nothing is lost or shown twice. Both use `markdown_text` (12,000
+// characters), so the pump's message size stays valid after a fallback.
+
+export const NATIVE_MAX_CHARS = 11_000;
+/** Slack stops accepting appends after about 5 minutes; the pump rolls over before. */
+export const NATIVE_MAX_MESSAGE_AGE_MS = 270_000;
+
+interface StreamState {
+  /** The rendered text the message shows so far. */
+  shown: string;
+  streaming: boolean;
+  /** This message fell back to chat.update. */
+  edited: boolean;
+}
+
+export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
+  const post = postBucket(deps.limits, dest.teamId, dest.channel);
+  const append = appendBucket(deps.limits, dest.teamId);
+  const update = updateBucket(deps.limits, dest.teamId);
+  const working = createWorkingIndicator(dest, deps);
+  const messages = new Map<string, StreamState>();
+  /** After chat.startStream failed, every later message of this reply is posted and edited. */
+  let streamsFailed = false;
+  const threadTs: string = requireThread(dest);
+
+  const markPosted = () => deps.onPosted?.(dest.channel, threadTs);
+
+  async function postMarkdown(text: string): Promise<PostResult> {
+    try {
+      const res = await dest.client.chat.postMessage({
+        channel: dest.channel,
+        thread_ts: threadTs,
+        markdown_text: renderMarkdownText(text),
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+      const ts = res.ts ?? '';
+      messages.set(ts, { shown: renderMarkdownText(text), streaming: false, edited: true });
+      markPosted();
+      return { messageId: ts };
+    } catch (err) {
+      throw translateSlackError(err, post.key);
+    }
+  }
+
+  async function replaceByEdit(ts: string, state: StreamState, text: string): Promise<WriteResult> {
+    if (state.streaming) {
+      try {
+        await dest.client.chat.stopStream({ channel: dest.channel, ts });
+      } catch (err) {
+        // Already stopped by Slack (timeout) is the usual reason; the update below decides.
+        deps.logger.debug({ err: scrubSecrets(String(err)) }, 'chat.stopStream before fallback failed');
+      }
+      state.streaming = false;
+    }
+    state.edited = true;
+    const rendered = renderMarkdownText(text);
+    try {
+      await dest.client.chat.update({ channel: dest.channel, ts, markdown_text: rendered });
+    } catch (err) {
+      throw translateSlackError(err, update.key);
+    }
+    state.shown = rendered;
+    return {};
+  }
+
+  /** A stream call failed: rate limits are the scheduler's business, anything else means edits. */
+  function streamFailure(err: unknown, bucket: string): Error | undefined {
+    const translated = translateSlackError(err, bucket);
+    if (translated instanceof PlatformRateLimitedError) return translated;
+    deps.logger.info({ err: translated.message }, 'Slack native stream failed; continuing with edits');
+    return undefined;
+  }
+
+  return {
+    maxChars: NATIVE_MAX_CHARS,
+    maxMessageAgeMs: NATIVE_MAX_MESSAGE_AGE_MS,
+    target: replyTarget(dest, 'native'),
+    buckets(op) {
+      if (op === 'post') return [post];
+      return [streamsFailed ? update : append];
+    },
+    showWorking: () => working.show(),
+    clearWorking: () => working.clear(),
+
+    async post(text, opts): Promise<PostResult> {
+      if (streamsFailed) return postMarkdown(text);
+      const rendered = renderMarkdownText(text);
+      let ts: string;
+      try {
+        const res = await dest.client.chat.startStream({
+          channel: dest.channel,
+          thread_ts: threadTs,
+          markdown_text: rendered,
+          recipient_user_id: dest.userId,
+          recipient_team_id: dest.teamId,
+        });
+        ts = res.ts ?? '';
+      } catch (err) {
+        const rethrow = streamFailure(err, post.key);
+        if (rethrow) throw rethrow;
+        streamsFailed = true;
+        return postMarkdown(text);
+      }
+      markPosted();
+      const state: StreamState = { shown: rendered, streaming: true, edited: false };
+      messages.set(ts, state);
+      if (opts.final) await this.edit(ts, text, opts);
+      return { messageId: ts };
+    },
+
+    async edit(messageId, text, opts): Promise<WriteResult> {
+      const state = messages.get(messageId);
+      if (!state) {
+        // Not made by this sink (a restart): an edit is all that is possible.
+        return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, text);
+      }
+      if (state.edited) return replaceByEdit(messageId, state, text);
+      const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
+      const rendered = renderMarkdownText(committed);
+      if (!rendered.startsWith(state.shown)) {
+        // The text changed in what was already shown: only a full replacement is right.
+        if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
+        return replaceByEdit(messageId, state, text);
+      }
+      const suffix = rendered.slice(state.shown.length);
+      try {
+        if (suffix !== '') {
+          await dest.client.chat.appendStream({ channel: dest.channel, ts: messageId, markdown_text: suffix });
+          state.shown = rendered;
+        }
+        if (opts.final && state.streaming) {
+          await dest.client.chat.stopStream({ channel: dest.channel, ts: messageId });
+          state.streaming = false;
+        }
+      } catch (err) {
+        const rethrow = streamFailure(err, append.key);
+        if (rethrow) throw rethrow;
+        return replaceByEdit(messageId, state, text);
+      }
+      return {};
+    },
+  };
+}
+
+function requireThread(dest: SlackDestination): string {
+  if (!dest.threadTs) throw new Error('native Slack streams need a thread');
+  return dest.threadTs;
+}

@@ -1,0 +1,103 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SlackConnector } from '../../src/connectors/slack/connector.js';
+import { renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+import { connectorFor, EchoHandler } from './slack-helpers.js';
+
+describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
+  let fake: FakeSlack;
+  let conn: SlackConnector;
+  let relay: EchoHandler;
+
+  beforeEach(async () => {
+    // No rate limits here: the stand-in relay has no scheduler (slack-relay tests have one).
+    fake = await startFakeSlack({ limits: {} });
+    conn = connectorFor(fake, { socketPingTimeoutMs: 500 });
+    relay = new EchoHandler();
+    await conn.start(relay);
+    await fake.waitConnected();
+  });
+
+  afterEach(async () => {
+    await conn.stop();
+    await fake.close();
+  });
+
+  it('connects over Socket Mode and reports ready', () => {
+    expect(fake.socketConnected).toBe(true);
+    expect(conn.isReady()).toBe(true);
+    expect(fake.calls.some((c) => c.method === 'apps.connections.open')).toBe(true);
+  });
+
+  it('answers a mention in its thread, streamed by edits', async () => {
+    const post = fake.userPost({ channel: 'C1', text: '<@U0BOT> hello there, how are you?' });
+    await fake.sendEvent(post.message);
+    await fake.sendEvent(post.mention ?? {});
+    await relay.answered(1);
+    await conn.idle();
+    expect(relay.received).toHaveLength(1);
+    const msg = relay.received[0];
+    expect(msg?.text).toBe('hello there, how are you?');
+    expect(msg?.place).toEqual({ platform: 'slack', workspaceId: 'T0FAKE', channelId: 'C1', threadId: post.ts });
+    expect(msg?.eventId).toBe(`C1:${post.ts}`);
+    const replies = fake.botMessages('C1', post.ts);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.text).toBe(renderMrkdwn('You said: hello there, how are you?'));
+    expect(replies[0]?.versions.length).toBeGreaterThan(2);
+    expect(fake.calls.some((c) => c.method === 'reactions.add')).toBe(true);
+  });
+
+  it('continues in the thread without a mention, and ignores threads the bot is not in', async () => {
+    const first = fake.userPost({ channel: 'C1', text: '<@U0BOT> start' });
+    await fake.sendEvent(first.mention ?? {});
+    await relay.answered(1);
+    const follow = fake.userPost({ channel: 'C1', text: 'and more', threadTs: first.ts });
+    await fake.sendEvent(follow.message);
+    await relay.answered(2);
+    expect(relay.received[1]?.place.threadId).toBe(first.ts);
+    expect(relay.received[1]?.mentionsBot).toBe(false);
+
+    const other = fake.userPost({ channel: 'C1', text: 'people talking' });
+    const inOther = fake.userPost({ channel: 'C1', text: 'no bot here', threadTs: other.ts });
+    await fake.sendEvent(other.message);
+    await fake.sendEvent(inOther.message);
+    await conn.idle();
+    expect(relay.received).toHaveLength(2);
+  });
+
+  it('answers a DM and ignores bots, edits and its own messages', async () => {
+    const dm = fake.userPost({ channel: 'D1', text: 'hi in private' });
+    await fake.sendEvent(dm.message);
+    await fake.sendEvent({ ...dm.message, ts: '1.1', bot_id: 'B9' });
+    await fake.sendEvent({ ...dm.message, ts: '1.2', subtype: 'message_changed' });
+    await fake.sendEvent({ ...dm.message, ts: '1.3', user: 'U0BOT' });
+    await relay.answered(1);
+    await conn.idle();
+    expect(relay.received).toHaveLength(1);
+    expect(relay.received[0]?.isDm).toBe(true);
+    expect(relay.received[0]?.place).toEqual({ platform: 'slack', workspaceId: 'T0FAKE', channelId: 'D1' });
+    expect(fake.botMessages('D1')[0]?.text).toBe(renderMrkdwn('You said: hi in private'));
+  });
+
+  it('hands a retried event to the relay with the same id', async () => {
+    const post = fake.userPost({ channel: 'C2', text: '<@U0BOT> once' });
+    await fake.sendEvent(post.mention ?? {});
+    await fake.sendEvent(post.mention ?? {}, { retryNum: 1 });
+    await fake.sendEvent(post.mention ?? {}, { retryNum: 2 });
+    await relay.answered(1);
+    await conn.idle();
+    expect(relay.received).toHaveLength(1);
+    expect(fake.botMessages('C2', post.ts)).toHaveLength(1);
+  });
+
+  it('reconnects after the socket drops', async () => {
+    const before = fake.socketConnections;
+    fake.dropSocket();
+    await fake.waitConnected();
+    expect(fake.socketConnections).toBe(before + 1);
+    const post = fake.userPost({ channel: 'C3', text: '<@U0BOT> back?' });
+    await fake.sendEvent(post.mention ?? {});
+    await relay.answered(1);
+    expect(fake.botMessages('C3', post.ts)).toHaveLength(1);
+  });
+});
