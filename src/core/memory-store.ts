@@ -1,0 +1,149 @@
+import {
+  type ConversationRecord,
+  type ConversationStore,
+  type EventStore,
+  type InFlightRecord,
+  type InFlightState,
+  type InFlightStore,
+  type Place,
+  type Platform,
+  placeKey,
+  type ReplyTarget,
+} from './ports.js';
+
+// In-memory implementations of the persistence ports: for unit tests, and for running the core
+// without SQLite. They follow the same contracts as src/store (copies in and out, so a caller
+// mutating a record cannot change what is stored).
+
+export class MemoryConversationStore implements ConversationStore {
+  private readonly map = new Map<string, ConversationRecord>();
+
+  get(place: Place): ConversationRecord | undefined {
+    const rec = this.map.get(placeKey(place));
+    return rec === undefined ? undefined : { ...rec, place: { ...rec.place } };
+  }
+
+  put(rec: ConversationRecord): void {
+    this.map.set(placeKey(rec.place), { ...rec, place: { ...rec.place } });
+  }
+
+  touch(place: Place, at: number): void {
+    const rec = this.map.get(placeKey(place));
+    if (rec !== undefined) rec.lastUsedAt = at;
+  }
+
+  delete(place: Place): void {
+    this.map.delete(placeKey(place));
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+export class MemoryEventStore implements EventStore {
+  private readonly seen = new Map<string, number>();
+
+  markSeen(platform: Platform, eventId: string, at: number): boolean {
+    const key = `${platform}:${eventId}`;
+    if (this.seen.has(key)) return false;
+    this.seen.set(key, at);
+    return true;
+  }
+
+  prune(before: number): number {
+    let n = 0;
+    for (const [k, at] of this.seen) {
+      if (at < before) {
+        this.seen.delete(k);
+        n++;
+      }
+    }
+    return n;
+  }
+}
+
+export class MemoryInFlightStore implements InFlightStore {
+  private readonly records = new Map<number, InFlightRecord>();
+  private nextId = 1;
+
+  begin(rec: { platform: Platform; eventId: string; target: ReplyTarget; upstreamId?: string; at: number }): number {
+    const id = this.nextId++;
+    this.records.set(id, {
+      id,
+      platform: rec.platform,
+      eventId: rec.eventId,
+      target: structuredClone(rec.target),
+      messageIds: [],
+      lastText: '',
+      upstreamId: rec.upstreamId,
+      state: 'streaming',
+      startedAt: rec.at,
+      updatedAt: rec.at,
+    });
+    return id;
+  }
+
+  progress(id: number, messageIds: string[], lastText: string, at: number): void {
+    const r = this.records.get(id);
+    if (r === undefined) return;
+    r.messageIds = [...messageIds];
+    r.lastText = lastText;
+    r.updatedAt = at;
+  }
+
+  setUpstreamId(id: number, upstreamId: string): void {
+    const r = this.records.get(id);
+    if (r !== undefined) r.upstreamId = upstreamId;
+  }
+
+  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): void {
+    const r = this.records.get(id);
+    if (r === undefined) return;
+    r.state = state;
+    r.updatedAt = at;
+  }
+
+  listOpen(platform?: Platform): InFlightRecord[] {
+    return [...this.records.values()]
+      .filter((r) => r.state === 'streaming' && (platform === undefined || r.platform === platform))
+      .map((r) => structuredClone(r));
+  }
+
+  prune(before: number): number {
+    let n = 0;
+    for (const [id, r] of this.records) {
+      if (r.state !== 'streaming' && r.updatedAt < before) {
+        this.records.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Test helper: any record by id, whatever its state. */
+  getRecord(id: number): InFlightRecord | undefined {
+    const r = this.records.get(id);
+    return r === undefined ? undefined : structuredClone(r);
+  }
+
+  all(): InFlightRecord[] {
+    return [...this.records.values()].map((r) => structuredClone(r));
+  }
+}
+
+export interface MemoryStore {
+  conversations: MemoryConversationStore;
+  events: MemoryEventStore;
+  inflight: MemoryInFlightStore;
+  close(): void;
+}
+
+export function openMemoryStore(): MemoryStore {
+  return {
+    conversations: new MemoryConversationStore(),
+    events: new MemoryEventStore(),
+    inflight: new MemoryInFlightStore(),
+    close: () => {},
+  };
+}
