@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import { EchoHandler, type Harness, mention, startHarness } from './discord/harness.js';
+import { connectTo, EchoHandler, type Harness, mention, startHarness } from './discord/harness.js';
 
 // Gateway trouble: a dropped connection resumes and replays what was missed; a refused resume
 // re-identifies; a replayed MESSAGE_CREATE is not answered twice.
@@ -55,4 +55,22 @@ it('is not ready once stopped', async () => {
   expect(h.connector.inviteUrl()).toContain(`client_id=${h.fake.applicationId}`);
   await h.connector.stop();
   expect(h.connector.isReady()).toBe(false);
+});
+
+it('after a restart still answers, without a mention, in its own thread that was archived meanwhile', async () => {
+  const first = new EchoHandler();
+  h = await startHarness(first);
+  const { fake, channelId } = h;
+  const user = fake.dispatchMessage({ channelId, authorId: USER, content: mention(fake, 'start'), mentionsBot: true });
+  const threadId = String(user.id);
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: start'));
+  await h.connector.stop();
+  fake.archiveThread(threadId);
+
+  const second = new EchoHandler();
+  const restarted = await connectTo(fake, second);
+  h.connector = restarted;
+  fake.dispatchMessage({ channelId: threadId, authorId: USER, content: 'still there?' });
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: still there?'));
+  expect(second.seen[0]?.place).toEqual({ platform: 'discord', workspaceId: h.guildId, channelId, threadId });
 });

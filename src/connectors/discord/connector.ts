@@ -13,7 +13,7 @@ import type { Logger } from '../../logger.js';
 import { createDiscordClient } from './client.js';
 import { handleCommand, registerCommands } from './commands.js';
 import { toPlatformError } from './errors.js';
-import { type MessageRoute, routeMessage } from './events.js';
+import { type MessageRoute, routeMessage, type ThreadFacts } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { inviteUrl } from './invite.js';
 import { type BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
@@ -61,13 +61,14 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   let stopping = false;
   let started = false;
 
-  const onMessage = (message: Message): void => {
+  const onMessage = async (message: Message): Promise<void> => {
     if (stopping || !handler || !client.user) return;
-    const route = routeMessage(message, {
-      botId: client.user.id,
-      replyMode: config.replyMode,
-      isOwnThread: opts.isOwnThread,
-    });
+    const thread = await threadFacts(message, client, logger);
+    const route = routeMessage(
+      message,
+      { botId: client.user.id, replyMode: config.replyMode, isOwnThread: opts.isOwnThread },
+      thread,
+    );
     if (!route) return;
     const msg = toIncoming(message, route, client, logger, now(), opts.assumedBudget);
     logger.info({ eventId: msg.eventId, channelId: msg.channelId, threadId: msg.threadId, dm: msg.isDm }, 'discord: message');
@@ -118,7 +119,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       if (started) throw new Error('discord connector already started');
       started = true;
       handler = h;
-      client.on(Events.MessageCreate, onMessage);
+      client.on(Events.MessageCreate, (m) => void onMessage(m));
       client.on(Events.InteractionCreate, onInteraction);
       watchGateway();
       const ready = once(client, Events.ClientReady, { signal: AbortSignal.timeout(opts.readyTimeoutMs ?? 60_000) });
@@ -172,6 +173,24 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       return client.user?.id;
     },
   };
+}
+
+/**
+ * A message in a thread discord.js has not cached (archived before a restart, so absent from
+ * GUILD_CREATE) arrives with a partial thread: no owner, no parent. Read them from the API so
+ * "the bot's own thread" is still recognised. (discord.js's fetch does not update ownerId.)
+ */
+async function threadFacts(message: Message, client: Client, logger: Logger): Promise<ThreadFacts | undefined> {
+  const channel = message.channel;
+  if (!channel.isThread()) return undefined;
+  if (channel.ownerId != null && channel.parentId != null) return { ownerId: channel.ownerId, parentId: channel.parentId };
+  try {
+    const data = (await client.rest.get(Routes.channel(channel.id))) as { owner_id?: string; parent_id?: string | null };
+    return { ownerId: data.owner_id ?? null, parentId: data.parent_id ?? null };
+  } catch (err) {
+    logger.warn({ channelId: channel.id, err: toPlatformError(err, 'fetch').message }, 'discord: could not fetch a thread');
+    return { ownerId: channel.ownerId ?? null, parentId: channel.parentId };
+  }
 }
 
 function toIncoming(

@@ -28,13 +28,19 @@ export interface MessageRoute {
   startThread?: ThreadFromMessage;
 }
 
+/** Owner and parent of a thread (from the cache, or fetched when the cache has a partial thread). */
+export interface ThreadFacts {
+  ownerId: string | null;
+  parentId: string | null;
+}
+
 const ANSWERABLE_TYPES = new Set<MessageType>([MessageType.Default, MessageType.Reply]);
 
 export function stripBotMention(content: string, botId: string): string {
   return content.replace(new RegExp(`<@!?${botId}>`, 'g'), ' ').replace(/[ \t]{2,}/g, ' ').trim();
 }
 
-export function routeMessage(message: Message, ctx: RouteContext): MessageRoute | undefined {
+export function routeMessage(message: Message, ctx: RouteContext, thread?: ThreadFacts): MessageRoute | undefined {
   if (message.author.bot || message.system || message.webhookId !== null) return undefined;
   if (!ANSWERABLE_TYPES.has(message.type)) return undefined;
   const { botId } = ctx;
@@ -57,9 +63,10 @@ export function routeMessage(message: Message, ctx: RouteContext): MessageRoute 
   if (guildId === undefined) return undefined; // group DMs and the like: not for a bot
 
   if (channel.isThread()) {
-    const ours = channel.ownerId === botId || (ctx.isOwnThread?.(channel.id) ?? false);
+    const ownerId = thread?.ownerId ?? channel.ownerId;
+    const ours = ownerId === botId || (ctx.isOwnThread?.(channel.id) ?? false);
     if (!ours && !mentionsBot) return undefined;
-    const parentId = channel.parentId ?? channel.id;
+    const parentId = thread?.parentId ?? channel.parentId ?? channel.id;
     return {
       ...base,
       place: { platform: 'discord', workspaceId: guildId, channelId: parentId, threadId: channel.id },

@@ -117,6 +117,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       if (gateway.hasSession) gateway.dispatch('THREAD_CREATE', { ...channelJson(mustChannel(id), state), newly_created: true });
       return id;
     },
+    /** Archive a thread: the next identify leaves it out of GUILD_CREATE. */
+    archiveThread(threadId: string): void {
+      mustChannel(threadId).archived = true;
+    },
     /** The DM channel between the bot and a user (Discord sends no event for it). */
     addDm(userId: string): string {
       const id = state.nextId();
@@ -128,6 +132,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     /** A user writes a message; the bot gets MESSAGE_CREATE. Returns the wire payload (for redispatch). */
     dispatchMessage(input: DispatchMessageInput): Record<string, unknown> {
       const channel = mustChannel(input.channelId);
+      // Writing in an archived thread unarchives it (the fake sends no THREAD_UPDATE for it).
+      channel.archived = false;
       const author = state.user(input.authorId);
       if (input.authorIsBot) author.bot = true;
       const m: FakeMessage = {

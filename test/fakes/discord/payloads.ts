@@ -40,7 +40,7 @@ export function channelJson(c: FakeChannel, state: FakeDiscordState) {
       member_count: 1,
       rate_limit_per_user: 0,
       thread_metadata: {
-        archived: false,
+        archived: c.archived === true,
         auto_archive_duration: 1440,
         archive_timestamp: new Date().toISOString(),
         locked: false,

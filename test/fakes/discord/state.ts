@@ -31,6 +31,8 @@ export interface FakeChannel {
   /** For threads. */
   parentId?: string;
   ownerId?: string;
+  /** Threads: archived ones are left out of GUILD_CREATE, as on Discord. */
+  archived?: boolean;
   /** For DMs: the other user. */
   recipientId?: string;
 }
@@ -130,7 +132,9 @@ export class FakeDiscordState {
   }
 
   threadsOf(guildId: string): FakeChannel[] {
-    return [...this.channels.values()].filter((c) => c.guildId === guildId && c.type === ChannelKind.PublicThread);
+    return [...this.channels.values()].filter(
+      (c) => c.guildId === guildId && c.type === ChannelKind.PublicThread && !c.archived,
+    );
   }
 
   interactionByToken(token: string): FakeInteraction | undefined {

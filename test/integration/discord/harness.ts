@@ -1,3 +1,4 @@
+import pino from 'pino';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import { createDiscordConnector, type DiscordConnector } from '../../../src/connectors/discord/index.js';
 import type { HandleResult, IncomingMessage, MessageHandler, Place, RateLimitInfo, RateLimitObserver } from '../../../src/core/ports.js';
@@ -51,14 +52,15 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(
-  handler: MessageHandler,
-  opts: { replyMode?: DiscordReplyMode; fake?: FakeDiscordOptions } = {},
-): Promise<Harness> {
-  const fake = await startFakeDiscord(opts.fake);
-  const guildId = fake.addGuild('test guild');
-  const channelId = fake.addChannel(guildId, 'general');
-  const observer = new RecordingObserver();
+export interface ConnectOptions {
+  replyMode?: DiscordReplyMode;
+  observer?: RateLimitObserver;
+  assumedBudget?: { limit: number; windowMs: number };
+  isOwnThread?: (threadId: string) => boolean;
+}
+
+/** A started connector logged into `fake` (call again for a "restarted" bridge). */
+export async function connectTo(fake: FakeDiscord, handler: MessageHandler, opts: ConnectOptions = {}): Promise<DiscordConnector> {
   const connector = createDiscordConnector({
     config: {
       botToken: fake.token,
@@ -67,21 +69,36 @@ export async function startHarness(
       allowedGuilds: [],
       allowedChannels: [],
     },
-    logger: silentLogger,
-    rateLimits: observer,
+    logger: process.env.DISCORD_TEST_LOG ? pino({ level: "debug" }) : silentLogger,
+    ...(opts.observer ? { rateLimits: opts.observer } : {}),
+    ...(opts.assumedBudget ? { assumedBudget: opts.assumedBudget } : {}),
+    ...(opts.isOwnThread ? { isOwnThread: opts.isOwnThread } : {}),
   });
   await connector.start(handler);
-  return {
+  return connector;
+}
+
+export async function startHarness(
+  handler: MessageHandler,
+  opts: { replyMode?: DiscordReplyMode; fake?: FakeDiscordOptions } = {},
+): Promise<Harness> {
+  const fake = await startFakeDiscord(opts.fake);
+  const guildId = fake.addGuild('test guild');
+  const channelId = fake.addChannel(guildId, 'general');
+  const observer = new RecordingObserver();
+  const connector = await connectTo(fake, handler, { observer, ...(opts.replyMode ? { replyMode: opts.replyMode } : {}) });
+  const harness: Harness = {
     fake,
     connector,
     guildId,
     channelId,
     observer,
     async close() {
-      await connector.stop();
+      await harness.connector.stop();
       await fake.close();
     },
   };
+  return harness;
 }
 
 export const mention = (fake: FakeDiscord, text: string) => `<@${fake.botUser.id}> ${text}`;
