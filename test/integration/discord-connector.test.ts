@@ -125,6 +125,31 @@ describe('discord reply sink', () => {
     expect(gone instanceof PlatformWriteError || gone instanceof PlatformRateLimitedError).toBe(true);
   });
 
+  it('turns a 429 it could not foresee into PlatformRateLimitedError with the retry time', async () => {
+    const handler = new CapturingHandler();
+    h = await startHarness(handler, { fake: { rateLimit: { limit: 2, windowMs: 3000 } } });
+    const { fake, channelId } = h;
+    fake.dispatchMessage({ channelId, authorId: '100000000000000001', content: mention(fake, 'y'), mentionsBot: true });
+    const msg = await handler.next();
+    const threadId = msg.place.threadId ?? '';
+    await msg.sink.showWorking(); // opens the thread
+    // Someone else (another process with the same token) uses up the thread's bucket.
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${fake.apiUrl}/v10/channels/${threadId}/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bot ${fake.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: `other ${i}` }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const err = await msg.sink.post('hello', { final: false, part: 0 }).catch((e: unknown) => e);
+    await msg.sink.clearWorking();
+    expect(err).toBeInstanceOf(PlatformRateLimitedError);
+    expect((err as PlatformRateLimitedError).retryAfterMs).toBeGreaterThan(0);
+    expect(fake.rateLimitHits).toBe(1);
+    expect(h.observer.observed.at(-1)).toMatchObject({ bucket: `discord:channel:${threadId}`, remaining: 0 });
+  });
+
   it('markInterrupted edits the message of a stored target', async () => {
     const handler = new EchoHandler();
     h = await startHarness(handler);
