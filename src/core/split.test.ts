@@ -1,0 +1,138 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { fencesBalanced, joinParts, splitOnce, splitText } from './split.js';
+
+const texts = (parts: { text: string }[]) => parts.map((p) => p.text);
+
+describe('splitOnce', () => {
+  it('leaves text that fits alone', () => {
+    expect(splitOnce('hello', 5)).toBeUndefined();
+    expect(splitText('hello', 5)).toEqual([{ text: 'hello', reopen: '', close: '' }]);
+  });
+
+  it('prefers a paragraph break, then a line break, then a sentence end, then a space', () => {
+    const para = `${'a'.repeat(40)}\n\n${'b'.repeat(10)}\n${'c'.repeat(30)}`;
+    expect(splitOnce(para, 70)?.head).toBe(`${'a'.repeat(40)}\n\n`);
+    const line = `${'a'.repeat(40)}\n${'b'.repeat(40)}`;
+    expect(splitOnce(line, 60)?.head).toBe(`${'a'.repeat(40)}\n`);
+    const sentence = 'One two three. Four five six seven eight nine ten';
+    expect(splitOnce(sentence, 30)?.head).toBe('One two three. ');
+    const words = 'alpha beta gamma delta epsilon zeta';
+    expect(splitOnce(words, 20)?.head).toBe('alpha beta gamma ');
+  });
+
+  it('hard cuts a word without a boundary, never inside a surrogate pair', () => {
+    const s = '😀'.repeat(10); // 20 UTF-16 units
+    const cut = splitOnce(s, 7);
+    expect(cut?.head).toBe('😀😀😀');
+    expect(cut?.consumed).toBe(6);
+  });
+
+  it('does not cut inside a Markdown link', () => {
+    const s = `see [the documentation page](https://example.com/a/b/c) for more`;
+    const cut = splitOnce(s, 30);
+    expect(cut?.head).toBe('see ');
+  });
+
+  it('closes a fence it cuts and reopens it with the same info string', () => {
+    const code = Array.from({ length: 10 }, (_, i) => `const v${i} = ${i};`).join('\n');
+    const s = `Intro\n\n\`\`\`ts\n${code}\n\`\`\`\nafter`;
+    const parts = splitText(s, 80);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts[0]?.text.endsWith('\n```')).toBe(true);
+    expect(parts[1]?.text.startsWith('```ts\n')).toBe(true);
+    for (const p of parts) {
+      expect(p.text.length).toBeLessThanOrEqual(80);
+      expect(fencesBalanced(p.text)).toBe(true);
+    }
+    expect(joinParts(parts)).toBe(s);
+  });
+
+  it('keeps a longer ~~~~ marker when closing', () => {
+    const s = `~~~~python\n${'x = 1\n'.repeat(20)}~~~~\n`;
+    const parts = splitText(s, 50);
+    expect(parts[0]?.text.endsWith('~~~~')).toBe(true);
+    expect(parts[1]?.text.startsWith('~~~~python\n')).toBe(true);
+    expect(joinParts(parts)).toBe(s);
+  });
+
+  it('moves a whole code block to the next part rather than cutting it, when a paragraph break allows', () => {
+    const s = `${'word '.repeat(10)}\n\n\`\`\`\n${'line\n'.repeat(5)}\`\`\`\n`;
+    const parts = texts(splitText(s, 60));
+    expect(parts[0]).toBe(`${'word '.repeat(10)}\n\n`);
+    expect(parts[1]?.startsWith('```\n')).toBe(true);
+  });
+
+  it('cuts an unclosed fence (a stream still in progress) with close and reopen', () => {
+    const s = `\`\`\`js\n${'a();\n'.repeat(30)}`;
+    const cut = splitOnce(s, 40);
+    expect(cut?.head.endsWith('```')).toBe(true);
+    expect(cut?.reopen).toBe('```js\n');
+  });
+});
+
+// ---- property tests over random Markdown ----
+
+const word = fc.oneof(
+  fc.constantFrom('the', 'a', 'reply', 'stream', 'bridge', 'x', 'long-word-without-breaks', '😀', 'naïve', '**bold**', '`code`'),
+  fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom('a', 'b', 'z', '1', '-', '😀', 'é') }),
+  fc.constant('[a link](https://example.com/path)'),
+);
+const sentence = fc.array(word, { minLength: 1, maxLength: 14 }).chain((ws) =>
+  fc.constantFrom('.', '!', '?', '').map((end) => `${ws.join(' ')}${end}`),
+);
+const paragraph = fc.array(sentence, { minLength: 1, maxLength: 5 }).map((ss) => ss.join(' '));
+const listBlock = fc.array(sentence, { minLength: 1, maxLength: 5 }).map((ss) => ss.map((s) => `- ${s}`).join('\n'));
+const codeLine = fc.oneof(
+  fc.string({ maxLength: 60, unit: fc.constantFrom('a', ' ', '(', ')', ';', '{', '}', '`', '~', '😀', '=') }),
+  fc.constant('``'),
+  fc.constant('~~~ not a closer for backticks'),
+);
+const codeBlock = fc
+  .record({
+    marker: fc.constantFrom('```', '~~~', '````'),
+    info: fc.constantFrom('', 'ts', 'python', 'json title="x"'),
+    lines: fc.array(codeLine, { maxLength: 25 }),
+  })
+  .map(({ marker, info, lines }) => {
+    // A code line must not close the block early: keep lines that look like the marker out.
+    const body = lines.filter((l) => !l.trim().startsWith(marker.slice(0, 3)));
+    return `${marker}${info}\n${body.map((l) => `${l}\n`).join('')}${marker}`;
+  });
+const markdown = fc
+  .array(fc.oneof(paragraph, listBlock, codeBlock), { minLength: 1, maxLength: 12 })
+  .chain((blocks) => fc.array(fc.constantFrom('\n\n', '\n', '\n\n\n'), { minLength: blocks.length, maxLength: blocks.length }).map((seps) => blocks.map((b, i) => b + (seps[i] ?? '')).join('')));
+
+describe('splitText properties', () => {
+  it('every part fits, fences are balanced in every part, and the parts rebuild the input', () => {
+    fc.assert(
+      fc.property(markdown, fc.integer({ min: 60, max: 600 }), (md, max) => {
+        expect(fencesBalanced(md)).toBe(true);
+        const parts = splitText(md, max);
+        for (const p of parts) {
+          expect(p.text.length).toBeLessThanOrEqual(max);
+          expect(p.text.length).toBeGreaterThan(0);
+          expect(fencesBalanced(p.text)).toBe(true);
+          expect(p.text.isWellFormed()).toBe(true);
+        }
+        expect(joinParts(parts)).toBe(md);
+        // a link that fits in a part is never broken
+        for (const link of md.match(/\[[^\]\n]*\]\([^)\n]*\)/g) ?? []) {
+          if (link.length < max / 2) expect(parts.some((p) => p.text.includes(link))).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reconstruction holds for arbitrary strings and small limits too', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400, unit: 'grapheme' }), fc.integer({ min: 1, max: 50 }), (s, max) => {
+        const parts = splitText(s, max);
+        for (const p of parts) expect(p.text.length).toBeLessThanOrEqual(max);
+        expect(joinParts(parts)).toBe(s);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

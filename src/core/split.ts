@@ -1,0 +1,191 @@
+// Splitting a long reply into platform-sized messages.
+//
+// A cut prefers, in order: a paragraph break, a line break, the end of a sentence, a space; else a
+// hard cut at a code-point boundary. It never falls inside a surrogate pair, inside a Markdown link
+// `[..](..)`, or on a fence's opening or closing line. A cut inside a fenced code block (``` or
+// ~~~) closes the fence at the end of the part and reopens it, with the same info string, at the
+// start of the next one.
+//
+// Reconstruction is exact: each part is `reopen + body + close`, where `reopen` and `close` are the
+// added fence lines, and the bodies joined are the input (see joinParts).
+
+export interface SplitPart {
+  /** The message text: reopen + body + close. */
+  text: string;
+  /** Added at the start to reopen the fence the previous part closed ('' if none). */
+  reopen: string;
+  /** Added at the end to close a fence this part cuts ('' if none). */
+  close: string;
+}
+
+export interface Cut {
+  /** Characters of the input that go into this part. */
+  consumed: number;
+  /** The part's text: input.slice(0, consumed) + close. At most `max` long. */
+  head: string;
+  close: string;
+  /** What the next part starts with before input.slice(consumed) ('' or the fence's opening line). */
+  reopen: string;
+}
+
+interface Fence {
+  openStart: number;
+  contentStart: number;
+  /** Start of the closing line; text.length when the fence is still open at the end. */
+  closeStart: number;
+  closeEnd: number;
+  /** The opening line without its newline, e.g. "```ts". */
+  opener: string;
+  marker: string;
+}
+
+const OPEN_RE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
+const CLOSE_RE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
+const LINK_RE = /\[[^\]\n]*\]\([^)\n]*\)/g;
+/** A part shorter than this share of the limit is only accepted when nothing better exists. */
+const MIN_SHARE = 0.3;
+/** Fences whose reopen/close lines would eat more than this share of a part are not reopened. */
+const MAX_FENCE_OVERHEAD = 0.5;
+
+export function findFences(text: string): Fence[] {
+  const fences: Fence[] = [];
+  let open: Omit<Fence, 'closeStart' | 'closeEnd'> | undefined;
+  let start = 0;
+  while (start <= text.length) {
+    const nl = text.indexOf('\n', start);
+    const end = nl === -1 ? text.length : nl;
+    const next = nl === -1 ? text.length : nl + 1;
+    const line = text.slice(start, end);
+    if (open === undefined) {
+      const m = OPEN_RE.exec(line);
+      const marker = m?.[2];
+      if (m !== null && marker !== undefined && !(marker[0] === '`' && (m[3] ?? '').includes('`'))) {
+        open = { openStart: start, contentStart: next, opener: line, marker };
+      }
+    } else {
+      const m = CLOSE_RE.exec(line);
+      const marker = m?.[1];
+      if (marker !== undefined && marker[0] === open.marker[0] && marker.length >= open.marker.length) {
+        fences.push({ ...open, closeStart: start, closeEnd: next });
+        open = undefined;
+      }
+    }
+    if (nl === -1) break;
+    start = next;
+  }
+  if (open !== undefined) fences.push({ ...open, closeStart: text.length, closeEnd: text.length });
+  return fences;
+}
+
+/** True when every fence opened in the text is closed again. */
+export function fencesBalanced(text: string): boolean {
+  const fences = findFences(text);
+  const last = fences.at(-1);
+  // A closing line always holds its marker, so only a fence left open has closeEnd === closeStart.
+  return last === undefined || last.closeEnd > last.closeStart;
+}
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/**
+ * The first cut of `text` for parts of at most `max` characters, or undefined when it fits.
+ * `minCut`: the cut must take more than this many characters (a reopened fence line at the start
+ * of `text` must not be all a part holds).
+ */
+export function splitOnce(text: string, max: number, minCut = 0): Cut | undefined {
+  if (text.length <= max) return undefined;
+  if (max < 1) throw new RangeError('max must be at least 1');
+  // Scan to the end of the line holding the limit, so that a closing line crossing it is seen.
+  const lineEnd = text.indexOf('\n', max);
+  const fences = findFences(lineEnd === -1 ? text : text.slice(0, lineEnd + 1));
+  const links = linkSpans(text, max);
+  const fenceAt = (c: number) => fences.find((f) => c > f.openStart && c <= f.closeEnd);
+
+  /** The cut at c, if it is allowed and fits. */
+  const tryCut = (c: number, fenceAware = true): Cut | undefined => {
+    if (c <= minCut || c > text.length) return undefined;
+    if (isHigh(text.charCodeAt(c - 1)) && isLow(text.charCodeAt(c))) return undefined;
+    if (links.some(([s, e]) => c > s && c < e)) return undefined;
+    const f = fenceAt(c);
+    if (f !== undefined) {
+      if (c < f.contentStart) return undefined; // on the opening line
+      if (c > f.closeStart && c < f.closeEnd) return undefined; // on the closing line
+      // Right after the opening line or right before the closing one: an empty code block would
+      // be left behind; the line boundary on the other side of that fence line is better.
+      if (c === f.contentStart || (c === f.closeStart && f.closeEnd > f.closeStart)) return undefined;
+      if (c <= f.closeStart) {
+        const close = `${text[c - 1] === '\n' ? '' : '\n'}${f.marker}`;
+        const reopen = `${f.opener}\n`;
+        if (fenceAware) {
+          // A fence line too long to repeat in every part: no cut inside that block, but the
+          // last-resort cut below may still be needed.
+          if ((close.length + reopen.length) / max > MAX_FENCE_OVERHEAD) return undefined;
+          if (c + close.length > max) return undefined;
+          return { consumed: c, head: text.slice(0, c) + close, close, reopen };
+        }
+      }
+    }
+    if (c > max) return undefined;
+    return { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
+  };
+
+  const window = text.slice(0, max + 1);
+  const boundaryKinds: RegExp[] = [/\n[ \t]*\n/g, /\n/g, /[.!?]["')\]]*[ \t]+/g, /[ \t]+/g];
+  for (const floor of [Math.max(minCut, Math.floor(max * MIN_SHARE)), minCut]) {
+    for (const re of boundaryKinds) {
+      const ends: number[] = [];
+      for (const m of window.matchAll(re)) ends.push(m.index + m[0].length);
+      for (let i = ends.length - 1; i >= 0; i--) {
+        const c = ends[i] as number;
+        if (c <= floor) break;
+        const cut = tryCut(c);
+        if (cut !== undefined) return cut;
+      }
+    }
+  }
+  // Hard cut: the longest allowed prefix.
+  for (let c = max; c > minCut; c--) {
+    const cut = tryCut(c);
+    if (cut !== undefined) return cut;
+  }
+  // Nothing allowed (a link or fence line longer than a part): cut anyway, but never a surrogate pair.
+  let c = max;
+  if (c > 1 && isHigh(text.charCodeAt(c - 1)) && isLow(text.charCodeAt(c))) c--;
+  return tryCut(c, false) ?? { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
+}
+
+/** Split a whole text into parts of at most `max` characters. */
+export function splitText(text: string, max: number): SplitPart[] {
+  const parts: SplitPart[] = [];
+  let carry = '';
+  let rest = text;
+  for (let guard = 0; guard <= text.length + 1; guard++) {
+    const current = carry + rest;
+    const cut = splitOnce(current, max, carry.length);
+    if (cut === undefined) {
+      parts.push({ text: current, reopen: carry, close: '' });
+      return parts;
+    }
+    parts.push({ text: cut.head, reopen: carry, close: cut.close });
+    rest = current.slice(cut.consumed);
+    carry = cut.reopen;
+  }
+  throw new Error('splitText made no progress');
+}
+
+/** The input of splitText: each part without its added fence lines, joined. */
+export function joinParts(parts: readonly SplitPart[]): string {
+  return parts.map((p) => p.text.slice(p.reopen.length, p.text.length - p.close.length)).join('');
+}
+
+/** [start, end) of each Markdown link that starts within the first `max` characters. */
+function linkSpans(text: string, max: number): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  // Look a little past the limit so that a link crossing it is seen whole.
+  for (const m of text.slice(0, max + 2048).matchAll(LINK_RE)) {
+    if (m.index > max) break;
+    spans.push([m.index, m.index + m[0].length]);
+  }
+  return spans;
+}
