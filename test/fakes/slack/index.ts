@@ -26,6 +26,8 @@ export interface UserPost {
   threadTs?: string;
   channelType?: 'channel' | 'group' | 'im' | 'mpim';
   teamId?: string;
+  /** The bot a mention addresses (default the fake's bot; OAuth installs have their own). */
+  botUserId?: string;
 }
 
 export interface PostedByUser {
@@ -169,7 +171,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       };
       const channelType = p.channelType ?? (p.channel.startsWith('D') ? 'im' : 'channel');
       const message = { type: 'message', ...common, channel_type: channelType };
-      const mentioned = p.text.includes(`<@${ids.botUserId}>`) && channelType !== 'im';
+      const mentioned = p.text.includes(`<@${p.botUserId ?? ids.botUserId}>`) && channelType !== 'im';
       return { ts: m.ts, message, mention: mentioned ? { type: 'app_mention', ...common } : undefined };
     },
     envelope,
