@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { BOT_EVENTS, BOT_SCOPES } from './scopes.js';
+
+// manifest.json (repository root) is what operators paste into Slack; it must ask for what the
+// code uses, and OAuth installs request the same scopes.
+describe('manifest.json', () => {
+  const manifest = JSON.parse(readFileSync(new URL('../../../manifest.json', import.meta.url), 'utf8')) as {
+    oauth_config: { scopes: { bot: string[] } };
+    settings: { event_subscriptions: { bot_events: string[] }; socket_mode_enabled: boolean };
+  };
+
+  it('lists the bot scopes and events the connector needs, Socket Mode on', () => {
+    expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([...BOT_SCOPES].sort());
+    expect([...manifest.settings.event_subscriptions.bot_events].sort()).toEqual([...BOT_EVENTS].sort());
+    expect(manifest.settings.socket_mode_enabled).toBe(true);
+  });
+});
