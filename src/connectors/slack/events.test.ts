@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { allowed, classify, placeOf, stripBotMention } from './events.js';
+
+const bot = { userId: 'UB', botId: 'BB' };
+const base = { type: 'message', channel: 'C1', channel_type: 'channel', user: 'U1', text: 'hi', ts: '2.0' };
+
+describe('classify', () => {
+  it('answers mentions, DMs and thread messages (the latter after a membership check)', () => {
+    expect(classify({ ...base, type: 'app_mention', text: '<@UB> hi' }, bot)).toEqual({ kind: 'mention' });
+    expect(classify({ ...base, text: '<@UB> hi' }, bot)).toEqual({ kind: 'mention' });
+    expect(classify({ ...base, channel: 'D1', channel_type: 'im' }, bot)).toEqual({ kind: 'dm' });
+    expect(classify({ ...base, thread_ts: '1.0' }, bot)).toEqual({ kind: 'thread', threadTs: '1.0' });
+    expect(classify({ ...base, subtype: 'file_share', channel_type: 'im' }, bot)).toEqual({ kind: 'dm' });
+  });
+
+  it('ignores bots, itself, edits, joins and plain channel chatter', () => {
+    for (const ev of [
+      { ...base, bot_id: 'B2', channel_type: 'im' },
+      { ...base, subtype: 'bot_message', channel_type: 'im' },
+      { ...base, user: 'UB', channel_type: 'im' },
+      { ...base, subtype: 'message_changed', channel_type: 'im' },
+      { ...base, subtype: 'message_deleted', channel_type: 'im' },
+      { ...base, subtype: 'channel_join', text: '<@UB> joined' },
+      { ...base },
+      { ...base, thread_ts: '2.0' }, // a thread's parent itself
+    ]) {
+      expect(classify(ev, bot).kind).toBe('ignore');
+    }
+  });
+});
+
+describe('placeOf', () => {
+  it('puts a top-level mention in its own thread, a reply in its thread, a DM in its channel', () => {
+    expect(placeOf({ ...base }, { kind: 'mention' }, 'T1')).toEqual({
+      platform: 'slack',
+      workspaceId: 'T1',
+      channelId: 'C1',
+      threadId: '2.0',
+    });
+    expect(placeOf({ ...base, thread_ts: '1.0' }, { kind: 'mention' }, 'T1').threadId).toBe('1.0');
+    expect(placeOf({ ...base, channel: 'D1' }, { kind: 'dm' }, 'T1')).toEqual({
+      platform: 'slack',
+      workspaceId: 'T1',
+      channelId: 'D1',
+    });
+    expect(placeOf({ ...base, channel: 'D1', thread_ts: '1.5' }, { kind: 'dm' }, 'T1').threadId).toBe('1.5');
+  });
+});
+
+describe('stripBotMention / allowed', () => {
+  it('removes only the bot mention', () => {
+    expect(stripBotMention('<@UB> what about <@U2>?', 'UB')).toBe('what about <@U2>?');
+    expect(stripBotMention('hey <@UB|assistant>  reset', 'UB')).toBe('hey reset');
+    expect(stripBotMention('line one\n<@UB>\nline two', 'UB')).toBe('line one\n\nline two');
+  });
+
+  it('applies the team and channel lists when set', () => {
+    expect(allowed('T1', 'C1', [], [])).toBe(true);
+    expect(allowed('T1', 'C1', ['T2'], [])).toBe(false);
+    expect(allowed('T1', 'C1', ['T1'], ['C2'])).toBe(false);
+    expect(allowed('T1', 'C2', ['T1'], ['C2'])).toBe(true);
+  });
+});
