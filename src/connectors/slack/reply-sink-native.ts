@@ -1,4 +1,4 @@
-import { PlatformRateLimitedError, type PostResult, type ReplySink, type WriteResult } from '../../core/ports.js';
+import { PlatformRateLimitedError, type PostResult, type ReplySink, type WriteOptions, type WriteResult } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
 import type { SinkDeps, SlackDestination } from './destination.js';
 import { appendBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
@@ -86,6 +86,38 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     return undefined;
   }
 
+async function edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
+    const state = messages.get(messageId);
+    if (!state) {
+      // Not made by this sink (a restart): an edit is all that is possible.
+      return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, text);
+    }
+    if (state.edited) return replaceByEdit(messageId, state, text);
+    const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
+    const rendered = renderMarkdownText(committed);
+    if (!rendered.startsWith(state.shown)) {
+      // The text changed in what was already shown: only a full replacement is right.
+      if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
+      return replaceByEdit(messageId, state, text);
+    }
+    const suffix = rendered.slice(state.shown.length);
+    try {
+      if (suffix !== '') {
+        await dest.client.chat.appendStream({ channel: dest.channel, ts: messageId, markdown_text: suffix });
+        state.shown = rendered;
+      }
+      if (opts.final && state.streaming) {
+        await dest.client.chat.stopStream({ channel: dest.channel, ts: messageId });
+        state.streaming = false;
+      }
+    } catch (err) {
+      const rethrow = streamFailure(err, append.key);
+      if (rethrow) throw rethrow;
+      return replaceByEdit(messageId, state, text);
+    }
+    return {};
+  }
+
   return {
     maxChars: NATIVE_MAX_CHARS,
     maxMessageAgeMs: NATIVE_MAX_MESSAGE_AGE_MS,
@@ -119,41 +151,11 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       markPosted();
       const state: StreamState = { shown: rendered, streaming: true, edited: false };
       messages.set(ts, state);
-      if (opts.final) await this.edit(ts, text, opts);
+      if (opts.final) await edit(ts, text, opts);
       return { messageId: ts };
     },
 
-    async edit(messageId, text, opts): Promise<WriteResult> {
-      const state = messages.get(messageId);
-      if (!state) {
-        // Not made by this sink (a restart): an edit is all that is possible.
-        return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, text);
-      }
-      if (state.edited) return replaceByEdit(messageId, state, text);
-      const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
-      const rendered = renderMarkdownText(committed);
-      if (!rendered.startsWith(state.shown)) {
-        // The text changed in what was already shown: only a full replacement is right.
-        if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
-        return replaceByEdit(messageId, state, text);
-      }
-      const suffix = rendered.slice(state.shown.length);
-      try {
-        if (suffix !== '') {
-          await dest.client.chat.appendStream({ channel: dest.channel, ts: messageId, markdown_text: suffix });
-          state.shown = rendered;
-        }
-        if (opts.final && state.streaming) {
-          await dest.client.chat.stopStream({ channel: dest.channel, ts: messageId });
-          state.streaming = false;
-        }
-      } catch (err) {
-        const rethrow = streamFailure(err, append.key);
-        if (rethrow) throw rethrow;
-        return replaceByEdit(messageId, state, text);
-      }
-      return {};
-    },
+    edit: (messageId, text, opts) => edit(messageId, text, opts),
   };
 }
 
