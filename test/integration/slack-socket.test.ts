@@ -100,4 +100,23 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
     await relay.answered(1);
     expect(fake.botMessages('C3', post.ts)).toHaveLength(1);
   });
+
+  it('reconnects when Slack asks for a refresh', async () => {
+    const before = fake.socketConnections;
+    fake.refreshSocket();
+    await expect.poll(() => fake.socketConnections, { timeout: 5000 }).toBe(before + 1);
+    await fake.waitConnected();
+    expect(conn.isReady()).toBe(true);
+  });
+
+  it('marks a reply a crash left behind as interrupted', async () => {
+    const post = fake.userPost({ channel: 'C4', text: '<@U0BOT> crash soon' });
+    await fake.sendEvent(post.mention ?? {});
+    await relay.answered(1);
+    const msg = relay.received[0];
+    const reply = fake.botMessages('C4', post.ts)[0];
+    if (!msg || !reply) throw new Error('no reply');
+    await conn.markInterrupted(msg.sink.target, reply.ts, 'You said: crash\n\n_(reply interrupted)_');
+    expect(fake.message('C4', reply.ts)?.text).toBe(renderMrkdwn('You said: crash\n\n_(reply interrupted)_'));
+  });
 });
