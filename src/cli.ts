@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// `assistant-bridge <command>`: dispatches to the command modules. Each module exports
+// `run(args): Promise<number>` and returns the exit code; nothing below calls process.exit.
+
+const USAGE = `usage: assistant-bridge <command>
+
+commands:
+  start                          run the bridge (Slack and/or Discord, per the environment)
+  migrate                        apply the SQL migrations to DATABASE_PATH and exit
+  doctor                         check configuration, database, upstream, Slack and Discord
+  chat [--bot ID]                talk to the upstream bot in the terminal
+  conversations list|show ID     list the bot's conversations, or show one's history
+  emulator [--port N] [--form a|b|both] [--api-key K] [--stream-format F] ...
+                                 run a local emulator of the upstream chat service
+`;
+
+type Command = (args: string[]) => Promise<number>;
+
+const commands: Record<string, () => Promise<Command>> = {
+  start: async () => (await import('./main.js')).run,
+  migrate: async () => (await import('./cli/migrate.js')).run,
+  doctor: async () => (await import('./cli/doctor.js')).run,
+  chat: async () => (await import('./cli/chat.js')).run,
+  conversations: async () => (await import('./cli/conversations.js')).run,
+  emulator: async () => (await import('./cli/emulator.js')).run,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    process.stdout.write(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    process.stderr.write(`assistant-bridge: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  const command = await load();
+  return command(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    // A bug, not a user mistake: say so briefly; the stack helps whoever reports it.
+    process.stderr.write(`assistant-bridge: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
