@@ -189,3 +189,14 @@ function linkSpans(text: string, max: number): Array<[number, number]> {
   }
   return spans;
 }
+
+/**
+ * Cut the text at c (a message finished early, e.g. a message grown too old): when c falls inside
+ * a fence, close it in this part and reopen it in the next.
+ */
+export function cutAt(text: string, c: number): Cut {
+  const f = findFences(text.slice(0, c)).find((x) => c >= x.contentStart && x.closeEnd === x.closeStart);
+  if (f === undefined) return { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
+  const close = `${c > 0 && text[c - 1] !== '\n' ? '\n' : ''}${f.marker}`;
+  return { consumed: c, head: text.slice(0, c) + close, close, reopen: `${f.opener}\n` };
+}

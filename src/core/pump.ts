@@ -1,0 +1,81 @@
+import { ReplyWriter, type ReplyWriterOptions, type WriterResult } from './reply-writer.js';
+
+// From an async iterable of text deltas to a reply sink: the deltas feed a ReplyWriter, which
+// does the posting, coalesced editing, splitting and rate limiting. The pump owns the reading
+// side: it stops on abort (shutdown) or when a platform write failed for good, and turns an
+// error of the source into a note after the text so far, or a message in place of the reply.
+
+export interface ErrorOutcome {
+  outcome: 'interrupted' | 'failed';
+  /** Appended after the text when the reply has some. */
+  note?: string;
+  /** Shown instead when the reply has no text yet. */
+  replacement?: string;
+}
+
+export interface PumpOptions extends Omit<ReplyWriterOptions, 'onFatal'> {
+  /** Shutdown: stop reading, keep the text and finish it as interrupted. */
+  signal?: AbortSignal;
+  /** The note appended to an interrupted reply (also used on abort). */
+  interruptedNote: string;
+  /** How an error thrown by the source is shown. */
+  describeError(err: unknown): ErrorOutcome;
+  /** Called when the pump stops reading early (abort, failed write), e.g. to cancel the upstream. */
+  onStop?: () => void;
+}
+
+export interface PumpResult extends WriterResult {
+  outcome: 'done' | 'interrupted' | 'failed';
+  /** The source's error, when it threw. */
+  sourceError?: unknown;
+}
+
+export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Promise<PumpResult> {
+  let stopReading: (why: 'abort' | 'fatal') => void = () => {};
+  const stopped = new Promise<'abort' | 'fatal'>((resolve) => (stopReading = resolve));
+  const writer = new ReplyWriter({ ...opts, onFatal: () => stopReading('fatal') });
+  const onAbort = () => stopReading('abort');
+  if (opts.signal?.aborted) onAbort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  writer.start();
+
+  const it = source[Symbol.asyncIterator]();
+  let outcome: PumpResult['outcome'] = 'done';
+  let finish: { note?: string; replacement?: string } = {};
+  let sourceError: unknown;
+  try {
+    for (;;) {
+      const next = await Promise.race([it.next(), stopped]);
+      if (next === 'abort' || next === 'fatal') {
+        opts.onStop?.();
+        // Do not await: a source stuck in next() would hold the reply open.
+        void Promise.resolve(it.return?.()).catch(() => {});
+        if (next === 'abort') {
+          outcome = 'interrupted';
+          finish = { note: opts.interruptedNote, replacement: opts.interruptedNote.trim() };
+        } else {
+          outcome = 'failed';
+        }
+        break;
+      }
+      if (next.done) break;
+      writer.append(next.value);
+    }
+  } catch (err) {
+    sourceError = err;
+    const d = opts.signal?.aborted
+      ? { outcome: 'interrupted' as const, note: opts.interruptedNote, replacement: opts.interruptedNote.trim() }
+      : opts.describeError(err);
+    outcome = d.outcome;
+    finish = {};
+    if (d.note !== undefined) finish.note = d.note;
+    if (d.replacement !== undefined) finish.replacement = d.replacement;
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+  const result = await writer.finish(finish);
+  if (result.error !== undefined) outcome = 'failed';
+  const out: PumpResult = { ...result, outcome };
+  if (sourceError !== undefined) out.sourceError = sourceError;
+  return out;
+}

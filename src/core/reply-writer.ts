@@ -1,0 +1,350 @@
+import type { Logger } from 'pino';
+import type { BridgeMetrics } from './metrics-port.js';
+import {
+  type Clock,
+  type Platform,
+  PlatformRateLimitedError,
+  PlatformWriteError,
+  type ReplySink,
+  type WriteResult,
+} from './ports.js';
+import type { WritePriority, WriteScheduler } from './scheduler.js';
+import { cutAt, splitOnce } from './split.js';
+
+// Shows one reply on the platform while its text grows: nothing before there is non-whitespace
+// text; the first text posted at once; then edits of the message at most once per edit interval,
+// each carrying everything that arrived meanwhile, the next only after the previous finished; one
+// final write per message; continuation in a new message when the text outgrows the message (cut
+// by split.ts) or the message grows too old. Every write goes through the one scheduler.
+
+export interface ReplyWriterOptions {
+  sink: ReplySink;
+  scheduler: WriteScheduler;
+  clock: Clock;
+  /** The shortest time between two writes of one message (STREAM_EDIT_INTERVAL_MS). */
+  editIntervalMs: number;
+  platform: Platform;
+  metrics: BridgeMetrics;
+  logger: Logger;
+  /** Called after every successful write: the reply's message ids and the current message's text. */
+  progress?: (messageIds: string[], lastText: string) => void;
+  /** Put before the reply once it has content (e.g. the renewed-conversation note). Read lazily. */
+  prefix?: () => string;
+  /** Room kept free in every message so that a note appended later (after a crash too) fits. */
+  reserveChars?: number;
+  /** Epoch ms the user's message arrived (for the first-text metric). */
+  receivedAt?: number;
+  onFirstText?: (at: number) => void;
+  /** Called once when a write fails for good (the caller stops reading upstream). */
+  onFatal?: (err: unknown) => void;
+  /** Retries of a write the sink says may work again (network), with growing delay. */
+  maxWriteRetries?: number;
+  retryBaseMs?: number;
+}
+
+export interface FinishOptions {
+  /** Appended to the text when the reply has content (e.g. the interruption note). */
+  note?: string;
+  /** The whole reply when it has no content (e.g. an error message). */
+  replacement?: string;
+}
+
+export interface WriterResult {
+  messageIds: string[];
+  /** The reply's full text as composed (prefix, upstream text, note), without split fence lines. */
+  text: string;
+  /** Set when a write failed for good. */
+  error?: unknown;
+}
+
+interface MessageState {
+  id: string | undefined;
+  sent: string;
+  final: boolean;
+  lastWriteAt: number;
+  createdAt: number;
+}
+
+const freshMessage = (): MessageState => ({ id: undefined, sent: '', final: false, lastWriteAt: 0, createdAt: 0 });
+const hasText = (s: string) => /\S/.test(s);
+
+export class ReplyWriter {
+  private readonly o: ReplyWriterOptions;
+  private appended = '';
+  private prefix = '';
+  private contentStarted = false;
+  private msgStart = 0;
+  private carry = '';
+  private msg = freshMessage();
+  private part = 0;
+  private readonly messageIds: string[] = [];
+  private ending = false;
+  private cancelled = false;
+  private fatal: unknown;
+  private retries = 0;
+  private running: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private working: Promise<void> = Promise.resolve();
+  private firstShown = false;
+  private yielded = false;
+  private readonly hard = new AbortController();
+
+  constructor(opts: ReplyWriterOptions) {
+    this.o = opts;
+  }
+
+  /** Show the working indicator (not awaited: it must not delay the upstream request). */
+  start(): void {
+    this.working = this.o.sink.showWorking().catch(() => {});
+  }
+
+  get hasContent(): boolean {
+    return this.contentStarted;
+  }
+
+  get failed(): unknown {
+    return this.fatal;
+  }
+
+  append(delta: string): void {
+    if (this.ending || this.cancelled || delta === '') return;
+    this.appended += delta;
+    if (!this.contentStarted && hasText(this.appended)) {
+      this.contentStarted = true;
+      this.prefix = this.o.prefix?.() ?? '';
+    }
+    this.kick();
+  }
+
+  /** End the reply: the last write of the last message, then resolve. */
+  async finish(opts: FinishOptions = {}): Promise<WriterResult> {
+    if (!this.ending) {
+      this.ending = true;
+      if (this.contentStarted) {
+        if (opts.note !== undefined) this.appended += opts.note;
+      } else {
+        const text = opts.replacement ?? opts.note?.trimStart();
+        if (text !== undefined && hasText(text)) {
+          this.appended = text;
+          this.contentStarted = true;
+        }
+      }
+    }
+    this.kick();
+    // The loop may restart itself once (text that came in while it was finishing).
+    for (let i = 0; i < 100 && this.running !== undefined; i++) await this.running;
+    if (!this.firstShown) await this.working.then(() => this.o.sink.clearWorking()).catch(() => {});
+    const result: WriterResult = { messageIds: [...this.messageIds], text: this.content() };
+    if (this.fatal !== undefined) result.error = this.fatal;
+    return result;
+  }
+
+  /** Stop writing at once (no final write): shutdown of the process, or tests. */
+  cancel(): void {
+    this.cancelled = true;
+    this.hard.abort(new Error('reply writer cancelled'));
+    this.wake?.();
+  }
+
+  private content(): string {
+    return this.contentStarted ? this.prefix + this.appended : '';
+  }
+
+  private limit(): number {
+    // While streaming, keep room for a note; the final write may use it.
+    const reserve = this.ending ? 0 : (this.o.reserveChars ?? 0);
+    return Math.max(1, this.o.sink.maxChars - reserve);
+  }
+
+  private kick(): void {
+    if (this.running === undefined) {
+      this.running = this.run().finally(() => {
+        this.running = undefined;
+        // Text may have arrived while the loop was finishing.
+        if (this.needsWork()) this.kick();
+      });
+    } else {
+      this.wake?.();
+    }
+  }
+
+  private needsWork(): boolean {
+    if (this.cancelled || this.fatal !== undefined) return false;
+    const body = this.content().slice(this.msgStart);
+    if (this.ending) return hasText(body) ? !(this.msg.final && this.carry + body === this.msg.sent) : this.msg.id !== undefined && !this.msg.final;
+    return hasText(body) && this.carry + body !== this.msg.sent;
+  }
+
+  private async run(): Promise<void> {
+    // Bounded: every pass writes, sleeps until a deadline, or waits for new input.
+    while (!this.cancelled && this.fatal === undefined) {
+      const body = this.content().slice(this.msgStart);
+      const desired = this.carry + body;
+      const limit = this.limit();
+
+      if (desired.length > limit) {
+        const cut = splitOnce(desired, limit, this.carry.length) ?? cutAt(desired, limit);
+        if (!(await this.writeWhenDue(cut.head, true))) continue;
+        this.msgStart += cut.consumed - this.carry.length;
+        this.carry = cut.reopen;
+        this.nextMessage();
+        continue;
+      }
+
+      if (this.ending) {
+        if (!this.needsWork()) return;
+        if (!(await this.writeWhenDue(desired, true))) continue;
+        return;
+      }
+
+      const rolloverAt = this.rolloverAt();
+      if (rolloverAt !== undefined && this.o.clock.now() >= rolloverAt) {
+        const cut = cutAt(desired, desired.length);
+        if (!(await this.writeWhenDue(cut.head, true))) continue;
+        this.msgStart += cut.consumed - this.carry.length;
+        this.carry = cut.reopen;
+        this.nextMessage();
+        continue;
+      }
+
+      if (hasText(body) && desired !== this.msg.sent) {
+        if (this.msg.id === undefined && !this.yielded) {
+          // Let the event loop turn once before a post: deltas and the end that arrived together
+          // (a reply sent whole) then make one final post instead of a post and an edit.
+          this.yielded = true;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          continue;
+        }
+        this.yielded = false;
+        await this.writeWhenDue(desired, false);
+        continue;
+      }
+      await this.waitForInput(rolloverAt);
+    }
+  }
+
+  /** A message that must be finished before the sink's maximum age. */
+  private rolloverAt(): number | undefined {
+    const maxAge = this.o.sink.maxMessageAgeMs;
+    if (maxAge === undefined || this.msg.id === undefined || this.msg.final) return undefined;
+    return this.msg.createdAt + Math.max(0, maxAge - this.o.editIntervalMs);
+  }
+
+  /** Write once the message's edit interval has passed. False: nothing written (retry). */
+  private async writeWhenDue(text: string, final: boolean): Promise<boolean> {
+    if (this.msg.id !== undefined) {
+      const due = this.msg.lastWriteAt + this.o.editIntervalMs;
+      const now = this.o.clock.now();
+      // Sleep, then let the loop recompute: text that arrived meanwhile joins this write.
+      if (now < due) {
+        await this.sleep(due - now);
+        return false;
+      }
+    }
+    return this.write(text, final);
+  }
+
+  private async write(text: string, final: boolean): Promise<boolean> {
+    const { sink, scheduler, clock, platform, metrics } = this.o;
+    const op = this.msg.id === undefined ? 'post' : 'edit';
+    const priority: WritePriority = final ? 'final' : op === 'post' ? 'first' : 'edit';
+    try {
+      await scheduler.acquire(sink.buckets(op), priority, this.hard.signal);
+    } catch {
+      return false; // cancelled
+    }
+    if (this.cancelled) return false;
+    const startedAt = clock.now();
+    let result: WriteResult;
+    try {
+      const opts = { final, part: this.part };
+      if (this.msg.id === undefined) {
+        const posted = await sink.post(text, opts);
+        this.msg.id = posted.messageId;
+        this.msg.createdAt = startedAt;
+        this.messageIds.push(posted.messageId);
+        result = posted;
+      } else {
+        result = await sink.edit(this.msg.id, text, opts);
+      }
+    } catch (err) {
+      await this.onWriteError(err);
+      return false;
+    }
+    this.retries = 0;
+    for (const info of result.rateLimits ?? []) scheduler.observe(info);
+    metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.part > 0 ? 'continuation' : 'post');
+    this.msg.sent = text;
+    this.msg.final = final;
+    this.msg.lastWriteAt = startedAt;
+    if (!this.firstShown) {
+      this.firstShown = true;
+      const at = clock.now();
+      void this.working.then(() => sink.clearWorking()).catch(() => {});
+      if (this.o.receivedAt !== undefined) metrics.platformFirstText(platform, Math.max(0, at - this.o.receivedAt) / 1000);
+      this.o.onFirstText?.(at);
+    }
+    try {
+      this.o.progress?.([...this.messageIds], text);
+    } catch (err) {
+      // Losing a progress record only weakens crash repair; the reply itself goes on.
+      this.o.logger.warn({ err }, 'could not record reply progress');
+    }
+    return true;
+  }
+
+  private async onWriteError(err: unknown): Promise<void> {
+    const { scheduler, metrics, platform, logger } = this.o;
+    if (err instanceof PlatformRateLimitedError) {
+      // The scheduler holds the bucket; the loop retries with whatever text is current then.
+      scheduler.limited(err.bucket, err.retryAfterMs);
+      metrics.platformRateLimited(platform, err.bucket);
+      logger.warn({ bucket: err.bucket, retryAfterMs: err.retryAfterMs }, 'platform rate limit hit');
+      return;
+    }
+    if (err instanceof PlatformWriteError && err.retryable && this.retries < (this.o.maxWriteRetries ?? 3)) {
+      this.retries++;
+      logger.warn({ code: err.code, attempt: this.retries }, 'platform write failed, retrying');
+      await this.sleep((this.o.retryBaseMs ?? 500) * 2 ** (this.retries - 1));
+      return;
+    }
+    this.fatal = err;
+    const code = err instanceof PlatformWriteError ? err.code : undefined;
+    logger.error({ code, err: err instanceof Error ? err.message : String(err) }, 'platform write failed; reply abandoned');
+    this.o.onFatal?.(err);
+  }
+
+  private nextMessage(): void {
+    this.msg = freshMessage();
+    this.part++;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = this.o.clock.setTimeout(() => {
+        this.wake = undefined;
+        resolve();
+      }, ms);
+      // Only cancellation cuts a sleep short: new text waits for the interval anyway.
+      this.wake = () => {
+        if (this.cancelled) {
+          t.clear();
+          this.wake = undefined;
+          resolve();
+        }
+      };
+    });
+  }
+
+  private waitForInput(until: number | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const t = until === undefined ? undefined : this.o.clock.setTimeout(() => done(), Math.max(0, until - this.o.clock.now()));
+      const done = () => {
+        t?.clear();
+        this.wake = undefined;
+        resolve();
+      };
+      this.wake = done;
+    });
+  }
+}

@@ -1,0 +1,238 @@
+import {
+  type BucketRef,
+  type Clock,
+  type Connector,
+  type HandleResult,
+  type IncomingMessage,
+  type MessageHandler,
+  type Place,
+  PlatformRateLimitedError,
+  type PostResult,
+  type ReplySink,
+  type ReplyTarget,
+  systemClock,
+  type WriteOptions,
+  type WriteResult,
+} from '../../src/core/ports.js';
+
+// A connector for core tests: messages are pushed in by the test; replies land in memory. Its
+// sinks enforce a Discord-like bucket per channel (5 writes per 5 s by default, a sliding window,
+// so stricter than Discord) and throw PlatformRateLimitedError beyond it, counting the 429s. Every
+// write is recorded with its time, and misuse (empty text, too long, a write after the final one)
+// is collected in `violations` so a test can assert there was none.
+
+export interface TestConnectorOptions {
+  clock?: Clock;
+  bucketLimit?: number;
+  /** The limit the sinks' BucketRef claims (default: bucketLimit). Larger than it provokes 429s. */
+  declaredLimit?: number;
+  bucketWindowMs?: number;
+  maxChars?: number;
+  maxMessageAgeMs?: number;
+  /** Report X-RateLimit-like headers (limit, remaining, reset-after) on every write. Default true. */
+  reportHeaders?: boolean;
+}
+
+export interface RecordedWrite {
+  op: 'post' | 'edit';
+  messageId: string;
+  channelKey: string;
+  text: string;
+  final: boolean;
+  part: number;
+  at: number;
+}
+
+export interface RecordedMessage {
+  id: string;
+  channelKey: string;
+  content: string;
+  final: boolean;
+  part: number;
+  writes: number;
+  postedAt: number;
+  interruptedByRecovery: boolean;
+}
+
+export type WriteFault = (op: 'post' | 'edit', text: string) => Error | undefined;
+
+export class TestConnector implements Connector {
+  readonly platform = 'test' as const;
+  readonly writes: RecordedWrite[] = [];
+  readonly messages = new Map<string, RecordedMessage>();
+  readonly violations: string[] = [];
+  readonly workingShown: string[] = [];
+  rateLimitHits = 0;
+  handler: MessageHandler | undefined;
+  /** Inject a failure for the next writes (return an Error to throw it). */
+  fault: WriteFault | undefined;
+
+  private readonly clock: Clock;
+  private readonly limit: number;
+  private readonly declaredLimit: number;
+  private readonly windowMs: number;
+  private readonly maxChars: number;
+  private readonly maxMessageAgeMs: number | undefined;
+  private readonly reportHeaders: boolean;
+  private readonly log = new Map<string, number[]>();
+  private nextMessageId = 1;
+  private nextEventId = 1;
+  private ready = false;
+
+  constructor(opts: TestConnectorOptions = {}) {
+    this.clock = opts.clock ?? systemClock;
+    this.limit = opts.bucketLimit ?? 5;
+    this.declaredLimit = opts.declaredLimit ?? this.limit;
+    this.windowMs = opts.bucketWindowMs ?? 5000;
+    this.maxChars = opts.maxChars ?? 2000;
+    this.maxMessageAgeMs = opts.maxMessageAgeMs;
+    this.reportHeaders = opts.reportHeaders ?? true;
+  }
+
+  async start(handler: MessageHandler): Promise<void> {
+    this.handler = handler;
+    this.ready = true;
+  }
+
+  async stop(): Promise<void> {
+    this.ready = false;
+  }
+
+  isReady(): boolean {
+    return this.ready;
+  }
+
+  async markInterrupted(_target: ReplyTarget, messageId: string, text: string): Promise<void> {
+    const m = this.messages.get(messageId);
+    if (m === undefined) throw new Error(`unknown message ${messageId}`);
+    m.content = text;
+    m.final = true;
+    m.interruptedByRecovery = true;
+  }
+
+  /** A sink for one reply in a place. */
+  sink(place: Place): ReplySink {
+    const channelKey = `test:channel:${place.threadId ?? place.channelId}`;
+    const target: ReplyTarget = { platform: 'test', channelId: place.channelId };
+    if (place.workspaceId !== undefined) target.workspaceId = place.workspaceId;
+    if (place.threadId !== undefined) target.threadId = place.threadId;
+    const bucket: BucketRef = { key: channelKey, limit: this.declaredLimit, windowMs: this.windowMs };
+    const sink: ReplySink = {
+      maxChars: this.maxChars,
+      buckets: () => [bucket],
+      showWorking: async () => {
+        this.workingShown.push(channelKey);
+      },
+      clearWorking: async () => {},
+      post: async (text, opts) => this.write('post', channelKey, undefined, text, opts),
+      edit: async (messageId, text, opts) => this.write('edit', channelKey, messageId, text, opts),
+      target,
+    };
+    if (this.maxMessageAgeMs !== undefined) Object.assign(sink, { maxMessageAgeMs: this.maxMessageAgeMs });
+    return sink;
+  }
+
+  /** Build a user message in a place (defaults: channel C1, user U1, a fresh event id). */
+  message(init: Partial<Omit<IncomingMessage, 'sink'>> & { text: string }): IncomingMessage {
+    const place: Place = init.place ?? { platform: 'test', channelId: init.channelId ?? 'C1' };
+    const id = String(this.nextEventId++);
+    const msg: IncomingMessage = {
+      platform: 'test',
+      eventId: init.eventId ?? `ev-${id}`,
+      place,
+      channelId: init.channelId ?? place.channelId,
+      messageId: init.messageId ?? `m-${id}`,
+      userId: init.userId ?? 'U1',
+      text: init.text,
+      isDm: init.isDm ?? false,
+      mentionsBot: init.mentionsBot ?? true,
+      isFromBot: init.isFromBot ?? false,
+      receivedAt: init.receivedAt ?? this.clock.now(),
+      sink: this.sink(place),
+    };
+    const workspaceId = init.workspaceId ?? place.workspaceId;
+    if (workspaceId !== undefined) msg.workspaceId = workspaceId;
+    const threadId = init.threadId ?? place.threadId;
+    if (threadId !== undefined) msg.threadId = threadId;
+    if (init.userName !== undefined) msg.userName = init.userName;
+    return msg;
+  }
+
+  /** Push a message to the handler (as the platform would). */
+  send(init: Partial<Omit<IncomingMessage, 'sink'>> & { text: string }): Promise<HandleResult> {
+    if (this.handler === undefined) throw new Error('connector not started');
+    return this.handler.handle(this.message(init));
+  }
+
+  /** Messages posted in a channel (or thread), in order. */
+  messagesIn(channelOrThreadId: string): RecordedMessage[] {
+    const key = `test:channel:${channelOrThreadId}`;
+    return [...this.messages.values()].filter((m) => m.channelKey === key);
+  }
+
+  /** The contents of a channel's messages, in order. */
+  contentsIn(channelOrThreadId: string): string[] {
+    return this.messagesIn(channelOrThreadId).map((m) => m.content);
+  }
+
+  private async write(
+    op: 'post' | 'edit',
+    channelKey: string,
+    messageId: string | undefined,
+    text: string,
+    opts: WriteOptions,
+  ): Promise<PostResult & WriteResult> {
+    // Hand control back once, like a network call would, so callers cannot rely on sync writes.
+    await Promise.resolve();
+    const now = this.clock.now();
+    const injected = this.fault?.(op, text);
+    if (injected !== undefined) throw injected;
+    const times = (this.log.get(channelKey) ?? []).filter((t) => t > now - this.windowMs);
+    if (times.length >= this.limit) {
+      this.rateLimitHits++;
+      this.log.set(channelKey, times);
+      throw new PlatformRateLimitedError(channelKey, (times[0] as number) + this.windowMs - now);
+    }
+    times.push(now);
+    this.log.set(channelKey, times);
+    if (text.trim() === '') this.violations.push(`${op} with empty text in ${channelKey}`);
+    if (text.length > this.maxChars) this.violations.push(`${op} of ${text.length} chars in ${channelKey}`);
+    let id = messageId;
+    if (op === 'post') {
+      id = `msg-${this.nextMessageId++}`;
+      this.messages.set(id, {
+        id,
+        channelKey,
+        content: text,
+        final: opts.final,
+        part: opts.part,
+        writes: 1,
+        postedAt: now,
+        interruptedByRecovery: false,
+      });
+    } else {
+      const m = id === undefined ? undefined : this.messages.get(id);
+      if (m === undefined) {
+        this.violations.push(`edit of unknown message ${id}`);
+      } else {
+        if (m.final) this.violations.push(`edit of ${id} after its final write`);
+        m.content = text;
+        m.final = opts.final;
+        m.writes++;
+      }
+    }
+    this.writes.push({ op, messageId: id as string, channelKey, text, final: opts.final, part: opts.part, at: now });
+    const res: PostResult = { messageId: id as string };
+    if (this.reportHeaders) {
+      res.rateLimits = [
+        {
+          bucket: channelKey,
+          limit: this.limit,
+          remaining: this.limit - times.length,
+          resetAfterMs: (times[0] as number) + this.windowMs - now,
+        },
+      ];
+    }
+    return res;
+  }
+}
