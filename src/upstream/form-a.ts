@@ -8,6 +8,7 @@ import type {
   SendRequest,
   SendResult,
 } from '../core/chat-port.js';
+import { isObject } from './event-rules.js';
 import { header, type UpstreamClientOptions, UpstreamHttp } from './http.js';
 import { assignDefined, boolOf, messagesOf, numberOf, payload, sendResultOf, summariesOf } from './mapping.js';
 
@@ -68,7 +69,7 @@ export class FormAService implements ChatService {
       conversationSent: true,
     });
     const data = payload(res.body);
-    const meta = typeof data.metadata === 'object' && data.metadata !== null ? (data.metadata as Record<string, unknown>) : {};
+    const meta = isObject(data.metadata) ? data.metadata : {};
     return assignDefined<HistoryPage>(
       { conversationId: typeof data.conversationId === 'string' ? data.conversationId : conversationId, messages: messagesOf(data.messages) },
       {
@@ -90,7 +91,7 @@ export class FormAService implements ChatService {
     });
     const data = payload(res.body);
     const list: ConversationList = { conversations: summariesOf(data.conversations) };
-    const p = typeof data.pagination === 'object' && data.pagination !== null ? (data.pagination as Record<string, unknown>) : undefined;
+    const p = isObject(data.pagination) ? data.pagination : undefined;
     if (p) {
       list.pagination = {
         page: numberOf(p, ['page']) ?? opts.page ?? 1,
