@@ -27,7 +27,6 @@ export async function handleFormA(ctx: EmulatorContext, call: ChatCall): Promise
   }
 }
 
-
 async function turnA(ctx: EmulatorContext, call: ChatCall, botId: string): Promise<void> {
   if (!isRecord(call.body)) return failWith(call, 400, 'request body must be a JSON object');
   const body = call.body;
