@@ -20,6 +20,8 @@ export interface PumpOptions extends Omit<ReplyWriterOptions, 'onFatal'> {
   interruptedNote: string;
   /** How an error thrown by the source is shown. */
   describeError(err: unknown): ErrorOutcome;
+  /** Shown when the source ended without any text. */
+  emptyReplacement?: string;
   /** Called when the pump stops reading early (abort, failed write), e.g. to cancel the upstream. */
   onStop?: () => void;
 }
@@ -58,7 +60,10 @@ export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Pr
         }
         break;
       }
-      if (next.done) break;
+      if (next.done) {
+        if (opts.emptyReplacement !== undefined) finish = { replacement: opts.emptyReplacement };
+        break;
+      }
       writer.append(next.value);
     }
   } catch (err) {

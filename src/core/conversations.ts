@@ -1,0 +1,91 @@
+import type { Logger } from 'pino';
+import type { ChatService } from './chat-port.js';
+import type { Clock, ConversationStore, Place } from './ports.js';
+
+// Place ↔ upstream conversation. Form B: the bridge mints the session id before the first send,
+// so it is known before any reply. Form A: the id comes from the reply; until then the mapping
+// holds no id, and the next turn starts a conversation again. If a Form A stream reveals no id
+// for a new conversation, first turns use the one-response endpoint (A1) from then on, whose
+// answer always carries the id.
+
+export interface ConversationTurn {
+  /** The id to send; undefined for a Form A conversation the upstream has not named yet. */
+  conversationId: string | undefined;
+  /** This turn starts a new upstream conversation. */
+  fresh: boolean;
+  /** An earlier conversation was replaced (idle or gone): the reply says context was not kept. */
+  renewed: boolean;
+  /** Use `send` (A1) for this turn: a new Form A conversation whose streams reveal no id. */
+  useSend: boolean;
+}
+
+export interface ConversationsOptions {
+  store: ConversationStore;
+  chat: ChatService;
+  clock: Clock;
+  sessionIdleSeconds: number;
+  logger: Logger;
+}
+
+export class Conversations {
+  /** Learned per chat service (one per relay): Form A streams do not name new conversations. */
+  private streamsRevealNoId = false;
+
+  constructor(private readonly o: ConversationsOptions) {}
+
+  /** The conversation for a message to this place, renewed when idle too long. */
+  begin(place: Place, botId: string): ConversationTurn {
+    const now = this.o.clock.now();
+    const rec = this.o.store.get(place);
+    if (rec !== undefined && rec.botId === botId && rec.form === this.o.chat.form) {
+      const idle = now - rec.lastUsedAt > this.o.sessionIdleSeconds * 1000;
+      if (!idle) {
+        this.o.store.touch(place, now);
+        if (rec.upstreamId !== undefined) {
+          return { conversationId: rec.upstreamId, fresh: false, renewed: false, useSend: false };
+        }
+        return this.create(place, botId, false);
+      }
+      this.o.logger.info({ idleSeconds: Math.round((now - rec.lastUsedAt) / 1000) }, 'conversation idle too long; renewing');
+      return this.create(place, botId, rec.upstreamId !== undefined);
+    }
+    // No mapping, or one made for another bot or form (routing changed): start quietly.
+    return this.create(place, botId, false);
+  }
+
+  /** The upstream no longer knows the conversation: a fresh one for the same place. */
+  renew(place: Place, botId: string): ConversationTurn {
+    this.o.logger.info('upstream conversation gone; renewing');
+    return this.create(place, botId, true);
+  }
+
+  /** A Form A reply named its conversation. */
+  captured(place: Place, botId: string, conversationId: string): void {
+    const rec = this.o.store.get(place);
+    if (rec === undefined || rec.botId !== botId) return;
+    if (rec.upstreamId === conversationId) return;
+    this.o.store.put({ ...rec, upstreamId: conversationId });
+  }
+
+  /** A Form A stream for a new conversation ended without naming it. */
+  noIdFromStream(): void {
+    if (!this.streamsRevealNoId) this.o.logger.warn('upstream streams do not reveal conversation ids; first turns will use the one-response endpoint');
+    this.streamsRevealNoId = true;
+  }
+
+  reset(place: Place): void {
+    this.o.store.delete(place);
+  }
+
+  private create(place: Place, botId: string, renewed: boolean): ConversationTurn {
+    const now = this.o.clock.now();
+    const minted = this.o.chat.mintConversationId();
+    this.o.store.put({ place, botId, form: this.o.chat.form, upstreamId: minted, createdAt: now, lastUsedAt: now });
+    return {
+      conversationId: minted,
+      fresh: true,
+      renewed,
+      useSend: this.o.chat.form === 'a' && this.streamsRevealNoId,
+    };
+  }
+}

@@ -1,0 +1,25 @@
+import type { Logger } from 'pino';
+import { PlatformRateLimitedError, type ReplySink } from './ports.js';
+import type { WriteScheduler } from './scheduler.js';
+
+// A short message from the bridge itself (slow down, too long, reset done): one final post,
+// through the same scheduler as replies. Best effort: a failure is logged, never thrown.
+
+export async function postNotice(sink: ReplySink, text: string, scheduler: WriteScheduler, logger: Logger): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await scheduler.acquire(sink.buckets('post'), 'final');
+      const res = await sink.post(text, { final: true, part: 0 });
+      for (const info of res.rateLimits ?? []) scheduler.observe(info);
+      return;
+    } catch (err) {
+      if (err instanceof PlatformRateLimitedError) {
+        scheduler.limited(err.bucket, err.retryAfterMs);
+        continue;
+      }
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not post a notice');
+      return;
+    }
+  }
+  logger.warn('could not post a notice: rate limited');
+}

@@ -1,0 +1,257 @@
+import { describe, expect, it } from 'vitest';
+import { FakeChat, type ScriptedReply } from '../../test/fakes/fake-chat.js';
+import { ManualClock } from '../../test/fakes/manual-clock.js';
+import { TestConnector } from '../../test/fakes/test-connector.js';
+import { silentLogger } from '../logger.js';
+import { ChatError } from './chat-port.js';
+import { openMemoryStore } from './memory-store.js';
+import { noopMetrics } from './metrics-port.js';
+import type { HandleResult, IncomingMessage } from './ports.js';
+import { createRelay, type RelaySettings } from './relay.js';
+import { MESSAGES } from './user-messages.js';
+
+function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings> } = {}) {
+  const clock = new ManualClock();
+  const chat = new FakeChat(opts.form ?? 'b');
+  const store = openMemoryStore();
+  const conn = new TestConnector({ clock, bucketLimit: 50 });
+  const relay = createRelay({
+    chat,
+    conversations: store.conversations,
+    events: store.events,
+    inflight: store.inflight,
+    metrics: noopMetrics,
+    logger: silentLogger,
+    clock,
+    settings: {
+      defaultBotId: 'demo-bot',
+      routes: [],
+      streaming: true,
+      sessionIdleSeconds: 3600,
+      userMessagesPerMinute: 100,
+      maxConcurrentReplies: 8,
+      streamEditIntervalMs: 1000,
+      allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
+      ...opts.settings,
+    },
+  });
+  void conn.start(relay);
+  /** Move the clock until the promise settles. */
+  const run = async <T>(p: Promise<T>, maxMs = 60_000): Promise<T> => {
+    let done = false;
+    void p.finally(() => (done = true)).catch(() => {});
+    await clock.advanceUntil(() => done, maxMs, 100);
+    return p;
+  };
+  const gate = () => {
+    let open: () => void = () => {};
+    const promise = new Promise<void>((r) => (open = r));
+    return { promise, open };
+  };
+  return { clock, chat, store, conn, relay, run, gate };
+}
+
+const status = (s: HandleResult['status']) => ({ status: s });
+
+describe('relay', () => {
+  it('answers a message with the upstream reply and sends metadata without absent values', async () => {
+    const { conn, chat, run } = setup();
+    expect(await run(conn.send({ text: 'hello', userName: 'Ann' }))).toEqual(status('answered'));
+    expect(conn.contentsIn('C1')).toEqual(['You said: hello']);
+    expect(chat.requests[0]?.metadata).toEqual({ source: 'test', channelId: 'C1', userId: 'U1', userName: 'Ann', messageId: 'm-1' });
+    expect(chat.requests[0]?.botId).toBe('demo-bot');
+  });
+
+  it('ignores bots and empty text, refuses places outside the allowlists silently', async () => {
+    const { conn, chat, relay, run } = setup({
+      settings: { allow: { slack: { workspaces: ['T1'], channels: ['C1'] }, discord: { workspaces: [], channels: [] } } },
+    });
+    expect(await conn.send({ text: 'hi', isFromBot: true })).toEqual(status('ignored'));
+    expect(await conn.send({ text: '   ' })).toEqual(status('ignored'));
+    const slack = (init: Partial<IncomingMessage>): IncomingMessage => ({
+      ...conn.message({ text: 'hi' }),
+      platform: 'slack',
+      place: { platform: 'slack', channelId: init.channelId ?? 'C1' },
+      ...init,
+    });
+    expect(await relay.handle(slack({ workspaceId: 'T2', channelId: 'C1' }))).toEqual(status('not_allowed'));
+    expect(await relay.handle(slack({ workspaceId: 'T1', channelId: 'C9' }))).toEqual(status('not_allowed'));
+    // a thread under an allowed channel is allowed
+    const place = { platform: 'slack' as const, workspaceId: 'T1', channelId: 'C1', threadId: '171.1' };
+    expect(await run(relay.handle(slack({ workspaceId: 'T1', channelId: 'C1', threadId: '171.1', place })))).toEqual(status('answered'));
+    expect(chat.requests).toHaveLength(1);
+    expect(conn.writes.map((w) => w.text)).toEqual(['You said: hi']);
+  });
+
+  it('routes by BOT_ROUTES, most specific first', async () => {
+    const { conn, chat, relay, run } = setup({
+      settings: { routes: [{ platform: 'slack', workspaceId: 'T1', botId: 'b1' }, { platform: 'slack', workspaceId: 'T1', channelId: 'C2', botId: 'b2' }] },
+    });
+    const m = (channelId: string): IncomingMessage => ({
+      ...conn.message({ text: 'x', place: { platform: 'slack', workspaceId: 'T1', channelId } }),
+      platform: 'slack',
+      workspaceId: 'T1',
+    });
+    await run(relay.handle(m('C1')));
+    await run(relay.handle(m('C2')));
+    expect(chat.requests.map((r) => r.botId)).toEqual(['b1', 'b2']);
+  });
+
+  it('handles an event at most once', async () => {
+    const { conn, chat, run } = setup();
+    const results = await run(Promise.all([1, 2, 3].map(() => conn.send({ text: 'once', eventId: 'E1' }))));
+    expect(results.map((r) => r.status).sort()).toEqual(['answered', 'duplicate', 'duplicate']);
+    expect(chat.requests).toHaveLength(1);
+    expect(conn.messagesIn('C1')).toHaveLength(1);
+  });
+
+  it('reset in a DM starts a fresh conversation and confirms', async () => {
+    const { conn, chat, run } = setup();
+    await run(conn.send({ text: 'one', isDm: true, mentionsBot: false }));
+    expect(await run(conn.send({ text: 'Reset', isDm: true, mentionsBot: false }))).toEqual(status('reset'));
+    await run(conn.send({ text: 'two', isDm: true, mentionsBot: false }));
+    expect(conn.contentsIn('C1')).toEqual(['You said: one', MESSAGES.reset, 'You said: two']);
+    expect(chat.requests).toHaveLength(2);
+    expect(chat.requests[0]?.conversationId).not.toBe(chat.requests[1]?.conversationId);
+  });
+
+  it('tells a user who writes too fast to slow down, and refuses too long messages, without upstream calls', async () => {
+    const { conn, chat, run } = setup({ settings: { userMessagesPerMinute: 2, maxMessageChars: 10 } });
+    await run(conn.send({ text: 'a' }));
+    await run(conn.send({ text: 'b' }));
+    expect(await run(conn.send({ text: 'c' }))).toEqual(status('user_rate_limited'));
+    expect(await run(conn.send({ text: 'd', userId: 'U2', channelId: 'C2' }))).toEqual(status('answered'));
+    expect(await run(conn.send({ text: 'x'.repeat(11), userId: 'U3', channelId: 'C3' }))).toEqual(status('failed'));
+    expect(chat.requests.map((r) => r.message)).toEqual(['a', 'b', 'd']);
+    expect(conn.contentsIn('C1').at(-1)).toBe(MESSAGES.slowDown);
+    expect(conn.contentsIn('C3')).toEqual([MESSAGES.tooLong(10)]);
+  });
+
+  it('answers one place in arrival order, one call at a time, in one conversation; a full queue is told', async () => {
+    const { conn, chat, run, gate } = setup({ settings: { maxQueuePerPlace: 2 } });
+    const g = gate();
+    chat.script = (req, n) => ({ chunks: [`r${req.message}`, '!'], ...(n === 1 ? { gate: g.promise } : {}) });
+    const ps = ['1', '2', '3'].map((t) => conn.send({ text: t }));
+    const full = await run(conn.send({ text: '4' }));
+    expect(full).toEqual(status('queue_full'));
+    await run(Promise.resolve(), 500);
+    expect(chat.requests).toHaveLength(1);
+    g.open();
+    expect((await run(Promise.all(ps))).map((r) => r.status)).toEqual(['answered', 'answered', 'answered']);
+    expect(chat.requests.map((r) => r.message)).toEqual(['1', '2', '3']);
+    expect(new Set(chat.requests.map((r) => r.conversationId)).size).toBe(1);
+    expect(conn.contentsIn('C1')).toEqual([MESSAGES.queueFull, 'r1!', 'r2!', 'r3!']);
+  });
+
+  it('keeps at most MAX_CONCURRENT_REPLIES upstream calls in flight', async () => {
+    const { conn, chat, relay, run, gate } = setup({ settings: { maxConcurrentReplies: 2 } });
+    const g = gate();
+    chat.script = (req) => ({ chunks: [req.message, '.'], gate: g.promise });
+    const ps = ['A', 'B', 'C', 'D'].map((c) => conn.send({ text: c, channelId: c }));
+    await run(Promise.resolve(), 500);
+    expect(chat.requests).toHaveLength(2);
+    expect(relay.stats()).toEqual({ inFlight: 2, queued: 2 });
+    g.open();
+    await run(Promise.all(ps));
+    expect(chat.requests).toHaveLength(4);
+    expect(relay.stats()).toEqual({ inFlight: 0, queued: 0 });
+  });
+
+  const errorRows: Array<[string, ScriptedReply, string]> = [
+    ['rate_limited', { refuse: new ChatError('rate_limited', '429') }, MESSAGES.busy],
+    ['server', { refuse: new ChatError('server', '500', { status: 500 }) }, MESSAGES.error],
+    ['network', { refuse: new ChatError('network', 'ECONNREFUSED') }, MESSAGES.error],
+    ['timeout', { refuse: new ChatError('timeout', 'timeout') }, MESSAGES.error],
+    ['unauthorized', { refuse: new ChatError('unauthorized', '401', { status: 401 }) }, MESSAGES.unavailable],
+    ['too_long', { refuse: new ChatError('too_long', '400', { status: 400 }) }, MESSAGES.tooLong()],
+    ['unknown_bot', { refuse: new ChatError('unknown_bot', '404', { status: 404 }) }, MESSAGES.unknownBot],
+    ['bad_request', { refuse: new ChatError('bad_request', '422', { status: 422 }) }, MESSAGES.badRequest(422)],
+    ['stream_error', { chunks: ['Some text'], failAfter: new ChatError('stream_error', 'bad') }, `Some text${MESSAGES.streamError}`],
+    ['interrupted', { chunks: ['Some text'], failAfter: new ChatError('interrupted', 'cut', { partial: true }) }, `Some text${MESSAGES.interrupted}`],
+  ];
+  for (const [kind, reply, shown] of errorRows) {
+    it(`shows "${shown.slice(0, 30)}…" for ${kind}`, async () => {
+      const { conn, chat, store, run } = setup();
+      chat.script = () => reply;
+      const r = await run(conn.send({ text: 'q' }));
+      expect(r.status).toBe(kind === 'interrupted' ? 'interrupted' : 'failed');
+      expect(conn.contentsIn('C1')).toEqual([shown]);
+      expect(chat.requests).toHaveLength(1); // no retry by the relay
+      expect(store.inflight.all().map((x) => x.state)).toEqual([kind === 'interrupted' ? 'interrupted' : 'failed']);
+    });
+  }
+
+  it('renews a conversation the upstream forgot, sends the message once more, and says so', async () => {
+    const { conn, chat, run } = setup();
+    await run(conn.send({ text: 'first' }));
+    chat.script = (req, n) => (n === 2 ? { refuse: new ChatError('conversation_gone', '410', { status: 410 }) } : { chunks: [`You said: ${req.message}`] });
+    expect(await run(conn.send({ text: 'second' }))).toEqual(status('answered'));
+    const [a, b, c] = chat.requests;
+    expect(b?.conversationId).toBe(a?.conversationId);
+    expect(c?.conversationId).not.toBe(a?.conversationId);
+    expect(c?.message).toBe('second');
+    expect(conn.contentsIn('C1').at(-1)).toBe(`${MESSAGES.renewed}You said: second`);
+  });
+
+  it('renews an idle conversation', async () => {
+    const { conn, chat, clock, run } = setup({ settings: { sessionIdleSeconds: 60 } });
+    await run(conn.send({ text: 'first' }));
+    await clock.advance(61_000);
+    await run(conn.send({ text: 'later' }));
+    expect(chat.requests[1]?.conversationId).not.toBe(chat.requests[0]?.conversationId);
+    expect(conn.contentsIn('C1').at(-1)).toBe(`${MESSAGES.renewed}You said: later`);
+  });
+
+  it('Form A: keeps the id the first reply names; without ids in streams, first turns use send', async () => {
+    const { conn, chat, run } = setup({ form: 'a' });
+    await run(conn.send({ text: 'one' }));
+    await run(conn.send({ text: 'two' }));
+    expect(chat.requests.map((r) => [r.endpoint, r.conversationId])).toEqual([
+      ['stream', undefined],
+      ['stream', 'conv-1'],
+    ]);
+    chat.script = (req) => ({ chunks: [`You said: ${req.message}`], ids: 'none' });
+    await run(conn.send({ text: 'new place', channelId: 'C2' }));
+    await run(conn.send({ text: 'again', channelId: 'C2' }));
+    await run(conn.send({ text: 'more', channelId: 'C2' }));
+    expect(chat.requests.slice(2).map((r) => [r.endpoint, r.conversationId])).toEqual([
+      ['stream', undefined],
+      ['send', undefined],
+      ['stream', 'conv-3'],
+    ]);
+  });
+
+  it('uses send when streaming is off', async () => {
+    const { conn, chat, run } = setup({ settings: { streaming: false } });
+    await run(conn.send({ text: 'hi' }));
+    expect(chat.requests.map((r) => r.endpoint)).toEqual(['send']);
+    expect(conn.writes.map((w) => [w.op, w.text, w.final])).toEqual([['post', 'You said: hi', true]]);
+  });
+
+  it('drain refuses new messages, interrupts replies still running after the timeout', async () => {
+    const { conn, chat, relay, clock, run, gate, store } = setup();
+    chat.script = () => ({ chunks: ['Started', ' never'], gate: gate().promise });
+    const p = conn.send({ text: 'slow' });
+    await run(Promise.resolve(), 300);
+    const drained = relay.drain(1000);
+    expect(await conn.send({ text: 'late', channelId: 'C2' })).toEqual(status('ignored'));
+    await clock.advanceUntil(() => false, 3000, 100);
+    await drained;
+    expect(await p).toEqual(status('interrupted'));
+    expect(conn.contentsIn('C1')).toEqual([`Started${MESSAGES.interrupted}`]);
+    expect(chat.cancelled).toBe(1);
+    expect(store.inflight.listOpen()).toEqual([]);
+  });
+
+  it('recoverInterrupted edits replies a crash left streaming and closes their records', async () => {
+    const { conn, relay, store } = setup();
+    const target = { platform: 'test' as const, channelId: 'C1' };
+    const posted = await conn.sink({ platform: 'test', channelId: 'C1' }).post('Half a rep', { final: false, part: 0 });
+    const id = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
+    store.inflight.progress(id, [posted.messageId], 'Half a rep', 2);
+    store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
+    expect(await relay.recoverInterrupted([conn])).toBe(1);
+    expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`]);
+    expect(store.inflight.listOpen()).toEqual([]);
+  });
+});

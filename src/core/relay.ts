@@ -1,0 +1,275 @@
+import type { Logger } from 'pino';
+import { type BotRoute, resolveBotRoute } from '../config/routes.js';
+import type { ChatService } from './chat-port.js';
+import { Semaphore } from './concurrency.js';
+import { Conversations } from './conversations.js';
+import type { BridgeMetrics } from './metrics-port.js';
+import { postNotice } from './notices.js';
+import { PlaceQueue, type Release } from './place-queue.js';
+import {
+  type Clock,
+  type Connector,
+  type ConversationStore,
+  type EventStore,
+  type HandleResult,
+  type IncomingMessage,
+  type InFlightStore,
+  type MessageHandler,
+  type Place,
+  placeKey,
+  type RateLimitObserver,
+} from './ports.js';
+import { type TurnHooks, runTurn } from './reply-turn.js';
+import { RateLimitScheduler } from './scheduler.js';
+import { UserRateLimiter } from './user-limits.js';
+import { MESSAGES } from './user-messages.js';
+
+// Incoming message → checks → per-place queue → global concurrency → route → reply turn.
+// The checks run synchronously, before the first await, so replies in one place keep the order
+// in which the connector called handle().
+
+export interface AllowList {
+  workspaces: string[];
+  channels: string[];
+}
+
+export interface RelaySettings {
+  defaultBotId: string;
+  routes: BotRoute[];
+  streaming: boolean;
+  sessionIdleSeconds: number;
+  maxMessageChars?: number;
+  userMessagesPerMinute: number;
+  maxConcurrentReplies: number;
+  streamEditIntervalMs: number;
+  /** Messages waiting per place besides the one being answered. Default 10. */
+  maxQueuePerPlace?: number;
+  allow: { slack: AllowList; discord: AllowList };
+}
+
+export interface RelayDeps {
+  chat: ChatService;
+  conversations: ConversationStore;
+  events: EventStore;
+  inflight: InFlightStore;
+  metrics: BridgeMetrics;
+  logger: Logger;
+  clock: Clock;
+  settings: RelaySettings;
+  /** The one scheduler; made here when not given. */
+  scheduler?: RateLimitScheduler;
+  hooks?: TurnHooks;
+  /** After drain's timeout, how long aborted replies get to write their interruption note. */
+  drainGraceMs?: number;
+}
+
+export interface Relay extends MessageHandler {
+  /** Edit replies a crash left streaming (text so far + note); returns how many were edited. */
+  recoverInterrupted(connectors: Connector[]): Promise<number>;
+  /** SIGTERM: refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
+  drain(timeoutMs: number): Promise<void>;
+  stats(): { inFlight: number; queued: number };
+  /** Feed for connectors' out-of-band rate-limit information (the relay's scheduler). */
+  readonly rateLimits: RateLimitObserver;
+}
+
+const RESET_RE = /^reset$/i;
+
+export function createRelay(deps: RelayDeps): Relay {
+  const { settings, clock, metrics, events, inflight } = deps;
+  const logger = deps.logger;
+  const scheduler = deps.scheduler ?? new RateLimitScheduler({ clock });
+  const conversations = new Conversations({
+    store: deps.conversations,
+    chat: deps.chat,
+    clock,
+    sessionIdleSeconds: settings.sessionIdleSeconds,
+    logger,
+  });
+  const userLimits = new UserRateLimiter(settings.userMessagesPerMinute);
+  const places = new PlaceQueue(settings.maxQueuePerPlace ?? 10);
+  const slots = new Semaphore(settings.maxConcurrentReplies);
+  const shutdown = new AbortController();
+  const pending = new Set<Promise<HandleResult>>();
+  let draining = false;
+  let running = 0;
+
+  const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
+  const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
+
+  function allowed(msg: IncomingMessage): boolean {
+    if (msg.platform === 'test') return true;
+    const list = settings.allow[msg.platform];
+    if (list.workspaces.length > 0 && (msg.workspaceId === undefined || !list.workspaces.includes(msg.workspaceId))) {
+      return false;
+    }
+    if (list.channels.length > 0) {
+      const ids = [msg.channelId, msg.threadId, msg.place.channelId, msg.place.threadId];
+      if (!ids.some((id) => id !== undefined && list.channels.includes(id))) return false;
+    }
+    return true;
+  }
+
+  function botFor(msg: IncomingMessage): string {
+    if (msg.platform === 'test') return settings.defaultBotId;
+    return resolveBotRoute(settings.routes, msg.platform, msg.workspaceId, msg.channelId) ?? settings.defaultBotId;
+  }
+
+  /** Run `work` in the place's turn; undefined when the place's queue is full. */
+  function inPlace(msg: IncomingMessage, work: () => Promise<HandleResult>): Promise<HandleResult> | undefined {
+    const turn = places.enter(placeKey(msg.place));
+    if (turn === undefined) return undefined;
+    reportQueue();
+    return turn.then(async (release) => {
+      reportQueue();
+      try {
+        if (shutdown.signal.aborted) return { status: 'interrupted' } as HandleResult;
+        return await work();
+      } finally {
+        release();
+      }
+    });
+  }
+
+  async function answer(msg: IncomingMessage, text: string): Promise<HandleResult> {
+    const release: Release = await slots.acquire();
+    reportQueue();
+    running++;
+    metrics.inFlight(running);
+    try {
+      if (shutdown.signal.aborted) return { status: 'interrupted' };
+      const status = await runTurn(
+        {
+          chat: deps.chat,
+          conversations,
+          inflight,
+          metrics,
+          logger,
+          clock,
+          scheduler,
+          streaming: settings.streaming,
+          editIntervalMs: settings.streamEditIntervalMs,
+          ...(deps.hooks !== undefined ? { hooks: deps.hooks } : {}),
+        },
+        msg,
+        text,
+        botFor(msg),
+        shutdown.signal,
+      );
+      return { status };
+    } catch (err) {
+      // runTurn handles upstream and platform errors itself; this is a bug or a store failure.
+      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reply failed unexpectedly');
+      metrics.replyFailed(msg.platform, 'internal');
+      return { status: 'failed' };
+    } finally {
+      running--;
+      metrics.inFlight(running);
+      release();
+    }
+  }
+
+  function dispatch(msg: IncomingMessage): Promise<HandleResult> {
+    const r = (status: HandleResult['status']) => Promise.resolve<HandleResult>({ status });
+    if (draining || msg.isFromBot) return r('ignored');
+    if (!allowed(msg)) return r('not_allowed');
+    if (!events.markSeen(msg.platform, msg.eventId, clock.now())) {
+      metrics.dedupHit(msg.platform);
+      return r('duplicate');
+    }
+    const text = msg.text.trim();
+    if (text === '') return r('ignored');
+
+    if (RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)) {
+      const queued = inPlace(msg, async () => {
+        conversations.reset(msg.place);
+        await notice(msg, MESSAGES.reset);
+        return { status: 'reset' };
+      });
+      if (queued !== undefined) return queued;
+      return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
+    }
+    if (!userLimits.tryTake(`${msg.platform}:${msg.userId}`, clock.now())) {
+      return notice(msg, MESSAGES.slowDown).then(() => ({ status: 'user_rate_limited' }));
+    }
+    if (settings.maxMessageChars !== undefined && text.length > settings.maxMessageChars) {
+      return notice(msg, MESSAGES.tooLong(settings.maxMessageChars)).then(() => ({ status: 'failed' }));
+    }
+    const queued = inPlace(msg, () => answer(msg, text));
+    if (queued !== undefined) return queued;
+    return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
+  }
+
+  function waitAll(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(resolve, ms);
+      void Promise.allSettled([...pending]).then(() => {
+        timer.clear();
+        resolve();
+      });
+    });
+  }
+
+  return {
+    rateLimits: scheduler,
+
+    handle(msg: IncomingMessage): Promise<HandleResult> {
+      const p = dispatch(msg);
+      pending.add(p);
+      void p.finally(() => pending.delete(p)).catch(() => {});
+      return p;
+    },
+
+    async reset(place: Place): Promise<void> {
+      // In the place's order, so a reset never overtakes a reply being written there.
+      const turn = places.enter(placeKey(place));
+      if (turn === undefined) {
+        conversations.reset(place);
+        return;
+      }
+      const release = await turn;
+      try {
+        conversations.reset(place);
+      } finally {
+        release();
+      }
+    },
+
+    async recoverInterrupted(connectors: Connector[]): Promise<number> {
+      let edited = 0;
+      for (const rec of inflight.listOpen()) {
+        const connector = connectors.find((c) => c.platform === rec.platform);
+        if (connector === undefined) continue; // that platform is not running now: leave it for later
+        const last = rec.messageIds.at(-1);
+        if (last === undefined) {
+          inflight.finish(rec.id, 'interrupted', clock.now()); // nothing was shown
+          continue;
+        }
+        try {
+          await connector.markInterrupted(rec.target, last, rec.lastText + MESSAGES.interrupted);
+          inflight.finish(rec.id, 'interrupted', clock.now());
+          metrics.replyInterrupted(rec.platform);
+          edited++;
+        } catch (err) {
+          logger.warn({ platform: rec.platform, err: err instanceof Error ? err.message : String(err) }, 'could not mark an interrupted reply');
+          inflight.finish(rec.id, 'failed', clock.now());
+        }
+      }
+      if (edited > 0) logger.info({ edited }, 'marked replies interrupted by the last shutdown');
+      return edited;
+    },
+
+    async drain(timeoutMs: number): Promise<void> {
+      draining = true;
+      await waitAll(timeoutMs);
+      if (pending.size === 0) return;
+      logger.info({ replies: pending.size }, 'interrupting replies still running at shutdown');
+      shutdown.abort(new Error('shutting down'));
+      await waitAll(deps.drainGraceMs ?? 2000);
+    },
+
+    stats() {
+      return { inFlight: running, queued: places.waiting + slots.waiting };
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import type { Logger } from 'pino';
+import { type ChatMetadata, ChatError, type ChatService, type ChatStream, type SendRequest } from './chat-port.js';
+import type { Conversations, ConversationTurn } from './conversations.js';
+import type { BridgeMetrics } from './metrics-port.js';
+import type { Clock, IncomingMessage, InFlightStore } from './ports.js';
+import { pump } from './pump.js';
+import type { WriteScheduler } from './scheduler.js';
+import { describeChatError, MESSAGES, NOTE_RESERVE } from './user-messages.js';
+
+// One user message answered: the conversation, the in-flight record (written before the upstream
+// call, so a crash can be repaired), the upstream call (stream, or send), and the pump to the
+// reply sink. The only retry here is the one renewal of a conversation the upstream forgot; the
+// upstream client already retried everything else.
+
+export interface TurnDeps {
+  chat: ChatService;
+  conversations: Conversations;
+  inflight: InFlightStore;
+  metrics: BridgeMetrics;
+  logger: Logger;
+  clock: Clock;
+  scheduler: WriteScheduler;
+  streaming: boolean;
+  editIntervalMs: number;
+  hooks?: TurnHooks;
+}
+
+/** Timing taps for tests and benchmarks. */
+export interface TurnHooks {
+  onFirstToken?(eventId: string, at: number): void;
+  onFirstText?(eventId: string, at: number): void;
+}
+
+export type TurnStatus = 'answered' | 'interrupted' | 'failed';
+
+export function chatMetadata(msg: IncomingMessage): ChatMetadata {
+  const md: ChatMetadata = { source: msg.platform };
+  if (msg.workspaceId !== undefined) md.workspaceId = msg.workspaceId;
+  md.channelId = msg.channelId;
+  if (msg.threadId !== undefined) md.threadId = msg.threadId;
+  md.userId = msg.userId;
+  if (msg.userName !== undefined) md.userName = msg.userName;
+  md.messageId = msg.messageId;
+  return md;
+}
+
+export async function runTurn(
+  deps: TurnDeps,
+  msg: IncomingMessage,
+  text: string,
+  botId: string,
+  signal: AbortSignal,
+): Promise<TurnStatus> {
+  const { chat, conversations, inflight, metrics, clock } = deps;
+  const platform = msg.platform;
+  const log = deps.logger.child({ platform, eventId: msg.eventId });
+  metrics.replyStarted(platform);
+
+  let conv: ConversationTurn = conversations.begin(msg.place, botId);
+  let renewed = conv.renewed;
+  const begin: Parameters<InFlightStore['begin']>[0] = { platform, eventId: msg.eventId, target: msg.sink.target, at: clock.now() };
+  if (conv.conversationId !== undefined) begin.upstreamId = conv.conversationId;
+  const recId = inflight.begin(begin);
+
+  const upstream = new AbortController();
+  let current: ChatStream | undefined;
+  let gotText = false;
+  const capture = (id: string | undefined) => {
+    if (id === undefined || id === '' || chat.form !== 'a' || id === conv.conversationId) return;
+    conv = { ...conv, conversationId: id };
+    conversations.captured(msg.place, botId, id);
+    inflight.setUpstreamId(recId, id);
+  };
+  const firstToken = () => {
+    if (gotText) return;
+    gotText = true;
+    const at = clock.now();
+    metrics.upstreamFirstToken(platform, Math.max(0, at - msg.receivedAt) / 1000);
+    deps.hooks?.onFirstToken?.(msg.eventId, at);
+  };
+
+  async function* deltas(): AsyncGenerator<string> {
+    for (let attempt = 0; ; attempt++) {
+      const req: SendRequest = { botId, message: text, metadata: chatMetadata(msg), signal: upstream.signal };
+      if (conv.conversationId !== undefined) req.conversationId = conv.conversationId;
+      try {
+        if (!deps.streaming || conv.useSend) {
+          const res = await chat.send(req);
+          capture(res.conversationId);
+          if (res.text !== '') {
+            firstToken();
+            yield res.text;
+          }
+          return;
+        }
+        const stream = await chat.stream(req);
+        current = stream;
+        capture(stream.conversationId);
+        let named = stream.conversationId !== undefined;
+        for await (const ev of stream) {
+          if (ev.type === 'text') {
+            if (ev.text === '') continue;
+            firstToken();
+            yield ev.text;
+          } else if (ev.type === 'ids') {
+            if (ev.conversationId !== undefined) named = true;
+            capture(ev.conversationId);
+          } else {
+            break;
+          }
+        }
+        if (conv.fresh && chat.form === 'a' && !named) conversations.noIdFromStream();
+        return;
+      } catch (err) {
+        if (attempt === 0 && !gotText && err instanceof ChatError && err.kind === 'conversation_gone') {
+          conv = conversations.renew(msg.place, botId);
+          renewed = true;
+          if (conv.conversationId !== undefined) inflight.setUpstreamId(recId, conv.conversationId);
+          continue;
+        }
+        throw err;
+      } finally {
+        current?.cancel();
+        current = undefined;
+      }
+    }
+  }
+
+  const result = await pump(deltas(), {
+    sink: msg.sink,
+    scheduler: deps.scheduler,
+    clock,
+    editIntervalMs: deps.editIntervalMs,
+    platform,
+    metrics,
+    logger: log,
+    progress: (ids, last) => inflight.progress(recId, ids, last, clock.now()),
+    prefix: () => (renewed ? MESSAGES.renewed : ''),
+    reserveChars: NOTE_RESERVE,
+    receivedAt: msg.receivedAt,
+    onFirstText: (at) => deps.hooks?.onFirstText?.(msg.eventId, at),
+    signal,
+    interruptedNote: MESSAGES.interrupted,
+    describeError: describeChatError,
+    emptyReplacement: MESSAGES.emptyReply,
+    onStop: () => {
+      upstream.abort();
+      current?.cancel();
+    },
+  });
+
+  if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, signal.aborted);
+  inflight.finish(recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now());
+  if (result.outcome === 'done') {
+    metrics.replyFinished(platform);
+    return 'answered';
+  }
+  if (result.outcome === 'interrupted') {
+    metrics.replyInterrupted(platform);
+    return 'interrupted';
+  }
+  const reason = result.error !== undefined ? 'platform' : errorReason(result.sourceError);
+  metrics.replyFailed(platform, reason);
+  return 'failed';
+}
+
+function errorReason(err: unknown): string {
+  return err instanceof ChatError ? err.kind : 'internal';
+}
+
+function logUpstreamError(log: Logger, metrics: BridgeMetrics, err: unknown, aborted: boolean): void {
+  if (aborted) {
+    log.info('reply interrupted by shutdown');
+    return;
+  }
+  if (!(err instanceof ChatError)) {
+    log.error({ err: err instanceof Error ? err.message : String(err) }, 'reply failed');
+    return;
+  }
+  const { status, code, endpoint } = err.details;
+  metrics.upstreamError(status !== undefined ? String(status) : err.kind, code ?? err.kind);
+  const fields = { kind: err.kind, status, code, endpoint, reason: err.message };
+  if (err.kind === 'unauthorized') log.error(fields, 'upstream refused our credentials');
+  else if (err.kind === 'interrupted') log.warn(fields, 'upstream stream interrupted');
+  else log.warn(fields, 'upstream error');
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ChatError,
+  type ChatForm,
+  type ChatService,
+  type ChatStream,
+  type SendRequest,
+  type SendResult,
+  type StreamEvent,
+} from '../../src/core/chat-port.js';
+
+// A scripted ChatService for relay unit tests (the integration tests use the real client against
+// the emulator). Each request is answered by `script(req)`; Form A assigns `conv-N` ids to new
+// conversations. A reply can be held at a gate to test ordering and shutdown.
+
+export interface ScriptedReply {
+  chunks?: string[];
+  /** Thrown by stream()/send() before any text (the request was refused). */
+  refuse?: ChatError;
+  /** Thrown by the iterator after the chunks. */
+  failAfter?: ChatError;
+  /** Form A: where the conversation id is revealed. Default 'both'. */
+  ids?: 'header' | 'event' | 'both' | 'none';
+  /** Resolve to let the stream continue after its first chunk. */
+  gate?: Promise<void>;
+}
+
+export interface RecordedRequest extends Omit<SendRequest, 'signal'> {
+  endpoint: 'send' | 'stream';
+  /** The conversation the fake answered in (Form A: assigned when new). */
+  answeredIn: string;
+}
+
+export class FakeChat implements ChatService {
+  readonly requests: RecordedRequest[] = [];
+  script: (req: SendRequest, n: number) => ScriptedReply = (req) => ({ chunks: [`You said: ${req.message}`] });
+  private nextConv = 1;
+  cancelled = 0;
+
+  constructor(readonly form: ChatForm = 'b') {}
+
+  mintConversationId(): string | undefined {
+    return this.form === 'b' ? randomUUID() : undefined;
+  }
+
+  async send(req: SendRequest): Promise<SendResult> {
+    const { reply, conv } = this.take(req, 'send');
+    if (reply.refuse !== undefined) throw reply.refuse;
+    if (reply.failAfter !== undefined) throw reply.failAfter;
+    return { text: (reply.chunks ?? []).join(''), conversationId: conv, messageId: `m-${this.requests.length}` };
+  }
+
+  async stream(req: SendRequest): Promise<ChatStream> {
+    const { reply, conv } = this.take(req, 'stream');
+    if (reply.refuse !== undefined) throw reply.refuse;
+    const ids = this.form === 'a' ? (reply.ids ?? 'both') : 'none';
+    const signal = req.signal;
+    let cancelled = false;
+    const self = this;
+    async function* events(): AsyncGenerator<StreamEvent> {
+      const chunks = reply.chunks ?? [];
+      for (let i = 0; i < chunks.length; i++) {
+        if (cancelled || signal?.aborted) throw new ChatError('interrupted', 'cancelled', { partial: i > 0 });
+        yield { type: 'text', text: chunks[i] as string };
+        if (i === 0 && reply.gate !== undefined) await reply.gate;
+      }
+      if (reply.failAfter !== undefined) throw reply.failAfter;
+      if (ids === 'event' || ids === 'both') yield { type: 'ids', conversationId: conv };
+      yield { type: 'end' };
+    }
+    return {
+      conversationId: ids === 'header' || ids === 'both' ? conv : undefined,
+      cancel: () => {
+        if (!cancelled) self.cancelled++;
+        cancelled = true;
+      },
+      [Symbol.asyncIterator]: () => events(),
+    };
+  }
+
+  async history(): Promise<never> {
+    throw new Error('not scripted');
+  }
+
+  async listConversations(): Promise<never> {
+    throw new Error('not scripted');
+  }
+
+  async close(): Promise<void> {}
+
+  private take(req: SendRequest, endpoint: 'send' | 'stream'): { reply: ScriptedReply; conv: string } {
+    const conv = req.conversationId ?? (this.form === 'a' ? `conv-${this.nextConv++}` : 'missing-session');
+    const rec: RecordedRequest = { endpoint, botId: req.botId, message: req.message, answeredIn: conv };
+    if (req.conversationId !== undefined) rec.conversationId = req.conversationId;
+    if (req.metadata !== undefined) rec.metadata = req.metadata;
+    this.requests.push(rec);
+    return { reply: this.script(req, this.requests.length), conv };
+  }
+}
