@@ -1,0 +1,152 @@
+import { afterEach, expect, it } from 'vitest';
+import { longMarkdown } from '../../src/emulator/replies.js';
+import { mention } from './discord/harness.js';
+import { partsProblems } from './discord/parts.js';
+import { type Stack, startStack } from './discord/stack.js';
+
+// End to end: real discord.js against the fake Discord, the relay with SQLite, the upstream
+// client against the emulator. Assertions are on what users see in the fake.
+
+let s: Stack | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+const ANN = '200000000000000001';
+const BOB = '200000000000000002';
+
+function streamRequests(stack: Stack) {
+  return stack.emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send');
+}
+
+it('a mention gets a thread with a streamed reply; a follow-up without mention continues the conversation', async () => {
+  s = await startStack({ chunkDelayMs: 15 });
+  const { fake, channelId } = s;
+  const question = 'please explain how streaming replies work in this bridge, in some detail';
+  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, question), mentionsBot: true });
+  const threadId = String(user.id);
+  const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${question}`));
+  expect(reply.edits).toBeGreaterThanOrEqual(2);
+  expect(fake.botMessages(threadId)).toHaveLength(1);
+  expect(fake.state.channels.get(threadId)?.parentId).toBe(channelId);
+
+  fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'and then?' });
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: and then?'));
+  const [first, second] = streamRequests(s);
+  expect(first?.conversationId).toBeDefined();
+  expect(second?.conversationId).toBe(first?.conversationId);
+  expect(first?.message).toBe(question);
+  expect(first?.metadata).toMatchObject({ source: 'discord', workspaceId: s.guildId, channelId, threadId, userId: ANN });
+});
+
+it('a long reply with code becomes several messages of at most 2000 chars, fences balanced, text complete', async () => {
+  s = await startStack({ chunkDelayMs: 0 });
+  const { fake, channelId } = s;
+  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'give me [long 5200]'), mentionsBot: true });
+  const threadId = String(user.id);
+  const expected = longMarkdown(5200);
+  const parts = await fake.waitUntil(
+    () => {
+      const msgs = fake.botMessages(threadId).map((m) => m.content);
+      return msgs.length >= 3 && partsProblems(msgs, expected).length === 0 ? msgs : undefined;
+    },
+    20_000,
+    'the complete long reply',
+  );
+  expect(parts.every((p) => p.length <= 2000)).toBe(true);
+  expect(expected).toContain('```ts');
+});
+
+it('answers a DM in the DM channel, one conversation per DM', async () => {
+  s = await startStack();
+  const { fake } = s;
+  const dm = fake.addDm(BOB);
+  fake.dispatchMessage({ channelId: dm, authorId: BOB, content: 'hello' });
+  await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content === 'You said: hello'));
+  fake.dispatchMessage({ channelId: dm, authorId: BOB, content: 'again' });
+  await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content === 'You said: again'));
+  const [a, b] = streamRequests(s);
+  expect(b?.conversationId).toBe(a?.conversationId);
+});
+
+it('/reset starts a fresh conversation for the thread; /ask answers through the interaction', async () => {
+  s = await startStack();
+  const { fake, channelId } = s;
+  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'one'), mentionsBot: true });
+  const threadId = String(user.id);
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: one'));
+  const reset = fake.dispatchInteraction({ channelId: threadId, userId: ANN, name: 'reset' });
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.interactionId === reset.id && m.ephemeral));
+  fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'two' });
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: two'));
+  const [r1, r2] = streamRequests(s);
+  expect(r2?.conversationId).toBeDefined();
+  expect(r2?.conversationId).not.toBe(r1?.conversationId);
+
+  const ask = fake.dispatchInteraction({ channelId: threadId, userId: ANN, name: 'ask', options: [{ name: 'text', type: 3, value: 'three' }] });
+  const answer = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.interactionId === ask.id && m.content === 'You said: three'));
+  expect(answer.ephemeral).toBe(false);
+  // /ask in the thread is the thread's conversation
+  expect(streamRequests(s)[2]?.conversationId).toBe(r2?.conversationId);
+});
+
+it('upstream text cannot ping: allowed_mentions.parse is empty on every create and edit', async () => {
+  s = await startStack({ chunkDelayMs: 10 });
+  const { fake, channelId } = s;
+  const text = 'repeat after me @everyone @here <@123456789012345678> <@&987654321098765432> please, at length';
+  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, text), mentionsBot: true });
+  const threadId = String(user.id);
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${text}`));
+  const writes = fake.record.filter((r) => /\/messages(\/\d+)?$/.test(r.path) && (r.method === 'POST' || r.method === 'PATCH'));
+  expect(writes.length).toBeGreaterThanOrEqual(2);
+  for (const w of writes) expect(w.allowed_mentions).toEqual({ parse: [] });
+});
+
+it('twelve concurrent long replies in two channels finish exact with zero 429s', async () => {
+  // A tight budget so that the scheduler has to hold writes back in every thread.
+  const budget = { limit: 3, windowMs: 1000 };
+  s = await startStack({ fake: { rateLimit: budget }, assumedBudget: budget, replyMode: 'thread', chunkDelayMs: 1 });
+  const { fake, guildId, channelId } = s;
+  const other = fake.addChannel(guildId, 'other');
+  const threads: { id: string; n: number }[] = [];
+  for (let i = 0; i < 12; i++) {
+    const n = 2600 + i * 150;
+    const m = fake.dispatchMessage({
+      channelId: i % 2 === 0 ? channelId : other,
+      authorId: `20000000000000001${i % 4}`,
+      content: mention(fake, `reply [long ${n}]`),
+      mentionsBot: true,
+    });
+    threads.push({ id: String(m.id), n });
+  }
+  await fake.waitUntil(
+    () => threads.every((t) => partsProblems(fake.botMessages(t.id).map((m) => m.content), longMarkdown(t.n)).length === 0),
+    25_000,
+    'twelve complete replies',
+  );
+  expect(fake.rateLimitHits).toBe(0);
+  for (const t of threads) expect(fake.botMessages(t.id).length).toBeGreaterThanOrEqual(2);
+  // the budget was actually reached: some thread saw more writes than one window allows
+  const perThread = threads.map((t) => fake.record.filter((r) => r.channelId === t.id && r.path.includes('/messages')).length);
+  expect(Math.max(...perThread)).toBeGreaterThan(budget.limit);
+}, 30_000);
+
+it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a restart keeps the thread conversation', async () => {
+  s = await startStack();
+  const { fake, channelId } = s;
+  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'remember me'), mentionsBot: true });
+  const threadId = String(user.id);
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: remember me'));
+  fake.redispatch('MESSAGE_CREATE', user);
+
+  await s.restart();
+  // A replay after the restart reaches a client with an empty cache: the relay's dedup must hold.
+  fake.redispatch('MESSAGE_CREATE', user);
+  fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'after restart' });
+  await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: after restart'));
+  expect(fake.botMessages(threadId).map((m) => m.content)).toEqual(['You said: remember me', 'You said: after restart']);
+  const reqs = streamRequests(s);
+  expect(reqs).toHaveLength(2);
+  expect(reqs[1]?.conversationId).toBe(reqs[0]?.conversationId);
+});

@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DiscordReplyMode } from '../../../src/config/config.js';
+import type { DiscordConnector } from '../../../src/connectors/discord/index.js';
+import { noopMetrics } from '../../../src/core/metrics-port.js';
+import { systemClock } from '../../../src/core/ports.js';
+import { createRelay, type Relay } from '../../../src/core/relay.js';
+import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
+import { silentLogger } from '../../../src/logger.js';
+import { openStore, type Store } from '../../../src/store/index.js';
+import { createChatService } from '../../../src/upstream/index.js';
+import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
+import { connectTo } from './harness.js';
+
+// The whole bridge for Discord, as src/main.ts wires it: fake Discord ⇄ discord.js connector ⇄
+// relay (SQLite store) ⇄ upstream client ⇄ emulator. `restart()` replaces the bridge half
+// (store reopened from the same file, new relay, new discord.js client) and keeps the fakes.
+
+export interface StackOptions {
+  replyMode?: DiscordReplyMode;
+  form?: 'a' | 'b';
+  fake?: FakeDiscordOptions;
+  chunkDelayMs?: number;
+  editIntervalMs?: number;
+  assumedBudget?: { limit: number; windowMs: number };
+}
+
+export interface Stack {
+  fake: FakeDiscord;
+  emu: Emulator;
+  guildId: string;
+  channelId: string;
+  store: Store;
+  relay: Relay;
+  connector: DiscordConnector;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const API_KEY = 'test-key';
+export const BOT = 'demo-bot';
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const dir = mkdtempSync(join(tmpdir(), 'bridge-discord-'));
+  const dbPath = join(dir, 'bridge.db');
+  const fake = await startFakeDiscord(opts.fake);
+  const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
+  const guildId = fake.addGuild('guild');
+  const channelId = fake.addChannel(guildId, 'general');
+
+  const bridge = async () => {
+    const store = openStore(dbPath);
+    const chat = createChatService({
+      url: emu.url,
+      apiKey: API_KEY,
+      form: opts.form ?? 'b',
+      requestTimeoutMs: 5000,
+      streamIdleTimeoutMs: 5000,
+      logger: silentLogger,
+    });
+    const relay = createRelay({
+      chat,
+      conversations: store.conversations,
+      events: store.events,
+      inflight: store.inflight,
+      metrics: noopMetrics,
+      logger: silentLogger,
+      clock: systemClock,
+      settings: {
+        defaultBotId: BOT,
+        routes: [],
+        streaming: true,
+        sessionIdleSeconds: 86_400,
+        userMessagesPerMinute: 100,
+        maxConcurrentReplies: 64,
+        streamEditIntervalMs: opts.editIntervalMs ?? 100,
+        allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
+      },
+    });
+    const connector = await connectTo(fake, relay, {
+      replyMode: opts.replyMode ?? 'thread',
+      observer: relay.rateLimits,
+      ...(opts.assumedBudget ? { assumedBudget: opts.assumedBudget } : {}),
+    });
+    return { store, relay, connector };
+  };
+
+  const stop = async (s: { store: Store; relay: Relay; connector: DiscordConnector }) => {
+    await s.connector.stop();
+    await s.relay.drain(2000);
+    s.store.close();
+  };
+
+  const first = await bridge();
+  const stack: Stack = {
+    fake,
+    emu,
+    guildId,
+    channelId,
+    ...first,
+    async restart() {
+      await stop(stack);
+      Object.assign(stack, await bridge());
+    },
+    async close() {
+      await stop(stack);
+      await emu.close();
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return stack;
+}
