@@ -1,0 +1,138 @@
+import type { SlackStreaming } from '../../src/config/config.js';
+import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
+import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
+import { noopMetrics } from '../../src/core/metrics-port.js';
+import { type HandleResult, type IncomingMessage, type MessageHandler, systemClock } from '../../src/core/ports.js';
+import { createRelay, type Relay } from '../../src/core/relay.js';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { createChatService } from '../../src/upstream/index.js';
+import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
+import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
+
+// The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
+// (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
+// messages (answered or refused), so tests await the end of a reply instead of sleeping.
+
+export interface SlackStackOptions {
+  mode?: 'socket' | 'http';
+  streaming?: SlackStreaming;
+  fake?: FakeSlackOptions;
+  limits?: Partial<SlackLimits>;
+  chunkDelayMs?: number;
+  editIntervalMs?: number;
+}
+
+export interface SlackStack {
+  fake: FakeSlack;
+  emu: Emulator;
+  store: Store;
+  relay: Relay;
+  connector: SlackConnector;
+  server: MiniServer;
+  eventsUrl: string;
+  results: HandleResult[];
+  settled(n: number): Promise<HandleResult[]>;
+  /** Upstream chat calls (send or stream). */
+  chatRequests(): Emulator['requests'];
+  close(): Promise<void>;
+}
+
+export const API_KEY = 'test-key';
+export const BOT = 'demo-bot';
+
+export async function startSlackStack(opts: SlackStackOptions = {}): Promise<SlackStack> {
+  const fake = await startFakeSlack(opts.fake);
+  const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
+  const server = await startMiniServer();
+  const store = openStore(':memory:');
+  const chat = createChatService({
+    url: emu.url,
+    apiKey: API_KEY,
+    form: 'b',
+    requestTimeoutMs: 5000,
+    streamIdleTimeoutMs: 5000,
+    logger: silentLogger,
+  });
+  const relay = createRelay({
+    chat,
+    conversations: store.conversations,
+    events: store.events,
+    inflight: store.inflight,
+    metrics: noopMetrics,
+    logger: silentLogger,
+    clock: systemClock,
+    settings: {
+      defaultBotId: BOT,
+      routes: [],
+      streaming: true,
+      sessionIdleSeconds: 86_400,
+      userMessagesPerMinute: 1000,
+      maxConcurrentReplies: 64,
+      streamEditIntervalMs: opts.editIntervalMs ?? 100,
+      allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
+    },
+  });
+  const results: HandleResult[] = [];
+  let waiters: { n: number; resolve: () => void }[] = [];
+  const tracked: MessageHandler = {
+    async handle(msg: IncomingMessage) {
+      const r = await relay.handle(msg);
+      results.push(r);
+      for (const w of waiters.filter((x) => results.length >= x.n)) w.resolve();
+      waiters = waiters.filter((x) => results.length < x.n);
+      return r;
+    },
+    reset: (place) => relay.reset(place),
+  };
+  const config = slackConfig(fake, {
+    streaming: opts.streaming ?? 'edit',
+    ...(opts.mode === 'http' ? { appToken: undefined } : {}),
+  });
+  const connector = createSlackConnector({
+    config,
+    logger: silentLogger,
+    rateLimits: relay.rateLimits,
+    http: server,
+    socketPingTimeoutMs: 500,
+    ...(opts.limits ? { limits: opts.limits } : {}),
+  });
+  await connector.start(tracked);
+  if (opts.mode !== 'http') await fake.waitConnected();
+  return {
+    fake,
+    emu,
+    store,
+    relay,
+    connector,
+    server,
+    eventsUrl: `${server.url}/slack/events`,
+    results,
+    settled(n) {
+      if (results.length >= n) return Promise.resolve(results);
+      return new Promise((resolve) => waiters.push({ n, resolve: () => resolve(results) }));
+    },
+    chatRequests: () => emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send'),
+    async close() {
+      await connector.stop();
+      await relay.drain(2000);
+      store.close();
+      await server.close();
+      await emu.close();
+      await fake.close();
+    },
+  };
+}
+
+/** Letters and digits of a text as a user reads it: markup, entities and fence lines aside. */
+export function readable(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => !/^\s*```/.test(line))
+    .join('\n')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/[^\p{L}\p{N}]/gu, '');
+}
