@@ -1,0 +1,158 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+// The real bridge as a child process (`node dist/cli.js start`), its readiness, its metrics
+// and what the kernel says about its memory and CPU time.
+
+const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat counts in these ticks.
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export interface BridgeProcess {
+  pid: number;
+  port: number;
+  /** utime+stime of the process so far, in seconds. */
+  cpuSeconds(): number;
+  /** Current resident set (VmRSS) in MB. */
+  rssMb(): number;
+  /** Peak resident set (VmHWM) in MB. */
+  peakRssMb(): number;
+  metrics(): Promise<string>;
+  /** stderr lines the bridge wrote (warnings and errors at LOG_LEVEL=warn), last 200. */
+  logTail: string[];
+  stop(): Promise<number | null>;
+}
+
+function procStatus(pid: number, field: string): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function procCpu(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the full line: 12th and 13th after ')'.
+    return (Number(rest[11]) + Number(rest[12])) / CLK_TCK;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export async function startBridge(env: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<BridgeProcess> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'bridge-bench-'));
+  const cli = resolve('dist/cli.js');
+  const child: ChildProcess = spawn(process.execPath, [cli, 'start'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? dir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_PATH: join(dir, 'bridge.db'),
+      LOG_LEVEL: 'warn',
+      USER_MESSAGES_PER_MINUTE: '100000',
+      MAX_CONCURRENT_REPLIES: '256',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: dir,
+  });
+  const logTail: string[] = [];
+  let exited: number | null | undefined;
+  const exitP = new Promise<number | null>((res) => {
+    child.once('exit', (code) => {
+      exited = code;
+      res(code);
+    });
+  });
+  let partial = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (s: string) => {
+    const lines = (partial + s).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) {
+      logTail.push(l);
+      if (logTail.length > 200) logTail.shift();
+    }
+  });
+  const pid = child.pid ?? -1;
+  const base = `http://127.0.0.1:${port}`;
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 20_000);
+  let lastBody = '';
+  for (;;) {
+    if (exited !== undefined) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`bridge exited with ${exited} before ready:\n${logTail.slice(-20).join('\n')}`);
+    }
+    try {
+      const r = await fetch(`${base}/readyz`);
+      lastBody = await r.text();
+      if (r.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await exitP;
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`bridge not ready in time (last /readyz: ${lastBody}):\n${logTail.slice(-20).join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  return {
+    pid,
+    port,
+    logTail,
+    cpuSeconds: () => procCpu(pid),
+    rssMb: () => procStatus(pid, 'VmRSS'),
+    peakRssMb: () => procStatus(pid, 'VmHWM'),
+    async metrics() {
+      const r = await fetch(`${base}/metrics`);
+      return r.text();
+    },
+    async stop() {
+      if (exited === undefined) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exitP;
+        clearTimeout(t);
+      }
+      rmSync(dir, { recursive: true, force: true });
+      return exited ?? null;
+    },
+  };
+}
+
+/** Sum of a Prometheus counter's samples whose labels contain every given pair. */
+export function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const lab = m[2] ?? '';
+    if (Object.entries(labels).every(([k, v]) => lab.includes(`${k}="${v}"`))) sum += Number(m[3]);
+  }
+  return sum;
+}

@@ -1,0 +1,134 @@
+// The figures of a run, and the table printed on stdout (Markdown, so it can be pasted as is).
+
+export interface Pcts {
+  p50: number | null;
+  p99: number | null;
+}
+
+export interface LevelResult {
+  platform: 'discord' | 'slack';
+  level: number;
+  channels: number;
+  replies: number;
+  /** Replies whose final platform text equals the upstream's (Slack: after rendering). */
+  exact: number;
+  /** Platform's first post minus the upstream's first text chunk. */
+  firstTextMs: Pcts;
+  /** Last platform write minus the upstream's end, for exact replies. */
+  finalTextMs: Pcts;
+  /** Successful message posts and edits per reply. */
+  writesPerReply: number | null;
+  /** 429 answers of the fake during the level. */
+  rateLimited: number;
+  /** 429s the bridge itself counted (bridge_platform_rate_limited_total). */
+  bridgeCounted429: number;
+  peakRssMb: number | null;
+  cpuSecondsPerReply: number | null;
+  /** Exact replies / seconds from the first user message to the last final text. */
+  repliesPerSecond: number | null;
+  wallSeconds: number | null;
+  notes: string[];
+}
+
+export interface NaiveResult {
+  platform: 'discord';
+  level: number;
+  replies: number;
+  exact: number;
+  firstTextMs: Pcts;
+  finalTextMs: Pcts;
+  writesPerReply: number | null;
+  /** Writes tried, including the ones refused with 429. */
+  attemptsPerReply: number | null;
+  rateLimited: number;
+  wallSeconds: number | null;
+}
+
+export const TARGETS = {
+  exact: '100%',
+  firstText: 'p50 ≤ 20 ms, p99 ≤ 100 ms',
+  finalText: 'p50 ≤ 50 ms (where the bucket allows)',
+  rateLimited: '0 at 50 concurrent',
+  rss: '≤ 150 MB at 200',
+  throughput: '≥ 20 replies/s',
+};
+
+const f = (x: number | null | undefined, unit = '') => (x === null || x === undefined ? '–' : `${x}${unit}`);
+const p = (x: Pcts) => `${f(x.p50)} / ${f(x.p99)}`;
+
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export function formatTable(doc: {
+  date: string;
+  machine: { cpu: string; cores: number; node: string };
+  workload: { replyChars: number; chunks: number; chunkDelayMs: number; repliesPerChannel: number };
+  results: LevelResult[];
+  naive: NaiveResult[];
+}): string {
+  const w = doc.workload;
+  const out: string[] = [];
+  out.push(
+    `Bridge benchmark, ${doc.date.slice(0, 10)}: ${doc.machine.cpu}, ${doc.machine.cores} cores, Node ${doc.machine.node}.`,
+    `Each reply: ${w.replyChars} chars streamed in ${w.chunks} chunks ${w.chunkDelayMs} ms apart; up to ${w.repliesPerChannel} concurrent replies per channel.`,
+    '',
+  );
+  out.push(
+    table(
+      ['platform', 'replies', 'exact', 'first text p50/p99 ms', 'final text p50/p99 ms', 'writes/reply', '429s', 'peak RSS MB', 'CPU s/reply', 'replies/s'],
+      doc.results.map((r) => [
+        r.platform,
+        String(r.level),
+        `${r.exact}/${r.replies}`,
+        p(r.firstTextMs),
+        p(r.finalTextMs),
+        f(r.writesPerReply),
+        String(r.rateLimited),
+        f(r.peakRssMb),
+        f(r.cpuSecondsPerReply),
+        f(r.repliesPerSecond),
+      ]),
+    ),
+  );
+  out.push(
+    '',
+    `Targets (not asserted): exact ${TARGETS.exact}; first text ${TARGETS.firstText}; final text ${TARGETS.finalText}; 429s ${TARGETS.rateLimited}; RSS ${TARGETS.rss}; throughput ${TARGETS.throughput}.`,
+  );
+  if (doc.naive.length > 0) {
+    out.push(
+      '',
+      'Naive baseline (Discord: post, then edit on every chunk, no scheduler; a 429 drops that edit, the last write is retried):',
+      '',
+      table(
+        ['replies', 'exact', 'first text p50/p99 ms', 'final text p50/p99 ms', 'writes/reply', 'tried/reply', '429s'],
+        doc.naive.map((n) => [
+          String(n.level),
+          `${n.exact}/${n.replies}`,
+          p(n.firstTextMs),
+          p(n.finalTextMs),
+          f(n.writesPerReply),
+          f(n.attemptsPerReply),
+          String(n.rateLimited),
+        ]),
+      ),
+    );
+    const ratio = doc.naive
+      .map((n) => {
+        const b = doc.results.find((r) => r.platform === 'discord' && r.level === n.level);
+        if (!b?.writesPerReply || !n.attemptsPerReply) return undefined;
+        return `${n.level}: ${round1(n.attemptsPerReply / b.writesPerReply)}× the writes, 429s ${n.rateLimited} vs ${b.rateLimited}`;
+      })
+      .filter((s): s is string => s !== undefined);
+    if (ratio.length > 0) out.push('', `Naive vs bridge on Discord (writes tried per reply) at ${ratio.join('; ')}.`);
+  }
+  const notes = doc.results.flatMap((r) => r.notes.map((n) => `- ${r.platform} ${r.level}: ${n}`));
+  if (notes.length > 0) out.push('', 'Notes:', ...notes);
+  return out.join('\n');
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}

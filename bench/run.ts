@@ -1,0 +1,237 @@
+import { setMaxListeners } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEmulator } from '../src/emulator/index.js';
+import { replyText } from '../src/emulator/replies.js';
+import { metricSum, startBridge } from './bridge-process.js';
+import { runNaive } from './naive.js';
+import { formatTable, type LevelResult, type NaiveResult } from './report.js';
+import { discordRig, type Platform, type PlatformRig, type ReplyHandle, slackRig } from './rigs.js';
+import { percentile, round } from './text.js';
+import { startTimingProxy } from './timing-proxy.js';
+
+// `npm run bench`: the real bridge (a child process: real Bolt, discord.js, undici, SQLite)
+// between the emulator and the loopback fakes with their rate limits on, at several levels of
+// concurrent replies; plus a naive post-and-edit-every-chunk client for comparison.
+
+const { values: args } = parseArgs({
+  options: {
+    platform: { type: 'string', default: 'all' },
+    levels: { type: 'string', default: '1,10,50,200' },
+    'naive-levels': { type: 'string', default: '1,10,50' },
+    'per-channel': { type: 'string', default: '4' },
+    'max-level-seconds': { type: 'string', default: '90' },
+    long: { type: 'string', default: '3000' },
+    chunks: { type: 'string', default: '150' },
+    delay: { type: 'string', default: '20' },
+    out: { type: 'string' },
+  },
+});
+
+const API_KEY = 'bench-key';
+const LONG = Number(args.long);
+const CHUNKS = Number(args.chunks);
+const DELAY = Number(args.delay);
+const DIRECTIVES = `[long ${LONG}] [chunks ${CHUNKS}] [delay ${DELAY}]`;
+const EXPECTED = replyText(DIRECTIVES);
+const PER_CHANNEL = Math.max(1, Number(args['per-channel']));
+const MAX_LEVEL_MS = Number(args['max-level-seconds']) * 1000;
+const levels = String(args.levels).split(',').filter(Boolean).map(Number);
+const naiveLevels = String(args['naive-levels']).split(',').filter(Boolean).map(Number);
+const platforms: Platform[] = args.platform === 'all' ? ['discord', 'slack'] : [args.platform as Platform];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function runLevel(platform: Platform, level: number): Promise<LevelResult> {
+  const emulator = await startEmulator({ port: 0, apiKey: API_KEY, bots: ['demo-bot'], maxRecordedRequests: 1000 });
+  const proxy = await startTimingProxy(emulator.url);
+  const channels = Math.ceil(level / PER_CHANNEL);
+  const rig: PlatformRig = platform === 'discord' ? await discordRig({ channels }) : await slackRig({ channels });
+  const notes: string[] = [];
+  let bridge: Awaited<ReturnType<typeof startBridge>> | undefined;
+  try {
+    bridge = await startBridge({
+      CHAT_API_URL: proxy.url,
+      CHAT_API_KEY: API_KEY,
+      CHAT_API_FORM: 'a',
+      CHAT_BOT_ID: 'demo-bot',
+      ...rig.env,
+    });
+    const b = bridge;
+    await sleep(200);
+    const cpu0 = b.cpuSeconds();
+    const rl0 = rig.rateLimitHits();
+    const t0 = Date.now();
+    const handles: ReplyHandle[] = [];
+    const sends = Array.from({ length: level }, (_, i) =>
+      rig.send(i, `${platform}${level}x${i}`, DIRECTIVES).then(
+        (h) => handles.push(h),
+        (err: unknown) => notes.push(`send ${i} failed: ${err instanceof Error ? err.message : String(err)}`),
+      ),
+    );
+    await Promise.all(sends);
+
+    // Done when every reply shows the upstream's text, or the bridge counted every reply as
+    // ended and nothing was written for a second, or the level's time is up.
+    const exactAt = new Map<string, number>();
+    let peakRss = 0;
+    let lastWrites = -1;
+    let quietSince = Date.now();
+    for (;;) {
+      for (const h of handles) if (!exactAt.has(h.tag) && rig.exact(h, EXPECTED)) exactAt.set(h.tag, Date.now());
+      peakRss = Math.max(peakRss, b.rssMb());
+      if (exactAt.size === level) break;
+      const m = await b.metrics().catch(() => '');
+      const ended = ['finished', 'failed', 'interrupted'].reduce(
+        (s, k) => s + metricSum(m, `bridge_replies_${k}_total`, { platform }),
+        0,
+      );
+      const writes = metricSum(m, 'bridge_platform_writes_total');
+      if (writes !== lastWrites) {
+        lastWrites = writes;
+        quietSince = Date.now();
+      }
+      if (ended >= level && Date.now() - quietSince > 1000) break;
+      if (Date.now() - t0 > MAX_LEVEL_MS) {
+        notes.push(`stopped after ${MAX_LEVEL_MS / 1000} s with ${exactAt.size}/${level} replies exact`);
+        break;
+      }
+      await sleep(100);
+    }
+    const cpu1 = b.cpuSeconds();
+    const peakHwm = b.peakRssMb();
+    const metrics = await b.metrics().catch(() => '');
+
+    const firstText: number[] = [];
+    const finalText: number[] = [];
+    let writes = 0;
+    let lastFinal = t0;
+    for (const h of handles) {
+      const up = proxy.timings.get(h.tag);
+      const ws = rig.writes(h);
+      const ok = ws.filter((w) => w.status >= 200 && w.status < 300);
+      writes += ok.length;
+      const first = ok[0];
+      const last = ok[ok.length - 1];
+      if (up?.firstChunkAt !== undefined && first) firstText.push(first.at - up.firstChunkAt);
+      if (exactAt.has(h.tag) && last) {
+        if (up?.endAt !== undefined) finalText.push(last.at - up.endAt);
+        lastFinal = Math.max(lastFinal, last.at);
+      }
+    }
+    const exact = handles.filter((h) => rig.exact(h, EXPECTED)).length;
+    const wall = (lastFinal - t0) / 1000;
+    if (exact < level && b.logTail.length > 0) notes.push(`bridge log tail: ${b.logTail.slice(-3).join(' | ').slice(0, 600)}`);
+    return {
+      platform,
+      level,
+      channels,
+      replies: level,
+      exact,
+      firstTextMs: { p50: round(percentile(firstText, 50)), p99: round(percentile(firstText, 99)) },
+      finalTextMs: { p50: round(percentile(finalText, 50)), p99: round(percentile(finalText, 99)) },
+      writesPerReply: round(writes / Math.max(1, handles.length), 2),
+      rateLimited: rig.rateLimitHits() - rl0,
+      bridgeCounted429: metricSum(metrics, 'bridge_platform_rate_limited_total'),
+      peakRssMb: round(Math.max(peakRss, Number.isFinite(peakHwm) ? peakHwm : 0)),
+      cpuSecondsPerReply: round((cpu1 - cpu0) / Math.max(1, exact), 4),
+      repliesPerSecond: round(exact / Math.max(0.001, wall), 2),
+      wallSeconds: round(wall, 2),
+      notes,
+    };
+  } finally {
+    await bridge?.stop().catch(() => null);
+    await rig.close().catch(() => {});
+    await proxy.close().catch(() => {});
+    await emulator.close().catch(() => {});
+  }
+}
+
+async function runNaiveLevel(level: number): Promise<NaiveResult> {
+  const emulator = await startEmulator({ port: 0, apiKey: API_KEY, bots: ['demo-bot'], maxRecordedRequests: 1000 });
+  try {
+    const out = await runNaive({
+      level,
+      upstreamUrl: emulator.url,
+      apiKey: API_KEY,
+      message: (tag) => `bench-${tag} ${DIRECTIVES}`,
+      expected: EXPECTED,
+    });
+    const firstText = out.replies.flatMap((r) => (r.firstTextAt !== undefined && r.firstChunkAt !== undefined ? [r.firstTextAt - r.firstChunkAt] : []));
+    const finalText = out.replies.flatMap((r) => (r.finalAt !== undefined && r.endAt !== undefined ? [r.finalAt - r.endAt] : []));
+    const writes = out.replies.reduce((s, r) => s + r.writes, 0);
+    const attempts = writes + out.replies.reduce((s, r) => s + r.rateLimited, 0);
+    return {
+      platform: 'discord',
+      level,
+      replies: level,
+      exact: out.replies.filter((r) => r.exact).length,
+      firstTextMs: { p50: round(percentile(firstText, 50)), p99: round(percentile(firstText, 99)) },
+      finalTextMs: { p50: round(percentile(finalText, 50)), p99: round(percentile(finalText, 99)) },
+      writesPerReply: round(writes / level, 2),
+      attemptsPerReply: round(attempts / level, 2),
+      rateLimited: out.rateLimitHits,
+      wallSeconds: round((out.endedAt - out.startedAt) / 1000, 2),
+    };
+  } finally {
+    await emulator.close();
+  }
+}
+
+async function main(): Promise<void> {
+  // Many concurrent fetches share abort signals inside undici and the emulator; not a leak.
+  setMaxListeners(0);
+  const started = Date.now();
+  const results: LevelResult[] = [];
+  const naive: NaiveResult[] = [];
+  const log = (s: string) => process.stderr.write(`${s}\n`);
+  log(`bench: ${platforms.join('+')} at ${levels.join(', ')} concurrent replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`);
+  for (const platform of platforms) {
+    for (const level of levels) {
+      log(`bench: ${platform} ${level} ...`);
+      const r = await runLevel(platform, level);
+      log(`bench: ${platform} ${level}: ${r.exact}/${r.replies} exact in ${r.wallSeconds} s`);
+      results.push(r);
+    }
+  }
+  for (const level of naiveLevels) {
+    log(`bench: naive discord ${level} ...`);
+    naive.push(await runNaiveLevel(level));
+  }
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGb: round(totalmem() / 2 ** 30, 1),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+  };
+  const doc = {
+    date: new Date().toISOString(),
+    machine,
+    workload: {
+      replyChars: LONG,
+      chunks: CHUNKS,
+      chunkDelayMs: DELAY,
+      repliesPerChannel: PER_CHANNEL,
+      upstream: 'emulator Form A, sse-json, via a timing proxy',
+      bridge: 'node dist/cli.js start (child process), LOG_LEVEL=warn, MAX_CONCURRENT_REPLIES=256, STREAM_EDIT_INTERVAL_MS default',
+      fakes: 'test/fakes with default rate limits: Discord 5 writes / 5 s per channel; Slack chat.postMessage 1/s per channel, chat.update 50/min per workspace',
+    },
+    results,
+    naive,
+    totalSeconds: round((Date.now() - started) / 1000, 1),
+  };
+  process.stdout.write(`${formatTable(doc)}\n`);
+  const file =
+    args.out ?? join('bench', 'results', `${doc.date.slice(0, 10)}-${args.platform === 'all' ? 'all' : String(args.platform)}.json`);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+  log(`bench: wrote ${file} (${doc.totalSeconds} s)`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
