@@ -1,0 +1,203 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDiscordConnector, type DiscordConnector } from '../../src/connectors/discord/index.js';
+import { PlatformRateLimitedError } from '../../src/core/ports.js';
+import { longMarkdown } from '../../src/emulator/replies.js';
+import { silentLogger } from '../../src/logger.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { partsProblems } from '../integration/discord/parts.js';
+import { type CoreHarness, startCore, waitFor } from './harness.js';
+
+// Platform 429 storms: the platform answers 429 to reply writes for a while. Replies must still
+// end exact (every character of the upstream reply shown once, in order, split right), with no
+// write after a message's final one and nothing lost or doubled.
+
+describe('test connector: 429 storms', () => {
+  let h: CoreHarness;
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('every write of a channel refused for 1.5 s, while three replies stream there: all three exact', async () => {
+    h = await startCore({ connector: { bucketLimit: 1000, bucketWindowMs: 1000 }, settings: { streamEditIntervalMs: 100 } });
+    let storm = false;
+    let refused = 0;
+    h.conn.fault = () => {
+      if (!storm) return undefined;
+      refused++;
+      return new PlatformRateLimitedError('test:channel:C1', 150);
+    };
+    const texts = [1, 2, 3].map((i) => `question ${i} [long ${1500 + i * 1000}] [chunks 40] [delay 25]`);
+    const replies = texts.map((text) => h.conn.send({ text }));
+    await waitFor(() => h.conn.writes.length > 0, 5_000, 'the first write');
+    storm = true;
+    await new Promise((r) => setTimeout(r, 1_500));
+    storm = false;
+    for (const r of await Promise.all(replies)) expect(r).toEqual({ status: 'answered' });
+
+    expect(refused).toBeGreaterThan(3);
+    const parts = h.conn.contentsIn('C1');
+    const expected = [1, 2, 3].map((i) => longMarkdown(1500 + i * 1000));
+    // 2000 chars a message: replies of 2500, 3500 and 4500 chars take 2, 2 and 3 messages
+    expect(parts.length).toBeGreaterThanOrEqual(7);
+    const byReply = splitByReply(h, expected);
+    for (const [i, exp] of expected.entries()) expect(partsProblems(byReply[i] ?? [], exp), `reply ${i + 1}`).toEqual([]);
+    expect(h.conn.violations).toEqual([]);
+    for (const m of h.conn.messagesIn('C1')) expect(m.final).toBe(true);
+  }, 40_000);
+
+  it('a bucket that allows 3 writes a second but claims 100 and never says so: four channels of long replies finish exact', async () => {
+    await h?.close();
+    h = await startCore({
+      connector: { bucketLimit: 3, bucketWindowMs: 1000, declaredLimit: 100, reportHeaders: false },
+      settings: { streamEditIntervalMs: 50 },
+    });
+    const lengths = [2600, 3100, 4300, 1900];
+    const replies = lengths.map((n, i) =>
+      h.conn.send({ text: `q [long ${n}] [chunks 30] [delay 20]`, channelId: `K${i}`, place: { platform: 'test', channelId: `K${i}` } }),
+    );
+    for (const r of await Promise.all(replies)) expect(r).toEqual({ status: 'answered' });
+    expect(h.conn.rateLimitHits).toBeGreaterThan(0);
+    lengths.forEach((n, i) => {
+      expect(partsProblems(h.conn.contentsIn(`K${i}`), longMarkdown(n)), `channel K${i}`).toEqual([]);
+    });
+    expect(h.conn.violations).toEqual([]);
+  }, 40_000);
+});
+
+/** The channel's messages grouped per reply: a reply's messages are consecutive (one reply at a time per place). */
+function splitByReply(h: CoreHarness, expected: string[]): string[][] {
+  const msgs = h.conn.messagesIn('C1').map((m) => m.content);
+  const out: string[][] = [];
+  let at = 0;
+  for (const exp of expected) {
+    const group: string[] = [];
+    while (at < msgs.length && partsProblems(group, exp).includes('the parts do not hold the expected text')) {
+      group.push(msgs[at] as string);
+      at++;
+    }
+    out.push(group);
+  }
+  return out;
+}
+
+// The real discord.js connector against the fake Discord, behind a proxy that answers 429 to
+// every message create/edit while the storm lasts (with Discord's headers and body).
+
+interface StormProxy {
+  url: string;
+  storm: boolean;
+  refused: number;
+  close(): Promise<void>;
+}
+
+async function stormProxy(target: string, retryAfterS = 0.4): Promise<StormProxy> {
+  const origin = new URL(target);
+  const state = { storm: false, refused: 0 };
+  const server: Server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    const isMessageWrite = (req.method === 'POST' || req.method === 'PATCH') && /\/channels\/\d+\/messages(\/\d+)?$/.test(path.split('?')[0] ?? '');
+    if (state.storm && isMessageWrite) {
+      state.refused++;
+      req.resume();
+      res.writeHead(429, {
+        'content-type': 'application/json',
+        'retry-after': String(Math.ceil(retryAfterS)),
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset-after': retryAfterS.toFixed(3),
+        'x-ratelimit-reset': ((Date.now() + retryAfterS * 1000) / 1000).toFixed(3),
+        'x-ratelimit-bucket': 'channel-messages',
+        'x-ratelimit-scope': 'user',
+      });
+      res.end(JSON.stringify({ message: 'You are being rate limited.', retry_after: retryAfterS, global: false }));
+      return;
+    }
+    const up = httpRequest(
+      { host: origin.hostname, port: origin.port, method: req.method, path, headers: { ...req.headers, host: origin.host } },
+      (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${origin.pathname}`,
+    get storm() {
+      return state.storm;
+    },
+    set storm(v: boolean) {
+      state.storm = v;
+    },
+    get refused() {
+      return state.refused;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('fake Discord: a 429 storm on message writes', () => {
+  let fake: FakeDiscord;
+  let proxy: StormProxy;
+  let h: CoreHarness;
+  let connector: DiscordConnector;
+
+  beforeAll(async () => {
+    fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
+    proxy = await stormProxy(fake.apiUrl);
+    h = await startCore({ settings: { streamEditIntervalMs: 150 } });
+    connector = createDiscordConnector({
+      config: { botToken: fake.token, apiUrl: proxy.url, replyMode: 'inline', allowedGuilds: [], allowedChannels: [] },
+      logger: silentLogger,
+      rateLimits: h.relay.rateLimits,
+      assumedBudget: { limit: 10, windowMs: 1000 },
+    });
+    await connector.start(h.relay);
+  });
+  afterAll(async () => {
+    await connector?.stop();
+    await h?.close();
+    await proxy?.close();
+    await fake?.close();
+  });
+
+  it('three long replies in three channels, message writes refused for 2 s mid-stream: every reply exact, split at 2000', async () => {
+    const guild = fake.addGuild('g');
+    const channels = [fake.addChannel(guild, 'a'), fake.addChannel(guild, 'b'), fake.addChannel(guild, 'c')];
+    const lengths = [3000, 4200, 5100];
+    for (const [i, channelId] of channels.entries()) {
+      fake.dispatchMessage({
+        channelId,
+        authorId: `20000000000000000${i}`,
+        content: `<@${fake.botUser.id}> question [long ${lengths[i]}] [chunks 50] [delay 40]`,
+        mentionsBot: true,
+      });
+    }
+    await fake.waitUntil(() => channels.some((c) => fake.botMessages(c).length > 0), 10_000, 'a first reply message');
+    proxy.storm = true;
+    await new Promise((r) => setTimeout(r, 2_000));
+    proxy.storm = false;
+
+    const done = (i: number) => partsProblems(fake.botMessages(channels[i] as string).map((m) => m.content), longMarkdown(lengths[i] as number)).length === 0;
+    await fake.waitUntil(() => done(0) && done(1) && done(2), 25_000, 'three exact replies');
+    // settle: no write may follow that changes them
+    await new Promise((r) => setTimeout(r, 500));
+    channels.forEach((c, i) => {
+      expect(partsProblems(fake.botMessages(c).map((m) => m.content), longMarkdown(lengths[i] as number)), `channel ${i}`).toEqual([]);
+    });
+    expect(proxy.refused).toBeGreaterThan(0);
+    // no mention ever parsed, also in the retried writes
+    for (const w of fake.record.filter((r) => r.path.includes('/messages'))) expect(w.allowed_mentions).toEqual({ parse: [] });
+    // the one user message per channel got one reply (no duplicate post after a refused write)
+    expect(h.upstreamCalls()).toBe(3);
+  }, 45_000);
+});
