@@ -150,3 +150,36 @@ it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a resta
   expect(reqs).toHaveLength(2);
   expect(reqs[1]?.conversationId).toBe(reqs[0]?.conversationId);
 });
+
+it('inline mode: replies in the channel referencing the message, one conversation per channel', async () => {
+  s = await startStack({ replyMode: 'inline' });
+  const { fake, channelId } = s;
+  const m1 = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'first'), mentionsBot: true });
+  await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.content === 'You said: first'));
+  fake.dispatchMessage({ channelId, authorId: BOB, content: mention(fake, 'second'), mentionsBot: true });
+  await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.content === 'You said: second'));
+  expect(fake.botMessages(channelId)[0]?.messageReference).toMatchObject({ message_id: m1.id });
+  expect(fake.state.channels.get(String(m1.id))).toBeUndefined();
+  const [a, b] = streamRequests(s);
+  expect(b?.conversationId).toBe(a?.conversationId);
+});
+
+it('a reply left streaming by a crash is marked interrupted when the bridge starts again', async () => {
+  s = await startStack();
+  const { fake, channelId } = s;
+  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'hi'), mentionsBot: true });
+  const threadId = String(user.id);
+  const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: hi'));
+  // What a crash mid-stream leaves in the database: a reply still "streaming" with its text so far.
+  const id = s.store.inflight.begin({
+    platform: 'discord',
+    eventId: 'crashed-1',
+    target: { platform: 'discord', workspaceId: s.guildId, channelId, threadId },
+    at: Date.now(),
+  });
+  s.store.inflight.progress(id, [reply.id], 'You said: h', Date.now());
+  await s.restart();
+  expect(await s.relay.recoverInterrupted([s.connector])).toBe(1);
+  expect(fake.botMessages(threadId)[0]?.content).toMatch(/^You said: h\n\n_\(reply interrupted\)_$/);
+  expect(s.store.inflight.listOpen()).toEqual([]);
+});
