@@ -19,7 +19,7 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-export function importedModules(source: string): string[] {
+function importedModules(source: string): string[] {
   const specs: string[] = [];
   const patterns = [
     /\bimport\s+(?:type\s+)?(?:[\w*{}\s,]+\s+from\s+)?['"]([^'"]+)['"]/g,

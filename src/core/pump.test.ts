@@ -130,7 +130,7 @@ describe('pump', () => {
   });
 
   it('a short reply is one final post', async () => {
-    const { clock, conn, src, base } = setup();
+    const { conn, src, base } = setup();
     src.push('Hi', ' there');
     src.end();
     const r = await pump(src, base);

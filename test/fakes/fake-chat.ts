@@ -56,7 +56,6 @@ export class FakeChat implements ChatService {
     const ids = this.form === 'a' ? (reply.ids ?? 'both') : 'none';
     const signal = req.signal;
     let cancelled = false;
-    const self = this;
     async function* events(): AsyncGenerator<StreamEvent> {
       const chunks = reply.chunks ?? [];
       for (let i = 0; i < chunks.length; i++) {
@@ -71,7 +70,7 @@ export class FakeChat implements ChatService {
     return {
       conversationId: ids === 'header' || ids === 'both' ? conv : undefined,
       cancel: () => {
-        if (!cancelled) self.cancelled++;
+        if (!cancelled) this.cancelled++;
         cancelled = true;
       },
       [Symbol.asyncIterator]: () => events(),
