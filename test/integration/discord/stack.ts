@@ -44,7 +44,9 @@ export const BOT = 'demo-bot';
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'bridge-discord-'));
   const dbPath = join(dir, 'bridge.db');
-  const fake = await startFakeDiscord(opts.fake);
+  // Discord's 5 per 5 s, compressed to 5 per 2 s so streamed tests stay quick; same shape.
+  const budget = opts.assumedBudget ?? opts.fake?.rateLimit ?? { limit: 5, windowMs: 2000 };
+  const fake = await startFakeDiscord({ ...opts.fake, rateLimit: opts.fake?.rateLimit ?? budget });
   const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
   const guildId = fake.addGuild('guild');
   const channelId = fake.addChannel(guildId, 'general');
@@ -81,7 +83,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const connector = await connectTo(fake, relay, {
       replyMode: opts.replyMode ?? 'thread',
       observer: relay.rateLimits,
-      ...(opts.assumedBudget ? { assumedBudget: opts.assumedBudget } : {}),
+      assumedBudget: budget,
     });
     return { store, relay, connector };
   };
