@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { type BotRoute, resolveBotRoute } from '../config/routes.js';
 import type { ChatService } from './chat-port.js';
@@ -74,6 +75,10 @@ export interface Relay extends MessageHandler {
 }
 
 const RESET_RE = /^reset$/i;
+/** Dedup is kept this long (CONTRACT: 24 hours); finished reply records a week, for diagnosis. */
+const DEDUP_KEEP_MS = 24 * 3600_000;
+const INFLIGHT_KEEP_MS = 7 * 24 * 3600_000;
+const PRUNE_EVERY_MS = 3600_000;
 
 export function createRelay(deps: RelayDeps): Relay {
   const { settings, clock, metrics, events, inflight } = deps;
@@ -90,9 +95,25 @@ export function createRelay(deps: RelayDeps): Relay {
   const places = new PlaceQueue(settings.maxQueuePerPlace ?? 10);
   const slots = new Semaphore(settings.maxConcurrentReplies);
   const shutdown = new AbortController();
+  // Every reply in flight listens to it (up to MAX_CONCURRENT_REPLIES): not a leak.
+  setMaxListeners(0, shutdown.signal);
   const pending = new Set<Promise<HandleResult>>();
   let draining = false;
   let running = 0;
+  let lastPrune = clock.now();
+
+  /** Forget old dedup entries and finished reply records, at most once an hour (cheap, synchronous). */
+  function maybePrune(now: number): void {
+    if (now - lastPrune < PRUNE_EVERY_MS) return;
+    lastPrune = now;
+    try {
+      const events_ = events.prune(now - DEDUP_KEEP_MS);
+      const replies = inflight.prune(now - INFLIGHT_KEEP_MS);
+      if (events_ + replies > 0) logger.debug({ events: events_, replies }, 'pruned old records');
+    } catch (err) {
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning old records failed');
+    }
+  }
 
   const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
@@ -173,6 +194,7 @@ export function createRelay(deps: RelayDeps): Relay {
     const r = (status: HandleResult['status']) => Promise.resolve<HandleResult>({ status });
     if (draining || msg.isFromBot) return r('ignored');
     if (!allowed(msg)) return r('not_allowed');
+    maybePrune(clock.now());
     if (!events.markSeen(msg.platform, msg.eventId, clock.now())) {
       metrics.dedupHit(msg.platform);
       return r('duplicate');

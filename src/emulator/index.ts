@@ -1,4 +1,5 @@
 // The upstream chat-service emulator: startEmulator() runs it in-process (see docs/emulator.md).
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { AdminOps } from './admin.js';
 import type { EmulatorContext } from './context.js';
@@ -33,6 +34,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const faults = new FaultQueue();
   const requests: RecordedRequest[] = [];
   const closing = new AbortController();
+  // Every open stream listens to it: not a leak.
+  setMaxListeners(0, closing.signal);
 
   const admin: AdminOps = {
     injectFault: (fault: Fault) => faults.add(fault),
