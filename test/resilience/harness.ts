@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ChatService } from '../../src/core/chat-port.js';
 import { openMemoryStore } from '../../src/core/memory-store.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
-import { type Connector, systemClock } from '../../src/core/ports.js';
+import { type Connector, type ConversationStore, type EventStore, type InFlightStore, systemClock } from '../../src/core/ports.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
@@ -39,6 +39,8 @@ export interface CoreHarnessOptions {
   /** Point the client somewhere else than the emulator (e.g. a closed port). */
   url?: string;
   logger?: Logger;
+  /** Persistence (default: the in-memory store). */
+  store?: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore };
 }
 
 export const baseSettings = (over: Partial<RelaySettings> = {}): RelaySettings => ({
@@ -77,7 +79,7 @@ export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarn
     },
     ...opts.client,
   });
-  const store = openMemoryStore();
+  const store = opts.store ?? openMemoryStore();
   const relay = createRelay({
     chat,
     conversations: store.conversations,
