@@ -105,6 +105,17 @@ describe('relay', () => {
     expect(conn.messagesIn('C1')).toHaveLength(1);
   });
 
+  it('forgets dedup entries after 24 hours', async () => {
+    const { conn, chat, clock, run } = setup({ settings: { sessionIdleSeconds: 10 * 86400 } });
+    await run(conn.send({ text: 'x', eventId: 'E1' }));
+    await clock.advance(23 * 3600_000);
+    expect(await run(conn.send({ text: 'x', eventId: 'E1' }))).toEqual(status('duplicate'));
+    await clock.advance(2 * 3600_000);
+    await run(conn.send({ text: 'y', eventId: 'E2' })); // any message triggers the hourly prune
+    expect(await run(conn.send({ text: 'x', eventId: 'E1' }))).toEqual(status('answered'));
+    expect(chat.requests).toHaveLength(3);
+  });
+
   it('reset in a DM starts a fresh conversation and confirms', async () => {
     const { conn, chat, run } = setup();
     await run(conn.send({ text: 'one', isDm: true, mentionsBot: false }));
