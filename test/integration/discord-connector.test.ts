@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PlatformRateLimitedError, PlatformWriteError } from '../../src/core/ports.js';
+import { NOT_ALLOWED } from '../../src/connectors/discord/commands.js';
+import { type HandleResult, type MessageHandler, PlatformRateLimitedError, PlatformWriteError } from '../../src/core/ports.js';
 import { CapturingHandler, EchoHandler, type Harness, mention, startHarness } from './discord/harness.js';
 
 // The connector with real discord.js against the fake Discord, before the relay: a stand-in
@@ -86,6 +87,24 @@ describe('discord connector (thread mode)', () => {
     expect(handler.resets).toEqual([{ platform: 'discord', workspaceId: guildId, channelId }]);
     const confirmation = fake.botMessages(channelId).find((m) => m.interactionId === reset.id);
     expect(confirmation?.ephemeral).toBe(true);
+  });
+});
+
+describe('discord /ask refused by the handler', () => {
+  it('says so when not allowed, and removes the "thinking" response otherwise', async () => {
+    const statuses: HandleResult['status'][] = ['not_allowed', 'duplicate'];
+    const handler: MessageHandler = {
+      handle: async () => ({ status: statuses.shift() ?? 'ignored' }),
+      reset: async () => {},
+    };
+    h = await startHarness(handler);
+    const { fake, channelId } = h;
+    const a = fake.dispatchInteraction({ channelId, userId: '100000000000000001', name: 'ask', options: [{ name: 'text', type: 3, value: 'q' }] });
+    const shown = await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.interactionId === a.id && m.content !== ''));
+    expect(shown.content).toBe(NOT_ALLOWED);
+    const b = fake.dispatchInteraction({ channelId, userId: '100000000000000001', name: 'ask', options: [{ name: 'text', type: 3, value: 'q' }] });
+    await fake.waitUntil(() => fake.record.find((r) => r.method === 'DELETE' && r.path.includes(`/webhooks/`) && r.status === 204));
+    expect(fake.botMessages(channelId).filter((m) => m.interactionId === b.id)).toEqual([]);
   });
 });
 

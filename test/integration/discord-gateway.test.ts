@@ -1,4 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
+import { createDiscordConnector } from '../../src/connectors/discord/index.js';
+import { silentLogger } from '../../src/logger.js';
 import { connectTo, EchoHandler, type Harness, mention, startHarness } from './discord/harness.js';
 
 // Gateway trouble: a dropped connection resumes and replays what was missed; a refused resume
@@ -73,4 +75,18 @@ it('after a restart still answers, without a mention, in its own thread that was
   fake.dispatchMessage({ channelId: threadId, authorId: USER, content: 'still there?' });
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: still there?'));
   expect(second.seen[0]?.place).toEqual({ platform: 'discord', workspaceId: h.guildId, channelId, threadId });
+});
+
+it('a wrong token fails start() with a clear error that does not contain the token', async () => {
+  h = await startHarness(new EchoHandler());
+  const wrong = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.GAbCdE.abcdefghijklmnopqrstuvwxyz0123456789AB';
+  const connector = createDiscordConnector({
+    config: { botToken: wrong, apiUrl: h.fake.apiUrl, replyMode: 'thread', allowedGuilds: [], allowedChannels: [] },
+    logger: silentLogger,
+  });
+  const err = await connector.start(new EchoHandler()).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(Error);
+  expect((err as Error).message).toMatch(/discord: could not connect/);
+  expect((err as Error).message).not.toContain(wrong);
+  expect(connector.isReady()).toBe(false);
 });

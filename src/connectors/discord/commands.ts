@@ -9,7 +9,7 @@ import {
 import type { IncomingMessage, MessageHandler, Place } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
-import { type InteractionTargetData, InteractionReplySink } from './interaction-sink.js';
+import { deleteOriginal, type InteractionTargetData, InteractionReplySink } from './interaction-sink.js';
 import type { BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
 
 // Slash commands: /ask (a message without a mention, answered in the interaction's reply) and
@@ -123,5 +123,19 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
     receivedAt,
     sink,
   };
-  await deps.handler.handle(msg);
+  const result = await deps.handler.handle(msg);
+  if (sink.answered) return;
+  // The relay refused without writing (not allowed here, duplicate, empty): the deferred
+  // "thinking…" response would otherwise hang until Discord gives up on it.
+  try {
+    if (result.status === 'not_allowed') {
+      await sink.post(NOT_ALLOWED, { final: true, part: 0 });
+    } else {
+      await deleteOriginal(i.client.rest, data);
+    }
+  } catch (err) {
+    deps.logger.debug({ err: toPlatformError(err, 'interaction').message }, 'discord: could not settle an unanswered /ask');
+  }
 }
+
+export const NOT_ALLOWED = 'The assistant is not enabled in this channel.';

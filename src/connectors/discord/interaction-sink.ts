@@ -27,6 +27,11 @@ export class InteractionReplySink implements ReplySink {
   private readonly bucket: BucketRef;
   private originalUsed = false;
 
+  /** True once the reply wrote something (the deferred "thinking" message was replaced). */
+  get answered(): boolean {
+    return this.originalUsed;
+  }
+
   constructor(
     private readonly rest: REST,
     readonly target: ReplyTarget & { data: InteractionTargetData },
@@ -67,6 +72,11 @@ export class InteractionReplySink implements ReplySink {
       throw toPlatformError(err, this.bucket.key);
     }
   }
+}
+
+/** Remove the deferred response when the handler decided to say nothing. Best effort. */
+export async function deleteOriginal(rest: REST, data: InteractionTargetData): Promise<void> {
+  await rest.delete(Routes.webhookMessage(data.applicationId, data.token, '@original'), { auth: false });
 }
 
 export async function editInteractionMessage(

@@ -129,6 +129,12 @@ export class MessageWrites {
     return { status: 200, body: messageJson(m, this.state), headers };
   }
 
+  webhookDelete(token: string | undefined, which: string | undefined): Out {
+    const m = this.webhookMessage(token, which);
+    this.state.messages.delete(m.id);
+    return { status: 204, body: null };
+  }
+
   webhookGet(token: string | undefined, which: string | undefined): Out {
     return { status: 200, body: messageJson(this.webhookMessage(token, which), this.state) };
   }

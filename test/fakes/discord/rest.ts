@@ -55,6 +55,7 @@ export class FakeRest {
       { method: 'POST', pattern: rx(`/webhooks/${ID}/${TOKEN}`), tokenInPath: true, handler: ([, t], b) => w.followUp(t, b) },
       { method: 'PATCH', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m], b) => w.webhookEdit(t, m, b) },
       { method: 'GET', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m]) => w.webhookGet(t, m) },
+      { method: 'DELETE', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m]) => w.webhookDelete(t, m) },
     ];
   }
 
