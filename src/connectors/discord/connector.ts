@@ -13,11 +13,12 @@ import type { Logger } from '../../logger.js';
 import { createDiscordClient } from './client.js';
 import { handleCommand, registerCommands } from './commands.js';
 import { toPlatformError } from './errors.js';
-import { type MessageRoute, routeMessage, type ThreadFacts } from './events.js';
+import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { inviteUrl } from './invite.js';
 import { type BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
 import { ChannelReplySink, NO_MENTIONS } from './reply-sink.js';
+import { ThreadFactsResolver } from './threads.js';
 
 // The Discord connector: discord.js gateway events in, reply sinks out. It decides which messages
 // are for the bot and where the reply goes; the relay decides everything else.
@@ -61,9 +62,15 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   let stopping = false;
   let started = false;
 
+  const threads = new ThreadFactsResolver(client.rest, logger);
+  // Messages reach the handler in gateway order even when one waits for a thread lookup: the
+  // relay keeps a place's replies in the order handle() is called.
+  let inOrder: Promise<void> = Promise.resolve();
+
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || !handler || !client.user) return;
-    const thread = await threadFacts(message, client, logger);
+    const thread = await threads.facts(message);
+    if (stopping || !client.user) return;
     const route = routeMessage(
       message,
       { botId: client.user.id, replyMode: config.replyMode, isOwnThread: opts.isOwnThread },
@@ -119,7 +126,11 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       if (started) throw new Error('discord connector already started');
       started = true;
       handler = h;
-      client.on(Events.MessageCreate, (m) => void onMessage(m));
+      client.on(Events.MessageCreate, (m) => {
+        inOrder = inOrder.then(() => onMessage(m)).catch((err: unknown) => {
+          logger.error({ err: toPlatformError(err, 'message').message }, 'discord: could not route a message');
+        });
+      });
       client.on(Events.InteractionCreate, onInteraction);
       watchGateway();
       const ready = once(client, Events.ClientReady, { signal: AbortSignal.timeout(opts.readyTimeoutMs ?? 60_000) });
@@ -173,24 +184,6 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       return client.user?.id;
     },
   };
-}
-
-/**
- * A message in a thread discord.js has not cached (archived before a restart, so absent from
- * GUILD_CREATE) arrives with a partial thread: no owner, no parent. Read them from the API so
- * "the bot's own thread" is still recognised. (discord.js's fetch does not update ownerId.)
- */
-async function threadFacts(message: Message, client: Client, logger: Logger): Promise<ThreadFacts | undefined> {
-  const channel = message.channel;
-  if (!channel.isThread()) return undefined;
-  if (channel.ownerId != null && channel.parentId != null) return { ownerId: channel.ownerId, parentId: channel.parentId };
-  try {
-    const data = (await client.rest.get(Routes.channel(channel.id))) as { owner_id?: string; parent_id?: string | null };
-    return { ownerId: data.owner_id ?? null, parentId: data.parent_id ?? null };
-  } catch (err) {
-    logger.warn({ channelId: channel.id, err: toPlatformError(err, 'fetch').message }, 'discord: could not fetch a thread');
-    return { ownerId: channel.ownerId ?? null, parentId: channel.parentId };
-  }
 }
 
 function toIncoming(
