@@ -38,6 +38,8 @@ interface World {
   clock: ShiftClock;
   firstToken: Map<string, number>;
   firstText: Map<string, number>;
+  /** Resolves when the reply to this event first shows text on the platform. */
+  shown(eventId: string): Promise<void>;
   dir: string;
 }
 
@@ -82,6 +84,7 @@ async function world(o: WorldOptions = {}): Promise<World> {
   const conn = new TestConnector({ clock, bucketLimit: o.bucketLimit ?? 5, bucketWindowMs: 5000, maxChars: o.maxChars ?? 2000 });
   const firstToken = new Map<string, number>();
   const firstText = new Map<string, number>();
+  const shownWaiters = new Map<string, () => void>();
   const relay = createRelay({
     chat,
     conversations: store.conversations,
@@ -103,12 +106,17 @@ async function world(o: WorldOptions = {}): Promise<World> {
     },
     hooks: {
       onFirstToken: (id, at) => firstToken.set(id, at),
-      onFirstText: (id, at) => firstText.set(id, at),
+      onFirstText: (id, at) => {
+        firstText.set(id, at);
+        shownWaiters.get(id)?.();
+      },
     },
   });
   await conn.start(relay);
   open.push(() => relay.drain(1000));
-  return { emu, chat, store, conn, relay, clock, firstToken, firstText, dir };
+  const shown = (eventId: string) =>
+    firstText.has(eventId) ? Promise.resolve() : new Promise<void>((r) => shownWaiters.set(eventId, r));
+  return { emu, chat, store, conn, relay, clock, firstToken, firstText, shown, dir };
 }
 
 /**
@@ -235,19 +243,26 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     const w1 = await world({ dbPath });
     await w1.conn.send({ text: 'before restart' });
     const before = w1.emu.requests.at(-1)?.conversationId;
-    // A reply cut off by a crash: posted, progress recorded, never finished.
-    const sink = w1.conn.sink({ platform: 'test', channelId: 'C7' });
-    const posted = await sink.post('Half of a rep', { final: false, part: 0 });
-    const id = w1.store.inflight.begin({ platform: 'test', eventId: 'crashed', target: sink.target, at: Date.now() });
-    w1.store.inflight.progress(id, [posted.messageId], 'Half of a rep', Date.now());
+    // A crash in the middle of a slow reply: the database stays as it was after the last write.
+    const reply = w1.conn.send({ text: '[long 900] [chunks 30] [delay 40]', channelId: 'C7', eventId: 'crashing' });
+    await w1.shown('crashing');
+    const [open1] = w1.store.inflight.listOpen();
+    expect(open1?.messageIds).toHaveLength(1);
+    const messageId = open1?.messageIds[0] as string;
+    const atCrash = { ...(w1.conn.messages.get(messageId) as NonNullable<ReturnType<typeof w1.conn.messages.get>>) };
+    const textAtCrash = atCrash.content;
+    expect(textAtCrash).toBe(open1?.lastText);
     w1.store.close();
+    await w1.relay.drain(0); // the old process is gone; its writes after this go nowhere we look
+    await reply;
 
     const w2 = await world({ dbPath });
-    // The platform still has the message: hand it to the new connector's records.
-    const old = w1.conn.messages.get(posted.messageId);
-    if (old !== undefined) w2.conn.messages.set(posted.messageId, { ...old });
+    // The platform still has the message as it was at the crash: hand it to the new connector.
+    w2.conn.messages.set(messageId, atCrash);
     expect(await w2.relay.recoverInterrupted([w2.conn])).toBe(1);
-    expect(w2.conn.messages.get(posted.messageId)?.content).toBe(`Half of a rep${MESSAGES.interrupted}`);
+    const repaired = w2.conn.messages.get(messageId)?.content as string;
+    expect(repaired).toBe(`${textAtCrash}${MESSAGES.interrupted}`);
+    expect(replyText('[long 900]').startsWith(textAtCrash)).toBe(true);
     expect(w2.store.inflight.listOpen()).toEqual([]);
     // (a new connector counts event ids from 1 again: the persisted dedup would drop ev-1)
     expect(await w2.conn.send({ text: 'after restart', eventId: 'after-restart' })).toEqual({ status: 'answered' });
