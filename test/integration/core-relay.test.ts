@@ -216,6 +216,25 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     });
   }
 
+  it('Form A streams that name no conversation: first turns switch to A1, later turns stream in it', async () => {
+    const w = await world({ form: 'a', emulator: { streamIds: 'none' }, bucketLimit: 20 });
+    for (const t of ['one', 'two', 'three']) await w.conn.send({ text: t });
+    const reqs = w.emu.requests.map((r) => [r.endpoint, r.message, r.conversationId]);
+    expect(reqs[0]).toEqual(['stream', 'one', undefined]);
+    expect(reqs[1]).toEqual(['send', 'two', undefined]);
+    expect(reqs[2]?.[0]).toBe('stream');
+    expect(reqs[2]?.[2]).toBe(w.store.conversations.get({ platform: 'test', channelId: 'C1' })?.upstreamId);
+    expect(reqs[2]?.[2]).toBeDefined();
+    expect(w.conn.contentsIn('C1')).toEqual(['You said: one', 'You said: two', 'You said: three']);
+  });
+
+  it('with streaming off, replies come from the one-response endpoint as one final post', async () => {
+    const w = await world({ settings: { streaming: false } });
+    await w.conn.send({ text: 'whole' });
+    expect(w.emu.requests.map((r) => r.endpoint)).toEqual(['send']);
+    expect(w.conn.writes.map((x) => [x.op, x.text, x.final])).toEqual([['post', 'You said: whole', true]]);
+  });
+
   it('an idle conversation gets a new upstream session and the user is told', async () => {
     const w = await world({ settings: { sessionIdleSeconds: 600 } });
     await w.conn.send({ text: 'early' });
