@@ -107,13 +107,26 @@ export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarn
   };
 }
 
-/** Poll `cond` until it returns a value (not undefined/false) or the deadline passes. */
-export async function waitFor<T>(cond: () => T | undefined | false, timeoutMs: number, what: string, stepMs = 20): Promise<T> {
+/** Poll `cond` (sync or async; a throw counts as "not yet") until it gives a value (not undefined/false) or the deadline passes. */
+export async function waitFor<T>(
+  cond: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+  stepMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
   for (;;) {
-    const v = cond();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    try {
+      const v = await cond();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+    }
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
