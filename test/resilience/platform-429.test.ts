@@ -1,5 +1,3 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordConnector, type DiscordConnector } from '../../src/connectors/discord/index.js';
 import { PlatformRateLimitedError } from '../../src/core/ports.js';
@@ -8,6 +6,7 @@ import { silentLogger } from '../../src/logger.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { partsProblems } from '../integration/discord/parts.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
+import { discord429, type Proxy, startProxy } from './proxy.js';
 
 // Platform 429 storms: the platform answers 429 to reply writes for a while. Replies must still
 // end exact (every character of the upstream reply shown once, in order, split right), with no
@@ -85,75 +84,20 @@ function splitByReply(h: CoreHarness, expected: string[]): string[][] {
 // The real discord.js connector against the fake Discord, behind a proxy that answers 429 to
 // every message create/edit while the storm lasts (with Discord's headers and body).
 
-interface StormProxy {
-  url: string;
-  storm: boolean;
-  refused: number;
-  close(): Promise<void>;
-}
-
-async function stormProxy(target: string, retryAfterS = 0.4): Promise<StormProxy> {
-  const origin = new URL(target);
-  const state = { storm: false, refused: 0 };
-  const server: Server = createServer((req, res) => {
-    const path = req.url ?? '/';
-    const isMessageWrite = (req.method === 'POST' || req.method === 'PATCH') && /\/channels\/\d+\/messages(\/\d+)?$/.test(path.split('?')[0] ?? '');
-    if (state.storm && isMessageWrite) {
-      state.refused++;
-      req.resume();
-      res.writeHead(429, {
-        'content-type': 'application/json',
-        'retry-after': String(Math.ceil(retryAfterS)),
-        'x-ratelimit-limit': '5',
-        'x-ratelimit-remaining': '0',
-        'x-ratelimit-reset-after': retryAfterS.toFixed(3),
-        'x-ratelimit-reset': ((Date.now() + retryAfterS * 1000) / 1000).toFixed(3),
-        'x-ratelimit-bucket': 'channel-messages',
-        'x-ratelimit-scope': 'user',
-      });
-      res.end(JSON.stringify({ message: 'You are being rate limited.', retry_after: retryAfterS, global: false }));
-      return;
-    }
-    const up = httpRequest(
-      { host: origin.hostname, port: origin.port, method: req.method, path, headers: { ...req.headers, host: origin.host } },
-      (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        upRes.pipe(res);
-      },
-    );
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}${origin.pathname}`,
-    get storm() {
-      return state.storm;
-    },
-    set storm(v: boolean) {
-      state.storm = v;
-    },
-    get refused() {
-      return state.refused;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('fake Discord: a 429 storm on message writes', () => {
   let fake: FakeDiscord;
-  let proxy: StormProxy;
+  let proxy: Proxy;
+  let storm = false;
   let h: CoreHarness;
   let connector: DiscordConnector;
 
   beforeAll(async () => {
     fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
-    proxy = await stormProxy(fake.apiUrl);
+    proxy = await startProxy(fake.apiUrl);
+    proxy.intercept = (req) => {
+      const write = (req.method === 'POST' || req.method === 'PATCH') && /\/channels\/\d+\/messages(\/\d+)?$/.test((req.url ?? '').split('?')[0] ?? '');
+      return storm && write ? discord429(0.4) : undefined;
+    };
     h = await startCore({ settings: { streamEditIntervalMs: 150 } });
     connector = createDiscordConnector({
       config: { botToken: fake.token, apiUrl: proxy.url, replyMode: 'inline', allowedGuilds: [], allowedChannels: [] },
@@ -183,9 +127,9 @@ describe('fake Discord: a 429 storm on message writes', () => {
       });
     }
     await fake.waitUntil(() => channels.some((c) => fake.botMessages(c).length > 0), 10_000, 'a first reply message');
-    proxy.storm = true;
+    storm = true;
     await new Promise((r) => setTimeout(r, 2_000));
-    proxy.storm = false;
+    storm = false;
 
     const done = (i: number) => partsProblems(fake.botMessages(channels[i] as string).map((m) => m.content), longMarkdown(lengths[i] as number)).length === 0;
     await fake.waitUntil(() => done(0) && done(1) && done(2), 25_000, 'three exact replies');
@@ -194,7 +138,7 @@ describe('fake Discord: a 429 storm on message writes', () => {
     channels.forEach((c, i) => {
       expect(partsProblems(fake.botMessages(c).map((m) => m.content), longMarkdown(lengths[i] as number)), `channel ${i}`).toEqual([]);
     });
-    expect(proxy.refused).toBeGreaterThan(0);
+    expect(proxy.intercepted).toBeGreaterThan(0);
     // no mention ever parsed, also in the retried writes
     for (const w of fake.record.filter((r) => r.path.includes('/messages'))) expect(w.allowed_mentions).toEqual({ parse: [] });
     // the one user message per channel got one reply (no duplicate post after a refused write)
