@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/logger.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { partsProblems } from '../integration/discord/parts.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
-import { discord429, type Proxy, startProxy } from './proxy.js';
+import { discord429, type ApiProxy, startProxy } from './proxy.js';
 
 // Platform 429 storms: the platform answers 429 to reply writes for a while. Replies must still
 // end exact (every character of the upstream reply shown once, in order, split right), with no
@@ -86,7 +86,7 @@ function splitByReply(h: CoreHarness, expected: string[]): string[][] {
 
 describe('fake Discord: a 429 storm on message writes', () => {
   let fake: FakeDiscord;
-  let proxy: Proxy;
+  let proxy: ApiProxy;
   let storm = false;
   let h: CoreHarness;
   let connector: DiscordConnector;

@@ -13,7 +13,7 @@ export interface Intercept {
 /** Return an answer to give instead of forwarding, 'destroy' to cut the connection, or undefined to forward. */
 export type Interceptor = (req: IncomingMessage) => Intercept | 'destroy' | undefined;
 
-export interface Proxy {
+export interface ApiProxy {
   /** The target URL with the proxy's origin (same path). */
   url: string;
   intercept: Interceptor | undefined;
@@ -22,7 +22,7 @@ export interface Proxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(target: string): Promise<Proxy> {
+export async function startProxy(target: string): Promise<ApiProxy> {
   const origin = new URL(target);
   const proxy = { intercept: undefined as Interceptor | undefined, intercepted: 0 };
   const server: Server = createServer((req, res) => {
