@@ -24,6 +24,7 @@ it('discord.js logs into the fake and receives a message', async () => {
   await client.login(fake.token);
   await ready;
   expect(client.user?.id).toBe(fake.botUser.id);
+  await fake.whenConnected();
   const got = once(client, Events.MessageCreate);
   fake.dispatchMessage({ channelId: ch, authorId: '12345', content: `<@${fake.botUser.id}> hi`, mentionsBot: true });
   const [msg] = (await got) as [Message];

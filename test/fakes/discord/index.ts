@@ -186,6 +186,26 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       return { id, token: itoken };
     },
 
+    /** Resolves once a bot is logged in on the gateway (at once if it already is). */
+    async whenConnected(timeoutMs = 15_000): Promise<void> {
+      if (gateway.connected) return;
+      await new Promise<void>((resolve, reject) => {
+        const done = () => {
+          clearTimeout(timer);
+          gateway.events.off('identified', done);
+          gateway.events.off('resumed', done);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          gateway.events.off('identified', done);
+          gateway.events.off('resumed', done);
+          reject(new Error(`fake discord: no bot connected within ${timeoutMs} ms`));
+        }, timeoutMs);
+        gateway.events.on('identified', done);
+        gateway.events.on('resumed', done);
+      });
+    },
+
     disconnectGateway(code = 4000): void {
       gateway.disconnect(code);
     },
