@@ -1,0 +1,160 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+
+// The real bridge as a child process (`node dist/cli.js start`) for the crash, SIGTERM and
+// reconnect tests: its environment points at fakes and an emulator in the test process. The
+// database folder belongs to the test, so a restart can reuse it.
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = join(ROOT, 'dist', 'cli.js');
+
+function newestMtime(dir: string, accept: (name: string) => boolean): number {
+  let newest = 0;
+  if (!existsSync(dir)) return 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p, accept));
+    else if (accept(entry.name)) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+const isSource = (n: string) => n.endsWith('.ts') && !n.endsWith('.test.ts') && !n.endsWith('.d.ts');
+
+function distIsFresh(): boolean {
+  if (!existsSync(CLI)) return false;
+  // tsc -b/incremental rewrites only what changed: compare with the newest output, not cli.js.
+  const built = newestMtime(join(ROOT, 'dist'), (n) => n.endsWith('.js') || n === '.tsbuildinfo');
+  return built >= newestMtime(join(ROOT, 'src'), isSource);
+}
+
+/**
+ * Builds dist/ when it is missing or older than src/ (bounded; several test files may ask at
+ * once, so the build runs under a lock and re-checks inside it).
+ */
+export function ensureBuilt(): void {
+  if (distIsFresh()) return;
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    // A second waiter's build is incremental and quick once the first one finished.
+    execFileSync('flock', ['/tmp/assistant-bridge-resilience-build.lock', process.execPath, tsc, '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'pipe',
+      timeout: 90_000,
+    });
+  } catch (err) {
+    // Type errors elsewhere still emit JavaScript; only a missing CLI is fatal.
+    if (!existsSync(CLI)) throw err;
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export interface BridgeChild {
+  readonly pid: number;
+  readonly base: string;
+  /** Exit code (null after a signal) once exited; undefined while running. */
+  readonly exitCode: number | null | undefined;
+  readonly exitSignal: NodeJS.Signals | null | undefined;
+  /** Everything written to stdout and stderr (pino logs), for failure messages. */
+  readonly log: string[];
+  exited: Promise<void>;
+  kill(signal: NodeJS.Signals): void;
+  readyz(): Promise<{ status: number; body: string }>;
+  /** Waits until /readyz answers 200. */
+  waitReady(timeoutMs?: number): Promise<void>;
+  tail(n?: number): string;
+}
+
+export async function spawnBridge(env: Record<string, string>, opts: { port?: number } = {}): Promise<BridgeChild> {
+  const port = opts.port ?? (await freePort());
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'start'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      USER_MESSAGES_PER_MINUTE: '1000',
+      ...env,
+    },
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const log: string[] = [];
+  const collect = (s: Buffer) => {
+    for (const line of s.toString('utf8').split('\n')) if (line !== '') log.push(line);
+    if (log.length > 2000) log.splice(0, log.length - 2000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  let exitCode: number | null | undefined;
+  let exitSignal: NodeJS.Signals | null | undefined;
+  const exited = new Promise<void>((res) => {
+    child.once('exit', (code, signal) => {
+      exitCode = code;
+      exitSignal = signal;
+      res();
+    });
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const readyz = async () => {
+    const r = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    return { status: r.status, body: await r.text() };
+  };
+  const handle: BridgeChild = {
+    pid: child.pid ?? -1,
+    base,
+    get exitCode() {
+      return exitCode;
+    },
+    get exitSignal() {
+      return exitSignal;
+    },
+    log,
+    exited,
+    kill(signal) {
+      if (exitCode === undefined) child.kill(signal);
+    },
+    readyz,
+    async waitReady(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last = '';
+      for (;;) {
+        if (exitCode !== undefined) throw new Error(`bridge exited (${exitCode ?? exitSignal}) before ready:\n${handle.tail()}`);
+        try {
+          const r = await readyz();
+          if (r.status === 200) return;
+          last = `${r.status} ${r.body}`;
+        } catch {
+          // not listening yet
+        }
+        if (Date.now() > deadline) throw new Error(`bridge not ready after ${timeoutMs} ms (last /readyz: ${last}):\n${handle.tail()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    tail(n = 40) {
+      return log.slice(-n).join('\n');
+    },
+  };
+  return handle;
+}
+
+/** Kill (SIGKILL) and wait, bounded; for afterAll. */
+export async function killHard(child: BridgeChild | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== undefined || child.exitSignal !== undefined) return;
+  child.kill('SIGKILL');
+  await Promise.race([child.exited, new Promise((r) => setTimeout(r, 5_000))]);
+}

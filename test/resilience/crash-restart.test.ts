@@ -1,0 +1,112 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MESSAGES } from '../../src/core/user-messages.js';
+import { type Emulator, longMarkdown, startEmulator } from '../../src/emulator/index.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
+
+// A crash: the real bridge (`node dist/cli.js start`) talks to a fake Discord and the emulator
+// in this process; it is SIGKILLed while a long reply streams, then started again on the same
+// database. The conversation mapping must survive (the next message in the thread reaches the
+// upstream with the same conversation id), the half-written message must be edited to end with
+// the interruption note, and the next message must be answered.
+
+const API_KEY = 'crash-key';
+const BOT = 'demo-bot';
+const echo = (t: string) => `You said: ${t}`;
+
+let fake: FakeDiscord;
+let emu: Emulator;
+let dir: string;
+let env: Record<string, string>;
+let bridge: BridgeChild | undefined;
+
+beforeAll(async () => {
+  ensureBuilt();
+  fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
+  emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: 2 });
+  dir = mkdtempSync(join(tmpdir(), 'bridge-crash-'));
+  env = {
+    CHAT_API_URL: emu.url,
+    CHAT_API_KEY: API_KEY,
+    CHAT_API_FORM: 'a',
+    CHAT_BOT_ID: BOT,
+    DISCORD_BOT_TOKEN: fake.token,
+    DISCORD_API_URL: fake.apiUrl,
+    DISCORD_REPLY_MODE: 'thread',
+    DATABASE_PATH: join(dir, 'data', 'bridge.db'),
+    STREAM_EDIT_INTERVAL_MS: '250',
+  };
+}, 120_000);
+
+afterAll(async () => {
+  await killHard(bridge);
+  await fake?.close();
+  await emu?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SIGKILL mid-stream, then a restart on the same database', () => {
+  it('keeps the mapping, marks the half-written reply interrupted, and answers the next message', async () => {
+    const guild = fake.addGuild('g');
+    const channel = fake.addChannel(guild, 'general');
+    bridge = await spawnBridge(env);
+    await bridge.waitReady();
+
+    // 1. A mention opens a thread (named after the user's message) with the reply in it.
+    const first = fake.dispatchMessage({ channelId: channel, authorId: '300000000000000001', content: `<@${fake.botUser.id}> hello one`, mentionsBot: true });
+    const thread = String(first.id);
+    await fake.waitUntil(() => fake.botMessages(thread).some((m) => m.content === echo('hello one')), 15_000, 'the first reply in the thread');
+    const firstTurn = emu.requests.find((r) => r.message === 'hello one');
+    expect(firstTurn?.conversationId).toBeUndefined(); // Form A: the upstream names the conversation
+
+    // 2. A slow long reply in the thread (no mention needed there); kill after its first post.
+    const slow = 'slow one [long 3000] [delay 30]';
+    fake.dispatchMessage({ channelId: thread, authorId: '300000000000000001', content: slow });
+    const half = await fake.waitUntil(() => fake.botMessages(thread)[1], 15_000, 'the slow reply to start');
+    await new Promise((r) => setTimeout(r, 600)); // a few edits in
+    const secondTurn = emu.requests.find((r) => r.message === slow);
+    const conversationId = secondTurn?.conversationId ?? '';
+    expect(conversationId).toMatch(/^conv_/);
+    // ...and it is the conversation the first message started
+    expect(emu.conversation(conversationId)?.messages[0]?.content).toBe('hello one');
+    bridge.kill('SIGKILL');
+    await bridge.exited;
+    expect(bridge.exitSignal).toBe('SIGKILL');
+    const shownAtKill = fake.state.messages.get(half.id)?.content ?? '';
+    expect(shownAtKill.length).toBeGreaterThan(0);
+    expect(shownAtKill.endsWith(MESSAGES.interrupted)).toBe(false);
+    const full = longMarkdown(3000);
+    expect(full.startsWith(shownAtKill)).toBe(true);
+
+    // 3. Restart on the same database: the half-written message is marked interrupted.
+    bridge = await spawnBridge(env);
+    await bridge.waitReady();
+    const repaired = await fake.waitUntil(
+      () => {
+        const c = fake.state.messages.get(half.id)?.content;
+        return c?.endsWith(MESSAGES.interrupted) ? c : undefined;
+      },
+      15_000,
+      'the interrupted reply to be marked',
+    );
+    const kept = repaired.slice(0, -MESSAGES.interrupted.length);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(full.startsWith(kept)).toBe(true);
+    // no later write of the dead reply went out, and it was not answered again
+    expect(emu.requests.filter((r) => r.message === slow)).toHaveLength(1);
+
+    // 4. The next message in the thread continues the same upstream conversation and is answered.
+    fake.dispatchMessage({ channelId: thread, authorId: '300000000000000001', content: 'after restart' });
+    await fake.waitUntil(() => fake.botMessages(thread).some((m) => m.content === echo('after restart')), 15_000, 'the reply after the restart');
+    const third = emu.requests.find((r) => r.message === 'after restart');
+    expect(third?.conversationId).toBe(conversationId);
+    // the thread holds: reply 1, the interrupted reply, reply 3 — nothing else
+    const contents = fake.botMessages(thread).map((m) => m.content);
+    expect(contents[0]).toBe(echo('hello one'));
+    expect(contents.at(-1)).toBe(echo('after restart'));
+    expect(contents.filter((c) => c.endsWith(MESSAGES.interrupted))).toHaveLength(1);
+  }, 60_000);
+});

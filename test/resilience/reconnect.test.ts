@@ -1,0 +1,153 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
+import { waitFor } from './harness.js';
+import { type ApiProxy, startProxy } from './proxy.js';
+
+// The platform connection drops and stays down for a while, then comes back: /readyz says 503
+// (naming what is not ready) during the outage and 200 after, and a message sent after the
+// restore is answered exactly once.
+
+const API_KEY = 'reconnect-key';
+const BOT = 'demo-bot';
+
+let fake: FakeDiscord;
+let emu: Emulator;
+let dir: string;
+let bridge: BridgeChild | undefined;
+
+beforeAll(async () => {
+  ensureBuilt();
+  fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
+  emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: 2 });
+  dir = mkdtempSync(join(tmpdir(), 'bridge-reconnect-'));
+}, 120_000);
+
+afterAll(async () => {
+  await killHard(bridge);
+  await fake?.close();
+  await emu?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Discord gateway outage', () => {
+  it('/readyz goes 503 while the gateway is down and 200 once it is back; a message after the restore is answered once', async () => {
+    const guild = fake.addGuild('g');
+    const channel = fake.addChannel(guild, 'general');
+    bridge = await spawnBridge({
+      CHAT_API_URL: emu.url,
+      CHAT_API_KEY: API_KEY,
+      CHAT_API_FORM: 'b',
+      CHAT_BOT_ID: BOT,
+      DISCORD_BOT_TOKEN: fake.token,
+      DISCORD_API_URL: fake.apiUrl,
+      DISCORD_REPLY_MODE: 'inline',
+      DATABASE_PATH: join(dir, 'bridge.db'),
+      STREAM_EDIT_INTERVAL_MS: '200',
+    });
+    await bridge.waitReady();
+    const b = bridge;
+
+    // The outage: the gateway refuses new connections (resume and identify alike) and the
+    // current one is dropped with a resumable code.
+    const gateway = fake.gateway as unknown as { handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void };
+    const realUpgrade = gateway.handleUpgrade.bind(fake.gateway);
+    let refusedUpgrades = 0;
+    gateway.handleUpgrade = (_req, socket) => {
+      refusedUpgrades++;
+      socket.destroy();
+    };
+    try {
+      fake.disconnectGateway(4000);
+      const down = await waitFor(
+        async () => {
+          const r = await b.readyz();
+          return r.status === 503 ? r : undefined;
+        },
+        10_000,
+        '/readyz to say 503',
+      );
+      expect(down.body.toLowerCase()).toContain('discord');
+      // stays down while the gateway is unreachable
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect((await b.readyz()).status).toBe(503);
+    } finally {
+      gateway.handleUpgrade = realUpgrade;
+    }
+    expect(refusedUpgrades).toBeGreaterThan(0);
+
+    await waitFor(async () => (await b.readyz()).status === 200, 30_000, '/readyz to say 200 again');
+
+    fake.dispatchMessage({ channelId: channel, authorId: '500000000000000001', content: `<@${fake.botUser.id}> back again`, mentionsBot: true });
+    await fake.waitUntil(() => fake.botMessages(channel).some((m) => m.content === 'You said: back again'), 15_000, 'the reply after the restore');
+    // a replay of the session must not answer it twice
+    await new Promise((r) => setTimeout(r, 700));
+    expect(fake.botMessages(channel).map((m) => m.content)).toEqual(['You said: back again']);
+    expect(emu.requests.filter((r) => r.message === 'back again')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('Slack Socket Mode outage', () => {
+  let slack: FakeSlack;
+  let api: ApiProxy;
+  let slackBridge: BridgeChild | undefined;
+  afterAll(async () => {
+    await killHard(slackBridge);
+    await api?.close();
+    await slack?.close();
+  });
+
+  it('/readyz goes 503 while Socket Mode cannot reconnect and 200 once it can; a mention after the restore is answered once', async () => {
+    slack = await startFakeSlack();
+    api = await startProxy(slack.apiUrl);
+    slackBridge = await spawnBridge({
+      CHAT_API_URL: emu.url,
+      CHAT_API_KEY: API_KEY,
+      CHAT_API_FORM: 'b',
+      CHAT_BOT_ID: BOT,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_APP_TOKEN: slack.appToken,
+      SLACK_API_URL: api.url,
+      SLACK_STREAMING: 'edit',
+      DATABASE_PATH: join(dir, 'slack.db'),
+      STREAM_EDIT_INTERVAL_MS: '200',
+    });
+    await slackBridge.waitReady();
+    const b = slackBridge;
+
+    // The outage: the socket is cut and apps.connections.open (the way back) fails.
+    let down = true;
+    api.intercept = (req) => (down && (req.url ?? '').includes('apps.connections.open') ? { status: 503, body: 'unavailable' } : undefined);
+    slack.dropSocket();
+    const report = await waitFor(
+      async () => {
+        const r = await b.readyz();
+        return r.status === 503 ? r : undefined;
+      },
+      10_000,
+      '/readyz to say 503',
+    );
+    expect(report.body.toLowerCase()).toContain('slack');
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await b.readyz()).status).toBe(503);
+    expect(slack.socketConnected).toBe(false);
+    down = false;
+
+    await waitFor(async () => (await b.readyz()).status === 200, 40_000, '/readyz to say 200 again');
+    expect(slack.socketConnected).toBe(true);
+
+    const posted = slack.userPost({ channel: 'C0GENERAL', text: `<@${slack.botUserId}> back on slack` });
+    await slack.sendEvent(posted.mention as Record<string, unknown>);
+    await waitFor(() => slack.botMessages('C0GENERAL', posted.ts).some((m) => m.text === 'You said: back on slack'), 15_000, 'the reply in the thread');
+    await new Promise((r) => setTimeout(r, 700));
+    expect(slack.botMessages('C0GENERAL', posted.ts).map((m) => m.text)).toEqual(['You said: back on slack']);
+    expect(emu.requests.filter((r) => r.message === 'back on slack')).toHaveLength(1);
+  }, 60_000);
+});

@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { MESSAGES } from '../../src/core/user-messages.js';
+import { type Emulator, longMarkdown, replyText, startEmulator } from '../../src/emulator/index.js';
+import { openStore } from '../../src/store/index.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
+
+// SIGTERM while replies stream: the bridge stops taking new events, lets the replies that can
+// finish within 10 s finish, marks the one that cannot as interrupted, closes the database and
+// exits 0 — all within about 11 s.
+
+const API_KEY = 'drain-key';
+const BOT = 'demo-bot';
+
+let fake: FakeDiscord;
+let emu: Emulator;
+let dir: string;
+let bridge: BridgeChild | undefined;
+
+beforeAll(async () => {
+  ensureBuilt();
+  fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
+  emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: 2 });
+  dir = mkdtempSync(join(tmpdir(), 'bridge-drain-'));
+}, 120_000);
+
+afterAll(async () => {
+  await killHard(bridge);
+  await fake?.close();
+  await emu?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+it('SIGTERM: short replies finish exact, the long one is marked interrupted, new messages are not taken, exit 0 within ~11 s', async () => {
+  const guild = fake.addGuild('g');
+  const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => fake.addChannel(guild, n)) as [string, string, string, string];
+  const dbPath = join(dir, 'bridge.db');
+  bridge = await spawnBridge({
+    CHAT_API_URL: emu.url,
+    CHAT_API_KEY: API_KEY,
+    CHAT_API_FORM: 'b',
+    CHAT_BOT_ID: BOT,
+    DISCORD_BOT_TOKEN: fake.token,
+    DISCORD_API_URL: fake.apiUrl,
+    DISCORD_REPLY_MODE: 'inline',
+    DATABASE_PATH: dbPath,
+    STREAM_EDIT_INTERVAL_MS: '250',
+  });
+  await bridge.waitReady();
+
+  const say = (channelId: string, text: string, i: number) =>
+    fake.dispatchMessage({ channelId, authorId: `40000000000000000${i}`, content: `<@${fake.botUser.id}> ${text}`, mentionsBot: true });
+  // ~2 s and ~3 s of streaming: they finish inside the drain; ~25 s: it cannot.
+  const shortA = 'short a [chunks 10] [delay 200]';
+  const shortB = 'short b [long 600] [chunks 15] [delay 200]';
+  const long = 'long one [long 1800] [delay 110]';
+  say(a, shortA, 1);
+  say(b, shortB, 2);
+  say(c, long, 3);
+  await fake.waitUntil(() => [a, b, c].every((ch) => fake.botMessages(ch).length > 0), 15_000, 'all three replies to start');
+
+  const t0 = Date.now();
+  bridge.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  say(d, 'too late', 4);
+  await Promise.race([bridge.exited, new Promise((r) => setTimeout(r, 20_000))]);
+  const elapsed = Date.now() - t0;
+
+  expect(bridge.exitCode, bridge.tail()).toBe(0);
+  expect(elapsed).toBeLessThan(13_000);
+  // the long reply kept it waiting for the whole drain period
+  expect(elapsed).toBeGreaterThanOrEqual(9_000);
+
+  expect(fake.botMessages(a).map((m) => m.content)).toEqual([replyText(shortA)]);
+  expect(fake.botMessages(b).map((m) => m.content)).toEqual([longMarkdown(600)]);
+  const cut = fake.botMessages(c).map((m) => m.content);
+  expect(cut).toHaveLength(1);
+  const shown = cut[0] ?? '';
+  expect(shown.endsWith(MESSAGES.interrupted)).toBe(true);
+  const kept = shown.slice(0, -MESSAGES.interrupted.length);
+  expect(kept.length).toBeGreaterThan(100);
+  expect(longMarkdown(1800).startsWith(kept)).toBe(true);
+
+  // nothing was taken after SIGTERM
+  expect(fake.botMessages(d)).toEqual([]);
+  expect(emu.requests.some((r) => r.message === 'too late')).toBe(false);
+
+  // the database was closed cleanly and no reply is left "streaming" in it
+  const store = openStore(dbPath);
+  try {
+    expect(store.inflight.listOpen()).toEqual([]);
+  } finally {
+    store.close();
+  }
+}, 60_000);
