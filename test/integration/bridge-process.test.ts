@@ -85,7 +85,9 @@ describe('assistant-bridge start (real process, both platforms)', () => {
       if (Date.now() > deadline) throw new Error(`no Slack reply:\n${bridge!.tail()}`);
       await new Promise((r) => setTimeout(r, 25));
     }
-    const asked = emu.requests.filter((r) => r.endpoint === 'stream').map((r) => r.metadata?.source);
+    const asked = emu.requests
+      .filter((r) => r.endpoint === 'stream')
+      .map((r) => (r.metadata as { source?: string } | undefined)?.source);
     expect(asked.sort()).toEqual(['discord', 'slack']);
   });
 
