@@ -1,0 +1,100 @@
+import { afterEach, expect, it } from 'vitest';
+import { hasControlSequence, renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { longMarkdown } from '../../src/emulator/replies.js';
+import { type SlackStack, startSlackStack } from './slack-stack.js';
+
+// End to end: native streams, their fallback, mention safety and many replies at once under
+// the fake's rate limits.
+
+let s: SlackStack | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+const methods = (stack: SlackStack) => stack.fake.calls.map((c) => c.method);
+
+it('streams natively in an assistant DM thread', async () => {
+  s = await startSlackStack({ streaming: 'auto', chunkDelayMs: 10 });
+  const { fake } = s;
+  const root = fake.userPost({ channel: 'D1', text: 'thread root' });
+  const q = 'tell me something about native streaming in slack please';
+  await fake.sendEvent(fake.userPost({ channel: 'D1', text: q, threadTs: root.ts }).message);
+  await s.settled(1);
+  const [reply, ...more] = fake.botMessages('D1', root.ts);
+  expect(more).toHaveLength(0);
+  expect(reply?.text).toBe(renderMarkdownText(`You said: ${q}`));
+  expect(reply?.streaming).toBe(false);
+  expect(methods(s)).toEqual(expect.arrayContaining(['chat.startStream', 'chat.appendStream', 'chat.stopStream']));
+  expect(methods(s)).toContain('assistant.threads.setStatus');
+  expect(s.chatRequests()[0]?.metadata).toMatchObject({ channelId: 'D1', threadId: root.ts });
+});
+
+it('falls back to edits when the fake rejects chat.startStream, text exact', async () => {
+  s = await startSlackStack({ streaming: 'auto', chunkDelayMs: 10 });
+  const { fake } = s;
+  fake.switches.failStartStream = 'channel_type_not_supported';
+  const root = fake.userPost({ channel: 'D2', text: 'thread root' });
+  await fake.sendEvent(fake.userPost({ channel: 'D2', text: 'give me [long 1500]', threadTs: root.ts }).message);
+  await s.settled(1);
+  const replies = fake.botMessages('D2', root.ts);
+  expect(replies).toHaveLength(1);
+  expect(replies[0]?.text).toBe(renderMarkdownText(longMarkdown(1500)));
+  expect(methods(s)).toContain('chat.update');
+  expect(methods(s)).not.toContain('chat.appendStream');
+});
+
+it('upstream text never pings: <!channel>, <!here>, <@U…> are neutralised in every write', async () => {
+  s = await startSlackStack({ streaming: 'auto', chunkDelayMs: 5 });
+  const { fake } = s;
+  const evil = 'ping <!channel> and <!here> and <@U0ADMIN> and <#C0GEN> and <!subteam^S1|@devs> and @everyone';
+  const post = fake.userPost({ channel: 'C1', text: `<@U0BOT> ${evil}` });
+  await fake.sendEvent(post.mention ?? {});
+  const root = fake.userPost({ channel: 'D3', text: 'root' });
+  await fake.sendEvent(fake.userPost({ channel: 'D3', text: evil, threadTs: root.ts }).message);
+  await s.settled(2);
+  expect(s.chatRequests().map((r) => r.message)).toEqual([evil, evil]);
+  expect(fake.botMessages('C1', post.ts)[0]?.text).toBe(renderMrkdwn(`You said: ${evil}`));
+  expect(fake.botMessages('D3', root.ts)[0]?.text).toBe(renderMarkdownText(`You said: ${evil}`));
+  for (const c of fake.calls.filter((x) => x.method.startsWith('chat.'))) {
+    for (const k of ['text', 'markdown_text']) {
+      const v = c.args[k];
+      if (typeof v === 'string') expect(hasControlSequence(v)).toBe(false);
+    }
+  }
+});
+
+it('20 concurrent replies in one workspace finish exact with zero 429s under the fake tier limits', async () => {
+  // Windows shrunk (same shape as Slack's tiers) so the test is quick. The fake counts at its
+  // end and everything here shares one event loop, so a request can arrive a few hundred ms
+  // after the scheduler let it go: the bridge assumes slightly lower rates than enforced.
+  s = await startSlackStack({
+    chunkDelayMs: 25,
+    editIntervalMs: 100,
+    limits: { post: { limit: 1, windowMs: 1250 }, update: { limit: 8, windowMs: 1000 } },
+    fake: {
+      limits: {
+        'chat.postMessage': { limit: 1, windowMs: 1000, per: 'channel' },
+        'chat.update': { limit: 10, windowMs: 1000, per: 'team' },
+      },
+    },
+  });
+  const { fake } = s;
+  const posts = [];
+  for (let i = 0; i < 20; i += 1) {
+    const channel = `C${i % 10}`;
+    posts.push({ channel, post: fake.userPost({ channel, text: `<@U0BOT> reply ${i} [long ${300 + i * 10}] [chunks 8]` }) });
+  }
+  await Promise.all(posts.map(({ post }) => fake.sendEvent(post.mention ?? {})));
+  await s.settled(20);
+  expect(s.results.every((r) => r.status === 'answered')).toBe(true);
+  posts.forEach(({ channel, post }, i) => {
+    const msgs = fake.botMessages(channel, post.ts);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]?.text).toBe(renderMrkdwn(longMarkdown(300 + i * 10)));
+  });
+  expect(fake.calls.filter((c) => c.method === 'chat.update').length).toBeGreaterThan(20);
+  const limited = fake.calls.filter((c) => c.result === 'ratelimited');
+  expect(limited.map((c) => `${c.method} ${String(c.args.channel)} ${c.at}`)).toEqual([]);
+  expect(fake.rateLimitHits).toBe(0);
+});
