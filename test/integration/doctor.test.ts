@@ -129,3 +129,22 @@ describe('assistant-bridge doctor', () => {
     expect(r.stdout).toBe('');
   });
 });
+
+describe('assistant-bridge doctor with everything configured', () => {
+  it('is all green against the emulator, the fake Slack and the fake Discord, and exits 0', async () => {
+    const r = await doctor({
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_APP_TOKEN: slack.appToken,
+      SLACK_BOT_TOKEN: slack.botToken,
+      DISCORD_BOT_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiUrl,
+    });
+    const rows = r.stdout
+      .split('\n')
+      .slice(2)
+      .filter((l) => /\s{2}(ok|FAIL|skip)\s{2}/.test(l));
+    expect(rows.length).toBeGreaterThan(8);
+    expect(rows.filter((l) => !/\s{2}ok(\s{2}|$)/.test(l))).toEqual([]);
+    expect(r.code).toBe(0);
+  });
+});

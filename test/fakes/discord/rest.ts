@@ -134,7 +134,8 @@ export class FakeRest {
       icon: null,
       bot_public: true,
       bot_require_code_grant: false,
-      flags: 0,
+      // GATEWAY_MESSAGE_CONTENT_LIMITED: the privileged intent is switched on, as an operator should.
+      flags: 1 << 19,
       bot: userJson(this.state.botUser),
       verify_key: '0',
     };

@@ -7,6 +7,10 @@ import type { FakeMessage, FakeState, TokenInfo } from './state.js';
 
 export type Args = Record<string, unknown>;
 
+/** The scopes manifest.json asks for, as a real installation of it would have. */
+const BOT_SCOPES =
+  'app_mentions:read,assistant:write,channels:history,chat:write,groups:history,im:history,im:read,im:write,mpim:history,reactions:write,users:read';
+
 export interface ApiCall {
   method: string;
   args: Args;
@@ -240,7 +244,8 @@ export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: 
     }
     const body = handler(ctx, args, who);
     record(who.teamId, 'ok');
-    send(200, { ok: true, ...body });
+    // Slack names the token's scopes on every answer; doctor reads them from auth.test.
+    send(200, { ok: true, ...body }, who.kind === 'bot' ? { 'x-oauth-scopes': BOT_SCOPES } : {});
   } catch (err) {
     const code = err instanceof ApiError ? err.code : 'internal_error';
     record(ctx.state.tokens.get(token)?.teamId, code);
