@@ -119,4 +119,20 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
     await conn.markInterrupted(msg.sink.target, reply.ts, 'You said: crash\n\n_(reply interrupted)_');
     expect(fake.message('C4', reply.ts)?.text).toBe(renderMrkdwn('You said: crash\n\n_(reply interrupted)_'));
   });
+
+  it('after a restart, knows the threads it replied in from Slack (conversations.replies)', async () => {
+    const first = fake.userPost({ channel: 'C7', text: '<@U0BOT> before restart' });
+    await fake.sendEvent(first.mention ?? {});
+    await relay.answered(1);
+    await conn.stop();
+    conn = connectorFor(fake, { socketPingTimeoutMs: 500 });
+    relay = new EchoHandler();
+    await conn.start(relay);
+    await fake.waitConnected();
+    const follow = fake.userPost({ channel: 'C7', text: 'still there?', threadTs: first.ts });
+    await fake.sendEvent(follow.message);
+    await relay.answered(1);
+    expect(relay.received[0]?.place.threadId).toBe(first.ts);
+    expect(fake.calls.some((c) => c.method === 'conversations.replies' && c.args.ts === first.ts)).toBe(true);
+  });
 });

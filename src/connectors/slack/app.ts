@@ -36,8 +36,7 @@ export function createBoltApp(opts: BoltAppOptions): BoltApp {
   if (opts.appToken) {
     socket = new SocketModeReceiver({
       appToken: opts.appToken,
-      // biome-ignore lint/suspicious/noExplicitAny: Bolt's and socket-mode's Logger types are separate copies
-      logger: opts.logger as any,
+      logger: opts.logger,
       // Not an installer: this is how SocketModeReceiver passes client options to its
       // apps.connections.open client, so that call goes to SLACK_API_URL too.
       installerOptions: { clientOptions: { slackApiUrl: opts.apiUrl } },
@@ -56,8 +55,7 @@ export function createBoltApp(opts: BoltAppOptions): BoltApp {
   const app = new App({
     receiver,
     authorize: opts.authorize,
-    // biome-ignore lint/suspicious/noExplicitAny: Bolt's Logger type comes from its own @slack/logger copy
-    logger: opts.logger as any,
+    logger: opts.logger,
     clientOptions: clientOptions(opts.apiUrl),
     ignoreSelf: true,
   });

@@ -147,7 +147,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     const enterpriseId = typeof target.data?.enterpriseId === 'string' ? target.data.enterpriseId : undefined;
     const auth = await authorize({ teamId: target.workspaceId ?? '', enterpriseId, isEnterpriseInstall: false });
     if (!auth.botToken) throw new Error(`no Slack bot token for ${target.workspaceId ?? '-'}`);
-    return new webApi.WebClient(auth.botToken, { ...clientOptions(config.apiUrl), logger: blog as never });
+    return new webApi.WebClient(auth.botToken, { ...clientOptions(config.apiUrl), logger: blog });
   };
 
   return {

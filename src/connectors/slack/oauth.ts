@@ -32,8 +32,7 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
     clientSecret: opts.clientSecret,
     stateSecret: opts.stateSecret,
     installationStore: opts.installationStore,
-    // biome-ignore lint/suspicious/noExplicitAny: @slack/oauth pins its own copy of the Logger type
-    logger: opts.logger as any,
+    logger: opts.logger,
     clientOptions: { slackApiUrl: opts.apiUrl },
     // No intermediate "Add to Slack" page: /slack/install goes straight to Slack.
     directInstall: true,

@@ -63,7 +63,7 @@ export class FakeSocketMode {
   }
 
   get connected(): boolean {
-    return this.sockets.size > 0;
+    return [...this.sockets].some((w) => w.readyState === w.OPEN);
   }
 
   /** Resolves once a client is connected (immediately if one is). */
@@ -74,7 +74,8 @@ export class FakeSocketMode {
 
   /** Sends an envelope to one connected client; resolves with the ack payload. */
   async send(type: string, payload: Record<string, unknown>, opts: EnvelopeOptions = {}): Promise<unknown> {
-    const ws = [...this.sockets][0];
+    // The newest open connection: after a reconnect the old one may still be closing.
+    const ws = [...this.sockets].filter((w) => w.readyState === w.OPEN).at(-1);
     if (!ws) throw new Error('fake Socket Mode: no client connected');
     const envelope_id = randomUUID();
     const acked = new Promise<unknown>((resolve, reject) => {
