@@ -51,7 +51,8 @@ export interface SlackConnector extends Connector {
 
 export function createSlackConnector(opts: SlackConnectorOptions): SlackConnector {
   const { config } = opts;
-  const logger = opts.logger.child({ component: 'slack' });
+  // The caller names the component (componentLogger(root, 'slack')).
+  const logger = opts.logger;
   const blog = boltLogger(logger);
   const now = opts.now ?? Date.now;
   const limits: SlackLimits = { ...DEFAULT_SLACK_LIMITS, ...opts.limits };
