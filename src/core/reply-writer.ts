@@ -183,7 +183,17 @@ export class ReplyWriter {
       const limit = this.limit();
 
       if (desired.length > limit) {
-        const cut = splitOnce(desired, limit, this.carry.length) ?? cutAt(desired, limit);
+        // A part must hold some text besides whitespace: platforms refuse a message (or an edit)
+        // that is only whitespace, so a cut may not leave one behind.
+        const lead = /^\s*/.exec(desired.slice(this.carry.length))?.[0].length ?? 0;
+        const cut = splitOnce(desired, limit, this.carry.length + lead) ?? cutAt(desired, limit);
+        if (this.msg.id === undefined && !hasText(cut.head)) {
+          // Only whitespace before the break (a line end between two parts): no message of its
+          // own, which platforms refuse as empty; the text goes on after it.
+          this.msgStart += cut.consumed - this.carry.length;
+          this.carry = cut.reopen;
+          continue;
+        }
         if (!(await this.writeWhenDue(cut.head, true))) continue;
         this.msgStart += cut.consumed - this.carry.length;
         this.carry = cut.reopen;
@@ -199,7 +209,7 @@ export class ReplyWriter {
 
       const rolloverAt = this.rolloverAt();
       if (rolloverAt !== undefined && this.o.clock.now() >= rolloverAt) {
-        const cut = cutAt(desired, desired.length);
+        const cut = cutAt(desired, desired.length, this.carry.length);
         if (!(await this.writeWhenDue(cut.head, true))) continue;
         this.msgStart += cut.consumed - this.carry.length;
         this.carry = cut.reopen;

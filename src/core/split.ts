@@ -191,10 +191,16 @@ function linkSpans(text: string, max: number): Array<[number, number]> {
 }
 
 /**
- * Cut the text at c (a message finished early, e.g. a message grown too old): when c falls inside
- * a fence, close it in this part and reopen it in the next.
+ * Cut the text at `at` (a message finished early, e.g. a message grown too old), or at the start
+ * of its line when that line may be a fence line; when the cut falls inside a fence, close it in
+ * this part and reopen it in the next. `minCut`: the cut must take more than this many characters.
  */
-export function cutAt(text: string, c: number): Cut {
+export function cutAt(text: string, at: number, minCut = 0): Cut {
+  // A line that starts with a fence character may be a fence line still arriving (``` a
+  // character at a time): cut before it rather than inside it, when that leaves some text.
+  let c = at;
+  const lineStart = text.lastIndexOf('\n', c - 1) + 1;
+  if (lineStart < c && /^ {0,3}[`~]/.test(text.slice(lineStart, c)) && /\S/.test(text.slice(minCut, lineStart))) c = lineStart;
   const f = findFences(text.slice(0, c)).find((x) => c >= x.contentStart && x.closeEnd === x.closeStart);
   if (f === undefined) return { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
   const close = `${c > 0 && text[c - 1] !== '\n' ? '\n' : ''}${f.marker}`;
