@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, longMarkdown, startEmulator } from '../../src/emulator/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
+import { waitFor } from './harness.js';
 
 // A crash: the real bridge (`node dist/cli.js start`) talks to a fake Discord and the emulator
 // in this process; it is SIGKILLed while a long reply streams, then started again on the same
@@ -108,5 +110,73 @@ describe('SIGKILL mid-stream, then a restart on the same database', () => {
     expect(contents[0]).toBe(echo('hello one'));
     expect(contents.at(-1)).toBe(echo('after restart'));
     expect(contents.filter((c) => c.endsWith(MESSAGES.interrupted))).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('the same over Slack Socket Mode (edit streaming)', () => {
+  let slack: FakeSlack;
+  let slackBridge: BridgeChild | undefined;
+  afterAll(async () => {
+    await killHard(slackBridge);
+    await slack?.close();
+  });
+
+  it('keeps the thread mapping, marks the half-written reply interrupted, answers the next message in the thread', async () => {
+    slack = await startFakeSlack({ limits: {} });
+    const slackEnv = {
+      CHAT_API_URL: emu.url,
+      CHAT_API_KEY: API_KEY,
+      CHAT_API_FORM: 'b',
+      CHAT_BOT_ID: BOT,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_APP_TOKEN: slack.appToken,
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_STREAMING: 'edit',
+      DATABASE_PATH: join(dir, 'slack', 'bridge.db'),
+      STREAM_EDIT_INTERVAL_MS: '250',
+    };
+    slackBridge = await spawnBridge(slackEnv);
+    await slackBridge.waitReady();
+    const texts = (ts: string) => slack.botMessages('C0CRASH', ts).map((m) => m.text);
+
+    const first = slack.userPost({ channel: 'C0CRASH', text: `<@${slack.botUserId}> slack one` });
+    await slack.sendEvent(first.mention as Record<string, unknown>);
+    await waitFor(() => texts(first.ts).includes(echo('slack one')), 15_000, 'the first reply in the thread');
+    const session = emu.requests.find((r) => r.message === 'slack one')?.conversationId;
+    expect(session).toBeDefined(); // Form B: the bridge chose the session id
+
+    const slow = 'slack slow [long 3000] [delay 30]';
+    const second = slack.userPost({ channel: 'C0CRASH', text: slow, threadTs: first.ts });
+    await slack.sendEvent(second.message);
+    const half = await waitFor(() => slack.botMessages('C0CRASH', first.ts)[1], 15_000, 'the slow reply to start');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(emu.requests.find((r) => r.message === slow)?.conversationId).toBe(session);
+    slackBridge.kill('SIGKILL');
+    await slackBridge.exited;
+    const shownAtKill = slack.message('C0CRASH', half.ts)?.text ?? '';
+    expect(shownAtKill.length).toBeGreaterThan(0);
+    expect(shownAtKill).not.toContain('reply interrupted');
+
+    slackBridge = await spawnBridge(slackEnv);
+    await slackBridge.waitReady();
+    const repaired = await waitFor(
+      () => {
+        const t = slack.message('C0CRASH', half.ts)?.text;
+        return t?.includes('reply interrupted') ? t : undefined;
+      },
+      15_000,
+      'the interrupted reply to be marked',
+    );
+    // the note comes last (a code block cut by the crash may be closed after it by the rendering)
+    expect(repaired.trimEnd().replace(/\n```$/, '').endsWith('_(reply interrupted)_')).toBe(true);
+    // the text shown before the crash is still there
+    expect(repaired.startsWith(shownAtKill.slice(0, 50))).toBe(true);
+    expect(emu.requests.filter((r) => r.message === slow)).toHaveLength(1);
+
+    const third = slack.userPost({ channel: 'C0CRASH', text: 'slack after restart', threadTs: first.ts });
+    await slack.sendEvent(third.message);
+    await waitFor(() => texts(first.ts).includes(echo('slack after restart')), 15_000, 'the reply after the restart');
+    expect(emu.requests.find((r) => r.message === 'slack after restart')?.conversationId).toBe(session);
+    expect(texts(first.ts).filter((t) => t.includes('reply interrupted'))).toHaveLength(1);
   }, 60_000);
 });

@@ -145,10 +145,16 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   };
 
   const clientFor = async (target: ReplyTarget): Promise<webApi.WebClient> => {
-    const enterpriseId = typeof target.data?.enterpriseId === 'string' ? target.data.enterpriseId : undefined;
-    const auth = await authorize({ teamId: target.workspaceId ?? '', enterpriseId, isEnterpriseInstall: false });
-    if (!auth.botToken) throw new Error(`no Slack bot token for ${target.workspaceId ?? '-'}`);
-    return new webApi.WebClient(auth.botToken, { ...clientOptions(config.apiUrl), logger: blog });
+    // With a single-workspace token no identity is needed: crash repair (markInterrupted) runs
+    // before start(), so that no reply of the new run is mistaken for one of the last.
+    let token = installer ? undefined : config.botToken;
+    if (token === undefined) {
+      const enterpriseId = typeof target.data?.enterpriseId === 'string' ? target.data.enterpriseId : undefined;
+      const auth = await authorize({ teamId: target.workspaceId ?? '', enterpriseId, isEnterpriseInstall: false });
+      token = auth.botToken;
+    }
+    if (!token) throw new Error(`no Slack bot token for ${target.workspaceId ?? '-'}`);
+    return new webApi.WebClient(token, { ...clientOptions(config.apiUrl), logger: blog });
   };
 
   return {
