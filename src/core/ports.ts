@@ -117,6 +117,12 @@ export interface ReplySink {
   readonly maxChars: number;
   /** A message older than this is finished and the text continues in a new one (Slack native streams). */
   readonly maxMessageAgeMs?: number;
+  /**
+   * The sink must see a final write even when the text has not changed since the last edit
+   * (Slack native streams: stopStream, and words held back until final). Otherwise an unchanged
+   * final write is skipped: it would only spend a rate-limit slot.
+   */
+  readonly needsFinalWrite?: boolean;
   /** Buckets a post or an edit counts against. */
   buckets(op: 'post' | 'edit'): BucketRef[];
   /** Show that work started (typing, assistant status, reaction). Must not throw. */

@@ -49,7 +49,9 @@ class Deltas implements AsyncIterable<string> {
 
 const NOTE = '\n\n_(reply interrupted)_';
 
-function setup(opts: { maxChars?: number; limit?: number; declaredLimit?: number; headers?: boolean; maxMessageAgeMs?: number } = {}) {
+function setup(
+  opts: { maxChars?: number; limit?: number; declaredLimit?: number; headers?: boolean; maxMessageAgeMs?: number; needsFinalWrite?: boolean } = {},
+) {
   const clock = new ManualClock();
   const connectorOpts: ConstructorParameters<typeof TestConnector>[0] = {
     clock,
@@ -60,6 +62,7 @@ function setup(opts: { maxChars?: number; limit?: number; declaredLimit?: number
   };
   if (opts.declaredLimit !== undefined) connectorOpts.declaredLimit = opts.declaredLimit;
   if (opts.maxMessageAgeMs !== undefined) connectorOpts.maxMessageAgeMs = opts.maxMessageAgeMs;
+  if (opts.needsFinalWrite !== undefined) connectorOpts.needsFinalWrite = opts.needsFinalWrite;
   const conn = new TestConnector(connectorOpts);
   const scheduler = new RateLimitScheduler({ clock, marginMs: 10 });
   const src = new Deltas();
@@ -262,7 +265,7 @@ describe('pump', () => {
   });
 
   it('finishes a message before its maximum age and continues in a new one', async () => {
-    const { clock, conn, src, base } = setup({ maxMessageAgeMs: 5000 });
+    const { clock, conn, src, base } = setup({ maxMessageAgeMs: 5000, needsFinalWrite: true });
     const done = pump(src, base);
     for (let i = 0; i < 12; i++) {
       src.push(`${i}.`);
@@ -279,6 +282,25 @@ describe('pump', () => {
     for (const m of msgs) {
       const last = writes.filter((w) => w.messageId === m.id).at(-1) as { at: number };
       expect(last.at - m.postedAt).toBeLessThan(5000);
+    }
+  });
+
+  it('skips a final write that would change nothing, unless the sink needs the signal', async () => {
+    for (const needsFinalWrite of [false, true]) {
+      const { clock, conn, src, base } = setup({ needsFinalWrite });
+      const done = pump(src, base);
+      src.push('Hello');
+      await clock.advance(1000);
+      src.push(' world');
+      await clock.advance(1000); // the edit shows the whole text
+      src.end();
+      await clock.advance(2000);
+      await done;
+      const [msg] = conn.messagesIn('C1');
+      expect(msg?.content).toBe('Hello world');
+      const writes = conn.writes.filter((w) => w.messageId === msg?.id);
+      expect(writes.map((w) => w.text)).toEqual(needsFinalWrite ? ['Hello', 'Hello world', 'Hello world'] : ['Hello', 'Hello world']);
+      expect(msg?.final).toBe(needsFinalWrite);
     }
   });
 });

@@ -171,7 +171,13 @@ export class ReplyWriter {
   private needsWork(): boolean {
     if (this.cancelled || this.fatal !== undefined) return false;
     const body = this.content().slice(this.msgStart);
-    if (this.ending) return hasText(body) ? !(this.msg.final && this.carry + body === this.msg.sent) : this.msg.id !== undefined && !this.msg.final;
+    if (this.ending) {
+      if (!hasText(body)) return this.msg.id !== undefined && !this.msg.final;
+      const unchanged = this.carry + body === this.msg.sent;
+      // The last edit already shows the whole text: a final write would change nothing a user
+      // sees, unless the sink needs the signal itself.
+      return !(unchanged && (this.msg.final || !this.o.sink.needsFinalWrite));
+    }
     return hasText(body) && this.carry + body !== this.msg.sent;
   }
 

@@ -29,6 +29,8 @@ export interface TestConnectorOptions {
   bucketWindowMs?: number;
   maxChars?: number;
   maxMessageAgeMs?: number;
+  /** The sink wants a final write even when nothing changed (like Slack native streams). */
+  needsFinalWrite?: boolean;
   /** Report X-RateLimit-like headers (limit, remaining, reset-after) on every write. Default true. */
   reportHeaders?: boolean;
 }
@@ -73,6 +75,7 @@ export class TestConnector implements Connector {
   private readonly windowMs: number;
   private readonly maxChars: number;
   private readonly maxMessageAgeMs: number | undefined;
+  private readonly needsFinalWrite: boolean;
   private readonly reportHeaders: boolean;
   private readonly log = new Map<string, number[]>();
   private nextMessageId = 1;
@@ -86,6 +89,7 @@ export class TestConnector implements Connector {
     this.windowMs = opts.bucketWindowMs ?? 5000;
     this.maxChars = opts.maxChars ?? 2000;
     this.maxMessageAgeMs = opts.maxMessageAgeMs;
+    this.needsFinalWrite = opts.needsFinalWrite ?? false;
     this.reportHeaders = opts.reportHeaders ?? true;
   }
 
@@ -129,6 +133,7 @@ export class TestConnector implements Connector {
       target,
     };
     if (this.maxMessageAgeMs !== undefined) Object.assign(sink, { maxMessageAgeMs: this.maxMessageAgeMs });
+    if (this.needsFinalWrite) Object.assign(sink, { needsFinalWrite: true });
     return sink;
   }
 

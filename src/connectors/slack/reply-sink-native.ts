@@ -121,6 +121,8 @@ async function edit(messageId: string, text: string, opts: WriteOptions): Promis
   return {
     maxChars: NATIVE_MAX_CHARS,
     maxMessageAgeMs: NATIVE_MAX_MESSAGE_AGE_MS,
+    // stopStream ends the stream, and words held back while streaming are sent with it.
+    needsFinalWrite: true,
     target: replyTarget(dest, 'native'),
     buckets(op) {
       if (op === 'post') return [post];
