@@ -22,6 +22,7 @@ import {
 } from './ports.js';
 import { type TurnHooks, runTurn } from './reply-turn.js';
 import { RateLimitScheduler } from './scheduler.js';
+import { fenceCloser } from './split.js';
 import { UserRateLimiter } from './user-limits.js';
 import { MESSAGES } from './user-messages.js';
 
@@ -268,7 +269,7 @@ export function createRelay(deps: RelayDeps): Relay {
           continue;
         }
         try {
-          await connector.markInterrupted(rec.target, last, rec.lastText + MESSAGES.interrupted);
+          await connector.markInterrupted(rec.target, last, rec.lastText + fenceCloser(rec.lastText) + MESSAGES.interrupted);
           inflight.finish(rec.id, 'interrupted', clock.now());
           metrics.replyInterrupted(rec.platform);
           edited++;

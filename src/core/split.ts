@@ -206,3 +206,13 @@ export function cutAt(text: string, at: number, minCut = 0): Cut {
   const close = `${c > 0 && text[c - 1] !== '\n' ? '\n' : ''}${f.marker}`;
   return { consumed: c, head: text.slice(0, c) + close, close, reopen: `${f.opener}\n` };
 }
+
+/**
+ * What closes a code fence left open at the end of `text` ('' when none is): put it before a note
+ * appended to a cut-off reply, so that the note is not shown as code.
+ */
+export function fenceCloser(text: string): string {
+  const last = findFences(text).at(-1);
+  if (last === undefined || last.closeEnd > last.closeStart) return '';
+  return `${text.endsWith('\n') ? '' : '\n'}${last.marker}`;
+}

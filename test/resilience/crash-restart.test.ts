@@ -2,8 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderMrkdwn } from '../../src/connectors/slack/render.js';
+import type { InFlightRecord } from '../../src/core/ports.js';
+import { fencesBalanced } from '../../src/core/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, longMarkdown, startEmulator } from '../../src/emulator/index.js';
+import { openStore } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
@@ -18,6 +22,24 @@ import { waitFor } from './harness.js';
 const API_KEY = 'crash-key';
 const BOT = 'demo-bot';
 const echo = (t: string) => `You said: ${t}`;
+
+/** Inside an open code block, well past its first line (so the last recorded text is too). */
+const deepInCode = (text: string) => !fencesBalanced(text) && text.length - text.lastIndexOf('```') > 150;
+
+/** The line that closes the (```) code block a text ends in. */
+const closeFence = (text: string) => (text.endsWith('\n') ? '```' : '\n```');
+
+/** The reply the dead process left 'streaming' in its database (read while it is down). */
+function openRecord(dbPath: string): InFlightRecord {
+  const store = openStore(dbPath);
+  try {
+    const open = store.inflight.listOpen();
+    expect(open).toHaveLength(1);
+    return open[0] as InFlightRecord;
+  } finally {
+    store.close();
+  }
+}
 
 let fake: FakeDiscord;
 let emu: Emulator;
@@ -67,8 +89,15 @@ describe('SIGKILL mid-stream, then a restart on the same database', () => {
     // 2. A slow long reply in the thread (no mention needed there); kill after its first post.
     const slow = 'slow one [long 3000] [delay 30]';
     fake.dispatchMessage({ channelId: thread, authorId: '300000000000000001', content: slow });
-    const half = await fake.waitUntil(() => fake.botMessages(thread)[1], 15_000, 'the slow reply to start');
-    await new Promise((r) => setTimeout(r, 600)); // a few edits in
+    // Killed while a code block is being written (the hardest place: the note must not land in it).
+    const half = await fake.waitUntil(
+      () => {
+        const m = fake.botMessages(thread)[1];
+        return m !== undefined && deepInCode(m.content) ? m : undefined;
+      },
+      15_000,
+      'the slow reply to be inside a code block',
+    );
     const secondTurn = emu.requests.find((r) => r.message === slow);
     const conversationId = secondTurn?.conversationId ?? '';
     expect(conversationId).toMatch(/^conv_/);
@@ -78,25 +107,22 @@ describe('SIGKILL mid-stream, then a restart on the same database', () => {
     await bridge.exited;
     expect(bridge.exitSignal).toBe('SIGKILL');
     const shownAtKill = fake.state.messages.get(half.id)?.content ?? '';
-    expect(shownAtKill.length).toBeGreaterThan(0);
-    expect(shownAtKill.endsWith(MESSAGES.interrupted)).toBe(false);
     const full = longMarkdown(3000);
     expect(full.startsWith(shownAtKill)).toBe(true);
+    const rec = openRecord(env.DATABASE_PATH as string);
+    expect(rec.messageIds.at(-1)).toBe(half.id);
+    expect(rec.upstreamId).toBe(conversationId);
+    // what the record holds is what was shown (or the edit before, if the kill fell in between)
+    expect(shownAtKill.startsWith(rec.lastText)).toBe(true);
+    expect(fencesBalanced(rec.lastText)).toBe(false);
 
-    // 3. Restart on the same database: the half-written message is marked interrupted.
+    // 3. Restart on the same database: the half-written message is marked interrupted: the text
+    // so far, the code block closed, then the note (not inside the block).
     bridge = await spawnBridge(env);
     await bridge.waitReady();
-    const repaired = await fake.waitUntil(
-      () => {
-        const c = fake.state.messages.get(half.id)?.content;
-        return c?.endsWith(MESSAGES.interrupted) ? c : undefined;
-      },
-      15_000,
-      'the interrupted reply to be marked',
-    );
-    const kept = repaired.slice(0, -MESSAGES.interrupted.length);
-    expect(kept.length).toBeGreaterThan(0);
-    expect(full.startsWith(kept)).toBe(true);
+    const expected = `${rec.lastText}${closeFence(rec.lastText)}${MESSAGES.interrupted}`;
+    await fake.waitUntil(() => fake.state.messages.get(half.id)?.content === expected, 15_000, 'the interrupted reply to be marked');
+    expect(fencesBalanced(expected)).toBe(true);
     // no later write of the dead reply went out, and it was not answered again
     expect(emu.requests.filter((r) => r.message === slow)).toHaveLength(1);
 
@@ -148,29 +174,29 @@ describe('the same over Slack Socket Mode (edit streaming)', () => {
     const slow = 'slack slow [long 3000] [delay 30]';
     const second = slack.userPost({ channel: 'C0CRASH', text: slow, threadTs: first.ts });
     await slack.sendEvent(second.message);
-    const half = await waitFor(() => slack.botMessages('C0CRASH', first.ts)[1], 15_000, 'the slow reply to start');
-    await new Promise((r) => setTimeout(r, 600));
+    // Killed inside a code block: the rendering shows it closed, so the text ends with a fence.
+    const half = await waitFor(
+      () => {
+        const m = slack.botMessages('C0CRASH', first.ts)[1];
+        return m !== undefined && deepInCode(m.text.trimEnd().replace(/```$/, '')) ? m : undefined;
+      },
+      15_000,
+      'the slow reply to be inside a code block',
+    );
     expect(emu.requests.find((r) => r.message === slow)?.conversationId).toBe(session);
     slackBridge.kill('SIGKILL');
     await slackBridge.exited;
-    const shownAtKill = slack.message('C0CRASH', half.ts)?.text ?? '';
-    expect(shownAtKill.length).toBeGreaterThan(0);
-    expect(shownAtKill).not.toContain('reply interrupted');
+    const rec = openRecord(slackEnv.DATABASE_PATH);
+    expect(rec.messageIds.at(-1)).toBe(half.ts);
+    expect(rec.upstreamId).toBe(session);
+    expect(fencesBalanced(rec.lastText)).toBe(false);
 
     slackBridge = await spawnBridge(slackEnv);
     await slackBridge.waitReady();
-    const repaired = await waitFor(
-      () => {
-        const t = slack.message('C0CRASH', half.ts)?.text;
-        return t?.includes('reply interrupted') ? t : undefined;
-      },
-      15_000,
-      'the interrupted reply to be marked',
-    );
-    // the note comes last (a code block cut by the crash may be closed after it by the rendering)
-    expect(repaired.trimEnd().replace(/\n```$/, '').endsWith('_(reply interrupted)_')).toBe(true);
-    // the text shown before the crash is still there
-    expect(repaired.startsWith(shownAtKill.slice(0, 50))).toBe(true);
+    // the text so far, the code block closed, then the note, rendered for Slack
+    const expected = renderMrkdwn(`${rec.lastText}${closeFence(rec.lastText)}${MESSAGES.interrupted}`);
+    await waitFor(() => slack.message('C0CRASH', half.ts)?.text === expected, 15_000, 'the interrupted reply to be marked');
+    expect(expected).toContain('_(reply interrupted)_');
     expect(emu.requests.filter((r) => r.message === slow)).toHaveLength(1);
 
     const third = slack.userPost({ channel: 'C0CRASH', text: 'slack after restart', threadTs: first.ts });
