@@ -9,7 +9,7 @@ import {
   type WriteResult,
 } from './ports.js';
 import type { WritePriority, WriteScheduler } from './scheduler.js';
-import { cutAt, splitOnce } from './split.js';
+import { cutAt, fenceCloser, splitOnce } from './split.js';
 
 // Shows one reply on the platform while its text grows: nothing before there is non-whitespace
 // text; the first text posted at once; then edits of the message at most once per edit interval,
@@ -121,7 +121,8 @@ export class ReplyWriter {
     if (!this.ending) {
       this.ending = true;
       if (this.contentStarted) {
-        if (opts.note !== undefined) this.appended += opts.note;
+        // A code block the cut left open is closed first, so that the note is not shown as code.
+        if (opts.note !== undefined) this.appended += fenceCloser(this.content()) + opts.note;
       } else {
         const text = opts.replacement ?? opts.note?.trimStart();
         if (text !== undefined && hasText(text)) {

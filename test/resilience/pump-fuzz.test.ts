@@ -49,6 +49,8 @@ const scenario = fc.record({
   refuse: fc.array(fc.boolean(), { minLength: 1, maxLength: 30 }),
   retryMs: fc.integer({ min: 50, max: 3_000 }),
   interrupted: fc.boolean(),
+  /** Where an interrupted stream is cut, in percent of the text (inside a code block, often). */
+  cutAtPercent: fc.integer({ min: 0, max: 100 }),
 });
 
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
@@ -74,12 +76,17 @@ async function check(s: Scenario): Promise<void> {
   };
   const scheduler = new RateLimitScheduler({ clock, marginMs: 10 });
 
-  // The deltas: the text cut at the random lengths, with random pauses between them.
+  // What arrives before the stream ends (all of it, or up to the cut), in deltas of the random
+  // lengths, with random pauses between them.
+  let sentLength = s.interrupted ? Math.floor((s.text.length * s.cutAtPercent) / 100) : s.text.length;
+  const code = s.text.charCodeAt(sentLength - 1);
+  if (code >= 0xd800 && code <= 0xdbff) sentLength--; // not inside a surrogate pair
+  const sent = s.text.slice(0, sentLength);
   const deltas: string[] = [];
   let at = 0;
-  for (let i = 0; at < s.text.length; i++) {
+  for (let i = 0; at < sent.length; i++) {
     const n = s.cuts[i % Math.max(1, s.cuts.length)] ?? 50;
-    deltas.push(s.text.slice(at, at + n));
+    deltas.push(sent.slice(at, at + n));
     at += n;
   }
   async function* source(): AsyncGenerator<string> {
@@ -111,7 +118,7 @@ async function check(s: Scenario): Promise<void> {
   const result = await run;
 
   const parts = conn.contentsIn('C1');
-  const expected = s.interrupted ? s.text + NOTE : s.text;
+  const expected = s.interrupted ? sent + NOTE : s.text;
   expect(result.outcome).toBe(s.interrupted ? 'interrupted' : 'done');
   expect(conn.violations).toEqual([]);
   expect(result.messageIds).toEqual(conn.messagesIn('C1').map((m) => m.id));
@@ -121,8 +128,8 @@ async function check(s: Scenario): Promise<void> {
     expect(fencesBalanced(p), p).toBe(true);
   }
   expect(essence(parts.join('\n'))).toBe(essence(expected));
-  // the note is where it belongs: at the very end (it may sit in a message of its own when
-  // the text filled the last one to the brim at the end)
+  // the note is where it belongs: at the very end, outside any code block (it may sit in a
+  // message of its own when the text filled the last one to the brim)
   if (s.interrupted) expect(parts.at(-1)?.endsWith(NOTE.trim())).toBe(true);
 }
 
@@ -133,7 +140,7 @@ describe('pump + reply writer + scheduler, randomised', () => {
 
   // Counterexamples the property found, kept as plain cases.
   const y = (n: number) => 'y'.repeat(n);
-  const base: Scenario = { text: '', cuts: [], gapsMs: [0], maxChars: 120, maxAgeMs: undefined, refuse: [false], retryMs: 50, interrupted: false };
+  const base: Scenario = { text: '', cuts: [], gapsMs: [0], maxChars: 120, maxAgeMs: undefined, refuse: [false], retryMs: 50, interrupted: false, cutAtPercent: 100 };
   it.each<[string, Scenario]>([
     ['a line break alone between two parts is not posted as a message', { ...base, text: `- ${y(120)}\n- ${y(119)} the` }],
     ['a long reply cut while a message is finished: the note after the brim-full last message', { ...base, text: `\`\`\`ts\n${y(190)} über the\n\`\`\``, interrupted: true }],
@@ -141,6 +148,7 @@ describe('pump + reply writer + scheduler, randomised', () => {
       'a message grown too old is finished before a fence line still being written, not inside it',
       { ...base, text: `ab\n\`\`\`ts\ncode\n\`\`\`\n${y(20)}`, cuts: [1], gapsMs: [300], maxAgeMs: 2500 },
     ],
+    ['cut inside a code block: the block is closed before the note', { ...base, text: `intro\n\n\`\`\`ts\nconst a = 1;\nconst b = 2;\n\`\`\`\n\nafter`, interrupted: true, cutAtPercent: 60 }],
     ['one character at a time into long words', { ...base, text: `- ${y(105)} ${y(104)} the\n- ${y(20)}\n\n${y(20)}`, cuts: [1], gapsMs: [24], maxChars: 128 }],
   ])('%s', async (_name, s) => {
     await check(s);
