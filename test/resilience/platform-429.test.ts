@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordConnector, type DiscordConnector } from '../../src/connectors/discord/index.js';
+import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import { PlatformRateLimitedError } from '../../src/core/ports.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { silentLogger } from '../../src/logger.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { partsProblems } from '../integration/discord/parts.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
 import { discord429, type ApiProxy, startProxy } from './proxy.js';
@@ -144,4 +146,78 @@ describe('fake Discord: a 429 storm on message writes', () => {
     // the one user message per channel got one reply (no duplicate post after a refused write)
     expect(h.upstreamCalls()).toBe(3);
   }, 45_000);
+});
+
+// The real Bolt-based Slack connector (Socket Mode, edit streaming) against the fake Slack, behind
+// a proxy that answers 429 with Retry-After to every chat.postMessage / chat.update for a while.
+
+describe('fake Slack: a 429 storm on chat.postMessage and chat.update', () => {
+  let slack: FakeSlack;
+  let proxy: ApiProxy;
+  let h: CoreHarness;
+  let connector: SlackConnector;
+  let storm = false;
+
+  beforeAll(async () => {
+    slack = await startFakeSlack({ limits: {} });
+    proxy = await startProxy(slack.apiUrl);
+    proxy.intercept = (req) => {
+      const write = /chat\.(postMessage|update)/.test(req.url ?? '');
+      return storm && write
+        ? { status: 429, headers: { 'retry-after': '1', 'content-type': 'application/json' }, body: '{"ok":false,"error":"ratelimited"}' }
+        : undefined;
+    };
+    h = await startCore({ emulator: { maxMessageChars: 20_000 }, settings: { streamEditIntervalMs: 150 } });
+    connector = createSlackConnector({
+      config: {
+        botToken: slack.botToken,
+        oauth: undefined,
+        appToken: slack.appToken,
+        signingSecret: slack.signingSecret,
+        apiUrl: proxy.url,
+        streaming: 'edit',
+        allowedTeams: [],
+        allowedChannels: [],
+      },
+      logger: silentLogger,
+      rateLimits: h.relay.rateLimits,
+    });
+    await connector.start(h.relay);
+    await slack.waitConnected();
+  });
+  afterAll(async () => {
+    await connector?.stop();
+    await h?.close();
+    await proxy?.close();
+    await slack?.close();
+  });
+
+  it('three long replies in three channels, writes refused for 2.5 s mid-stream: every reply whole, none doubled', async () => {
+    const channels = ['C0STORMA', 'C0STORMB', 'C0STORMC'];
+    // Plain words render the same in mrkdwn, so the parts can be compared with the echo.
+    const bodies = channels.map((_, i) => Array.from({ length: 500 + 150 * i }, (_, k) => `w${i}x${k}`).join(' '));
+    const posts = await Promise.all(
+      channels.map(async (channel, i) => {
+        const p = slack.userPost({ channel, text: `<@${slack.botUserId}> ${bodies[i]} [chunks 60] [delay 40]` });
+        await slack.sendEvent(p.mention as Record<string, unknown>);
+        return p;
+      }),
+    );
+    await waitFor(() => posts.some((p, i) => slack.botMessages(channels[i] as string, p.ts).length > 0), 10_000, 'a first reply message');
+    storm = true;
+    await new Promise((r) => setTimeout(r, 2_500));
+    storm = false;
+
+    const words = (t: string) => t.split(/\s+/).filter((w) => w !== '');
+    const shown = (i: number) => words(slack.botMessages(channels[i] as string, posts[i]?.ts).map((m) => m.text).join(' '));
+    const want = (i: number) => words(`You said: ${bodies[i]} [chunks 60] [delay 40]`);
+    await waitFor(() => [0, 1, 2].every((i) => shown(i).join(' ') === want(i).join(' ')), 30_000, 'three whole replies');
+    await new Promise((r) => setTimeout(r, 500));
+    for (const i of [0, 1, 2]) {
+      expect(shown(i)).toEqual(want(i));
+      for (const m of slack.botMessages(channels[i] as string, posts[i]?.ts)) expect(m.text.length).toBeLessThanOrEqual(3900);
+    }
+    expect(proxy.intercepted).toBeGreaterThan(0);
+    expect(h.upstreamCalls()).toBe(3);
+  }, 50_000);
 });
