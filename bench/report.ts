@@ -22,6 +22,9 @@ export interface LevelResult {
   rateLimited: number;
   /** 429s the bridge itself counted (bridge_platform_rate_limited_total). */
   bridgeCounted429: number;
+  /** VmRSS once ready, before any message. */
+  rssAtReadyMb: number | null;
+  /** VmHWM of the bridge process at the end (its peak since start). */
   peakRssMb: number | null;
   cpuSecondsPerReply: number | null;
   /** Exact replies / seconds from the first user message to the last final text. */
@@ -78,7 +81,7 @@ export function formatTable(doc: {
   );
   out.push(
     table(
-      ['platform', 'replies', 'exact', 'first text p50/p99 ms', 'final text p50/p99 ms', 'writes/reply', '429s', 'peak RSS MB', 'CPU s/reply', 'replies/s'],
+      ['platform', 'replies', 'exact', 'first text p50/p99 ms', 'final text p50/p99 ms', 'writes/reply', '429s (fake)', 'peak RSS MB', 'CPU s/reply', 'replies/s'],
       doc.results.map((r) => [
         r.platform,
         String(r.level),
@@ -86,7 +89,7 @@ export function formatTable(doc: {
         p(r.firstTextMs),
         p(r.finalTextMs),
         f(r.writesPerReply),
-        String(r.rateLimited),
+        r.bridgeCounted429 === r.rateLimited ? String(r.rateLimited) : `${r.rateLimited} (metric ${r.bridgeCounted429})`,
         f(r.peakRssMb),
         f(r.cpuSecondsPerReply),
         f(r.repliesPerSecond),

@@ -26,6 +26,8 @@ export interface PlatformRig {
   send(i: number, tag: string, text: string): Promise<ReplyHandle>;
   /** Whether the reply as shown equals the upstream's text (after the platform's rendering). */
   exact(h: ReplyHandle, expected: string): boolean;
+  /** Characters the reply shows now, and how many it should show (after rendering). */
+  shownChars(h: ReplyHandle, expected: string): { shown: number; full: number };
   /** Successful and refused message writes (posts and edits) for this reply, in order. */
   writes(h: ReplyHandle): Write[];
   /** 429 answers of the fake, all methods. */
@@ -67,6 +69,10 @@ export async function discordRig(opts: RigOptions): Promise<PlatformRig> {
     exact(h, expected) {
       const parts = fake.botMessages((h as DiscordHandle).threadId).map((m) => m.content);
       return parts.length > 0 && joinSplit(parts, expected) === expected;
+    },
+    shownChars(h, expected) {
+      const parts = fake.botMessages((h as DiscordHandle).threadId).map((m) => m.content);
+      return { shown: joinSplit(parts, expected).length, full: expected.length };
     },
     writes(h) {
       const thread = (h as DiscordHandle).threadId;
@@ -111,6 +117,9 @@ export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
       // Split replies are rendered part by part; compare without whitespace and fence lines.
       const norm = (s: string) => squash(s).replace(/```[a-z]*/g, '');
       return norm(parts.join('')) === norm(renderMrkdwn(expected));
+    },
+    shownChars(h, expected) {
+      return { shown: botParts(h as SlackHandle).reduce((n, m) => n + m.text.length, 0), full: renderMrkdwn(expected).length };
     },
     writes(h) {
       const sh = h as SlackHandle;

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,7 @@ const { values: args } = parseArgs({
     levels: { type: 'string', default: '1,10,50,200' },
     'naive-levels': { type: 'string', default: '1,10,50' },
     'per-channel': { type: 'string', default: '4' },
-    'max-level-seconds': { type: 'string', default: '90' },
+    'max-level-seconds': { type: 'string', default: '70' },
     long: { type: 'string', default: '3000' },
     chunks: { type: 'string', default: '150' },
     delay: { type: 'string', default: '20' },
@@ -61,6 +62,7 @@ async function runLevel(platform: Platform, level: number): Promise<LevelResult>
     });
     const b = bridge;
     await sleep(200);
+    const rssAtReady = b.rssMb();
     const cpu0 = b.cpuSeconds();
     const rl0 = rig.rateLimitHits();
     const t0 = Date.now();
@@ -122,6 +124,20 @@ async function runLevel(platform: Platform, level: number): Promise<LevelResult>
       }
     }
     const exact = handles.filter((h) => rig.exact(h, EXPECTED)).length;
+    if (exact < level) {
+      let missing = 0;
+      let short = 0;
+      let differ = 0;
+      for (const h of handles) {
+        if (rig.exact(h, EXPECTED)) continue;
+        const c = rig.shownChars(h, EXPECTED);
+        if (c.shown === 0) missing += 1;
+        else if (c.shown < c.full) short += 1;
+        else differ += 1;
+      }
+      notes.push(`not exact at the end: ${missing} show nothing, ${short} show a shorter text (a write still to come), ${differ} differ`);
+      if (handles.length < level) notes.push(`${level - handles.length} messages could not be sent`);
+    }
     const wall = (lastFinal - t0) / 1000;
     if (exact < level && b.logTail.length > 0) notes.push(`bridge log tail: ${b.logTail.slice(-3).join(' | ').slice(0, 600)}`);
     return {
@@ -135,8 +151,9 @@ async function runLevel(platform: Platform, level: number): Promise<LevelResult>
       writesPerReply: round(writes / Math.max(1, handles.length), 2),
       rateLimited: rig.rateLimitHits() - rl0,
       bridgeCounted429: metricSum(metrics, 'bridge_platform_rate_limited_total'),
+      rssAtReadyMb: round(rssAtReady),
       peakRssMb: round(Math.max(peakRss, Number.isFinite(peakHwm) ? peakHwm : 0)),
-      cpuSecondsPerReply: round((cpu1 - cpu0) / Math.max(1, exact), 4),
+      cpuSecondsPerReply: round((cpu1 - cpu0) / Math.max(1, handles.length), 4),
       repliesPerSecond: round(exact / Math.max(0.001, wall), 2),
       wallSeconds: round(wall, 2),
       notes,
@@ -207,8 +224,17 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${process.platform}-${process.arch}`,
   };
+  const git = (a: string[]) => {
+    try {
+      return execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
   const doc = {
     date: new Date().toISOString(),
+    commit: git(['rev-parse', '--short', 'HEAD']) || 'unknown',
+    dirtySources: git(['status', '--porcelain', '--', 'src']) !== '',
     machine,
     workload: {
       replyChars: LONG,
