@@ -36,11 +36,18 @@ for (const form of ['a', 'b'] as const) {
     const say = (text: string) => h.conn.send({ text, channelId: channel, place: { platform: 'test', channelId: channel } });
     const shown = () => h.conn.contentsIn(channel);
 
-    async function recovers() {
+    /** The next message in the place is answered; `firstAnswered`: the faulted one got its reply in the end. */
+    async function recovers(firstAnswered = false) {
       const before = h.upstreamCalls();
       expect(await say('and now?')).toEqual({ status: 'answered' });
       expect(shown().at(-1)).toBe(echo('and now?'));
       expect(h.upstreamCalls()).toBe(before + 1);
+      // Form B: the same session the bridge chose for the place. Form A: the conversation the
+      // first message made, or, when it was refused, none yet (this one starts it).
+      const follow = h.emu.requests.at(-1);
+      if (form === 'b') expect(follow?.conversationId).toBe(h.emu.requests[0]?.conversationId);
+      else if (!firstAnswered) expect(follow?.conversationId).toBeUndefined();
+      else expect(h.emu.conversation(follow?.conversationId ?? '')?.messages[0]?.content).toBe(h.emu.requests[0]?.message);
     }
 
     it('429 twice with Retry-After 2: waits 2 s twice (as told), then the reply, exact; 3 requests', async () => {
@@ -49,7 +56,7 @@ for (const form of ['a', 'b'] as const) {
       expect(shown()).toEqual([echo('hello there')]);
       expect(h.upstreamCalls()).toBe(3);
       expect(h.waits).toEqual([2000, 2000]);
-      await recovers();
+      await recovers(true);
     });
 
     it('429 beyond the 30 s budget: the user is told the assistant is busy; 4 requests, 30 s waited in all', async () => {
@@ -69,7 +76,7 @@ for (const form of ['a', 'b'] as const) {
       expect(h.upstreamCalls()).toBe(3);
       expect(h.waits).toHaveLength(2);
       for (const w of h.waits) expect(w).toBeLessThan(8_000);
-      await recovers();
+      await recovers(true);
     });
 
     it('500 three times: the error message; exactly 3 requests', async () => {
@@ -178,6 +185,11 @@ for (const form of ['a', 'b'] as const) {
 
         expect(await say('still there?')).toEqual({ status: 'answered' });
         expect(h.conn.contentsIn(channel).at(-1)).toBe(echo('still there?'));
+        // ...in the same upstream conversation as the broken reply (its id came before the fault)
+        const follow = h.emu.requests.at(-1);
+        expect(h.emu.requests).toHaveLength(2);
+        if (form === 'b') expect(follow?.conversationId).toBe(h.emu.requests[0]?.conversationId);
+        else expect(h.emu.conversation(follow?.conversationId ?? '')?.messages[0]?.content).toBe(text);
       },
     );
   });
