@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { splitText } from '../../src/emulator/replies.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
@@ -22,6 +24,7 @@ let fake: FakeDiscord;
 let emu: Emulator;
 let dir: string;
 let bridge: BridgeChild | undefined;
+let discordChannel = '';
 
 beforeAll(async () => {
   ensureBuilt();
@@ -51,9 +54,11 @@ describe('Discord gateway outage', () => {
       DISCORD_REPLY_MODE: 'inline',
       DATABASE_PATH: join(dir, 'bridge.db'),
       STREAM_EDIT_INTERVAL_MS: '200',
+      CHAT_STREAM_IDLE_TIMEOUT_MS: '1000',
     });
     await bridge.waitReady();
     const b = bridge;
+    discordChannel = channel;
 
     // The outage: the gateway refuses new connections (resume and identify alike) and the
     // current one is dropped with a resumable code.
@@ -92,6 +97,22 @@ describe('Discord gateway outage', () => {
     expect(fake.botMessages(channel).map((m) => m.content)).toEqual(['You said: back again']);
     expect(emu.requests.filter((r) => r.message === 'back again')).toHaveLength(1);
   }, 60_000);
+
+  it('CHAT_STREAM_IDLE_TIMEOUT_MS reaches the upstream client: a stalled stream ends after it with the text so far and the note', async () => {
+    const b = bridge as BridgeChild;
+    expect((await b.readyz()).status).toBe(200);
+    const text = 'stall please [chunks 6] [stall 2]';
+    const started = Date.now();
+    fake.dispatchMessage({ channelId: discordChannel, authorId: '500000000000000001', content: `<@${fake.botUser.id}> ${text}`, mentionsBot: true });
+    const pieces = splitText(`You said: ${text}`, 6);
+    const expected = pieces.slice(0, 2).join('') + MESSAGES.interrupted;
+    await fake.waitUntil(() => fake.botMessages(discordChannel).some((m) => m.content === expected), 10_000, 'the stalled reply to be marked');
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(900);
+    expect(elapsed).toBeLessThan(6_000);
+    expect(emu.requests.filter((r) => r.message === text)).toHaveLength(1);
+    expect(emu.openStreams).toBe(0);
+  }, 30_000);
 });
 
 describe('Slack Socket Mode outage', () => {
