@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 // The real bridge as a child process (`node dist/cli.js start`) for the crash, SIGTERM and
@@ -80,6 +81,7 @@ export interface BridgeChild {
 
 export async function spawnBridge(env: Record<string, string>, opts: { port?: number } = {}): Promise<BridgeChild> {
   const port = opts.port ?? (await freePort());
+  const cwd = mkdtempSync(join(tmpdir(), 'bridge-child-'));
   const child: ChildProcess = spawn(process.execPath, [CLI, 'start'], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -90,7 +92,9 @@ export async function spawnBridge(env: Record<string, string>, opts: { port?: nu
       USER_MESSAGES_PER_MINUTE: '1000',
       ...env,
     },
-    cwd: ROOT,
+    // An empty folder: a developer's .env in the repository must not reach the child (it could
+    // point it at a real Slack or Discord).
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const log: string[] = [];
@@ -104,6 +108,7 @@ export async function spawnBridge(env: Record<string, string>, opts: { port?: nu
   let exitSignal: NodeJS.Signals | null | undefined;
   const exited = new Promise<void>((res) => {
     child.once('exit', (code, signal) => {
+      rmSync(cwd, { recursive: true, force: true });
       exitCode = code;
       exitSignal = signal;
       res();
