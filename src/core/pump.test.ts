@@ -303,4 +303,25 @@ describe('pump', () => {
       expect(msg?.final).toBe(needsFinalWrite);
     }
   });
+
+  it('keeps budget for the final: it goes within one edit interval of the end, not after the bucket resets', async () => {
+    const { clock, conn, src, base } = setup({ limit: 5 });
+    // Edits every 250 ms would spend a 5-per-5 s bucket in the first second.
+    const done = pump(src, { ...base, editIntervalMs: 250 });
+    for (let i = 0; i < 9; i++) {
+      src.push(`word${i} `);
+      await clock.advance(500);
+    }
+    const endedAt = clock.now();
+    src.end();
+    await clock.advance(1000);
+    await done;
+    const [msg] = conn.messagesIn('C1');
+    expect(msg?.content.trimEnd()).toBe(Array.from({ length: 9 }, (_, i) => `word${i}`).join(' '));
+    const last = conn.writes.filter((w) => w.messageId === msg?.id).at(-1);
+    expect(last?.final).toBe(true);
+    expect((last?.at ?? Number.POSITIVE_INFINITY) - endedAt).toBeLessThanOrEqual(250);
+    expect(conn.rateLimitHits).toBe(0);
+  });
 });
+

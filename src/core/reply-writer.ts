@@ -88,6 +88,10 @@ export class ReplyWriter {
   private firstShown = false;
   private yielded = false;
   private readonly hard = new AbortController();
+  /** Aborts an intermediate edit still waiting for budget when the reply ends (the final replaces it). */
+  private pendingEdit: AbortController | undefined;
+  /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
+  private releaseHold: (() => void) | undefined;
 
   constructor(opts: ReplyWriterOptions) {
     this.o = opts;
@@ -120,6 +124,9 @@ export class ReplyWriter {
   async finish(opts: FinishOptions = {}): Promise<WriterResult> {
     if (!this.ending) {
       this.ending = true;
+      // An edit still queued for budget would show stale text and then need another write: drop
+      // it, so the loop makes the final write now, with the final's priority.
+      this.pendingEdit?.abort();
       if (this.contentStarted) {
         // A code block the cut left open is closed first, so that the note is not shown as code.
         if (opts.note !== undefined) this.appended += fenceCloser(this.content()) + opts.note;
@@ -135,6 +142,7 @@ export class ReplyWriter {
     // The loop may restart itself once (text that came in while it was finishing).
     for (let i = 0; i < 100 && this.running !== undefined; i++) await this.running;
     if (!this.firstShown) await this.working.then(() => this.o.sink.clearWorking()).catch(() => {});
+    this.releaseHold?.();
     const result: WriterResult = { messageIds: [...this.messageIds], text: this.content() };
     if (this.fatal !== undefined) result.error = this.fatal;
     return result;
@@ -143,6 +151,7 @@ export class ReplyWriter {
   /** Stop writing at once (no final write): shutdown of the process, or tests. */
   cancel(): void {
     this.cancelled = true;
+    this.releaseHold?.();
     this.hard.abort(new Error('reply writer cancelled'));
     this.wake?.();
   }
@@ -265,10 +274,15 @@ export class ReplyWriter {
     const { sink, scheduler, clock, platform, metrics } = this.o;
     const op = this.msg.id === undefined ? 'post' : 'edit';
     const priority: WritePriority = final ? 'final' : op === 'post' ? 'first' : 'edit';
+    const pending = priority === 'edit' ? new AbortController() : undefined;
+    this.pendingEdit = pending;
     try {
-      await scheduler.acquire(sink.buckets(op), priority, this.hard.signal);
+      const signal = pending ? AbortSignal.any([this.hard.signal, pending.signal]) : this.hard.signal;
+      await scheduler.acquire(sink.buckets(op), priority, signal);
     } catch {
-      return false; // cancelled
+      return false; // cancelled, or an edit overtaken by the end of the reply
+    } finally {
+      if (this.pendingEdit === pending) this.pendingEdit = undefined;
     }
     if (this.cancelled) return false;
     const startedAt = clock.now();
@@ -279,6 +293,10 @@ export class ReplyWriter {
         const posted = await sink.post(text, opts);
         this.msg.id = posted.messageId;
         this.msg.createdAt = startedAt;
+        // From the first message on, the reply will need a final edit: hold budget for it.
+        if (this.releaseHold === undefined && !this.ending && !this.cancelled) {
+          this.releaseHold = scheduler.hold(sink.buckets('edit'));
+        }
         this.messageIds.push(posted.messageId);
         result = posted;
       } else {

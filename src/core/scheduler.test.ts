@@ -160,6 +160,42 @@ describe('RateLimitScheduler', () => {
     expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
   });
 
+  it('edits leave the budget held for live replies\' finals; finals may use it', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock, marginMs: 10 });
+    const release = s.hold([chan('a')]); // one live reply will need a final
+    for (let i = 0; i < 4; i++) await s.acquire([chan('a')], 'edit');
+    let edit = false;
+    void s.acquire([chan('a')], 'edit').then(() => (edit = true));
+    await Promise.resolve();
+    expect(edit).toBe(false); // the 5th slot is the final's
+    let final = false;
+    void s.acquire([chan('a')], 'final').then(() => (final = true));
+    await Promise.resolve();
+    expect(final).toBe(true); // at once, not after the window
+    release();
+    await clock.advance(5011);
+    expect(edit).toBe(true);
+  });
+
+  it('with more live replies than budget, edits wait and every final still goes', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock, marginMs: 10 });
+    const bucket = chan('team', 3, 1000);
+    const releases = Array.from({ length: 5 }, () => s.hold([bucket]));
+    let edits = 0;
+    for (let i = 0; i < 5; i++) void s.acquire([bucket], 'edit').then(() => edits++);
+    const finals: number[] = [];
+    for (let i = 0; i < 5; i++) void s.acquire([bucket], 'final').then(() => finals.push(clock.now()));
+    await clock.advance(1500);
+    expect(edits).toBe(0);
+    expect(finals).toHaveLength(5); // 3 at once, 2 after the window
+    for (const r of releases) r();
+    for (const r of releases) r(); // releasing twice is harmless
+    await clock.advance(3000);
+    expect(edits).toBe(5);
+  });
+
   it('never exceeds any bucket across random schedules, with 429s and headers mixed in', async () => {
     const op = fc.oneof(
       {

@@ -12,6 +12,7 @@ import type { BucketRef, Clock, RateLimitInfo, RateLimitObserver } from './ports
 export type WritePriority = 'final' | 'first' | 'edit';
 
 const PRIORITY_RANK: Record<WritePriority, number> = { final: 0, first: 1, edit: 2 };
+const EDIT_RANK = PRIORITY_RANK.edit;
 
 export interface SchedulerOptions {
   clock: Clock;
@@ -24,6 +25,11 @@ export interface SchedulerOptions {
 /** What the pump needs: acquire before a write, report what the platform said after it. */
 export interface WriteScheduler extends RateLimitObserver {
   acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<void>;
+  /**
+   * A live reply will need one final write in these buckets: intermediate edits leave that much
+   * budget free, so finals never wait behind edits. Returns the release (idempotent).
+   */
+  hold(buckets: readonly BucketRef[]): () => void;
 }
 
 interface BucketState {
@@ -38,6 +44,8 @@ interface BucketState {
   lastActivity: number;
   /** Made by a 429 before any write: the first BucketRef seen supplies the real budget. */
   provisional: boolean;
+  /** Final writes that live replies will need here (see hold). */
+  held: number;
 }
 
 interface Waiter {
@@ -71,15 +79,16 @@ export class RateLimitScheduler implements WriteScheduler {
     const now = this.clock.now();
     this.sweep(now);
     const states = buckets.map((b) => this.state(b, now));
+    const rank = PRIORITY_RANK[priority];
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
-    if (!this.waiters.some((w) => sharesBucket(w.buckets, buckets)) && states.every((s) => this.readyAt(s, now) <= now)) {
+    if (!this.waiters.some((w) => sharesBucket(w.buckets, buckets)) && states.every((s) => this.readyAt(s, now, rank) <= now)) {
       for (const s of states) this.grant(s, now);
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         seq: this.seq++,
-        rank: PRIORITY_RANK[priority],
+        rank,
         buckets,
         resolve,
         reject,
@@ -130,6 +139,19 @@ export class RateLimitScheduler implements WriteScheduler {
     this.serve();
   }
 
+  hold(buckets: readonly BucketRef[]): () => void {
+    const now = this.clock.now();
+    const states = buckets.map((b) => this.state(b, now));
+    for (const s of states) s.held++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const s of states) s.held = Math.max(0, s.held - 1);
+      this.serve();
+    };
+  }
+
   /** Numbers for tests and metrics. */
   stats(): { buckets: number; waiting: number } {
     return { buckets: this.buckets.size, waiting: this.waiters.length };
@@ -163,6 +185,7 @@ export class RateLimitScheduler implements WriteScheduler {
         allowance: undefined,
         lastActivity: now,
         provisional: false,
+        held: 0,
       };
       this.buckets.set(ref.key, s);
     } else if (s.provisional) {
@@ -173,15 +196,22 @@ export class RateLimitScheduler implements WriteScheduler {
     return s;
   }
 
-  /** The earliest time a write may be granted in this bucket. */
-  private readyAt(s: BucketState, now: number): number {
+  /**
+   * The earliest time a write of this rank may be granted in this bucket. Intermediate edits leave
+   * the budget held for live replies' finals; with more replies than budget they wait (possibly
+   * for good: the reply's final write then carries all its text) — edits slow down, finals do not.
+   */
+  private readyAt(s: BucketState, now: number, rank: number): number {
+    const keep = rank === EDIT_RANK ? s.held : 0;
+    const cap = s.limit - keep;
+    if (cap <= 0) return Number.POSITIVE_INFINITY;
     let at = s.blockedUntil;
     if (s.allowance !== undefined) {
       if (now >= s.allowance.until) s.allowance = undefined;
-      else if (s.allowance.remaining <= 0) at = Math.max(at, s.allowance.until);
+      else if (s.allowance.remaining <= keep) at = Math.max(at, s.allowance.until);
     }
-    if (s.grants.length >= s.limit) {
-      const oldest = s.grants[s.grants.length - s.limit] as number;
+    if (s.grants.length >= cap) {
+      const oldest = s.grants[s.grants.length - cap] as number;
       at = Math.max(at, oldest + s.windowMs + this.margin(s));
     }
     return at;
@@ -220,7 +250,7 @@ export class RateLimitScheduler implements WriteScheduler {
         continue;
       }
       const states = w.buckets.map((b) => this.state(b, now));
-      const at = states.reduce((m, s) => Math.max(m, this.readyAt(s, now)), 0);
+      const at = states.reduce((m, s) => Math.max(m, this.readyAt(s, now, w.rank)), 0);
       if (at <= now) {
         for (const s of states) this.grant(s, now);
         granted.push(w);
@@ -262,7 +292,7 @@ export class RateLimitScheduler implements WriteScheduler {
     this.lastSweep = now;
     const inUse = new Set(this.waiters.flatMap((w) => w.buckets.map((b) => b.key)));
     for (const [key, s] of this.buckets) {
-      if (inUse.has(key)) continue;
+      if (inUse.has(key) || s.held > 0) continue;
       const quietSince = Math.max(s.lastActivity, s.blockedUntil, s.allowance?.until ?? 0);
       const windowOver = (s.grants.at(-1) ?? 0) + s.windowMs + this.margin(s) <= now;
       if (windowOver && now - quietSince >= this.forgetAfterMs) this.buckets.delete(key);

@@ -93,7 +93,9 @@ it('20 concurrent replies in one workspace finish exact with zero 429s under the
     expect(msgs).toHaveLength(1);
     expect(msgs[0]?.text).toBe(renderMrkdwn(longMarkdown(300 + i * 10)));
   });
-  expect(fake.calls.filter((c) => c.method === 'chat.update').length).toBeGreaterThan(20);
+  // Every reply got its final update; with 20 live replies on an 8/s budget the scheduler holds
+  // the budget for those finals rather than spending it on intermediate edits.
+  expect(fake.calls.filter((c) => c.method === 'chat.update').length).toBeGreaterThanOrEqual(20);
   const limited = fake.calls.filter((c) => c.result === 'ratelimited');
   expect(limited.map((c) => `${c.method} ${String(c.args.channel)} ${c.at}`)).toEqual([]);
   expect(fake.rateLimitHits).toBe(0);
