@@ -1,7 +1,7 @@
 import { type REST, Routes } from 'discord.js';
 import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { toPlatformError } from './errors.js';
-import { type BucketBudget, interactionBucket } from './rate-limits.js';
+import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, NO_MENTIONS } from './reply-sink.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response
@@ -41,7 +41,7 @@ export class InteractionReplySink implements ReplySink {
   }
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {
-    return [this.bucket];
+    return [this.bucket, GLOBAL_REPLY_BUCKET];
   }
 
   // The deferred response already shows "… is thinking"; nothing more to show.

@@ -18,6 +18,12 @@ export interface BucketBudget {
   windowMs: number;
 }
 
+/**
+ * Discord allows a bot 50 requests per second in all (discord.js enforces it before sending).
+ * Reply writes get 40 of them through the scheduler; typing, threads and commands use the rest.
+ */
+export const GLOBAL_REPLY_BUCKET: BucketRef = { key: 'discord:global', limit: 40, windowMs: 1000 };
+
 export function channelBucket(channelId: string, budget: BucketBudget = DEFAULT_CHANNEL_BUCKET): BucketRef {
   return { key: `discord:channel:${channelId}`, limit: budget.limit, windowMs: budget.windowMs };
 }
@@ -63,6 +69,9 @@ export class DiscordRateLimitFeed {
 
   /** rejectOnRateLimit: true for the reply routes (the scheduler decides when to retry them). */
   shouldReject(data: RateLimitData): boolean {
+    // The global limit lasts under a second and discord.js waits it out well; it is no 429 from
+    // Discord and says nothing about a channel's bucket, so it must not block one.
+    if (data.global) return false;
     const key = this.keyForUrl(data.url);
     const method = data.method.toUpperCase();
     if (key !== undefined && (method === 'POST' || method === 'PATCH')) return true;

@@ -2,7 +2,7 @@ import { type REST, Routes } from 'discord.js';
 import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
-import { type BucketBudget, channelBucket } from './rate-limits.js';
+import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
 
 // A reply in a channel, thread or DM: plain message create + edit over REST. In thread mode the
 // thread is opened lazily from the user's message (its id is the message id), so nothing is made
@@ -50,7 +50,7 @@ export class ChannelReplySink implements ReplySink {
   }
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {
-    return [this.bucket];
+    return [this.bucket, GLOBAL_REPLY_BUCKET];
   }
 
   async showWorking(): Promise<void> {
