@@ -88,6 +88,8 @@ export class ReplyWriter {
   private firstShown = false;
   private yielded = false;
   private readonly hard = new AbortController();
+  /** Where the note appended by finish() starts in content(): a cut never falls inside it. */
+  private noteAt: number | undefined;
   /** Aborts an intermediate edit still waiting for budget when the reply ends (the final replaces it). */
   private pendingEdit: AbortController | undefined;
   /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
@@ -129,7 +131,11 @@ export class ReplyWriter {
       this.pendingEdit?.abort();
       if (this.contentStarted) {
         // A code block the cut left open is closed first, so that the note is not shown as code.
-        if (opts.note !== undefined) this.appended += fenceCloser(this.content()) + opts.note;
+        if (opts.note !== undefined) {
+          this.appended += fenceCloser(this.content());
+          this.noteAt = this.content().length;
+          this.appended += opts.note;
+        }
       } else {
         const text = opts.replacement ?? opts.note?.trimStart();
         if (text !== undefined && hasText(text)) {
@@ -160,9 +166,10 @@ export class ReplyWriter {
     return this.contentStarted ? this.prefix + this.appended : '';
   }
 
-  private limit(): number {
-    // While streaming, keep room for a note; the final write may use it.
-    const reserve = this.ending ? 0 : (this.o.reserveChars ?? 0);
+  private limit(desired: string): number {
+    // While streaming, keep room for a note, and for closing a code block left open before it:
+    // the final write may use both, and the note then never has to be split off on its own.
+    const reserve = this.ending ? 0 : (this.o.reserveChars ?? 0) + fenceCloser(desired).length;
     return Math.max(1, this.o.sink.maxChars - reserve);
   }
 
@@ -196,13 +203,16 @@ export class ReplyWriter {
     while (!this.cancelled && this.fatal === undefined) {
       const body = this.content().slice(this.msgStart);
       const desired = this.carry + body;
-      const limit = this.limit();
+      const limit = this.limit(desired);
 
       if (desired.length > limit) {
         // A part must hold some text besides whitespace: platforms refuse a message (or an edit)
         // that is only whitespace, so a cut may not leave one behind.
         const lead = /^\s*/.exec(desired.slice(this.carry.length))?.[0].length ?? 0;
-        const cut = splitOnce(desired, limit, this.carry.length + lead) ?? cutAt(desired, limit);
+        const noteCut = this.noteAt === undefined ? undefined : this.carry.length + this.noteAt - this.msgStart;
+        const cut =
+          splitOnce(desired, limit, this.carry.length + lead, noteCut !== undefined && noteCut > this.carry.length + lead ? noteCut : undefined) ??
+          cutAt(desired, limit);
         if (this.msg.id === undefined && !hasText(cut.head)) {
           // Only whitespace before the break (a line end between two parts): no message of its
           // own, which platforms refuse as empty; the text goes on after it.

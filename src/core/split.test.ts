@@ -13,15 +13,30 @@ describe('splitOnce', () => {
     expect(splitText('hello', 5)).toEqual([{ text: 'hello', reopen: '', close: '' }]);
   });
 
-  it('prefers a paragraph break, then a line break, then a sentence end, then a space', () => {
-    const para = `${'a'.repeat(40)}\n\n${'b'.repeat(10)}\n${'c'.repeat(30)}`;
-    expect(splitOnce(para, 70)?.head).toBe(`${'a'.repeat(40)}\n\n`);
-    const line = `${'a'.repeat(40)}\n${'b'.repeat(40)}`;
-    expect(splitOnce(line, 60)?.head).toBe(`${'a'.repeat(40)}\n`);
-    const sentence = 'One two three. Four five six seven eight nine ten';
-    expect(splitOnce(sentence, 30)?.head).toBe('One two three. ');
+  it('prefers a paragraph break, then a line break, then a sentence end, then a space, near the limit', () => {
+    const para = `${'a'.repeat(64)}\n\nb\n${'c'.repeat(30)}`;
+    expect(splitOnce(para, 70)?.head).toBe(`${'a'.repeat(64)}\n\n`);
+    const line = `${'a'.repeat(56)}\n${'b'.repeat(40)}`;
+    expect(splitOnce(line, 60)?.head).toBe(`${'a'.repeat(56)}\n`);
+    const sentence = 'One two three four five six. Seven eight nine ten';
+    expect(splitOnce(sentence, 30)?.head).toBe('One two three four five six. ');
     const words = 'alpha beta gamma delta epsilon zeta';
     expect(splitOnce(words, 20)?.head).toBe('alpha beta gamma ');
+  });
+
+  it('keeps what a streamed message showed: a boundary in the last tenth beats a better one further back', () => {
+    const text = `${'a'.repeat(40)}\n\n${'b '.repeat(40)}`;
+    // The paragraph break at 42 of 100 would cut back more than half of a full message.
+    expect(splitOnce(text, 100)?.head.length).toBeGreaterThanOrEqual(90);
+    // With no boundary in the last tenth, the best one from 30% on.
+    const sparse = `${'a'.repeat(40)}\n\n${'b'.repeat(80)}`;
+    expect(splitOnce(sparse, 100)?.head).toBe(`${'a'.repeat(40)}\n\n`);
+  });
+
+  it('never cuts after maxCut (a note appended to the text stays whole)', () => {
+    const text = `${'a'.repeat(50)} tail\n\n_(reply interrupted)_`;
+    const noteAt = text.indexOf('\n\n_(');
+    expect(splitOnce(text, 64, 0, noteAt)?.head).toBe(`${'a'.repeat(50)} tail`);
   });
 
   it('hard cuts a word without a boundary, never inside a surrogate pair', () => {

@@ -42,8 +42,12 @@ interface Fence {
 const OPEN_RE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 const CLOSE_RE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
 const LINK_RE = /\[[^\]\n]*\]\([^)\n]*\)/g;
-/** A part shorter than this share of the limit is only accepted when nothing better exists. */
-const MIN_SHARE = 0.3;
+/**
+ * Where a cut may fall, tried in turn: the last tenth of the limit first, so that a message that
+ * streamed up to the limit keeps (nearly) all it showed, then from 30% on, then anywhere. Within
+ * each, a paragraph break beats a line break, a sentence end and a space.
+ */
+const CUT_FLOORS = [0.9, 0.3] as const;
 /** Fences whose reopen/close lines would eat more than this share of a part are not reopened. */
 const MAX_FENCE_OVERHEAD = 0.5;
 
@@ -91,9 +95,10 @@ const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 /**
  * The first cut of `text` for parts of at most `max` characters, or undefined when it fits.
  * `minCut`: the cut must take more than this many characters (a reopened fence line at the start
- * of `text` must not be all a part holds).
+ * of `text` must not be all a part holds). `maxCut`: nor more than this many (a note appended to
+ * the text is never split; the cut falls before it at the latest).
  */
-export function splitOnce(text: string, max: number, minCut = 0): Cut | undefined {
+export function splitOnce(text: string, max: number, minCut = 0, maxCut = Number.POSITIVE_INFINITY): Cut | undefined {
   if (text.length <= max) return undefined;
   if (max < 1) throw new RangeError('max must be at least 1');
   // Scan to the end of the line holding the limit, so that a closing line crossing it is seen.
@@ -104,7 +109,7 @@ export function splitOnce(text: string, max: number, minCut = 0): Cut | undefine
 
   /** The cut at c, if it is allowed and fits. */
   const tryCut = (c: number, fenceAware = true): Cut | undefined => {
-    if (c <= minCut || c > text.length) return undefined;
+    if (c <= minCut || c > text.length || c > maxCut) return undefined;
     if (isHigh(text.charCodeAt(c - 1)) && isLow(text.charCodeAt(c))) return undefined;
     if (links.some(([s, e]) => c > s && c < e)) return undefined;
     const f = fenceAt(c);
@@ -130,9 +135,14 @@ export function splitOnce(text: string, max: number, minCut = 0): Cut | undefine
     return { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
   };
 
-  const window = text.slice(0, max + 1);
+  // Everything before the note fits: cut right before it (the note starts a paragraph).
+  if (maxCut <= max) {
+    const atNote = tryCut(maxCut);
+    if (atNote !== undefined) return atNote;
+  }
+  const window = text.slice(0, Math.min(max, maxCut) + 1);
   const boundaryKinds: RegExp[] = [/\n[ \t]*\n/g, /\n/g, /[.!?]["')\]]*[ \t]+/g, /[ \t]+/g];
-  for (const floor of [Math.max(minCut, Math.floor(max * MIN_SHARE)), minCut]) {
+  for (const floor of [...CUT_FLOORS.map((share) => Math.max(minCut, Math.floor(max * share))), minCut]) {
     for (const re of boundaryKinds) {
       const ends: number[] = [];
       for (const m of window.matchAll(re)) ends.push(m.index + m[0].length);
@@ -145,7 +155,7 @@ export function splitOnce(text: string, max: number, minCut = 0): Cut | undefine
     }
   }
   // Hard cut: the longest allowed prefix.
-  for (let c = max; c > minCut; c--) {
+  for (let c = Math.min(max, maxCut); c > minCut; c--) {
     const cut = tryCut(c);
     if (cut !== undefined) return cut;
   }
