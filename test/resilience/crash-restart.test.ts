@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
 import type { InFlightRecord } from '../../src/core/ports.js';
 import { fencesBalanced } from '../../src/core/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
@@ -204,5 +204,64 @@ describe('the same over Slack Socket Mode (edit streaming)', () => {
     await waitFor(() => texts(first.ts).includes(echo('slack after restart')), 15_000, 'the reply after the restart');
     expect(emu.requests.find((r) => r.message === 'slack after restart')?.conversationId).toBe(session);
     expect(texts(first.ts).filter((t) => t.includes('reply interrupted'))).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('a Slack native stream left open by a crash', () => {
+  let slack: FakeSlack;
+  let slackBridge: BridgeChild | undefined;
+  afterAll(async () => {
+    await killHard(slackBridge);
+    await slack?.close();
+  });
+
+  it('is stopped and its text set to the text so far + the note after the restart; the thread goes on', async () => {
+    slack = await startFakeSlack({ limits: {} });
+    const nativeEnv = {
+      CHAT_API_URL: emu.url,
+      CHAT_API_KEY: API_KEY,
+      CHAT_API_FORM: 'b',
+      CHAT_BOT_ID: BOT,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_APP_TOKEN: slack.appToken,
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_STREAMING: 'native',
+      DATABASE_PATH: join(dir, 'native', 'bridge.db'),
+      STREAM_EDIT_INTERVAL_MS: '250',
+    };
+    slackBridge = await spawnBridge(nativeEnv);
+    await slackBridge.waitReady();
+
+    const slow = 'native slow [long 3000] [delay 30]';
+    const top = slack.userPost({ channel: 'C0NATIVE', text: `<@${slack.botUserId}> ${slow}` });
+    await slack.sendEvent(top.mention as Record<string, unknown>);
+    const half = await waitFor(
+      () => {
+        const m = slack.botMessages('C0NATIVE', top.ts)[0];
+        return m !== undefined && m.text.length > 400 ? m : undefined;
+      },
+      15_000,
+      'the native stream to be under way',
+    );
+    expect(slack.calls.some((c) => c.method === 'chat.startStream')).toBe(true);
+    const session = emu.requests.find((r) => r.message === slow)?.conversationId;
+    slackBridge.kill('SIGKILL');
+    await slackBridge.exited;
+    const rec = openRecord(nativeEnv.DATABASE_PATH);
+    expect(rec.messageIds.at(-1)).toBe(half.ts);
+    expect(rec.target.data?.mode).toBe('native');
+
+    slackBridge = await spawnBridge(nativeEnv);
+    await slackBridge.waitReady();
+    const expected = renderMarkdownText(`${rec.lastText}${fencesBalanced(rec.lastText) ? '' : closeFence(rec.lastText)}${MESSAGES.interrupted}`);
+    await waitFor(() => slack.message('C0NATIVE', half.ts)?.text === expected, 15_000, 'the stream to be marked interrupted');
+    const stopped = slack.calls.filter((c) => c.method === 'chat.stopStream' && c.args.ts === half.ts);
+    expect(stopped.length).toBeGreaterThan(0);
+    expect(slack.message('C0NATIVE', half.ts)?.streaming).toBeFalsy();
+
+    const next = slack.userPost({ channel: 'C0NATIVE', text: 'native after restart', threadTs: top.ts });
+    await slack.sendEvent(next.message);
+    await waitFor(() => slack.botMessages('C0NATIVE', top.ts).some((m) => m.text.includes('You said: native after restart')), 15_000, 'the reply after the restart');
+    expect(emu.requests.find((r) => r.message === 'native after restart')?.conversationId).toBe(session);
   }, 60_000);
 });
