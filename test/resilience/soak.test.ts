@@ -6,7 +6,7 @@ import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandleResult } from '../../src/core/ports.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { type CoreHarness, startCore } from './harness.js';
+import { type CoreHarness, startCore, waitFor } from './harness.js';
 
 // A bounded soak: 2,000 short replies through the relay, the real upstream client, the emulator
 // (no delay between chunks), a SQLite store in a temp dir and the test connector, in two halves of
@@ -90,7 +90,7 @@ it('2,000 short replies: none lost, each exact and in order per place, heap grow
   expect(h.conn.messages.size).toBe(2 * PER_HALF);
   expect(h.conn.violations).toEqual([]);
   expect(h.relay.stats()).toEqual({ inFlight: 0, queued: 0 });
-  expect(h.emu.openStreams).toBe(0);
+  await waitFor(() => h.emu.openStreams === 0, 5_000, 'every stream closed');
   expect(store.inflight.listOpen()).toEqual([]);
   // Generous: the connector and store keep a record of every reply on purpose; a leak of the
   // streams, timers or sockets of each reply would be far larger than this.

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { splitText } from '../../src/emulator/replies.js';
-import { type CoreHarness, startCore } from './harness.js';
+import { type CoreHarness, startCore, waitFor } from './harness.js';
 
 // Upstream faults through the whole core: the relay, the real upstream client over loopback, the
 // emulator answering with the fault, the reply writer, the test connector. Each test asserts what
@@ -180,7 +180,7 @@ for (const form of ['a', 'b'] as const) {
         }
         // No retry once the response started.
         expect(h.upstreamCalls()).toBe(1);
-        expect(h.emu.openStreams).toBe(0);
+        await waitFor(() => h.emu.openStreams === 0, 5_000, 'the faulted stream to be closed');
         expect(h.conn.violations).toEqual([]);
 
         expect(await say('still there?')).toEqual({ status: 'answered' });
