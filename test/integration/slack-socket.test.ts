@@ -104,9 +104,10 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
   it('reconnects when Slack asks for a refresh', async () => {
     const before = fake.socketConnections;
     fake.refreshSocket();
-    await expect.poll(() => fake.socketConnections, { timeout: 5000 }).toBe(before + 1);
+    await expect.poll(() => fake.socketConnections, { timeout: 5000 }).toBeGreaterThan(before);
     await fake.waitConnected();
-    expect(conn.isReady()).toBe(true);
+    // The connector hears of the new socket from Bolt's own event, a moment after the fake does.
+    await expect.poll(() => conn.isReady(), { timeout: 5000 }).toBe(true);
   });
 
   it('marks a reply a crash left behind as interrupted', async () => {
