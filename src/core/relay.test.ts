@@ -9,6 +9,7 @@ import { noopMetrics } from './metrics-port.js';
 import type { HandleResult, IncomingMessage } from './ports.js';
 import { createRelay, type RelaySettings } from './relay.js';
 import { MESSAGES } from './user-messages.js';
+import { testRelaySettings } from '../../test/fakes/relay-settings.js';
 
 function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings> } = {}) {
   const clock = new ManualClock();
@@ -23,17 +24,13 @@ function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings> } = {
     metrics: noopMetrics,
     logger: silentLogger,
     clock,
-    settings: {
-      defaultBotId: 'demo-bot',
-      routes: [],
-      streaming: true,
+    settings: testRelaySettings({
       sessionIdleSeconds: 3600,
       userMessagesPerMinute: 100,
       maxConcurrentReplies: 8,
       streamEditIntervalMs: 1000,
-      allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
       ...opts.settings,
-    },
+    }),
   });
   void conn.start(relay);
   /** Move the clock until the promise settles. */

@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { createChatService } from '../../src/upstream/index.js';
 import { TestConnector } from '../fakes/test-connector.js';
+import { testRelaySettings } from '../fakes/relay-settings.js';
 
 // The core against the real emulator, the real upstream client and the real SQLite store, with
 // the test connector (a Discord-like 5-writes-per-5-s bucket per channel) and real timing.
@@ -93,17 +94,7 @@ async function world(o: WorldOptions = {}): Promise<World> {
     metrics: noopMetrics,
     logger: silentLogger,
     clock,
-    settings: {
-      defaultBotId: 'demo-bot',
-      routes: [],
-      streaming: true,
-      sessionIdleSeconds: 3600,
-      userMessagesPerMinute: 1000,
-      maxConcurrentReplies: 64,
-      streamEditIntervalMs: 200,
-      allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
-      ...o.settings,
-    },
+    settings: testRelaySettings({ sessionIdleSeconds: 3600, userMessagesPerMinute: 1000, streamEditIntervalMs: 200, ...o.settings }),
     hooks: {
       onFirstToken: (id, at) => firstToken.set(id, at),
       onFirstText: (id, at) => {

@@ -10,6 +10,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { createChatService } from '../../src/upstream/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
+import { testRelaySettings } from '../fakes/relay-settings.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -63,16 +64,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     metrics: noopMetrics,
     logger: silentLogger,
     clock: systemClock,
-    settings: {
-      defaultBotId: BOT,
-      routes: [],
-      streaming: true,
-      sessionIdleSeconds: 86_400,
-      userMessagesPerMinute: 1000,
-      maxConcurrentReplies: 64,
-      streamEditIntervalMs: opts.editIntervalMs ?? 100,
-      allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
-    },
+    settings: testRelaySettings({ defaultBotId: BOT, userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 }),
   });
   const results: HandleResult[] = [];
   let waiters: { n: number; resolve: () => void }[] = [];

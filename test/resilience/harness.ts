@@ -8,6 +8,7 @@ import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/em
 import { silentLogger } from '../../src/logger.js';
 import { createChatService, type UpstreamClientOptions } from '../../src/upstream/index.js';
 import { TestConnector, type TestConnectorOptions } from '../fakes/test-connector.js';
+import { testRelaySettings } from '../fakes/relay-settings.js';
 
 // The in-process bridge core for resilience tests: the real relay and upstream client against the
 // real emulator over loopback, replies landing in the test connector. Retry waits are recorded and
@@ -43,18 +44,8 @@ export interface CoreHarnessOptions {
   store?: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore };
 }
 
-export const baseSettings = (over: Partial<RelaySettings> = {}): RelaySettings => ({
-  defaultBotId: BOT,
-  routes: [],
-  streaming: true,
-  sessionIdleSeconds: 86_400,
-  userMessagesPerMinute: 100_000,
-  maxConcurrentReplies: 64,
-  streamEditIntervalMs: 50,
-  maxQueuePerPlace: 10_000,
-  allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
-  ...over,
-});
+export const baseSettings = (over: Partial<RelaySettings> = {}): RelaySettings =>
+  testRelaySettings({ defaultBotId: BOT, streamEditIntervalMs: 50, maxQueuePerPlace: 10_000, ...over });
 
 export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarness> {
   const form = opts.form ?? 'b';

@@ -12,6 +12,7 @@ import { openStore, type Store } from '../../../src/store/index.js';
 import { createChatService } from '../../../src/upstream/index.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
 import { connectTo } from './harness.js';
+import { testRelaySettings } from '../../fakes/relay-settings.js';
 
 // The whole bridge for Discord, as src/main.ts wires it: fake Discord ⇄ discord.js connector ⇄
 // relay (SQLite store) ⇄ upstream client ⇄ emulator. `restart()` replaces the bridge half
@@ -69,16 +70,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       metrics: noopMetrics,
       logger: silentLogger,
       clock: systemClock,
-      settings: {
-        defaultBotId: BOT,
-        routes: [],
-        streaming: true,
-        sessionIdleSeconds: 86_400,
-        userMessagesPerMinute: 100,
-        maxConcurrentReplies: 64,
-        streamEditIntervalMs: opts.editIntervalMs ?? 100,
-        allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
-      },
+      settings: testRelaySettings({ defaultBotId: BOT, userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 }),
     });
     const connector = await connectTo(fake, relay, {
       replyMode: opts.replyMode ?? 'thread',
