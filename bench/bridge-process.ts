@@ -1,25 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../test/fakes/free-port.js';
+
 
 // The real bridge as a child process (`node dist/cli.js start`), its readiness, its metrics
 // and what the kernel says about its memory and CPU time.
 
 const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat counts in these ticks.
-
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => res(port));
-    });
-  });
-}
 
 export interface BridgeProcess {
   pid: number;

@@ -1,8 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../fakes/free-port.js';
+
 
 // The real bridge as a child process (`node dist/cli.js start`) for the crash, SIGTERM and
 // reconnect tests: its environment points at fakes and an emulator in the test process. The
@@ -49,18 +50,6 @@ export function ensureBuilt(): void {
     // Type errors elsewhere still emit JavaScript; only a missing CLI is fatal.
     if (!existsSync(CLI)) throw err;
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => res(port));
-    });
-  });
 }
 
 export interface BridgeChild {
