@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../test/fakes/free-port.js';
 
-
 // The real bridge as a child process (`node dist/cli.js start`), its readiness, its metrics
 // and what the kernel says about its memory and CPU time.
 

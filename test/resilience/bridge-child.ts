@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../fakes/free-port.js';
 
-
 // The real bridge as a child process (`node dist/cli.js start`) for the crash, SIGTERM and
 // reconnect tests: its environment points at fakes and an emulator in the test process. The
 // database folder belongs to the test, so a restart can reuse it.
