@@ -158,6 +158,11 @@ export interface Connector {
    * the interruption note). Best effort; throws on failure.
    */
   markInterrupted(target: ReplyTarget, messageId: string, text: string): Promise<void>;
+  /**
+   * A reply a crash cut before anything was shown: say so in its place (a new message), since the
+   * user's message was already taken and will not be delivered again. Best effort; throws on failure.
+   */
+  postInterrupted?(target: ReplyTarget, text: string): Promise<void>;
 }
 
 export interface HandleResult {

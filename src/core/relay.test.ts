@@ -258,8 +258,9 @@ describe('relay', () => {
     const id = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
     store.inflight.progress(id, [posted.messageId], 'Half a rep', 2);
     store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
-    expect(await relay.recoverInterrupted([conn])).toBe(1);
-    expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`]);
+    expect(await relay.recoverInterrupted([conn])).toBe(2);
+    // The reply that had shown nothing is not left silent: its place is told to try again.
+    expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`, MESSAGES.interruptedBeforeText]);
     expect(store.inflight.listOpen()).toEqual([]);
   });
 });

@@ -265,7 +265,16 @@ export function createRelay(deps: RelayDeps): Relay {
         if (connector === undefined) continue; // that platform is not running now: leave it for later
         const last = rec.messageIds.at(-1);
         if (last === undefined) {
-          inflight.finish(rec.id, 'interrupted', clock.now()); // nothing was shown
+          // Nothing was shown, and the event is deduplicated: without a word here the user's
+          // message would stay unanswered for good.
+          try {
+            await connector.postInterrupted?.(rec.target, MESSAGES.interruptedBeforeText);
+            metrics.replyInterrupted(rec.platform);
+            edited++;
+          } catch (err) {
+            logger.warn({ platform: rec.platform, err: err instanceof Error ? err.message : String(err) }, 'could not tell of an interrupted reply');
+          }
+          inflight.finish(rec.id, 'interrupted', clock.now());
           continue;
         }
         try {

@@ -182,4 +182,18 @@ describe('discord reply sink', () => {
     expect(fake.botMessages(threadId)[0]?.content).toBe('You said: long… (interrupted)');
     await expect(h.connector.markInterrupted(target, '123456789012345678', 'x')).rejects.toBeInstanceOf(PlatformWriteError);
   });
+
+  it('postInterrupted tells the place of a reply a crash cut before its first write (in the channel when no thread was opened)', async () => {
+    const handler = new CapturingHandler();
+    h = await startHarness(handler);
+    const { fake, channelId } = h;
+    fake.dispatchMessage({ channelId, authorId: '100000000000000001', content: mention(fake, 'then the crash'), mentionsBot: true });
+    const msg = await handler.next();
+    const target = JSON.parse(JSON.stringify(msg.sink.target));
+    await h.connector.postInterrupted?.(target, 'The reply was interrupted before any text arrived. Please try again.');
+    const shown = fake.botMessages(channelId).at(-1);
+    expect(shown?.content).toBe('The reply was interrupted before any text arrived. Please try again.');
+    expect(shown?.allowedMentions).toEqual({ parse: [] });
+  });
 });
+

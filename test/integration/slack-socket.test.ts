@@ -121,6 +121,16 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
     expect(fake.message('C4', reply.ts)?.text).toBe(renderMrkdwn('You said: crash\n\n_(reply interrupted)_'));
   });
 
+  it('postInterrupted tells the thread of a reply a crash cut before its first write', async () => {
+    const post = fake.userPost({ channel: 'C5', text: '<@U0BOT> crash before text' });
+    await fake.sendEvent(post.mention ?? {});
+    await relay.answered(1);
+    const msg = relay.received.at(-1);
+    if (!msg) throw new Error('no message');
+    await conn.postInterrupted?.(JSON.parse(JSON.stringify(msg.sink.target)), 'The reply was interrupted. Please try again.');
+    expect(fake.botMessages('C5', post.ts).at(-1)?.text).toBe('The reply was interrupted. Please try again.');
+  });
+
   it('after a restart, knows the threads it replied in from Slack (conversations.replies)', async () => {
     const first = fake.userPost({ channel: 'C7', text: '<@U0BOT> before restart' });
     await fake.sendEvent(first.mention ?? {});

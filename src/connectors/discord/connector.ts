@@ -175,6 +175,29 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       }
     },
 
+    async postInterrupted(target: ReplyTarget, text: string): Promise<void> {
+      try {
+        if (isInteractionTarget(target.data)) {
+          // The deferred answer still says "thinking…": replace it (while the token lives).
+          await editInteractionMessage(client.rest, target.data, '@original', text);
+          return;
+        }
+        const body = { content: text, allowed_mentions: NO_MENTIONS };
+        if (target.threadId !== undefined) {
+          try {
+            await client.rest.post(Routes.channelMessages(target.threadId), { body });
+            return;
+          } catch {
+            // The thread opens with the reply's first write, so a crash before it left none:
+            // say it in the channel instead.
+          }
+        }
+        await client.rest.post(Routes.channelMessages(target.channelId), { body });
+      } catch (err) {
+        throw toPlatformError(err, `discord:channel:${target.channelId}`);
+      }
+    },
+
     inviteUrl(): string | undefined {
       const id = client.application?.id;
       return id ? inviteUrl(id) : undefined;

@@ -202,6 +202,18 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
         throw translateSlackError(err, `slack:${target.workspaceId ?? '-'}:update`);
       }
     },
+    async postInterrupted(target, text) {
+      const client = await clientFor(target);
+      try {
+        await client.chat.postMessage({
+          channel: target.channelId,
+          text: renderMrkdwn(text),
+          ...(target.threadId !== undefined ? { thread_ts: target.threadId } : {}),
+        });
+      } catch (err) {
+        throw translateSlackError(err, `slack:${target.workspaceId ?? '-'}:${target.channelId}:post`);
+      }
+    },
     idle: () => serial.idle(),
   };
 }
