@@ -323,5 +323,26 @@ describe('pump', () => {
     expect((last?.at ?? Number.POSITIVE_INFINITY) - endedAt).toBeLessThanOrEqual(250);
     expect(conn.rateLimitHits).toBe(0);
   });
+
+  it('records an edit\'s text before sending it, so crash repair never rolls a message back', async () => {
+    const { clock, conn, src, base, progress } = setup();
+    const seenAtEdit: Array<string | undefined> = [];
+    conn.fault = (op, text) => {
+      if (op === 'edit') seenAtEdit.push(progress.at(-1)?.text === text ? 'recorded' : progress.at(-1)?.text);
+      return undefined;
+    };
+    const done = pump(src, base);
+    src.push('one');
+    await clock.advance(1000);
+    src.push(' two');
+    await clock.advance(1000);
+    src.push(' three');
+    src.end();
+    await clock.advance(2000);
+    await done;
+    expect(seenAtEdit.length).toBeGreaterThanOrEqual(2);
+    expect(seenAtEdit.every((v) => v === 'recorded')).toBe(true);
+    expect(progress.at(-1)?.text).toBe('one two three');
+  });
 });
 

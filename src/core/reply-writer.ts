@@ -310,6 +310,9 @@ export class ReplyWriter {
         this.messageIds.push(posted.messageId);
         result = posted;
       } else {
+        // Recorded before the edit: a crash between the platform applying it and a record after
+        // it would make the repair roll the message back to older text.
+        this.recordProgress(text);
         result = await sink.edit(this.msg.id, text, opts);
       }
     } catch (err) {
@@ -329,13 +332,18 @@ export class ReplyWriter {
       if (this.o.receivedAt !== undefined) metrics.platformFirstText(platform, Math.max(0, at - this.o.receivedAt) / 1000);
       this.o.onFirstText?.(at);
     }
+    // A post is recorded once its message id is known (an edit was recorded before it was sent).
+    if (op === 'post') this.recordProgress(text);
+    return true;
+  }
+
+  private recordProgress(text: string): void {
     try {
       this.o.progress?.([...this.messageIds], text);
     } catch (err) {
       // Losing a progress record only weakens crash repair; the reply itself goes on.
       this.o.logger.warn({ err }, 'could not record reply progress');
     }
-    return true;
   }
 
   private async onWriteError(err: unknown): Promise<void> {
