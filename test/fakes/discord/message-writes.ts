@@ -22,7 +22,7 @@ export class MessageWrites {
     const channel = channelId === undefined ? undefined : this.state.channels.get(channelId);
     if (!channel) throw notFound(10003, 'Unknown Channel');
     const headers = this.take(`msgs:${channel.id}`, 'channel-messages');
-    const content = this.content(body, true);
+    const content = this.content(body);
     const m: FakeMessage = {
       id: this.state.nextId(),
       channelId: channel.id,
@@ -96,7 +96,7 @@ export class MessageWrites {
     let msg: FakeMessage | undefined;
     if (type === 4 || type === 5) {
       // Type 4 shows the content now; type 5 ("thinking") makes an empty original to edit later.
-      const content = type === 4 ? this.content(data, true) : '';
+      const content = type === 4 ? this.content(data) : '';
       msg = this.newInteractionMessage(i.id, i.channelId, i.guildId, content, data.allowed_mentions, i.ephemeral);
       i.originalMessageId = msg.id;
     }
@@ -116,7 +116,7 @@ export class MessageWrites {
     const i = token === undefined ? undefined : this.state.interactionByToken(token);
     if (!i || i.callbackType === undefined) throw notFound(10015, 'Unknown Webhook');
     const headers = this.take(`wh:${i.id}`, 'webhook');
-    const content = this.content(body, true);
+    const content = this.content(body);
     const ephemeral = ((Number(body.flags) || 0) & 64) !== 0;
     const m = this.newInteractionMessage(i.id, i.channelId, i.guildId, content, body.allowed_mentions, ephemeral);
     return { status: 200, body: messageJson(m, this.state), headers };
@@ -173,16 +173,17 @@ export class MessageWrites {
   }
 
   private applyEdit(m: FakeMessage, body: Record<string, unknown>): void {
-    if ('content' in body) m.content = this.content(body, false);
+    if ('content' in body) m.content = this.content(body);
     m.allowedMentions = body.allowed_mentions;
     m.editedAt = Date.now();
     m.edits += 1;
   }
 
-  private content(body: Record<string, unknown>, creating: boolean): string {
+  private content(body: Record<string, unknown>): string {
     const c = typeof body.content === 'string' ? body.content : '';
     if (c.length > MAX_CONTENT) throw contentTooLong();
-    if (creating && c.length === 0 && !Array.isArray(body.embeds)) {
+    // Discord trims content: whitespace alone is an empty message, refused on create and edit.
+    if (c.trim().length === 0 && !Array.isArray(body.embeds)) {
       throw new HttpError(400, { code: 50006, message: 'Cannot send an empty message' });
     }
     return c;
