@@ -8,8 +8,8 @@ import type { WriteScheduler } from './scheduler.js';
 export async function postNotice(sink: ReplySink, text: string, scheduler: WriteScheduler, logger: Logger): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await scheduler.acquire(sink.buckets('post'), 'final');
-      const res = await sink.post(text, { final: true, part: 0 });
+      const grant = await scheduler.acquire(sink.buckets('post'), 'final');
+      const res = await sink.post(text, { final: true, part: 0 }).finally(() => grant.done());
       for (const info of res.rateLimits ?? []) scheduler.observe(info);
       return;
     } catch (err) {

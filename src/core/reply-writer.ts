@@ -8,7 +8,7 @@ import {
   type ReplySink,
   type WriteResult,
 } from './ports.js';
-import type { WritePriority, WriteScheduler } from './scheduler.js';
+import type { WriteGrant, WritePriority, WriteScheduler } from './scheduler.js';
 import { cutAt, fenceCloser, splitOnce } from './split.js';
 
 // Shows one reply on the platform while its text grows: nothing before there is non-whitespace
@@ -286,9 +286,10 @@ export class ReplyWriter {
     const priority: WritePriority = final ? 'final' : op === 'post' ? 'first' : 'edit';
     const pending = priority === 'edit' ? new AbortController() : undefined;
     this.pendingEdit = pending;
+    let grant: WriteGrant;
     try {
       const signal = pending ? AbortSignal.any([this.hard.signal, pending.signal]) : this.hard.signal;
-      await scheduler.acquire(sink.buckets(op), priority, signal);
+      grant = await scheduler.acquire(sink.buckets(op), priority, signal);
     } catch {
       return false; // cancelled, or an edit overtaken by the end of the reply
     } finally {
@@ -316,9 +317,11 @@ export class ReplyWriter {
         result = await sink.edit(this.msg.id, text, opts);
       }
     } catch (err) {
+      grant.done();
       await this.onWriteError(err);
       return false;
     }
+    grant.done();
     this.retries = 0;
     for (const info of result.rateLimits ?? []) scheduler.observe(info);
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.part > 0 ? 'continuation' : 'post');

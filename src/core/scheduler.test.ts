@@ -196,6 +196,23 @@ describe('RateLimitScheduler', () => {
     expect(edits).toBe(5);
   });
 
+  it('counts a write from when the platform answered, so late requests cannot bunch up', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock, marginMs: 10 });
+    const post = chan('C1', 1, 1000);
+    const t0 = clock.now();
+    const first = await s.acquire([post], 'first');
+    await clock.advance(300); // the request took 300 ms to be answered (it may have arrived late)
+    first.done();
+    first.done(); // idempotent
+    let at = 0;
+    void s.acquire([post], 'first').then(() => (at = clock.now()));
+    await clock.advance(1000); // 1010 after the grant: too early, the window runs from the answer
+    expect(at).toBe(0);
+    await clock.advance(320);
+    expect(at - t0).toBe(1310);
+  });
+
   it('never exceeds any bucket across random schedules, with 429s and headers mixed in', async () => {
     const op = fc.oneof(
       {

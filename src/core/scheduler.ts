@@ -22,9 +22,18 @@ export interface SchedulerOptions {
   forgetAfterMs?: number;
 }
 
+/**
+ * A granted write. `done()` once the platform answered: the write then counts in its buckets
+ * from that moment, not from the grant, since the platform counted it somewhere in between —
+ * under load a request can reach it hundreds of ms after the grant, and the next one less late.
+ */
+export interface WriteGrant {
+  done(): void;
+}
+
 /** What the pump needs: acquire before a write, report what the platform said after it. */
 export interface WriteScheduler extends RateLimitObserver {
-  acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<void>;
+  acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant>;
   /**
    * A live reply will need one final write in these buckets: intermediate edits leave that much
    * budget free, so finals never wait behind edits. Returns the release (idempotent).
@@ -52,7 +61,7 @@ interface Waiter {
   seq: number;
   rank: number;
   buckets: readonly BucketRef[];
-  resolve: () => void;
+  resolve: (grant: WriteGrant) => void;
   reject: (err: unknown) => void;
   cleanup: () => void;
 }
@@ -74,7 +83,7 @@ export class RateLimitScheduler implements WriteScheduler {
     this.forgetAfterMs = opts.forgetAfterMs ?? 10 * 60_000;
   }
 
-  acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<void> {
+  acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const now = this.clock.now();
     this.sweep(now);
@@ -82,10 +91,9 @@ export class RateLimitScheduler implements WriteScheduler {
     const rank = PRIORITY_RANK[priority];
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
     if (!this.waiters.some((w) => sharesBucket(w.buckets, buckets)) && states.every((s) => this.readyAt(s, now, rank) <= now)) {
-      for (const s of states) this.grant(s, now);
-      return Promise.resolve();
+      return Promise.resolve(this.grantAll(states, now));
     }
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<WriteGrant>((resolve, reject) => {
       const waiter: Waiter = {
         seq: this.seq++,
         rank,
@@ -217,6 +225,26 @@ export class RateLimitScheduler implements WriteScheduler {
     return at;
   }
 
+  /** Grant a write in every bucket; its done() moves the grant's time to when the platform answered. */
+  private grantAll(states: readonly BucketState[], at: number): WriteGrant {
+    for (const s of states) this.grant(s, at);
+    let settled = false;
+    return {
+      done: () => {
+        if (settled) return;
+        settled = true;
+        const now = this.clock.now();
+        if (now <= at) return;
+        for (const s of states) {
+          const i = s.grants.lastIndexOf(at);
+          if (i < 0) continue; // already out of the log
+          s.grants[i] = now;
+          s.grants.sort((a, b) => a - b);
+        }
+      },
+    };
+  }
+
   private grant(s: BucketState, now: number): void {
     s.grants.push(now);
     if (s.grants.length > s.limit) s.grants.splice(0, s.grants.length - s.limit);
@@ -243,7 +271,7 @@ export class RateLimitScheduler implements WriteScheduler {
     const reserved = new Set<string>();
     let nextAt = Number.POSITIVE_INFINITY;
     const remaining: Waiter[] = [];
-    const granted: Waiter[] = [];
+    const granted: Array<[Waiter, WriteGrant]> = [];
     for (const w of this.waiters) {
       if (w.buckets.some((b) => reserved.has(b.key))) {
         remaining.push(w);
@@ -252,8 +280,7 @@ export class RateLimitScheduler implements WriteScheduler {
       const states = w.buckets.map((b) => this.state(b, now));
       const at = states.reduce((m, s) => Math.max(m, this.readyAt(s, now, w.rank)), 0);
       if (at <= now) {
-        for (const s of states) this.grant(s, now);
-        granted.push(w);
+        granted.push([w, this.grantAll(states, now)]);
       } else {
         for (const b of w.buckets) reserved.add(b.key);
         nextAt = Math.min(nextAt, at);
@@ -262,9 +289,9 @@ export class RateLimitScheduler implements WriteScheduler {
     }
     this.waiters = remaining;
     this.arm(nextAt, now);
-    for (const w of granted) {
+    for (const [w, grant] of granted) {
       w.cleanup();
-      w.resolve();
+      w.resolve(grant);
     }
   }
 
