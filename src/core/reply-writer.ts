@@ -1,61 +1,15 @@
-import type { Logger } from 'pino';
-import type { BridgeMetrics } from './metrics-port.js';
-import {
-  type Clock,
-  type Platform,
-  PlatformRateLimitedError,
-  PlatformWriteError,
-  type ReplySink,
-  type WriteResult,
-} from './ports.js';
-import type { WriteGrant, WritePriority, WriteScheduler } from './scheduler.js';
+import { PlatformRateLimitedError, PlatformWriteError, type WriteResult } from './ports.js';
+import type { WriteGrant, WritePriority } from './scheduler.js';
 import { cutAt, fenceCloser, splitOnce } from './split.js';
+import type { FinishOptions, ReplyWriterOptions, WriterResult } from './reply-writer-options.js';
+
+export type { FinishOptions, ReplyWriterOptions, WriterResult } from './reply-writer-options.js';
 
 // Shows one reply on the platform while its text grows: nothing before there is non-whitespace
 // text; the first text posted at once; then edits of the message at most once per edit interval,
 // each carrying everything that arrived meanwhile, the next only after the previous finished; one
 // final write per message; continuation in a new message when the text outgrows the message (cut
 // by split.ts) or the message grows too old. Every write goes through the one scheduler.
-
-export interface ReplyWriterOptions {
-  sink: ReplySink;
-  scheduler: WriteScheduler;
-  clock: Clock;
-  /** The shortest time between two writes of one message (STREAM_EDIT_INTERVAL_MS). */
-  editIntervalMs: number;
-  platform: Platform;
-  metrics: BridgeMetrics;
-  logger: Logger;
-  /** Called after every successful write: the reply's message ids and the current message's text. */
-  progress?: (messageIds: string[], lastText: string) => void;
-  /** Put before the reply once it has content (e.g. the renewed-conversation note). Read lazily. */
-  prefix?: () => string;
-  /** Room kept free in every message so that a note appended later (after a crash too) fits. */
-  reserveChars?: number;
-  /** Epoch ms the user's message arrived (for the first-text metric). */
-  receivedAt?: number;
-  onFirstText?: (at: number) => void;
-  /** Called once when a write fails for good (the caller stops reading upstream). */
-  onFatal?: (err: unknown) => void;
-  /** Retries of a write the sink says may work again (network), with growing delay. */
-  maxWriteRetries?: number;
-  retryBaseMs?: number;
-}
-
-export interface FinishOptions {
-  /** Appended to the text when the reply has content (e.g. the interruption note). */
-  note?: string;
-  /** The whole reply when it has no content (e.g. an error message). */
-  replacement?: string;
-}
-
-export interface WriterResult {
-  messageIds: string[];
-  /** The reply's full text as composed (prefix, upstream text, note), without split fence lines. */
-  text: string;
-  /** Set when a write failed for good. */
-  error?: unknown;
-}
 
 interface MessageState {
   id: string | undefined;
