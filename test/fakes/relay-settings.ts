@@ -1,4 +1,9 @@
-import type { RelaySettings } from '../../src/core/relay.js';
+import type { ChatForm } from '../../src/core/chat-port.js';
+import { noopMetrics } from '../../src/core/metrics-port.js';
+import { type ConversationStore, type EventStore, type InFlightStore, systemClock } from '../../src/core/ports.js';
+import { createRelay, type Relay, type RelaySettings } from '../../src/core/relay.js';
+import { silentLogger } from '../../src/logger.js';
+import { createChatService } from '../../src/upstream/index.js';
 
 /**
  * Relay settings for tests: the emulator's bot, no routes or allowlists, limits out of the way.
@@ -15,3 +20,31 @@ export const testRelaySettings = (over: Partial<RelaySettings> = {}): RelaySetti
   allow: { slack: { workspaces: [], channels: [] }, discord: { workspaces: [], channels: [] } },
   ...over,
 });
+
+/** The real relay and upstream client over loopback, talking to an emulator, as connector tests need them. */
+export function relayToEmulator(opts: {
+  url: string;
+  apiKey: string;
+  form: ChatForm;
+  store: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore };
+  settings?: Partial<RelaySettings>;
+}): Relay {
+  const chat = createChatService({
+    url: opts.url,
+    apiKey: opts.apiKey,
+    form: opts.form,
+    requestTimeoutMs: 5000,
+    streamIdleTimeoutMs: 5000,
+    logger: silentLogger,
+  });
+  return createRelay({
+    chat,
+    conversations: opts.store.conversations,
+    events: opts.store.events,
+    inflight: opts.store.inflight,
+    metrics: noopMetrics,
+    logger: silentLogger,
+    clock: systemClock,
+    settings: testRelaySettings(opts.settings),
+  });
+}

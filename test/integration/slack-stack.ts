@@ -1,16 +1,14 @@
 import type { SlackStreaming } from '../../src/config/config.js';
 import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
-import { noopMetrics } from '../../src/core/metrics-port.js';
-import { type HandleResult, type IncomingMessage, type MessageHandler, systemClock } from '../../src/core/ports.js';
-import { createRelay, type Relay } from '../../src/core/relay.js';
+import type { HandleResult, IncomingMessage, MessageHandler } from '../../src/core/ports.js';
+import type { Relay } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { createChatService } from '../../src/upstream/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
-import { testRelaySettings } from '../fakes/relay-settings.js';
+import { relayToEmulator } from '../fakes/relay-settings.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -48,24 +46,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
   const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
   const server = await startMiniServer();
   const store = openStore(':memory:');
-  const chat = createChatService({
-    url: emu.url,
-    apiKey: API_KEY,
-    form: 'b',
-    requestTimeoutMs: 5000,
-    streamIdleTimeoutMs: 5000,
-    logger: silentLogger,
-  });
-  const relay = createRelay({
-    chat,
-    conversations: store.conversations,
-    events: store.events,
-    inflight: store.inflight,
-    metrics: noopMetrics,
-    logger: silentLogger,
-    clock: systemClock,
-    settings: testRelaySettings({ defaultBotId: BOT, userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 }),
-  });
+  const relay = relayToEmulator({ url: emu.url, apiKey: API_KEY, form: 'b', store, settings: { defaultBotId: BOT, userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 } });
   const results: HandleResult[] = [];
   let waiters: { n: number; resolve: () => void }[] = [];
   const tracked: MessageHandler = {

@@ -2,6 +2,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { freePort } from '../fakes/free-port.js';
 
 // The real bridge as a child process (`node dist/cli.js start`) for the crash, SIGTERM and
@@ -150,4 +152,30 @@ export async function killHard(child: BridgeChild | undefined): Promise<void> {
   if (child === undefined || child.exitCode !== undefined || child.exitSignal !== undefined) return;
   child.kill('SIGKILL');
   await Promise.race([child.exited, new Promise((r) => setTimeout(r, 5_000))]);
+}
+
+/** What the child-process tests share: a fake Discord, an emulator and a folder for databases. */
+export interface ChildWorld {
+  fake: FakeDiscord;
+  emu: Emulator;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** Builds dist/ if needed, then starts the fakes a child bridge talks to (loopback only). */
+export async function startChildWorld(name: string, apiKey: string, bot: string): Promise<ChildWorld> {
+  ensureBuilt();
+  const fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
+  const emu = await startEmulator({ apiKey, bots: [bot], chunkDelayMs: 2 });
+  const dir = mkdtempSync(join(tmpdir(), `bridge-${name}-`));
+  return {
+    fake,
+    emu,
+    dir,
+    async close() {
+      await fake.close();
+      await emu.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

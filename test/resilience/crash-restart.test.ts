@@ -1,16 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
 import type { InFlightRecord } from '../../src/core/ports.js';
 import { fencesBalanced } from '../../src/core/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
-import { type Emulator, longMarkdown, startEmulator } from '../../src/emulator/index.js';
+import { type Emulator, longMarkdown } from '../../src/emulator/index.js';
 import { openStore } from '../../src/store/index.js';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import type { FakeDiscord } from '../fakes/discord/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
-import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
+import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
 import { waitFor } from './harness.js';
 
 // A crash: the real bridge (`node dist/cli.js start`) talks to a fake Discord and the emulator
@@ -41,17 +39,33 @@ function openRecord(dbPath: string): InFlightRecord {
   }
 }
 
+/** A child bridge on Slack Socket Mode (Form B), its database in its own folder under `dir`. */
+function slackBridgeEnv(slack: FakeSlack, streaming: 'edit' | 'native', folder: string) {
+  return {
+    CHAT_API_URL: emu.url,
+    CHAT_API_KEY: API_KEY,
+    CHAT_API_FORM: 'b',
+    CHAT_BOT_ID: BOT,
+    SLACK_BOT_TOKEN: slack.botToken,
+    SLACK_APP_TOKEN: slack.appToken,
+    SLACK_API_URL: slack.apiUrl,
+    SLACK_STREAMING: streaming,
+    DATABASE_PATH: join(dir, folder, 'bridge.db'),
+    STREAM_EDIT_INTERVAL_MS: '250',
+  };
+}
+
 let fake: FakeDiscord;
 let emu: Emulator;
 let dir: string;
 let env: Record<string, string>;
 let bridge: BridgeChild | undefined;
 
+let world: ChildWorld | undefined;
+
 beforeAll(async () => {
-  ensureBuilt();
-  fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
-  emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: 2 });
-  dir = mkdtempSync(join(tmpdir(), 'bridge-crash-'));
+  world = await startChildWorld('crash', API_KEY, BOT);
+  ({ fake, emu, dir } = world);
   env = {
     CHAT_API_URL: emu.url,
     CHAT_API_KEY: API_KEY,
@@ -67,10 +81,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await killHard(bridge);
-  await fake?.close();
-  await emu?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await world?.close();
 });
+
 
 describe('SIGKILL mid-stream, then a restart on the same database', () => {
   it('keeps the mapping, marks the half-written reply interrupted, and answers the next message', async () => {
@@ -149,18 +162,7 @@ describe('the same over Slack Socket Mode (edit streaming)', () => {
 
   it('keeps the thread mapping, marks the half-written reply interrupted, answers the next message in the thread', async () => {
     slack = await startFakeSlack({ limits: {} });
-    const slackEnv = {
-      CHAT_API_URL: emu.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'b',
-      CHAT_BOT_ID: BOT,
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_APP_TOKEN: slack.appToken,
-      SLACK_API_URL: slack.apiUrl,
-      SLACK_STREAMING: 'edit',
-      DATABASE_PATH: join(dir, 'slack', 'bridge.db'),
-      STREAM_EDIT_INTERVAL_MS: '250',
-    };
+    const slackEnv = slackBridgeEnv(slack, 'edit', 'slack');
     slackBridge = await spawnBridge(slackEnv);
     await slackBridge.waitReady();
     const texts = (ts: string) => slack.botMessages('C0CRASH', ts).map((m) => m.text);
@@ -217,18 +219,7 @@ describe('a Slack native stream left open by a crash', () => {
 
   it('is stopped and its text set to the text so far + the note after the restart; the thread goes on', async () => {
     slack = await startFakeSlack({ limits: {} });
-    const nativeEnv = {
-      CHAT_API_URL: emu.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'b',
-      CHAT_BOT_ID: BOT,
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_APP_TOKEN: slack.appToken,
-      SLACK_API_URL: slack.apiUrl,
-      SLACK_STREAMING: 'native',
-      DATABASE_PATH: join(dir, 'native', 'bridge.db'),
-      STREAM_EDIT_INTERVAL_MS: '250',
-    };
+    const nativeEnv = slackBridgeEnv(slack, 'native', 'native');
     slackBridge = await spawnBridge(nativeEnv);
     await slackBridge.waitReady();
 

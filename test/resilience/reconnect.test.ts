@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/core/user-messages.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import type { Emulator } from '../../src/emulator/index.js';
 import { splitText } from '../../src/emulator/replies.js';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import type { FakeDiscord } from '../fakes/discord/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
-import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
+import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
 import { waitFor } from './harness.js';
 import { type ApiProxy, startProxy } from './proxy.js';
 
@@ -26,19 +24,18 @@ let dir: string;
 let bridge: BridgeChild | undefined;
 let discordChannel = '';
 
+let world: ChildWorld | undefined;
+
 beforeAll(async () => {
-  ensureBuilt();
-  fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
-  emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: 2 });
-  dir = mkdtempSync(join(tmpdir(), 'bridge-reconnect-'));
+  world = await startChildWorld('reconnect', API_KEY, BOT);
+  ({ fake, emu, dir } = world);
 }, 120_000);
 
 afterAll(async () => {
   await killHard(bridge);
-  await fake?.close();
-  await emu?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await world?.close();
 });
+
 
 describe('Discord gateway outage', () => {
   it('/readyz goes 503 while the gateway is down and 200 once it is back; a message after the restore is answered once', async () => {

@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fencesBalanced } from '../../src/core/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
-import { type Emulator, longMarkdown, replyText, startEmulator } from '../../src/emulator/index.js';
+import { type Emulator, longMarkdown, replyText } from '../../src/emulator/index.js';
 import { openStore } from '../../src/store/index.js';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
-import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from './bridge-child.js';
+import type { FakeDiscord } from '../fakes/discord/index.js';
+import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
 
 // SIGTERM while replies stream: the bridge stops taking new events, lets the replies that can
 // finish within 10 s finish, marks the one that cannot as interrupted, closes the database and
@@ -21,19 +19,18 @@ let emu: Emulator;
 let dir: string;
 let bridge: BridgeChild | undefined;
 
+let world: ChildWorld | undefined;
+
 beforeAll(async () => {
-  ensureBuilt();
-  fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
-  emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: 2 });
-  dir = mkdtempSync(join(tmpdir(), 'bridge-drain-'));
+  world = await startChildWorld('drain', API_KEY, BOT);
+  ({ fake, emu, dir } = world);
 }, 120_000);
 
 afterAll(async () => {
   await killHard(bridge);
-  await fake?.close();
-  await emu?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await world?.close();
 });
+
 
 it('SIGTERM: short replies finish exact, the long one is marked interrupted, new messages are not taken, exit 0 within ~11 s', async () => {
   const guild = fake.addGuild('g');

@@ -3,16 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import type { DiscordConnector } from '../../../src/connectors/discord/index.js';
-import { noopMetrics } from '../../../src/core/metrics-port.js';
-import { systemClock } from '../../../src/core/ports.js';
-import { createRelay, type Relay } from '../../../src/core/relay.js';
+import type { Relay } from '../../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
-import { silentLogger } from '../../../src/logger.js';
 import { openStore, type Store } from '../../../src/store/index.js';
-import { createChatService } from '../../../src/upstream/index.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
 import { connectTo } from './harness.js';
-import { testRelaySettings } from '../../fakes/relay-settings.js';
+import { relayToEmulator } from '../../fakes/relay-settings.js';
 
 // The whole bridge for Discord, as src/main.ts wires it: fake Discord ⇄ discord.js connector ⇄
 // relay (SQLite store) ⇄ upstream client ⇄ emulator. `restart()` replaces the bridge half
@@ -54,24 +50,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   const bridge = async () => {
     const store = openStore(dbPath);
-    const chat = createChatService({
-      url: emu.url,
-      apiKey: API_KEY,
-      form: opts.form ?? 'b',
-      requestTimeoutMs: 5000,
-      streamIdleTimeoutMs: 5000,
-      logger: silentLogger,
-    });
-    const relay = createRelay({
-      chat,
-      conversations: store.conversations,
-      events: store.events,
-      inflight: store.inflight,
-      metrics: noopMetrics,
-      logger: silentLogger,
-      clock: systemClock,
-      settings: testRelaySettings({ defaultBotId: BOT, userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 }),
-    });
+    const relay = relayToEmulator({ url: emu.url, apiKey: API_KEY, form: opts.form ?? 'b', store, settings: { defaultBotId: BOT, userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 } });
     const connector = await connectTo(fake, relay, {
       replyMode: opts.replyMode ?? 'thread',
       observer: relay.rateLimits,
