@@ -8,7 +8,7 @@ export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies loosely and assert on them
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read response bodies loosely and assert on them
   json: () => any;
 }
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
 import { ChatError, type ChatService } from '../core/chat-port.js';
 import { createLogger } from '../logger.js';
 import { abortableSleep } from './retry.js';
@@ -23,7 +24,7 @@ async function setup(handler: Parameters<typeof tinyServer>[0], form: 'a' | 'b' 
 }
 
 /** Writes the pieces with a turn of the event loop between them, so they arrive as separate chunks. */
-async function writeSlowly(res: import('node:http').ServerResponse, pieces: (string | Buffer)[]) {
+async function writeSlowly(res: ServerResponse, pieces: (string | Buffer)[]) {
   for (const p of pieces) {
     res.write(p);
     await sleepMs(2);

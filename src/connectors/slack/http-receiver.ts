@@ -52,7 +52,7 @@ export class EventsReceiver implements Receiver {
       logger.warn(`Slack request refused: ${(err as Error).message}`);
       return http.buildNoBodyResponse(res, 401);
     }
-    // biome-ignore lint/suspicious/noExplicitAny: Slack request bodies are untyped JSON
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Slack request bodies are untyped JSON
     let body: any;
     try {
       body = http.parseHTTPRequestBody(buffered);
