@@ -45,7 +45,10 @@ function procCpu(pid: number): number {
   }
 }
 
-export async function startBridge(env: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<BridgeProcess> {
+export async function startBridge(
+  env: Record<string, string>,
+  opts: { readyTimeoutMs?: number } = {},
+): Promise<BridgeProcess> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bridge-bench-'));
   const cli = resolve('dist/cli.js');

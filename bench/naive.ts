@@ -57,7 +57,12 @@ export async function runNaive(opts: {
   const auth = { authorization: `Bot ${fake.token}`, 'content-type': 'application/json' };
   const api = `${fake.apiUrl}/v10`;
 
-  const write = async (r: NaiveReply, method: 'POST' | 'PATCH', path: string, content: string): Promise<{ id?: string; retryMs?: number }> => {
+  const write = async (
+    r: NaiveReply,
+    method: 'POST' | 'PATCH',
+    path: string,
+    content: string,
+  ): Promise<{ id?: string; retryMs?: number }> => {
     const res = await fetch(`${api}${path}`, {
       method,
       headers: auth,
@@ -88,7 +93,10 @@ export async function runNaive(opts: {
       const idx = texts.length - 1;
       const content = texts[idx] ?? '';
       for (let attempt = 0; attempt < 100; attempt++) {
-        const out = ids[idx] === undefined ? await write(r, 'POST', `/channels/${channel}/messages`, content) : await write(r, 'PATCH', `/channels/${channel}/messages/${ids[idx]}`, content);
+        const out =
+          ids[idx] === undefined
+            ? await write(r, 'POST', `/channels/${channel}/messages`, content)
+            : await write(r, 'PATCH', `/channels/${channel}/messages/${ids[idx]}`, content);
         if (out.id !== undefined && ids[idx] === undefined) {
           ids[idx] = out.id;
           r.firstTextAt ??= Date.now();

@@ -81,7 +81,18 @@ export function formatTable(doc: {
   );
   out.push(
     table(
-      ['platform', 'replies', 'exact', 'first text p50/p99 ms', 'final text p50/p99 ms', 'writes/reply', '429s (fake)', 'peak RSS MB', 'CPU s/reply', 'replies/s'],
+      [
+        'platform',
+        'replies',
+        'exact',
+        'first text p50/p99 ms',
+        'final text p50/p99 ms',
+        'writes/reply',
+        '429s (fake)',
+        'peak RSS MB',
+        'CPU s/reply',
+        'replies/s',
+      ],
       doc.results.map((r) => [
         r.platform,
         String(r.level),
@@ -89,7 +100,9 @@ export function formatTable(doc: {
         p(r.firstTextMs),
         p(r.finalTextMs),
         f(r.writesPerReply),
-        r.bridgeCounted429 === r.rateLimited ? String(r.rateLimited) : `${r.rateLimited} (metric ${r.bridgeCounted429})`,
+        r.bridgeCounted429 === r.rateLimited
+          ? String(r.rateLimited)
+          : `${r.rateLimited} (metric ${r.bridgeCounted429})`,
         f(r.peakRssMb),
         f(r.cpuSecondsPerReply),
         f(r.repliesPerSecond),

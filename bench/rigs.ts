@@ -77,7 +77,9 @@ export async function discordRig(opts: RigOptions): Promise<PlatformRig> {
     writes(h) {
       const thread = (h as DiscordHandle).threadId;
       return fake.record
-        .filter((r) => r.channelId === thread && (r.method === 'POST' || r.method === 'PATCH') && isMessageWrite(r.path))
+        .filter(
+          (r) => r.channelId === thread && (r.method === 'POST' || r.method === 'PATCH') && isMessageWrite(r.path),
+        )
         .map((r) => ({ at: r.at, status: r.status }));
     },
     rateLimitHits: () => fake.rateLimitHits,
@@ -119,7 +121,10 @@ export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
       return norm(parts.join('')) === norm(renderMrkdwn(expected));
     },
     shownChars(h, expected) {
-      return { shown: botParts(h as SlackHandle).reduce((n, m) => n + m.text.length, 0), full: renderMrkdwn(expected).length };
+      return {
+        shown: botParts(h as SlackHandle).reduce((n, m) => n + m.text.length, 0),
+        full: renderMrkdwn(expected).length,
+      };
     },
     writes(h) {
       const sh = h as SlackHandle;

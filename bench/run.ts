@@ -135,11 +135,14 @@ async function runLevel(platform: Platform, level: number): Promise<LevelResult>
         else if (c.shown < c.full) short += 1;
         else differ += 1;
       }
-      notes.push(`not exact at the end: ${missing} show nothing, ${short} show a shorter text (a write still to come), ${differ} differ`);
+      notes.push(
+        `not exact at the end: ${missing} show nothing, ${short} show a shorter text (a write still to come), ${differ} differ`,
+      );
       if (handles.length < level) notes.push(`${level - handles.length} messages could not be sent`);
     }
     const wall = (lastFinal - t0) / 1000;
-    if (exact < level && b.logTail.length > 0) notes.push(`bridge log tail: ${b.logTail.slice(-3).join(' | ').slice(0, 600)}`);
+    if (exact < level && b.logTail.length > 0)
+      notes.push(`bridge log tail: ${b.logTail.slice(-3).join(' | ').slice(0, 600)}`);
     return {
       platform,
       level,
@@ -176,8 +179,12 @@ async function runNaiveLevel(level: number): Promise<NaiveResult> {
       message: (tag) => `bench-${tag} ${DIRECTIVES}`,
       expected: EXPECTED,
     });
-    const firstText = out.replies.flatMap((r) => (r.firstTextAt !== undefined && r.firstChunkAt !== undefined ? [r.firstTextAt - r.firstChunkAt] : []));
-    const finalText = out.replies.flatMap((r) => (r.finalAt !== undefined && r.endAt !== undefined ? [r.finalAt - r.endAt] : []));
+    const firstText = out.replies.flatMap((r) =>
+      r.firstTextAt !== undefined && r.firstChunkAt !== undefined ? [r.firstTextAt - r.firstChunkAt] : [],
+    );
+    const finalText = out.replies.flatMap((r) =>
+      r.finalAt !== undefined && r.endAt !== undefined ? [r.finalAt - r.endAt] : [],
+    );
     const writes = out.replies.reduce((s, r) => s + r.writes, 0);
     const attempts = writes + out.replies.reduce((s, r) => s + r.rateLimited, 0);
     return {
@@ -204,7 +211,9 @@ async function main(): Promise<void> {
   const results: LevelResult[] = [];
   const naive: NaiveResult[] = [];
   const log = (s: string) => process.stderr.write(`${s}\n`);
-  log(`bench: ${platforms.join('+')} at ${levels.join(', ')} concurrent replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`);
+  log(
+    `bench: ${platforms.join('+')} at ${levels.join(', ')} concurrent replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
+  );
   for (const platform of platforms) {
     for (const level of levels) {
       log(`bench: ${platform} ${level} ...`);
@@ -242,8 +251,10 @@ async function main(): Promise<void> {
       chunkDelayMs: DELAY,
       repliesPerChannel: PER_CHANNEL,
       upstream: 'emulator Form A, sse-json, via a timing proxy',
-      bridge: 'node dist/cli.js start (child process), LOG_LEVEL=warn, MAX_CONCURRENT_REPLIES=256, STREAM_EDIT_INTERVAL_MS default',
-      fakes: 'test/fakes with default rate limits: Discord 5 writes / 5 s per channel; Slack chat.postMessage 1/s per channel, chat.update 50/min per workspace',
+      bridge:
+        'node dist/cli.js start (child process), LOG_LEVEL=warn, MAX_CONCURRENT_REPLIES=256, STREAM_EDIT_INTERVAL_MS default',
+      fakes:
+        'test/fakes with default rate limits: Discord 5 writes / 5 s per channel; Slack chat.postMessage 1/s per channel, chat.update 50/min per workspace',
     },
     results,
     naive,
@@ -251,7 +262,12 @@ async function main(): Promise<void> {
   };
   process.stdout.write(`${formatTable(doc)}\n`);
   const file =
-    args.out ?? join('bench', 'results', `${doc.date.slice(0, 10)}-${args.platform === 'all' ? 'all' : String(args.platform)}.json`);
+    args.out ??
+    join(
+      'bench',
+      'results',
+      `${doc.date.slice(0, 10)}-${args.platform === 'all' ? 'all' : String(args.platform)}.json`,
+    );
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
   log(`bench: wrote ${file} (${doc.totalSeconds} s)`);

@@ -46,7 +46,9 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     // A bug, not a user mistake: say so briefly; the stack helps whoever reports it.
-    process.stderr.write(`assistant-bridge: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `assistant-bridge: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exitCode = 1;
   },
 );

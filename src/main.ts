@@ -45,7 +45,9 @@ export async function run(_args: string[]): Promise<number> {
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot open the database');
     process.stderr.write(
-      err instanceof MigrationError ? `${err.message}\n` : `cannot open ${config.service.databasePath}: ${String(err)}\n`,
+      err instanceof MigrationError
+        ? `${err.message}\n`
+        : `cannot open ${config.service.databasePath}: ${String(err)}\n`,
     );
     return 1;
   }

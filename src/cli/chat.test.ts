@@ -51,17 +51,20 @@ describe('chat, input not a terminal', () => {
     expect(first?.metadata).toEqual({ source: 'terminal' });
   });
 
-  it.each(['sse-text', 'ndjson', 'plain'] as const)('Form B, %s: one minted session for every turn; /reset starts another', async (streamFormat) => {
-    emu.setOptions({ streamFormat });
-    const r = await chat(['one', 'two', '/reset', 'three'], { CHAT_API_FORM: 'b' });
-    expect(r.code).toBe(0);
-    expect(r.stdout).toBe('You said: one\nYou said: two\nYou said: three\n');
-    const ids = emu.requests.map((q) => q.conversationId);
-    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
-    expect(ids[1]).toBe(ids[0]);
-    expect(ids[2]).toMatch(/^[0-9a-f-]{36}$/);
-    expect(ids[2]).not.toBe(ids[0]);
-  });
+  it.each(['sse-text', 'ndjson', 'plain'] as const)(
+    'Form B, %s: one minted session for every turn; /reset starts another',
+    async (streamFormat) => {
+      emu.setOptions({ streamFormat });
+      const r = await chat(['one', 'two', '/reset', 'three'], { CHAT_API_FORM: 'b' });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('You said: one\nYou said: two\nYou said: three\n');
+      const ids = emu.requests.map((q) => q.conversationId);
+      expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(ids[1]).toBe(ids[0]);
+      expect(ids[2]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(ids[2]).not.toBe(ids[0]);
+    },
+  );
 
   it('Form A /reset: the next turn starts a new conversation', async () => {
     await chat(['one', '/reset', 'two', 'three']);

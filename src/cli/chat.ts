@@ -38,7 +38,9 @@ export async function run(args: string[], io: ChatIo = {}): Promise<number> {
   let config: Config;
   try {
     const env = io.env ?? readEnv();
-    config = loadConfig(parsed.bot === undefined ? env : { ...env, CHAT_BOT_ID: parsed.bot }, { requirePlatform: false });
+    config = loadConfig(parsed.bot === undefined ? env : { ...env, CHAT_BOT_ID: parsed.bot }, {
+      requirePlatform: false,
+    });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     stderr.write(`${err.message}\n`);
@@ -213,7 +215,8 @@ export class TerminalConversation {
     try {
       await this.once(message, onText, signal);
     } catch (err) {
-      if (!(err instanceof ChatError && err.kind === 'conversation_gone' && this.conversationId !== undefined)) throw err;
+      if (!(err instanceof ChatError && err.kind === 'conversation_gone' && this.conversationId !== undefined))
+        throw err;
       this.note('the earlier conversation has expired; starting a new one, earlier context was not kept');
       this.reset();
       await this.once(message, onText, signal);

@@ -31,7 +31,13 @@ async function cli(args: string[], form: 'a' | 'b' = 'a', extra: Record<string, 
 }
 
 async function seed(form: 'a' | 'b', messages: string[][]): Promise<string[]> {
-  const service = createChatService({ url: emu.url, apiKey: KEY, form, requestTimeoutMs: 5000, streamIdleTimeoutMs: 5000 });
+  const service = createChatService({
+    url: emu.url,
+    apiKey: KEY,
+    form,
+    requestTimeoutMs: 5000,
+    streamIdleTimeoutMs: 5000,
+  });
   const ids: string[] = [];
   for (const turns of messages) {
     let id = service.mintConversationId();
@@ -113,7 +119,14 @@ describe('conversations show', () => {
   });
 
   it('usage mistakes: exit 2', async () => {
-    for (const args of [[], ['what'], ['show'], ['list', '--limit', '0'], ['list', '--since', 'yesterday'], ['list', '--before', 'x']]) {
+    for (const args of [
+      [],
+      ['what'],
+      ['show'],
+      ['list', '--limit', '0'],
+      ['list', '--since', 'yesterday'],
+      ['list', '--before', 'x'],
+    ]) {
       const r = await cli(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toContain('usage:');
@@ -123,8 +136,14 @@ describe('conversations show', () => {
 
 describe('table', () => {
   it('pads all but the last column and continues multi-line cells under it', () => {
-    expect(table(['A', 'BB', 'C'], [['xyz', '1', 'p\nq'], ['é', '', 'r']])).toBe(
-      ['A    BB  C', '---  --  -', 'xyz  1   p', '         q', 'é        r', ''].join('\n'),
-    );
+    expect(
+      table(
+        ['A', 'BB', 'C'],
+        [
+          ['xyz', '1', 'p\nq'],
+          ['é', '', 'r'],
+        ],
+      ),
+    ).toBe(['A    BB  C', '---  --  -', 'xyz  1   p', '         q', 'é        r', ''].join('\n'));
   });
 });

@@ -27,7 +27,8 @@ const FLAGS: Record<Command['cmd'], string[]> = {
 
 function parseArgs(args: string[]): Command | string {
   const [cmd, ...rest] = args;
-  if (cmd !== 'list' && cmd !== 'show') return cmd === undefined ? 'a subcommand is needed' : `unknown subcommand "${cmd}"`;
+  if (cmd !== 'list' && cmd !== 'show')
+    return cmd === undefined ? 'a subcommand is needed' : `unknown subcommand "${cmd}"`;
   const flags: Flags = {};
   const positional: string[] = [];
   for (let i = 0; i < rest.length; i++) {
@@ -47,7 +48,8 @@ function parseArgs(args: string[]): Command | string {
     const v = flags[name];
     if (v !== undefined && !/^[1-9]\d{0,5}$/.test(v)) return `--${name} must be a positive whole number, got "${v}"`;
   }
-  if (flags.since !== undefined && Number.isNaN(Date.parse(flags.since))) return `--since must be an ISO date, got "${flags.since}"`;
+  if (flags.since !== undefined && Number.isNaN(Date.parse(flags.since)))
+    return `--since must be an ISO date, got "${flags.since}"`;
   if (cmd === 'show' && positional.length !== 1) return 'show needs exactly one conversation id';
   if (cmd === 'list' && positional.length > 0) return `unexpected argument "${positional[0]}"`;
   return cmd === 'show' ? { cmd, id: positional[0] as string, flags } : { cmd, flags };
@@ -81,10 +83,14 @@ export async function run(args: string[], io: ConversationsIo = {}): Promise<num
   const str = (name: string) => (flags[name] === undefined ? {} : { [name]: flags[name] });
   try {
     if (parsed.cmd === 'list') {
-      stdout.write(renderList(await service.listConversations(botId, { ...num('page'), ...num('limit'), ...str('since') })));
+      stdout.write(
+        renderList(await service.listConversations(botId, { ...num('page'), ...num('limit'), ...str('since') })),
+      );
     } else {
       const id = parsed.id as string;
-      stdout.write(renderHistory(await service.history(botId, id, { ...num('limit'), ...str('before'), ...str('after') })));
+      stdout.write(
+        renderHistory(await service.history(botId, id, { ...num('limit'), ...str('before'), ...str('after') })),
+      );
     }
     return 0;
   } catch (err) {
@@ -146,11 +152,13 @@ export function table(head: string[], rows: string[][]): string {
   );
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(Math.max(0, (widths[i] ?? 0) - Array.from(c).length))))
+      .map((c, i) =>
+        i === cells.length - 1 ? c : c + ' '.repeat(Math.max(0, (widths[i] ?? 0) - Array.from(c).length)),
+      )
       .join('  ')
       .trimEnd();
   const indent = ' '.repeat(widths.slice(0, -1).reduce((sum, w) => sum + w + 2, 0));
-  const out = [line(head), line(widths.map((w, i) => '-'.repeat(i === head.length - 1 ? head[i]?.length ?? 3 : w)))];
+  const out = [line(head), line(widths.map((w, i) => '-'.repeat(i === head.length - 1 ? (head[i]?.length ?? 3) : w)))];
   for (const r of rows) {
     const [first = '', ...more] = (r[r.length - 1] ?? '').split('\n');
     out.push(line([...r.slice(0, -1), first]));

@@ -23,7 +23,10 @@ signing secret) and Discord (/users/@me, Message Content intent, invite URL).
 Exit status: 0 all passed, 1 a check failed, 2 bad usage.
 `;
 
-export async function run(args: string[], io: DoctorIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function run(
+  args: string[],
+  io: DoctorIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
   let timeoutMs = io.timeoutMs;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];

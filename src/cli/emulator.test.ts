@@ -49,7 +49,17 @@ describe('emulator CLI', () => {
     ]);
     expect(p).toMatchObject({
       ok: true,
-      opts: { port: 0, form: 'b', apiKey: 'k', bots: ['a', 'b', 'c'], streamFormat: 'ndjson', chunkDelayMs: 0, maxMessageChars: 10, sessionIdleSeconds: 60, streamIds: 'header' },
+      opts: {
+        port: 0,
+        form: 'b',
+        apiKey: 'k',
+        bots: ['a', 'b', 'c'],
+        streamFormat: 'ndjson',
+        chunkDelayMs: 0,
+        maxMessageChars: 10,
+        sessionIdleSeconds: 60,
+        streamIds: 'header',
+      },
     });
   });
 
@@ -78,7 +88,10 @@ describe('emulator CLI', () => {
   it('prints where it listens and the bots, serves, and stops on abort with status 0', async () => {
     const out = sink();
     const ac = new AbortController();
-    const done = run(['--port', '0', '--bots', 'one,two', '--api-key', 'k', '--chunk-delay-ms', '0'], { stdout: out, signal: ac.signal });
+    const done = run(['--port', '0', '--bots', 'one,two', '--api-key', 'k', '--chunk-delay-ms', '0'], {
+      stdout: out,
+      signal: ac.signal,
+    });
     await vi.waitFor(() => expect(out.lines.length).toBe(2));
     const m = /^listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(out.lines[0] ?? '');
     expect(m).not.toBeNull();

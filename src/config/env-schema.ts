@@ -24,7 +24,8 @@ const wholeNumber = (min: number, max: number) =>
 const intVar = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess((v) => emptyToUndefined(v) ?? String(def), wholeNumber(min, max));
 
-const optionalInt = (min: number) => z.preprocess(emptyToUndefined, wholeNumber(min, Number.MAX_SAFE_INTEGER).optional());
+const optionalInt = (min: number) =>
+  z.preprocess(emptyToUndefined, wholeNumber(min, Number.MAX_SAFE_INTEGER).optional());
 
 const enumVar = <const T extends readonly [string, ...string[]]>(values: T, def: T[number]) =>
   z.preprocess(

@@ -23,7 +23,13 @@ export function parseBotRoutes(value: string | undefined): BotRoute[] {
           `entry "${entry}" is not of the form platform:WORKSPACE[/CHANNEL]=BOT_ID (platform slack or discord)`,
         );
       }
-      const [, platform, workspaceId, channelId, botId] = m as unknown as [string, string, string, string | undefined, string];
+      const [, platform, workspaceId, channelId, botId] = m as unknown as [
+        string,
+        string,
+        string,
+        string | undefined,
+        string,
+      ];
       const route: BotRoute = { platform: platform.toLowerCase() as 'slack' | 'discord', workspaceId, botId };
       if (channelId !== undefined) route.channelId = channelId;
       return route;

@@ -31,9 +31,7 @@ export interface SendResult {
 
 /** What a streamed reply yields, in order. The iterator ends after `end`; errors are thrown. */
 export type StreamEvent =
-  | { type: 'text'; text: string }
-  | { type: 'ids'; conversationId?: string; messageId?: string }
-  | { type: 'end' };
+  { type: 'text'; text: string } | { type: 'ids'; conversationId?: string; messageId?: string } | { type: 'end' };
 
 export interface ChatStream extends AsyncIterable<StreamEvent> {
   /** The conversation id known from the response headers (X-Conversation-Id), if any. */

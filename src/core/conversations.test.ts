@@ -22,7 +22,12 @@ describe('Conversations', () => {
     expect(t1).toMatchObject({ fresh: true, renewed: false, useSend: false });
     expect(t1.conversationId).toMatch(/^[0-9a-f-]{36}$/);
     expect(store.get(place)?.upstreamId).toBe(t1.conversationId);
-    expect(c.begin(place, 'bot')).toEqual({ conversationId: t1.conversationId, fresh: false, renewed: false, useSend: false });
+    expect(c.begin(place, 'bot')).toEqual({
+      conversationId: t1.conversationId,
+      fresh: false,
+      renewed: false,
+      useSend: false,
+    });
   });
 
   it('Form A: no id until the reply names one', () => {

@@ -46,7 +46,10 @@ export class Conversations {
         }
         return this.create(place, botId, false);
       }
-      this.o.logger.info({ idleSeconds: Math.round((now - rec.lastUsedAt) / 1000) }, 'conversation idle too long; renewing');
+      this.o.logger.info(
+        { idleSeconds: Math.round((now - rec.lastUsedAt) / 1000) },
+        'conversation idle too long; renewing',
+      );
       return this.create(place, botId, rec.upstreamId !== undefined);
     }
     // No mapping, or one made for another bot or form (routing changed): start quietly.
@@ -69,7 +72,10 @@ export class Conversations {
 
   /** A Form A stream for a new conversation ended without naming it. */
   noIdFromStream(): void {
-    if (!this.streamsRevealNoId) this.o.logger.warn('upstream streams do not reveal conversation ids; first turns will use the one-response endpoint');
+    if (!this.streamsRevealNoId)
+      this.o.logger.warn(
+        'upstream streams do not reveal conversation ids; first turns will use the one-response endpoint',
+      );
     this.streamsRevealNoId = true;
   }
 

@@ -5,7 +5,12 @@ import type { WriteScheduler } from './scheduler.js';
 // A short message from the bridge itself (slow down, too long, reset done): one final post,
 // through the same scheduler as replies. Best effort: a failure is logged, never thrown.
 
-export async function postNotice(sink: ReplySink, text: string, scheduler: WriteScheduler, logger: Logger): Promise<void> {
+export async function postNotice(
+  sink: ReplySink,
+  text: string,
+  scheduler: WriteScheduler,
+  logger: Logger,
+): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const grant = await scheduler.acquire(sink.buckets('post'), 'final');

@@ -50,7 +50,14 @@ class Deltas implements AsyncIterable<string> {
 const NOTE = '\n\n_(reply interrupted)_';
 
 function setup(
-  opts: { maxChars?: number; limit?: number; declaredLimit?: number; headers?: boolean; maxMessageAgeMs?: number; needsFinalWrite?: boolean } = {},
+  opts: {
+    maxChars?: number;
+    limit?: number;
+    declaredLimit?: number;
+    headers?: boolean;
+    maxMessageAgeMs?: number;
+    needsFinalWrite?: boolean;
+  } = {},
 ) {
   const clock = new ManualClock();
   const connectorOpts: ConstructorParameters<typeof TestConnector>[0] = {
@@ -122,7 +129,8 @@ describe('pump', () => {
     expect(r.outcome).toBe('done');
     const w = conn.writes;
     expect(w[0]?.op).toBe('post');
-    for (let i = 1; i < w.length; i++) expect((w[i] as { at: number }).at - (w[i - 1] as { at: number }).at).toBeGreaterThanOrEqual(1000);
+    for (let i = 1; i < w.length; i++)
+      expect((w[i] as { at: number }).at - (w[i - 1] as { at: number }).at).toBeGreaterThanOrEqual(1000);
     expect(w.filter((x) => x.final)).toHaveLength(1);
     expect(w.at(-1)?.final).toBe(true);
     expect(w.at(-1)?.text).toBe(`a${'b'.repeat(20)}c`);
@@ -299,7 +307,9 @@ describe('pump', () => {
       const [msg] = conn.messagesIn('C1');
       expect(msg?.content).toBe('Hello world');
       const writes = conn.writes.filter((w) => w.messageId === msg?.id);
-      expect(writes.map((w) => w.text)).toEqual(needsFinalWrite ? ['Hello', 'Hello world', 'Hello world'] : ['Hello', 'Hello world']);
+      expect(writes.map((w) => w.text)).toEqual(
+        needsFinalWrite ? ['Hello', 'Hello world', 'Hello world'] : ['Hello', 'Hello world'],
+      );
       expect(msg?.final).toBe(needsFinalWrite);
     }
   });
@@ -324,7 +334,7 @@ describe('pump', () => {
     expect(conn.rateLimitHits).toBe(0);
   });
 
-  it('records an edit\'s text before sending it, so crash repair never rolls a message back', async () => {
+  it("records an edit's text before sending it, so crash repair never rolls a message back", async () => {
     const { clock, conn, src, base, progress } = setup();
     const seenAtEdit: Array<string | undefined> = [];
     conn.fault = (op, text) => {
@@ -345,4 +355,3 @@ describe('pump', () => {
     expect(progress.at(-1)?.text).toBe('one two three');
   });
 });
-

@@ -55,13 +55,21 @@ describe('relay', () => {
     const { conn, chat, run } = setup();
     expect(await run(conn.send({ text: 'hello', userName: 'Ann' }))).toEqual(status('answered'));
     expect(conn.contentsIn('C1')).toEqual(['You said: hello']);
-    expect(chat.requests[0]?.metadata).toEqual({ source: 'test', channelId: 'C1', userId: 'U1', userName: 'Ann', messageId: 'm-1' });
+    expect(chat.requests[0]?.metadata).toEqual({
+      source: 'test',
+      channelId: 'C1',
+      userId: 'U1',
+      userName: 'Ann',
+      messageId: 'm-1',
+    });
     expect(chat.requests[0]?.botId).toBe('demo-bot');
   });
 
   it('ignores bots and empty text, refuses places outside the allowlists silently', async () => {
     const { conn, chat, relay, run } = setup({
-      settings: { allow: { slack: { workspaces: ['T1'], channels: ['C1'] }, discord: { workspaces: [], channels: [] } } },
+      settings: {
+        allow: { slack: { workspaces: ['T1'], channels: ['C1'] }, discord: { workspaces: [], channels: [] } },
+      },
     });
     expect(await conn.send({ text: 'hi', isFromBot: true })).toEqual(status('ignored'));
     expect(await conn.send({ text: '   ' })).toEqual(status('ignored'));
@@ -75,14 +83,21 @@ describe('relay', () => {
     expect(await relay.handle(slack({ workspaceId: 'T1', channelId: 'C9' }))).toEqual(status('not_allowed'));
     // a thread under an allowed channel is allowed
     const place = { platform: 'slack' as const, workspaceId: 'T1', channelId: 'C1', threadId: '171.1' };
-    expect(await run(relay.handle(slack({ workspaceId: 'T1', channelId: 'C1', threadId: '171.1', place })))).toEqual(status('answered'));
+    expect(await run(relay.handle(slack({ workspaceId: 'T1', channelId: 'C1', threadId: '171.1', place })))).toEqual(
+      status('answered'),
+    );
     expect(chat.requests).toHaveLength(1);
     expect(conn.writes.map((w) => w.text)).toEqual(['You said: hi']);
   });
 
   it('routes by BOT_ROUTES, most specific first', async () => {
     const { conn, chat, relay, run } = setup({
-      settings: { routes: [{ platform: 'slack', workspaceId: 'T1', botId: 'b1' }, { platform: 'slack', workspaceId: 'T1', channelId: 'C2', botId: 'b2' }] },
+      settings: {
+        routes: [
+          { platform: 'slack', workspaceId: 'T1', botId: 'b1' },
+          { platform: 'slack', workspaceId: 'T1', channelId: 'C2', botId: 'b2' },
+        ],
+      },
     });
     const m = (channelId: string): IncomingMessage => ({
       ...conn.message({ text: 'x', place: { platform: 'slack', workspaceId: 'T1', channelId } }),
@@ -174,8 +189,16 @@ describe('relay', () => {
     ['too_long', { refuse: new ChatError('too_long', '400', { status: 400 }) }, MESSAGES.tooLong()],
     ['unknown_bot', { refuse: new ChatError('unknown_bot', '404', { status: 404 }) }, MESSAGES.unknownBot],
     ['bad_request', { refuse: new ChatError('bad_request', '422', { status: 422 }) }, MESSAGES.badRequest(422)],
-    ['stream_error', { chunks: ['Some text'], failAfter: new ChatError('stream_error', 'bad') }, `Some text${MESSAGES.streamError}`],
-    ['interrupted', { chunks: ['Some text'], failAfter: new ChatError('interrupted', 'cut', { partial: true }) }, `Some text${MESSAGES.interrupted}`],
+    [
+      'stream_error',
+      { chunks: ['Some text'], failAfter: new ChatError('stream_error', 'bad') },
+      `Some text${MESSAGES.streamError}`,
+    ],
+    [
+      'interrupted',
+      { chunks: ['Some text'], failAfter: new ChatError('interrupted', 'cut', { partial: true }) },
+      `Some text${MESSAGES.interrupted}`,
+    ],
   ];
   for (const [kind, reply, shown] of errorRows) {
     it(`shows "${shown.slice(0, 30)}…" for ${kind}`, async () => {
@@ -192,7 +215,10 @@ describe('relay', () => {
   it('renews a conversation the upstream forgot, sends the message once more, and says so', async () => {
     const { conn, chat, run } = setup();
     await run(conn.send({ text: 'first' }));
-    chat.script = (req, n) => (n === 2 ? { refuse: new ChatError('conversation_gone', '410', { status: 410 }) } : { chunks: [`You said: ${req.message}`] });
+    chat.script = (req, n) =>
+      n === 2
+        ? { refuse: new ChatError('conversation_gone', '410', { status: 410 }) }
+        : { chunks: [`You said: ${req.message}`] };
     expect(await run(conn.send({ text: 'second' }))).toEqual(status('answered'));
     const [a, b, c] = chat.requests;
     expect(b?.conversationId).toBe(a?.conversationId);

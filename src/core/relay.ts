@@ -272,18 +272,28 @@ export function createRelay(deps: RelayDeps): Relay {
             metrics.replyInterrupted(rec.platform);
             edited++;
           } catch (err) {
-            logger.warn({ platform: rec.platform, err: err instanceof Error ? err.message : String(err) }, 'could not tell of an interrupted reply');
+            logger.warn(
+              { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
+              'could not tell of an interrupted reply',
+            );
           }
           inflight.finish(rec.id, 'interrupted', clock.now());
           continue;
         }
         try {
-          await connector.markInterrupted(rec.target, last, rec.lastText + fenceCloser(rec.lastText) + MESSAGES.interrupted);
+          await connector.markInterrupted(
+            rec.target,
+            last,
+            rec.lastText + fenceCloser(rec.lastText) + MESSAGES.interrupted,
+          );
           inflight.finish(rec.id, 'interrupted', clock.now());
           metrics.replyInterrupted(rec.platform);
           edited++;
         } catch (err) {
-          logger.warn({ platform: rec.platform, err: err instanceof Error ? err.message : String(err) }, 'could not mark an interrupted reply');
+          logger.warn(
+            { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
+            'could not mark an interrupted reply',
+          );
           inflight.finish(rec.id, 'failed', clock.now());
         }
       }

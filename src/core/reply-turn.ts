@@ -58,7 +58,12 @@ export async function runTurn(
 
   let conv: ConversationTurn = conversations.begin(msg.place, botId);
   let renewed = conv.renewed;
-  const begin: Parameters<InFlightStore['begin']>[0] = { platform, eventId: msg.eventId, target: msg.sink.target, at: clock.now() };
+  const begin: Parameters<InFlightStore['begin']>[0] = {
+    platform,
+    eventId: msg.eventId,
+    target: msg.sink.target,
+    at: clock.now(),
+  };
   if (conv.conversationId !== undefined) begin.upstreamId = conv.conversationId;
   const recId = inflight.begin(begin);
 

@@ -165,8 +165,12 @@ export class ReplyWriter {
         const lead = /^\s*/.exec(desired.slice(this.carry.length))?.[0].length ?? 0;
         const noteCut = this.noteAt === undefined ? undefined : this.carry.length + this.noteAt - this.msgStart;
         const cut =
-          splitOnce(desired, limit, this.carry.length + lead, noteCut !== undefined && noteCut > this.carry.length + lead ? noteCut : undefined) ??
-          cutAt(desired, limit);
+          splitOnce(
+            desired,
+            limit,
+            this.carry.length + lead,
+            noteCut !== undefined && noteCut > this.carry.length + lead ? noteCut : undefined,
+          ) ?? cutAt(desired, limit);
         if (this.msg.id === undefined && !hasText(cut.head)) {
           // Only whitespace before the break (a line end between two parts): no message of its
           // own, which platforms refuse as empty; the text goes on after it.
@@ -286,7 +290,8 @@ export class ReplyWriter {
       this.firstShown = true;
       const at = clock.now();
       void this.working.then(() => sink.clearWorking()).catch(() => {});
-      if (this.o.receivedAt !== undefined) metrics.platformFirstText(platform, Math.max(0, at - this.o.receivedAt) / 1000);
+      if (this.o.receivedAt !== undefined)
+        metrics.platformFirstText(platform, Math.max(0, at - this.o.receivedAt) / 1000);
       this.o.onFirstText?.(at);
     }
     // A post is recorded once its message id is known (an edit was recorded before it was sent).
@@ -320,7 +325,10 @@ export class ReplyWriter {
     }
     this.fatal = err;
     const code = err instanceof PlatformWriteError ? err.code : undefined;
-    logger.error({ code, err: err instanceof Error ? err.message : String(err) }, 'platform write failed; reply abandoned');
+    logger.error(
+      { code, err: err instanceof Error ? err.message : String(err) },
+      'platform write failed; reply abandoned',
+    );
     this.o.onFatal?.(err);
   }
 
@@ -348,7 +356,10 @@ export class ReplyWriter {
 
   private waitForInput(until: number | undefined): Promise<void> {
     return new Promise((resolve) => {
-      const t = until === undefined ? undefined : this.o.clock.setTimeout(() => done(), Math.max(0, until - this.o.clock.now()));
+      const t =
+        until === undefined
+          ? undefined
+          : this.o.clock.setTimeout(() => done(), Math.max(0, until - this.o.clock.now()));
       const done = () => {
         t?.clear();
         this.wake = undefined;

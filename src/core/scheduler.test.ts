@@ -53,7 +53,13 @@ describe('RateLimitScheduler', () => {
     await s.acquire([chan('a', 1, 1000)], 'edit');
     const order: string[] = [];
     const ask = (name: string, p: WritePriority) => s.acquire([chan('a', 1, 1000)], p).then(() => order.push(name));
-    const all = [ask('edit1', 'edit'), ask('first1', 'first'), ask('edit2', 'edit'), ask('final1', 'final'), ask('first2', 'first')];
+    const all = [
+      ask('edit1', 'edit'),
+      ask('first1', 'first'),
+      ask('edit2', 'edit'),
+      ask('final1', 'final'),
+      ask('first2', 'first'),
+    ];
     await clock.advance(5000);
     await Promise.all(all);
     expect(order).toEqual(['final1', 'first1', 'first2', 'edit1', 'edit2']);
@@ -160,7 +166,7 @@ describe('RateLimitScheduler', () => {
     expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
   });
 
-  it('edits leave the budget held for live replies\' finals; finals may use it', async () => {
+  it("edits leave the budget held for live replies' finals; finals may use it", async () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 10 });
     const release = s.hold([chan('a')]); // one live reply will need a final
@@ -225,7 +231,11 @@ describe('RateLimitScheduler', () => {
         }),
       },
       { weight: 3, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 700 }) }) },
-      fc.record({ kind: fc.constant('limited' as const), bucket: fc.integer({ min: 0, max: 3 }), ms: fc.integer({ min: 1, max: 3000 }) }),
+      fc.record({
+        kind: fc.constant('limited' as const),
+        bucket: fc.integer({ min: 0, max: 3 }),
+        ms: fc.integer({ min: 1, max: 3000 }),
+      }),
       fc.record({
         kind: fc.constant('observe' as const),
         bucket: fc.integer({ min: 0, max: 3 }),

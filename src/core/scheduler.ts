@@ -90,7 +90,10 @@ export class RateLimitScheduler implements WriteScheduler {
     const states = buckets.map((b) => this.state(b, now));
     const rank = PRIORITY_RANK[priority];
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
-    if (!this.waiters.some((w) => sharesBucket(w.buckets, buckets)) && states.every((s) => this.readyAt(s, now, rank) <= now)) {
+    if (
+      !this.waiters.some((w) => sharesBucket(w.buckets, buckets)) &&
+      states.every((s) => this.readyAt(s, now, rank) <= now)
+    ) {
       return Promise.resolve(this.grantAll(states, now));
     }
     return new Promise<WriteGrant>((resolve, reject) => {

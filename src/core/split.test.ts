@@ -92,13 +92,25 @@ describe('splitOnce', () => {
 // ---- property tests over random Markdown ----
 
 const word = fc.oneof(
-  fc.constantFrom('the', 'a', 'reply', 'stream', 'bridge', 'x', 'long-word-without-breaks', '😀', 'naïve', '**bold**', '`code`'),
+  fc.constantFrom(
+    'the',
+    'a',
+    'reply',
+    'stream',
+    'bridge',
+    'x',
+    'long-word-without-breaks',
+    '😀',
+    'naïve',
+    '**bold**',
+    '`code`',
+  ),
   fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom('a', 'b', 'z', '1', '-', '😀', 'é') }),
   fc.constant('[a link](https://example.com/path)'),
 );
-const sentence = fc.array(word, { minLength: 1, maxLength: 14 }).chain((ws) =>
-  fc.constantFrom('.', '!', '?', '').map((end) => `${ws.join(' ')}${end}`),
-);
+const sentence = fc
+  .array(word, { minLength: 1, maxLength: 14 })
+  .chain((ws) => fc.constantFrom('.', '!', '?', '').map((end) => `${ws.join(' ')}${end}`));
 const paragraph = fc.array(sentence, { minLength: 1, maxLength: 5 }).map((ss) => ss.join(' '));
 const listBlock = fc.array(sentence, { minLength: 1, maxLength: 5 }).map((ss) => ss.map((s) => `- ${s}`).join('\n'));
 const codeLine = fc.oneof(
@@ -119,7 +131,11 @@ const codeBlock = fc
   });
 const markdown = fc
   .array(fc.oneof(paragraph, listBlock, codeBlock), { minLength: 1, maxLength: 12 })
-  .chain((blocks) => fc.array(fc.constantFrom('\n\n', '\n', '\n\n\n'), { minLength: blocks.length, maxLength: blocks.length }).map((seps) => blocks.map((b, i) => b + (seps[i] ?? '')).join('')));
+  .chain((blocks) =>
+    fc
+      .array(fc.constantFrom('\n\n', '\n', '\n\n\n'), { minLength: blocks.length, maxLength: blocks.length })
+      .map((seps) => blocks.map((b, i) => b + (seps[i] ?? '')).join('')),
+  );
 
 describe('splitText properties', () => {
   it('every part fits, fences are balanced in every part, and the parts rebuild the input', () => {

@@ -210,7 +210,8 @@ export function cutAt(text: string, at: number, minCut = 0): Cut {
   // character at a time): cut before it rather than inside it, when that leaves some text.
   let c = at;
   const lineStart = text.lastIndexOf('\n', c - 1) + 1;
-  if (lineStart < c && /^ {0,3}[`~]/.test(text.slice(lineStart, c)) && /\S/.test(text.slice(minCut, lineStart))) c = lineStart;
+  if (lineStart < c && /^ {0,3}[`~]/.test(text.slice(lineStart, c)) && /\S/.test(text.slice(minCut, lineStart)))
+    c = lineStart;
   const f = findFences(text.slice(0, c)).find((x) => c >= x.contentStart && x.closeEnd === x.closeStart);
   if (f === undefined) return { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
   const close = `${c > 0 && text[c - 1] !== '\n' ? '\n' : ''}${f.marker}`;

@@ -36,7 +36,11 @@ export const NOTE_RESERVE = Math.max(MESSAGES.interrupted.length, MESSAGES.strea
 
 /** How an upstream error is shown: a message in place of the reply, or a note after its text. */
 export function describeChatError(err: unknown): ErrorOutcome {
-  const failed = (replacement: string): ErrorOutcome => ({ outcome: 'failed', replacement, note: MESSAGES.streamError });
+  const failed = (replacement: string): ErrorOutcome => ({
+    outcome: 'failed',
+    replacement,
+    note: MESSAGES.streamError,
+  });
   if (!(err instanceof ChatError)) return failed(MESSAGES.error);
   switch (err.kind) {
     case 'interrupted':

@@ -53,14 +53,23 @@ export async function checkDiscord(discord: DiscordConfig | undefined, http: Pro
     app = await get('/applications/@me');
   } catch (err) {
     if (!(err instanceof ProbeError)) throw err;
-    return [...rows, fail('discord message content', err.message, 'try again'), skip('discord invite', 'no application')];
+    return [
+      ...rows,
+      fail('discord message content', err.message, 'try again'),
+      skip('discord invite', 'no application'),
+    ];
   }
   const body = app.json as { id?: unknown; flags?: unknown } | undefined;
   if (app.status !== 200 || body === undefined) {
     return [
       ...rows,
-      skip('discord message content', `application not readable (${app.status}); check the intent in the Developer Portal`),
-      typeof user.id === 'string' ? ok('discord invite', inviteUrl(user.id)) : skip('discord invite', 'no application id'),
+      skip(
+        'discord message content',
+        `application not readable (${app.status}); check the intent in the Developer Portal`,
+      ),
+      typeof user.id === 'string'
+        ? ok('discord invite', inviteUrl(user.id))
+        : skip('discord invite', 'no application id'),
     ];
   }
   const flags = typeof body.flags === 'number' ? body.flags : 0;

@@ -39,7 +39,10 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const upstream: Handler = (req, res) => {
   if (req.headers.authorization !== 'Bearer dev-key') return json(res, 401, { success: false, error: 'bad key' });
   if (req.url?.startsWith('/api/v1/chat/demo-bot/conversations')) {
-    return json(res, 200, { success: true, data: { conversations: [], pagination: { page: 1, limit: 1, total: 2, hasMore: true } } });
+    return json(res, 200, {
+      success: true,
+      data: { conversations: [], pagination: { page: 1, limit: 1, total: 2, hasMore: true } },
+    });
   }
   json(res, 404, { success: false, error: 'Bot not found' });
 };
@@ -50,7 +53,12 @@ const slackApi =
     const token = req.headers.authorization;
     if (req.url === '/api/auth.test') {
       if (token !== 'Bearer xoxb-good') return json(res, 200, { ok: false, error: 'invalid_auth' });
-      return json(res, 200, { ok: true, team: 'Acme', team_id: 'T1', user: 'bridge', bot_id: 'B1' }, { 'x-oauth-scopes': scopes });
+      return json(
+        res,
+        200,
+        { ok: true, team: 'Acme', team_id: 'T1', user: 'bridge', bot_id: 'B1' },
+        { 'x-oauth-scopes': scopes },
+      );
     }
     if (req.url === '/api/apps.connections.open') {
       if (token !== 'Bearer xapp-good') return json(res, 200, { ok: false, error: 'invalid_auth' });
@@ -62,7 +70,8 @@ const slackApi =
 const discordApi =
   (flags: number): Handler =>
   (req, res) => {
-    if (req.headers.authorization !== 'Bot good-token') return json(res, 401, { message: '401: Unauthorized', code: 0 });
+    if (req.headers.authorization !== 'Bot good-token')
+      return json(res, 401, { message: '401: Unauthorized', code: 0 });
     if (req.url === '/api/v10/users/@me') return json(res, 200, { id: '42', username: 'bridge', bot: true });
     if (req.url === '/api/v10/applications/@me') return json(res, 200, { id: '4242', flags });
     json(res, 404, { message: 'Unknown', code: 0 });
@@ -139,23 +148,43 @@ describe('doctor checks', () => {
 
   it('checks Slack: auth.test, scopes, Socket Mode app token', async () => {
     const api = `${await stub(slackApi())}/api/`;
-    let rows = await runChecks({ ...(await baseEnv()), SLACK_BOT_TOKEN: 'xoxb-good', SLACK_APP_TOKEN: 'xapp-good', SLACK_API_URL: api });
+    let rows = await runChecks({
+      ...(await baseEnv()),
+      SLACK_BOT_TOKEN: 'xoxb-good',
+      SLACK_APP_TOKEN: 'xapp-good',
+      SLACK_API_URL: api,
+    });
     expect(row(rows, 'slack auth.test')).toMatchObject({ status: 'ok', detail: 'bot @bridge in Acme (T1)' });
     expect(row(rows, 'slack scopes').status).toBe('ok');
     expect(row(rows, 'slack socket mode').status).toBe('ok');
 
-    rows = await runChecks({ ...(await baseEnv()), SLACK_BOT_TOKEN: 'xoxb-bad', SLACK_APP_TOKEN: 'not-an-app-token', SLACK_API_URL: api });
+    rows = await runChecks({
+      ...(await baseEnv()),
+      SLACK_BOT_TOKEN: 'xoxb-bad',
+      SLACK_APP_TOKEN: 'not-an-app-token',
+      SLACK_API_URL: api,
+    });
     expect(row(rows, 'slack auth.test')).toMatchObject({
       status: 'FAIL',
       hint: 'SLACK_BOT_TOKEN was refused (invalid_auth): check the token',
     });
-    expect(row(rows, 'slack socket mode').hint).toMatch(/^SLACK_APP_TOKEN was refused \(invalid_auth\).*starts with xapp-/);
+    expect(row(rows, 'slack socket mode').hint).toMatch(
+      /^SLACK_APP_TOKEN was refused \(invalid_auth\).*starts with xapp-/,
+    );
   });
 
   it('names missing Slack scopes, and checks the signing secret in HTTP mode', async () => {
     const api = `${await stub(slackApi('chat:write,app_mentions:read'))}/api/`;
-    const rows = await runChecks({ ...(await baseEnv()), SLACK_BOT_TOKEN: 'xoxb-good', SLACK_SIGNING_SECRET: 's3cret', SLACK_API_URL: api });
-    expect(row(rows, 'slack scopes')).toMatchObject({ status: 'FAIL', detail: 'missing: im:history, channels:history' });
+    const rows = await runChecks({
+      ...(await baseEnv()),
+      SLACK_BOT_TOKEN: 'xoxb-good',
+      SLACK_SIGNING_SECRET: 's3cret',
+      SLACK_API_URL: api,
+    });
+    expect(row(rows, 'slack scopes')).toMatchObject({
+      status: 'FAIL',
+      detail: 'missing: im:history, channels:history',
+    });
     expect(row(rows, 'slack HTTP mode').status).toBe('ok');
   });
 

@@ -33,7 +33,11 @@ function slackResult(a: Answer): { ok: true; body: Record<string, unknown> } | {
 }
 
 function unreachable(check: string, apiUrl: string, err: ProbeError): CheckRow {
-  return fail(check, `${showUrl(apiUrl)}: ${err.message}`, 'check SLACK_API_URL and the network (Slack must be reachable over HTTPS)');
+  return fail(
+    check,
+    `${showUrl(apiUrl)}: ${err.message}`,
+    'check SLACK_API_URL and the network (Slack must be reachable over HTTPS)',
+  );
 }
 
 export async function checkSlack(slack: SlackConfig | undefined, http: Probe): Promise<CheckRow[]> {
@@ -52,7 +56,11 @@ export async function checkSlack(slack: SlackConfig | undefined, http: Probe): P
     rows.push(ok('slack HTTP mode', 'SLACK_SIGNING_SECRET set; Slack must reach POST /slack/events on this server'));
   } else {
     rows.push(
-      fail('slack HTTP mode', 'SLACK_SIGNING_SECRET is not set', 'set SLACK_SIGNING_SECRET (Basic Information page), or SLACK_APP_TOKEN for Socket Mode'),
+      fail(
+        'slack HTTP mode',
+        'SLACK_SIGNING_SECRET is not set',
+        'set SLACK_SIGNING_SECRET (Basic Information page), or SLACK_APP_TOKEN for Socket Mode',
+      ),
     );
   }
   return rows;
@@ -76,7 +84,9 @@ async function checkBotToken(slack: SlackConfig, token: string, http: Probe): Pr
     ];
   }
   const { team, team_id: teamId, user } = r.body;
-  const rows = [ok('slack auth.test', `bot @${String(user ?? '?')} in ${String(team ?? '?')} (${String(teamId ?? '?')})`)];
+  const rows = [
+    ok('slack auth.test', `bot @${String(user ?? '?')} in ${String(team ?? '?')} (${String(teamId ?? '?')})`),
+  ];
 
   const header = answer.headers['x-oauth-scopes'];
   const granted = (Array.isArray(header) ? header.join(',') : (header ?? ''))

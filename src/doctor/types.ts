@@ -20,4 +20,9 @@ export interface DoctorContext {
 
 export const ok = (check: string, detail: string): CheckRow => ({ check, status: 'ok', detail });
 export const skip = (check: string, detail: string): CheckRow => ({ check, status: 'skip', detail });
-export const fail = (check: string, detail: string, hint: string): CheckRow => ({ check, status: 'FAIL', detail, hint });
+export const fail = (check: string, detail: string, hint: string): CheckRow => ({
+  check,
+  status: 'FAIL',
+  detail,
+  hint,
+});

@@ -70,7 +70,13 @@ export async function checkUpstream(up: UpstreamConfig, http: Probe): Promise<Ch
   const rows = [ok('upstream reachable', `${where} answered ${answer.status} in ${answer.ms} ms`)];
   const verdict = classify(up, answer);
   if (verdict.kind === 'unauthorized') {
-    rows.push(fail('upstream API key', `refused (${answer.status})`, `CHAT_API_KEY was refused (${answer.status}): check the key`));
+    rows.push(
+      fail(
+        'upstream API key',
+        `refused (${answer.status})`,
+        `CHAT_API_KEY was refused (${answer.status}): check the key`,
+      ),
+    );
     for (const b of [first, ...others]) rows.push(skip(botCheck(b.botId), 'API key refused'));
     return rows;
   }

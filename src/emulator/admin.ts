@@ -14,7 +14,8 @@ export interface AdminOps {
   reset(): void;
 }
 
-const bad = (res: ServerResponse, message: string) => sendJson(res, 400, { error: { code: 'INVALID_REQUEST', message } });
+const bad = (res: ServerResponse, message: string) =>
+  sendJson(res, 400, { error: { code: 'INVALID_REQUEST', message } });
 
 export async function handleAdmin(ctx: EmulatorContext, req: IncomingMessage, res: ServerResponse, url: URL) {
   const admin = ctx.admin;
@@ -28,7 +29,9 @@ export async function handleAdmin(ctx: EmulatorContext, req: IncomingMessage, re
   if (what === 'GET /_emulator/conversations') {
     const id = url.searchParams.get('id') ?? '';
     const conv = ctx.store.snapshot(id);
-    return conv ? sendJson(res, 200, { conversation: conv }) : sendJson(res, 404, { error: { code: 'NOT_FOUND', message: id } });
+    return conv
+      ? sendJson(res, 200, { conversation: conv })
+      : sendJson(res, 404, { error: { code: 'NOT_FOUND', message: id } });
   }
   if (req.method !== 'POST') return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'No such admin path' } });
   const body = await readJsonBody(req);

@@ -63,7 +63,9 @@ describe('status faults', () => {
 
     emu.injectFault({ status: 500, form: 'b', code: 'CUSTOM', message: 'boom' });
     expect((await post(emu.url, A1, { message: 'hi' })).status).toBe(200);
-    expect((await post(emu.url, B2, { bot_id: 'demo-bot', message: 'hi' })).json()).toEqual({ error: { code: 'CUSTOM', message: 'boom' } });
+    expect((await post(emu.url, B2, { bot_id: 'demo-bot', message: 'hi' })).json()).toEqual({
+      error: { code: 'CUSTOM', message: 'boom' },
+    });
 
     emu.injectFault({ status: 503, endpoint: 'history' });
     expect((await post(emu.url, A1, { message: 'hi' })).status).toBe(200);
@@ -120,7 +122,10 @@ describe('stream faults', () => {
   });
 
   it.each([
-    ['sse-json', 'event: error\ndata: {"type":"error","error":"The bot failed while answering (emulated)","code":"BOT_ERROR"}\n\n'],
+    [
+      'sse-json',
+      'event: error\ndata: {"type":"error","error":"The bot failed while answering (emulated)","code":"BOT_ERROR"}\n\n',
+    ],
     ['sse-text', 'event: error\ndata: The bot failed while answering (emulated)\n\n'],
     ['ndjson', '{"error":"The bot failed while answering (emulated)","code":"BOT_ERROR"}\n'],
   ] as const)('[error N] in %s sends an error event and ends the body', async (format, frame) => {
@@ -160,7 +165,11 @@ describe('stream faults', () => {
 
   it('a client that goes away stops the stream (no assistant message stored, nothing left open)', async () => {
     const ac = new AbortController();
-    const res = await open(B2, { bot_id: 'demo-bot', message: '[long 5000] [delay 10]', session_id: 'gone' }, ac.signal);
+    const res = await open(
+      B2,
+      { bot_id: 'demo-bot', message: '[long 5000] [delay 10]', session_id: 'gone' },
+      ac.signal,
+    );
     const it = res.body[Symbol.asyncIterator]();
     await it.next();
     expect(emu.openStreams).toBe(1);

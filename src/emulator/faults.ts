@@ -15,7 +15,12 @@ export class FaultQueue {
     if (fault.status !== undefined && (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599)) {
       throw new Error('fault.status must be an HTTP status');
     }
-    if (fault.status === undefined && fault.cut === undefined && fault.stall === undefined && fault.error === undefined) {
+    if (
+      fault.status === undefined &&
+      fault.cut === undefined &&
+      fault.stall === undefined &&
+      fault.error === undefined
+    ) {
       throw new Error('a fault needs status, cut, stall or error');
     }
     this.armed.push({ fault: { ...fault }, left: times });

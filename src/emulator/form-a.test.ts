@@ -23,7 +23,11 @@ describe('Form A: A1 message', () => {
     const first = await send('hello');
     expect(first.status).toBe(200);
     const d1 = first.json().data;
-    expect(d1).toEqual({ response: 'You said: hello', conversationId: expect.stringMatching(/^conv_[0-9a-f]{16}$/), messageId: expect.stringMatching(/^msg_/) });
+    expect(d1).toEqual({
+      response: 'You said: hello',
+      conversationId: expect.stringMatching(/^conv_[0-9a-f]{16}$/),
+      messageId: expect.stringMatching(/^msg_/),
+    });
     clock += 1000;
     const second = await send('again', d1.conversationId);
     expect(second.json().data.conversationId).toBe(d1.conversationId);
@@ -55,7 +59,18 @@ describe('Form A: A1 message', () => {
     await post(emu.url, `${A}/demo-bot/message`, { message: 'hi', metadata: meta });
     expect(emu.requests).toHaveLength(1);
     const r = emu.requests[0];
-    expect(r).toMatchObject({ form: 'a', endpoint: 'send', method: 'POST', path: `${A}/demo-bot/message`, botId: 'demo-bot', message: 'hi', conversationId: undefined, metadata: meta, at: clock, status: 200 });
+    expect(r).toMatchObject({
+      form: 'a',
+      endpoint: 'send',
+      method: 'POST',
+      path: `${A}/demo-bot/message`,
+      botId: 'demo-bot',
+      message: 'hi',
+      conversationId: undefined,
+      metadata: meta,
+      at: clock,
+      status: 200,
+    });
     expect(r?.headers.authorization).toBeUndefined();
     const id = (await send('x')).json().data.conversationId;
     expect(emu.conversation(id)?.messages.map((m) => m.content)).toEqual(['x', 'You said: x']);
@@ -83,7 +98,13 @@ describe('Form A: A1 message', () => {
   });
 
   it('answers 400 for a missing, empty or too long message and for bad JSON', async () => {
-    for (const body of [{}, { message: '' }, { message: 42 }, { message: 'ok', metadata: 'x' }, { message: 'ok', conversationId: 5 }]) {
+    for (const body of [
+      {},
+      { message: '' },
+      { message: 42 },
+      { message: 'ok', metadata: 'x' },
+      { message: 'ok', conversationId: 5 },
+    ]) {
       const r = await post(emu.url, `${A}/demo-bot/message`, body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.json().success).toBe(false);
@@ -160,7 +181,9 @@ describe('Form A: auth and routing', () => {
       expect((await get(emu.url, '/nowhere', headers)).status).toBe(401);
     }
     expect(emu.requests.filter((r) => r.status === 401)).toHaveLength(6);
-    expect((await post(emu.url, `${A}/demo-bot/message`, { message: 'hi' }, { authorization: `bearer ${KEY}` })).status).toBe(200);
+    expect(
+      (await post(emu.url, `${A}/demo-bot/message`, { message: 'hi' }, { authorization: `bearer ${KEY}` })).status,
+    ).toBe(200);
   });
 
   it('answers 404 for unknown paths and 405 for a wrong method', async () => {

@@ -21,7 +21,8 @@ export async function handleFormA(ctx: EmulatorContext, call: ChatCall): Promise
     case 'history':
     case 'list': {
       const fault = ctx.faults.take('a', call.endpoint, botId);
-      if (fault?.status !== undefined) return fail(call, errorSpec(fault.status, fault.code, fault.message, fault.retryAfterSeconds));
+      if (fault?.status !== undefined)
+        return fail(call, errorSpec(fault.status, fault.code, fault.message, fault.retryAfterSeconds));
       return call.endpoint === 'history' ? historyA(ctx, call, botId) : listA(ctx, call, botId);
     }
   }

@@ -6,7 +6,13 @@ let emu: Emulator;
 let clock = 0;
 beforeEach(async () => {
   clock = Date.parse('2026-01-01T00:00:00Z');
-  emu = await startEmulator({ apiKey: KEY, bots: ['demo-bot', 'b2'], chunkDelayMs: 0, sessionIdleSeconds: 3600, now: () => clock });
+  emu = await startEmulator({
+    apiKey: KEY,
+    bots: ['demo-bot', 'b2'],
+    chunkDelayMs: 0,
+    sessionIdleSeconds: 3600,
+    now: () => clock,
+  });
 });
 afterEach(async () => {
   await emu.close();
@@ -19,7 +25,11 @@ describe('Form B: B1 send', () => {
     const r = await send({ message: 'hello' });
     expect(r.status).toBe(200);
     const body = r.json();
-    expect(body).toEqual({ response: 'You said: hello', session_id: expect.stringMatching(/^[0-9a-f-]{36}$/), message_id: expect.stringMatching(/^msg_/) });
+    expect(body).toEqual({
+      response: 'You said: hello',
+      session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      message_id: expect.stringMatching(/^msg_/),
+    });
     await send({ message: 'more', session_id: body.session_id });
     expect(emu.conversation(body.session_id)?.messages).toHaveLength(4);
   });
@@ -28,7 +38,14 @@ describe('Form B: B1 send', () => {
     const r = await send({ message: 'hi', session_id: 'my-own-id' });
     expect(r.json().session_id).toBe('my-own-id');
     expect(emu.conversation('my-own-id')?.botId).toBe('demo-bot');
-    expect(emu.requests[0]).toMatchObject({ form: 'b', endpoint: 'send', botId: 'demo-bot', message: 'hi', conversationId: 'my-own-id', session_id: 'my-own-id' });
+    expect(emu.requests[0]).toMatchObject({
+      form: 'b',
+      endpoint: 'send',
+      botId: 'demo-bot',
+      message: 'hi',
+      conversationId: 'my-own-id',
+      session_id: 'my-own-id',
+    });
   });
 
   it('errors: INVALID_BOT_ID, MESSAGE_TOO_LONG, missing message, UNAUTHORIZED', async () => {
@@ -48,7 +65,12 @@ describe('Form B: B1 send', () => {
       expect(r.status).toBe(400);
       expect(r.json().error.code).toBe('INVALID_REQUEST');
     }
-    const unauth = await post(emu.url, '/v1/chat/send', { bot_id: 'demo-bot', message: 'hi' }, { authorization: 'Bearer nope' });
+    const unauth = await post(
+      emu.url,
+      '/v1/chat/send',
+      { bot_id: 'demo-bot', message: 'hi' },
+      { authorization: 'Bearer nope' },
+    );
     expect(unauth.status).toBe(401);
     expect(unauth.json()).toEqual({ error: { code: 'UNAUTHORIZED', message: 'Invalid or missing API key' } });
     expect((await get(emu.url, '/v1/chat/history?session_id=x', {})).json().error.code).toBe('UNAUTHORIZED');
@@ -119,7 +141,12 @@ describe('Form B: B3 history', () => {
     expect((await get(emu.url, `/v1/chat/history?session_id=${sid}&before=msg_nope`)).status).toBe(400);
     expect((await get(emu.url, '/v1/chat/history')).status).toBe(400);
     expect((await get(emu.url, '/v1/chat/history?session_id=unknown')).status).toBe(404);
-    expect(emu.requests.at(-1)).toMatchObject({ endpoint: 'history', conversationId: 'unknown', session_id: 'unknown', query: { session_id: 'unknown' } });
+    expect(emu.requests.at(-1)).toMatchObject({
+      endpoint: 'history',
+      conversationId: 'unknown',
+      session_id: 'unknown',
+      query: { session_id: 'unknown' },
+    });
   });
 });
 
@@ -133,7 +160,14 @@ describe('Form B: B4 conversations', () => {
     const r = (await get(emu.url, '/v1/chat/conversations?bot_id=demo-bot&limit=2')).json();
     expect(r.has_more).toBe(true);
     expect(r.conversations).toEqual([
-      { session_id: 'z', bot_id: 'demo-bot', preview: 'You said: hello 2', message_count: 2, created_at: '2026-01-01T00:00:02.000Z', updated_at: '2026-01-01T00:00:02.000Z' },
+      {
+        session_id: 'z',
+        bot_id: 'demo-bot',
+        preview: 'You said: hello 2',
+        message_count: 2,
+        created_at: '2026-01-01T00:00:02.000Z',
+        updated_at: '2026-01-01T00:00:02.000Z',
+      },
       expect.objectContaining({ session_id: 'y' }),
     ]);
     expect((await get(emu.url, '/v1/chat/conversations?bot_id=demo-bot')).json().conversations).toHaveLength(3);

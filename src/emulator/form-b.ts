@@ -28,7 +28,8 @@ export async function handleFormB(ctx: EmulatorContext, call: ChatCall): Promise
     case 'history':
     case 'list': {
       const fault = ctx.faults.take('b', call.endpoint, call.record.botId);
-      if (fault?.status !== undefined) return fail(call, errorSpec(fault.status, fault.code, fault.message, fault.retryAfterSeconds));
+      if (fault?.status !== undefined)
+        return fail(call, errorSpec(fault.status, fault.code, fault.message, fault.retryAfterSeconds));
       return call.endpoint === 'history' ? historyB(ctx, call) : listB(ctx, call);
     }
   }
@@ -74,7 +75,8 @@ function historyB(ctx: EmulatorContext, call: ChatCall) {
   const sessionId = q.get('session_id');
   if (!sessionId) return failWith(call, 400, 'INVALID_REQUEST', 'session_id is required');
   const limit = intParam(q.get('limit'), 50);
-  if (limit === undefined || limit < 1) return failWith(call, 400, 'INVALID_REQUEST', 'limit must be a positive integer');
+  if (limit === undefined || limit < 1)
+    return failWith(call, 400, 'INVALID_REQUEST', 'limit must be a positive integer');
   const found = ctx.store.lookup('b', sessionId);
   if (found.kind === 'expired') return failWith(call, 410, 'SESSION_EXPIRED', `Session expired: ${sessionId}`);
   if (found.kind === 'unknown') return failWith(call, 404, 'SESSION_NOT_FOUND', `Session not found: ${sessionId}`);
@@ -103,6 +105,7 @@ function listB(ctx: EmulatorContext, call: ChatCall) {
   const botId = q.get('bot_id');
   if (botId !== null && !knownBot(ctx, call, botId)) return;
   const limit = intParam(q.get('limit'), 20);
-  if (limit === undefined || limit < 1) return failWith(call, 400, 'INVALID_REQUEST', 'limit must be a positive integer');
+  if (limit === undefined || limit < 1)
+    return failWith(call, 400, 'INVALID_REQUEST', 'limit must be a positive integer');
   sendJson(call.res, 200, ctx.store.listB(botId ?? undefined, Math.min(limit, 100)), {}, call.record);
 }

@@ -1,11 +1,5 @@
 // Defaults and validation of emulator options (shared by startEmulator, setOptions and the CLI).
-import {
-  EMULATOR_FORMS,
-  type EmulatorOptions,
-  type RuntimeOptions,
-  STREAM_FORMATS,
-  STREAM_IDS,
-} from './types.js';
+import { EMULATOR_FORMS, type EmulatorOptions, type RuntimeOptions, STREAM_FORMATS, STREAM_IDS } from './types.js';
 
 export const DEFAULTS: RuntimeOptions = {
   form: 'both',
@@ -24,8 +18,10 @@ const isInt = (v: unknown, min: number) => typeof v === 'number' && Number.isInt
 
 /** Throws an Error naming the first bad option. */
 export function validateRuntime(p: Partial<RuntimeOptions>): void {
-  if (p.form !== undefined && !EMULATOR_FORMS.includes(p.form)) throw new Error(`form must be one of ${EMULATOR_FORMS.join(', ')}`);
-  if (p.apiKey !== undefined && (typeof p.apiKey !== 'string' || p.apiKey === '')) throw new Error('apiKey must be a non-empty string');
+  if (p.form !== undefined && !EMULATOR_FORMS.includes(p.form))
+    throw new Error(`form must be one of ${EMULATOR_FORMS.join(', ')}`);
+  if (p.apiKey !== undefined && (typeof p.apiKey !== 'string' || p.apiKey === ''))
+    throw new Error('apiKey must be a non-empty string');
   if (
     p.bots !== undefined &&
     (!Array.isArray(p.bots) || p.bots.length === 0 || p.bots.some((b) => typeof b !== 'string' || b === ''))
@@ -35,16 +31,20 @@ export function validateRuntime(p: Partial<RuntimeOptions>): void {
   if (p.streamFormat !== undefined && !STREAM_FORMATS.includes(p.streamFormat)) {
     throw new Error(`streamFormat must be one of ${STREAM_FORMATS.join(', ')}`);
   }
-  if (p.chunkDelayMs !== undefined && !isInt(p.chunkDelayMs, 0)) throw new Error('chunkDelayMs must be an integer >= 0');
-  if (p.maxMessageChars !== undefined && !isInt(p.maxMessageChars, 1)) throw new Error('maxMessageChars must be an integer >= 1');
+  if (p.chunkDelayMs !== undefined && !isInt(p.chunkDelayMs, 0))
+    throw new Error('chunkDelayMs must be an integer >= 0');
+  if (p.maxMessageChars !== undefined && !isInt(p.maxMessageChars, 1))
+    throw new Error('maxMessageChars must be an integer >= 1');
   if (p.sessionIdleSeconds !== undefined && !(typeof p.sessionIdleSeconds === 'number' && p.sessionIdleSeconds > 0)) {
     throw new Error('sessionIdleSeconds must be a number > 0');
   }
-  if (p.streamIds !== undefined && !STREAM_IDS.includes(p.streamIds)) throw new Error(`streamIds must be one of ${STREAM_IDS.join(', ')}`);
+  if (p.streamIds !== undefined && !STREAM_IDS.includes(p.streamIds))
+    throw new Error(`streamIds must be one of ${STREAM_IDS.join(', ')}`);
   if (p.maxRecordedRequests !== undefined && !isInt(p.maxRecordedRequests, 0)) {
     throw new Error('maxRecordedRequests must be an integer >= 0');
   }
-  if (p.splitWrites !== undefined && typeof p.splitWrites !== 'boolean') throw new Error('splitWrites must be a boolean');
+  if (p.splitWrites !== undefined && typeof p.splitWrites !== 'boolean')
+    throw new Error('splitWrites must be a boolean');
 }
 
 /** Only the keys of RuntimeOptions, without undefined values. */

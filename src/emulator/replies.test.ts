@@ -6,7 +6,9 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 
 describe('directives', () => {
   it('reads every directive, case-insensitively, the first of each name', () => {
-    expect(parseDirectives('hi [long 500] [CHUNKS 3] [delay 7] [cut 2] [stall 1] [error 4] [status 503] [long 9]')).toEqual({
+    expect(
+      parseDirectives('hi [long 500] [CHUNKS 3] [delay 7] [cut 2] [stall 1] [error 4] [status 503] [long 9]'),
+    ).toEqual({
       long: 500,
       chunks: 3,
       delay: 7,
@@ -53,7 +55,10 @@ describe('longMarkdown', () => {
   });
 
   it('makes code blocks large enough to force splits inside fences (over 2,000 characters)', () => {
-    const blocks = longMarkdown(12_000).split('```ts\n').slice(1).map((b) => b.indexOf('\n```'));
+    const blocks = longMarkdown(12_000)
+      .split('```ts\n')
+      .slice(1)
+      .map((b) => b.indexOf('\n```'));
     expect(Math.max(...blocks)).toBeGreaterThan(2000);
     expect(Math.max(...blocks)).toBeLessThanOrEqual(2500);
   });
@@ -62,12 +67,16 @@ describe('longMarkdown', () => {
 describe('splitting', () => {
   it('splitText keeps surrogate pairs whole and joins back to the text', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.option(fc.integer({ min: 1, max: 50 })), (text, pieces) => {
-        const parts = splitText(text, pieces ?? undefined);
-        expect(parts.join('')).toBe(text);
-        for (const p of parts) expect(loneSurrogate.test(p)).toBe(false);
-        if (pieces && text.length > 0) expect(parts.length).toBe(Math.min(pieces, Array.from(text).length));
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 200 }),
+        fc.option(fc.integer({ min: 1, max: 50 })),
+        (text, pieces) => {
+          const parts = splitText(text, pieces ?? undefined);
+          expect(parts.join('')).toBe(text);
+          for (const p of parts) expect(loneSurrogate.test(p)).toBe(false);
+          if (pieces && text.length > 0) expect(parts.length).toBe(Math.min(pieces, Array.from(text).length));
+        },
+      ),
     );
     expect(splitText('You said: hi [chunks 2]', 2)).toEqual(['You said: h', 'i [chunks 2]']);
     expect(splitText('0123456789abcdefg')).toEqual(['01234567', '89abcdef', 'g']);

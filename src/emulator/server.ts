@@ -88,8 +88,7 @@ async function handle(ctx: EmulatorContext, req: IncomingMessage, res: ServerRes
     path: url.pathname + url.search,
     botId: route.form === 'a' ? route.botId : (url.searchParams.get('bot_id') ?? undefined),
     message: undefined,
-    conversationId:
-      route.form === 'a' ? route.conversationId : (url.searchParams.get('session_id') ?? undefined),
+    conversationId: route.form === 'a' ? route.conversationId : (url.searchParams.get('session_id') ?? undefined),
     metadata: undefined,
     body: undefined,
     query: Object.fromEntries(url.searchParams),

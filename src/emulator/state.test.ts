@@ -27,7 +27,10 @@ describe('historyWindow', () => {
 describe('ConversationStore', () => {
   it('expires idle conversations by the injected clock and forgets them', () => {
     let now = 0;
-    const store = new ConversationStore(() => now, () => 10);
+    const store = new ConversationStore(
+      () => now,
+      () => 10,
+    );
     const c = store.create('b', 'bot', 's1');
     store.addMessage(c, 'user', 'hi');
     now = 10_000;
@@ -39,7 +42,10 @@ describe('ConversationStore', () => {
   });
 
   it('previews the last message, cut at 80 characters', () => {
-    const store = new ConversationStore(() => 0, () => 100);
+    const store = new ConversationStore(
+      () => 0,
+      () => 100,
+    );
     const c = store.create('a', 'bot', 'c1');
     store.addMessage(c, 'user', `${'é'.repeat(100)}`);
     const [summary] = store.listA('bot', 1, 20, undefined).conversations;

@@ -145,9 +145,7 @@ export class ConversationStore {
   }
 }
 
-export type HistoryWindow =
-  | { ok: true; messages: StoredMessage[]; hasMore: boolean }
-  | { ok: false; reason: string };
+export type HistoryWindow = { ok: true; messages: StoredMessage[]; hasMore: boolean } | { ok: false; reason: string };
 
 /**
  * B3 window: without a cursor the latest `limit` messages; `before` the `limit` messages just

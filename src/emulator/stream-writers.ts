@@ -25,7 +25,8 @@ function idFields(ids: FrameIds, snake: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   if (ids.conversationId !== undefined) out[snake ? 'conversation_id' : 'conversationId'] = ids.conversationId;
   if (ids.sessionId !== undefined) out.session_id = ids.sessionId;
-  if (ids.messageId !== undefined) out[snake || ids.sessionId !== undefined ? 'message_id' : 'messageId'] = ids.messageId;
+  if (ids.messageId !== undefined)
+    out[snake || ids.sessionId !== undefined ? 'message_id' : 'messageId'] = ids.messageId;
   return out;
 }
 
@@ -44,10 +45,11 @@ export const sseJson: StreamWriter = {
 export const sseText: StreamWriter = {
   contentType: 'text/event-stream; charset=utf-8',
   start: () => '',
-  delta: (text) => `${text
-    .split('\n')
-    .map((line) => `data: ${line}`)
-    .join('\n')}\n\n`,
+  delta: (text) =>
+    `${text
+      .split('\n')
+      .map((line) => `data: ${line}`)
+      .join('\n')}\n\n`,
   done: () => 'data: [DONE]\n\n',
   error: (message) => sse(message.replace(/\n/g, ' '), 'error'),
 };

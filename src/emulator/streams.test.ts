@@ -87,7 +87,13 @@ describe('stream wire formats, Form A', () => {
     const second = await rawStream(A2, { message: 'two', conversationId: id, metadata: meta });
     expect(second.headers['x-conversation-id']).toBe(id);
     expect(emu.conversation(id)?.messages).toHaveLength(4);
-    expect(emu.requests[1]).toMatchObject({ endpoint: 'stream', conversationId: id, metadata: meta, message: 'two', status: 200 });
+    expect(emu.requests[1]).toMatchObject({
+      endpoint: 'stream',
+      conversationId: id,
+      metadata: meta,
+      message: 'two',
+      status: 200,
+    });
     const unknown = await post(emu.url, A2, { message: 'x', conversationId: 'conv_gone' });
     expect(unknown.status).toBe(404);
     expect(unknown.headers['content-type']).toContain('application/json');
@@ -123,7 +129,9 @@ describe('stream wire formats, Form B', () => {
   it('ndjson ends with session_id and message_id', async () => {
     emu.setOptions({ streamFormat: 'ndjson' });
     const r = await rawStream(B2, body);
-    expect(r.text.split('\n').at(-2)).toBe(`{"done":true,"session_id":"sess-1","message_id":"${lastAssistantId('sess-1')}"}`);
+    expect(r.text.split('\n').at(-2)).toBe(
+      `{"done":true,"session_id":"sess-1","message_id":"${lastAssistantId('sess-1')}"}`,
+    );
   });
 
   it('generates a session id for a stream without one', async () => {
@@ -141,25 +149,38 @@ describe('stream wire formats, Form B', () => {
 });
 
 describe('stream text equals the one-response text', () => {
-  it.each(['sse-json', 'sse-text', 'ndjson', 'plain'] as StreamFormat[])('%s, long reply with emoji and code fences', async (format) => {
-    emu.setOptions({ streamFormat: format });
-    const message = 'Ünïcode 🚀 [long 3000]';
-    const one = (await post(emu.url, '/api/v1/chat/demo-bot/message', { message })).json().data.response;
-    const r = await rawStream(A2, { message });
-    let text: string;
-    if (format === 'plain') text = r.text;
-    else if (format === 'ndjson') text = r.text.trim().split('\n').map((l) => JSON.parse(l).delta ?? '').join('');
-    else {
-      const events = r.text.split('\n\n').filter((e) => e !== '');
-      text = events
-        .map((e) => e.split('\n').map((l) => l.slice('data: '.length)).join('\n'))
-        .filter((d) => d !== '[DONE]')
-        .map((d) => (format === 'sse-json' ? (JSON.parse(d).delta ?? '') : d))
-        .join('');
-    }
-    expect(text).toBe(one);
-    expect(text).toHaveLength(3000);
-  });
+  it.each(['sse-json', 'sse-text', 'ndjson', 'plain'] as StreamFormat[])(
+    '%s, long reply with emoji and code fences',
+    async (format) => {
+      emu.setOptions({ streamFormat: format });
+      const message = 'Ünïcode 🚀 [long 3000]';
+      const one = (await post(emu.url, '/api/v1/chat/demo-bot/message', { message })).json().data.response;
+      const r = await rawStream(A2, { message });
+      let text: string;
+      if (format === 'plain') text = r.text;
+      else if (format === 'ndjson')
+        text = r.text
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).delta ?? '')
+          .join('');
+      else {
+        const events = r.text.split('\n\n').filter((e) => e !== '');
+        text = events
+          .map((e) =>
+            e
+              .split('\n')
+              .map((l) => l.slice('data: '.length))
+              .join('\n'),
+          )
+          .filter((d) => d !== '[DONE]')
+          .map((d) => (format === 'sse-json' ? (JSON.parse(d).delta ?? '') : d))
+          .join('');
+      }
+      expect(text).toBe(one);
+      expect(text).toHaveLength(3000);
+    },
+  );
 });
 
 describe('pacing', () => {

@@ -72,7 +72,14 @@ export function prepareTurn(
   const faults: StreamFaults = fault
     ? { cut: fault.cut, stall: fault.stall, error: fault.error }
     : { cut: directives.cut, stall: directives.stall, error: directives.error };
-  return { ok: true, message, metadata: body.metadata ?? undefined, directives, text: replyText(message, directives), faults };
+  return {
+    ok: true,
+    message,
+    metadata: body.metadata ?? undefined,
+    directives,
+    text: replyText(message, directives),
+    faults,
+  };
 }
 
 /**
@@ -102,7 +109,8 @@ export async function sendFaults(
       req.socket.destroy();
       return 'handled';
     }
-    if (turn.faults.error !== undefined) return errorSpec(500, 'BOT_ERROR', 'The bot failed while answering (emulated)');
+    if (turn.faults.error !== undefined)
+      return errorSpec(500, 'BOT_ERROR', 'The bot failed while answering (emulated)');
     return undefined;
   } finally {
     res.off('close', onGone);

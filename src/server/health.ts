@@ -3,7 +3,12 @@ import { notReady, type Readiness } from './readiness.js';
 
 // The operator endpoints' answers. Kept apart from the routing so each is easy to test alone.
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',

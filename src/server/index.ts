@@ -1,5 +1,18 @@
 // The operator surface: one HTTP server (health, readiness, metrics, mounted Slack routes) and
 // the Prometheus implementation of the core's BridgeMetrics.
-export { createHttpServer, type HttpServer, type HttpServerOptions, type MetricsSource, type RequestListener } from './http-server.js';
+export {
+  createHttpServer,
+  type HttpServer,
+  type HttpServerOptions,
+  type MetricsSource,
+  type RequestListener,
+} from './http-server.js';
 export { createMetrics, LATENCY_BUCKETS, type MetricsOptions, type PromBridgeMetrics } from './metrics.js';
-export { type CheckValue, notReady, type Readiness, type ReadinessProbe, type ReadinessReport, readinessFrom } from './readiness.js';
+export {
+  type CheckValue,
+  notReady,
+  type Readiness,
+  type ReadinessProbe,
+  type ReadinessReport,
+  readinessFrom,
+} from './readiness.js';

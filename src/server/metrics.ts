@@ -57,10 +57,11 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     'platform',
     'bucket',
   ]);
-  const upstreamErrors = counter('bridge_upstream_errors_total', 'Upstream errors by HTTP status (or network/timeout) and code.', [
-    'status',
-    'code',
-  ]);
+  const upstreamErrors = counter(
+    'bridge_upstream_errors_total',
+    'Upstream errors by HTTP status (or network/timeout) and code.',
+    ['status', 'code'],
+  );
   const dedup = counter('bridge_dedup_hits_total', 'Incoming events dropped as already handled.', ['platform']);
   const queueDepth = new Gauge({
     name: 'bridge_queue_depth',

@@ -34,7 +34,9 @@ export function createInFlightRepo(db: Database.Database): InFlightStore {
     `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, started_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const progress = db.prepare('UPDATE replies_in_flight SET message_ids = ?, last_text = ?, updated_at = ? WHERE id = ?');
+  const progress = db.prepare(
+    'UPDATE replies_in_flight SET message_ids = ?, last_text = ?, updated_at = ? WHERE id = ?',
+  );
   const setUpstream = db.prepare('UPDATE replies_in_flight SET upstream_id = ? WHERE id = ?');
   const finish = db.prepare('UPDATE replies_in_flight SET state = ?, updated_at = ? WHERE id = ?');
   const listAll = db.prepare<[], Row>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id");
@@ -44,7 +46,14 @@ export function createInFlightRepo(db: Database.Database): InFlightStore {
   const prune = db.prepare("DELETE FROM replies_in_flight WHERE state <> 'streaming' AND updated_at < ?");
   return {
     begin(rec) {
-      const info = begin.run(rec.platform, rec.eventId, JSON.stringify(rec.target), rec.upstreamId ?? null, rec.at, rec.at);
+      const info = begin.run(
+        rec.platform,
+        rec.eventId,
+        JSON.stringify(rec.target),
+        rec.upstreamId ?? null,
+        rec.at,
+        rec.at,
+      );
       return Number(info.lastInsertRowid);
     },
     progress(id, messageIds, lastText, at) {

@@ -33,7 +33,8 @@ export function loadMigrations(dir = defaultMigrationsDir()): Migration[] {
     sql: readFileSync(join(dir, f), 'utf8'),
   }));
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new MigrationError(`migration ${m.name}: expected version ${i + 1} (no gaps or duplicates)`);
+    if (m.version !== i + 1)
+      throw new MigrationError(`migration ${m.name}: expected version ${i + 1} (no gaps or duplicates)`);
   });
   return migrations;
 }

@@ -73,13 +73,24 @@ describe('store', () => {
     const id = a.inflight.begin({ platform: 'discord', eventId: 'm1', target, at: 10 });
     a.inflight.progress(id, ['111', '112'], 'half a reply', 11);
     a.inflight.setUpstreamId(id, 'conv_1');
-    const done = a.inflight.begin({ platform: 'slack', eventId: 'm2', target: { ...target, platform: 'slack' }, at: 10 });
+    const done = a.inflight.begin({
+      platform: 'slack',
+      eventId: 'm2',
+      target: { ...target, platform: 'slack' },
+      at: 10,
+    });
     a.inflight.finish(done, 'done', 12);
     a.close();
     const b = open(path);
     const open1 = b.inflight.listOpen();
     expect(open1).toHaveLength(1);
-    expect(open1[0]).toMatchObject({ id, messageIds: ['111', '112'], lastText: 'half a reply', upstreamId: 'conv_1', target });
+    expect(open1[0]).toMatchObject({
+      id,
+      messageIds: ['111', '112'],
+      lastText: 'half a reply',
+      upstreamId: 'conv_1',
+      target,
+    });
     expect(b.inflight.listOpen('slack')).toHaveLength(0);
     expect(b.inflight.prune(100)).toBe(1);
     b.inflight.finish(id, 'interrupted', 20);
@@ -98,7 +109,9 @@ describe('store', () => {
 
   it('refuses a database newer than the code', () => {
     const path = join(dir, 'bridge.db');
-    open(path).db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, ?, 0)').run('9999_future');
+    open(path)
+      .db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, ?, 0)')
+      .run('9999_future');
     expect(() => openStore(path)).toThrow(MigrationError);
     expect(() => openStore(path)).toThrow(/newer than this release/);
   });
@@ -106,7 +119,8 @@ describe('store', () => {
   it('applies a new migration on reopen, and rolls back a failing one', () => {
     const migrations = join(dir, 'migrations');
     mkdirSync(migrations);
-    for (const f of readdirSync(defaultMigrationsDir())) copyFileSync(join(defaultMigrationsDir(), f), join(migrations, f));
+    for (const f of readdirSync(defaultMigrationsDir()))
+      copyFileSync(join(defaultMigrationsDir(), f), join(migrations, f));
     const path = join(dir, 'bridge.db');
     const before = currentVersion(open(path, { migrationsDir: migrations }).db);
     const next = String(before + 1).padStart(4, '0');

@@ -35,7 +35,11 @@ const req = { botId: 'bot-1', message: 'hi' };
 
 describe('stream formats on the wire', () => {
   const bodies: [string, string, (string | Buffer)[]][] = [
-    ['text/event-stream', 'SSE JSON', ['data: {"delta":"Hel', 'lo"}\n', '\ndata: {"delta":" wo', 'rld"}\n\ndata: [DONE]\n\n']],
+    [
+      'text/event-stream',
+      'SSE JSON',
+      ['data: {"delta":"Hel', 'lo"}\n', '\ndata: {"delta":" wo', 'rld"}\n\ndata: [DONE]\n\n'],
+    ],
     ['text/event-stream', 'SSE CR', ['data: Hello\r', '\rdata:  world\r\r', 'event: end\rdata: x\r\r']],
     ['application/x-ndjson', 'NDJSON', ['{"token":"Hello"}\n{"tok', 'en":" world"}\n', '{"done":true}\n']],
     ['application/json', 'JSON lines', ['{"content":"Hello"}\n', '{"content":" world"}\n']],
@@ -70,7 +74,11 @@ describe('stream formats on the wire', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'x-conversation-id': 'conv-h' });
       res.end('data: {"type":"start","conversationId":"conv-e"}\n\ndata: {"delta":"x"}\n\n');
     });
-    const stream = await service!.stream({ ...req, conversationId: 'conv-h', metadata: { source: 'test', userId: 'U1' } });
+    const stream = await service!.stream({
+      ...req,
+      conversationId: 'conv-h',
+      metadata: { source: 'test', userId: 'U1' },
+    });
     expect(stream.conversationId).toBe('conv-h');
     expect((await collect(stream)).events).toEqual([
       { type: 'ids', conversationId: 'conv-e' },
@@ -82,7 +90,11 @@ describe('stream formats on the wire', () => {
     expect(sent.url).toBe('/api/v1/chat/bot-1/stream');
     expect(sent.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
     expect(sent.headers.accept).toContain('text/event-stream');
-    expect(JSON.parse(sent.body)).toEqual({ message: 'hi', conversationId: 'conv-h', metadata: { source: 'test', userId: 'U1' } });
+    expect(JSON.parse(sent.body)).toEqual({
+      message: 'hi',
+      conversationId: 'conv-h',
+      metadata: { source: 'test', userId: 'U1' },
+    });
   });
 
   it('keeps the base URL path and reuses the connection after a finished stream', async () => {
@@ -99,7 +111,11 @@ describe('stream formats on the wire', () => {
       stream.cancel(); // after the end: nothing to abort, the connection stays usable
       await sleepMs(20); // the rest of the body is read after the end event, in the background
     }
-    expect(server.requests.map((r) => r.url)).toEqual(['/prefix/v1/chat/stream', '/prefix/v1/chat/stream', '/prefix/v1/chat/stream']);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/prefix/v1/chat/stream',
+      '/prefix/v1/chat/stream',
+      '/prefix/v1/chat/stream',
+    ]);
     expect(ports.size).toBe(1);
   });
 
@@ -128,7 +144,10 @@ describe('stream formats on the wire', () => {
     const got = await collect(await service!.stream(req));
     expect(got.text).toBe('par');
     expect(got.error).toBeInstanceOf(ChatError);
-    expect(got.error).toMatchObject({ kind: 'stream_error', details: { code: 'BOT_ERROR', partial: true, endpoint: 'A2 stream' } });
+    expect(got.error).toMatchObject({
+      kind: 'stream_error',
+      details: { code: 'BOT_ERROR', partial: true, endpoint: 'A2 stream' },
+    });
     expect((got.error as Error).message).toContain('bot died');
   });
 });
@@ -243,7 +262,11 @@ describe('retries', () => {
       res.writeHead(503);
       res.end();
     });
-    service = testClient(server.url, 'a', { sleep: abortableSleep, retry: { baseDelayMs: 60_000 }, random: () => 1 }).service;
+    service = testClient(server.url, 'a', {
+      sleep: abortableSleep,
+      retry: { baseDelayMs: 60_000 },
+      random: () => 1,
+    }).service;
     const ac = new AbortController();
     const pending = service.send({ ...req, signal: ac.signal });
     await sleepMs(50);

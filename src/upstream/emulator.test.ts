@@ -12,7 +12,12 @@ let waitsA: number[];
 let waitsB: number[];
 
 beforeAll(async () => {
-  emu = await startEmulator({ apiKey: TEST_KEY, bots: ['demo-bot', 'other-bot'], chunkDelayMs: 0, maxMessageChars: 200 });
+  emu = await startEmulator({
+    apiKey: TEST_KEY,
+    bots: ['demo-bot', 'other-bot'],
+    chunkDelayMs: 0,
+    maxMessageChars: 200,
+  });
   ({ service: a, waits: waitsA } = testClient(emu.url, 'a'));
   ({ service: b, waits: waitsB } = testClient(emu.url, 'b'));
 });
@@ -29,15 +34,16 @@ beforeEach(() => {
 });
 
 const BOT = 'demo-bot';
-const errorOf = (p: Promise<unknown>) => p.then(
-  () => {
-    throw new Error('expected a ChatError');
-  },
-  (e: unknown) => {
-    if (!(e instanceof ChatError)) throw e;
-    return e;
-  },
-);
+const errorOf = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a ChatError');
+    },
+    (e: unknown) => {
+      if (!(e instanceof ChatError)) throw e;
+      return e;
+    },
+  );
 
 describe('Form A', () => {
   it('A1: a new conversation, then its continuation, with metadata', async () => {
@@ -70,7 +76,10 @@ describe('Form A', () => {
         const id = stream.conversationId ?? fromEvents[0];
         const conv = emu.requests.find((r) => r.endpoint === 'stream');
         expect(conv).toBeDefined();
-        if (streamIds === 'none' || (streamIds === 'event' && (streamFormat === 'plain' || streamFormat === 'sse-text'))) {
+        if (
+          streamIds === 'none' ||
+          (streamIds === 'event' && (streamFormat === 'plain' || streamFormat === 'sse-text'))
+        ) {
           // Nothing reveals it (plain/sse-text events carry no ids).
           if (streamIds === 'none') expect(id).toBeUndefined();
         } else {
@@ -83,7 +92,9 @@ describe('Form A', () => {
 
   it('A2 continues a conversation and a long Markdown reply arrives whole', async () => {
     const { conversationId } = await a.send({ botId: BOT, message: 'start' });
-    const got = await collect(await a.stream({ botId: BOT, message: 'more [long 3000]', conversationId: conversationId! }));
+    const got = await collect(
+      await a.stream({ botId: BOT, message: 'more [long 3000]', conversationId: conversationId! }),
+    );
     expect(got.text).toHaveLength(3000);
     expect(emu.conversation(conversationId!)?.messages).toHaveLength(4);
   });
@@ -115,7 +126,11 @@ describe('Form A', () => {
     expect(p3.pagination?.hasMore).toBe(false);
     const all = await a.listConversations(BOT);
     expect(all.conversations).toHaveLength(5);
-    expect(all.conversations[0]).toMatchObject({ id: expect.any(String), messageCount: 2, preview: expect.any(String) });
+    expect(all.conversations[0]).toMatchObject({
+      id: expect.any(String),
+      messageCount: 2,
+      preview: expect.any(String),
+    });
     expect(all.conversations[0]!.updatedAt).toMatch(/T/);
     const none = await a.listConversations(BOT, { since: new Date(Date.now() + 60_000).toISOString() });
     expect(none.conversations).toEqual([]);
@@ -126,12 +141,19 @@ describe('Form A', () => {
     expect((await errorOf(a.send({ botId: 'nope', message: 'x' }))).kind).toBe('unknown_bot');
     expect((await errorOf(a.stream({ botId: 'nope', message: 'x', conversationId: 'c' }))).kind).toBe('unknown_bot');
     expect((await errorOf(a.listConversations('nope'))).kind).toBe('unknown_bot');
-    expect((await errorOf(a.stream({ botId: BOT, message: 'x', conversationId: 'missing' }))).kind).toBe('conversation_gone');
+    expect((await errorOf(a.stream({ botId: BOT, message: 'x', conversationId: 'missing' }))).kind).toBe(
+      'conversation_gone',
+    );
     expect((await errorOf(a.history(BOT, 'missing'))).kind).toBe('conversation_gone');
     const { conversationId } = await a.send({ botId: BOT, message: 'x' });
     emu.expire(conversationId!);
-    expect((await errorOf(a.send({ botId: BOT, message: 'y', conversationId: conversationId! }))).kind).toBe('conversation_gone');
-    expect(await errorOf(a.send({ botId: BOT, message: 'x'.repeat(201) }))).toMatchObject({ kind: 'too_long', details: { status: 400 } });
+    expect((await errorOf(a.send({ botId: BOT, message: 'y', conversationId: conversationId! }))).kind).toBe(
+      'conversation_gone',
+    );
+    expect(await errorOf(a.send({ botId: BOT, message: 'x'.repeat(201) }))).toMatchObject({
+      kind: 'too_long',
+      details: { status: 400 },
+    });
     expect((await errorOf(a.send({ botId: BOT, message: 'x [status 400]' }))).kind).toBe('bad_request');
     const wrongKey = testClient(emu.url, 'a', { apiKey: 'wrong' }).service;
     const err = await errorOf(wrongKey.stream({ botId: BOT, message: 'x' }));
@@ -161,11 +183,21 @@ describe('Form B', () => {
     const session = b.mintConversationId();
     expect(session).toMatch(/^[0-9a-f-]{36}$/);
     expect(b.mintConversationId()).not.toBe(session);
-    const first = await b.send({ botId: BOT, message: 'hello', conversationId: session!, metadata: { source: 'test' } });
+    const first = await b.send({
+      botId: BOT,
+      message: 'hello',
+      conversationId: session!,
+      metadata: { source: 'test' },
+    });
     expect(first).toMatchObject({ text: 'You said: hello', conversationId: session, messageId: expect.any(String) });
     await b.send({ botId: BOT, message: 'again', conversationId: session! });
     expect(emu.conversation(session!)?.messages).toHaveLength(4);
-    expect(emu.requests[0]!.body).toEqual({ bot_id: BOT, message: 'hello', session_id: session, metadata: { source: 'test' } });
+    expect(emu.requests[0]!.body).toEqual({
+      bot_id: BOT,
+      message: 'hello',
+      session_id: session,
+      metadata: { source: 'test' },
+    });
   });
 
   for (const streamFormat of ['sse-json', 'sse-text', 'ndjson', 'plain'] as const) {
@@ -207,7 +239,11 @@ describe('Form B', () => {
     const two = await b.listConversations(BOT, { limit: 2 });
     expect(two.conversations).toHaveLength(2);
     expect(two.pagination?.hasMore).toBe(true);
-    expect(two.conversations[0]).toMatchObject({ id: expect.any(String), messageCount: 2, createdAt: expect.any(String) });
+    expect(two.conversations[0]).toMatchObject({
+      id: expect.any(String),
+      messageCount: 2,
+      createdAt: expect.any(String),
+    });
     const all = await b.listConversations(BOT);
     expect(all.conversations).toHaveLength(3);
     expect(all.pagination).toMatchObject({ hasMore: false, total: 3 });
@@ -237,7 +273,10 @@ describe('Form B', () => {
       kind: 'conversation_gone',
       details: { status: 410, code: 'SESSION_EXPIRED' },
     });
-    expect(await errorOf(b.history(BOT, 'never-seen'))).toMatchObject({ kind: 'conversation_gone', details: { code: 'SESSION_NOT_FOUND' } });
+    expect(await errorOf(b.history(BOT, 'never-seen'))).toMatchObject({
+      kind: 'conversation_gone',
+      details: { code: 'SESSION_NOT_FOUND' },
+    });
     expect(waitsB).toEqual([]);
   });
 
@@ -250,7 +289,10 @@ describe('Form B', () => {
     expect(waitsB).toEqual([20_000]);
     emu.reset();
     emu.injectFault({ status: 500, times: 3, form: 'b' });
-    expect(await errorOf(b.stream({ botId: BOT, message: 'x' }))).toMatchObject({ kind: 'server', details: { code: 'BOT_ERROR' } });
+    expect(await errorOf(b.stream({ botId: BOT, message: 'x' }))).toMatchObject({
+      kind: 'server',
+      details: { code: 'BOT_ERROR' },
+    });
     expect(emu.requests).toHaveLength(3);
   });
 

@@ -8,7 +8,10 @@ const kind = (status: number, body: unknown, conversationSent = false) =>
 describe('error bodies', () => {
   it('finds the Form B code in code, error.code or a code-like error string', () => {
     expect(parseErrorBody('{"code":"RATE_LIMITED","message":"m"}')).toEqual({ code: 'RATE_LIMITED', message: 'm' });
-    expect(parseErrorBody('{"error":{"code":"INVALID_BOT_ID","message":"no bot"}}')).toEqual({ code: 'INVALID_BOT_ID', message: 'no bot' });
+    expect(parseErrorBody('{"error":{"code":"INVALID_BOT_ID","message":"no bot"}}')).toEqual({
+      code: 'INVALID_BOT_ID',
+      message: 'no bot',
+    });
     expect(parseErrorBody('{"error":"SESSION_EXPIRED"}')).toEqual({ code: 'SESSION_EXPIRED' });
     expect(parseErrorBody('{"success":false,"error":"Bot not found: x"}')).toEqual({ message: 'Bot not found: x' });
     expect(parseErrorBody('<html>Bad Gateway</html>')).toEqual({ message: '<html>Bad Gateway</html>' });
@@ -70,7 +73,12 @@ describe('Form B code table', () => {
   });
 
   it('details carry status, code, endpoint and the Retry-After', () => {
-    const err = httpError(429, { 'retry-after': '4' }, '{"error":{"code":"RATE_LIMITED","message":"slow"}}', ctx(false));
+    const err = httpError(
+      429,
+      { 'retry-after': '4' },
+      '{"error":{"code":"RATE_LIMITED","message":"slow"}}',
+      ctx(false),
+    );
     expect(err.details).toEqual({ status: 429, code: 'RATE_LIMITED', endpoint: 'X', retryAfterMs: 4000 });
     expect(err.message).toBe('X: upstream answered 429 RATE_LIMITED slow');
   });
@@ -80,9 +88,15 @@ describe('transport failures', () => {
   it('refused and reset connections are network errors, timeouts are timeouts', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     expect(transportError(refused, ctx(false))).toMatchObject({ kind: 'network', details: { code: 'ECONNREFUSED' } });
-    expect(transportError(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }), ctx(false)).kind).toBe('network');
-    expect(transportError(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), ctx(false)).kind).toBe('timeout');
-    expect(transportError(Object.assign(new Error('x'), { code: 'UND_ERR_CONNECT_TIMEOUT' }), ctx(false)).kind).toBe('timeout');
+    expect(
+      transportError(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }), ctx(false)).kind,
+    ).toBe('network');
+    expect(transportError(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), ctx(false)).kind).toBe(
+      'timeout',
+    );
+    expect(transportError(Object.assign(new Error('x'), { code: 'UND_ERR_CONNECT_TIMEOUT' }), ctx(false)).kind).toBe(
+      'timeout',
+    );
   });
 
   it('the key is redacted wherever it appears', () => {

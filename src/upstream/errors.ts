@@ -51,7 +51,12 @@ function saysBotUnknown(code: string | undefined, message: string | undefined): 
   return message !== undefined && /\bbot\b/i.test(message) && !/conversation|session/i.test(message);
 }
 
-export function kindOf(status: number, code: string | undefined, message: string | undefined, conversationSent: boolean): ChatErrorKind {
+export function kindOf(
+  status: number,
+  code: string | undefined,
+  message: string | undefined,
+  conversationSent: boolean,
+): ChatErrorKind {
   const c = code?.toUpperCase();
   if (status === 401 || c === 'UNAUTHORIZED') return 'unauthorized';
   if (status === 429 || c === 'RATE_LIMITED') return 'rate_limited';

@@ -71,7 +71,10 @@ export class FormAService implements ChatService {
     const data = payload(res.body);
     const meta = isObject(data.metadata) ? data.metadata : {};
     return assignDefined<HistoryPage>(
-      { conversationId: typeof data.conversationId === 'string' ? data.conversationId : conversationId, messages: messagesOf(data.messages) },
+      {
+        conversationId: typeof data.conversationId === 'string' ? data.conversationId : conversationId,
+        messages: messagesOf(data.messages),
+      },
       {
         createdAt: typeof meta.createdAt === 'string' ? meta.createdAt : undefined,
         messageCount: numberOf(meta, ['messageCount']),
@@ -85,7 +88,11 @@ export class FormAService implements ChatService {
     const res = await this.http.json({
       method: 'GET',
       path: `/api/v1/chat/${enc(botId)}/conversations`,
-      query: { page: opts.page, limit: opts.limit === undefined ? undefined : Math.min(100, Math.max(1, opts.limit)), since: opts.since },
+      query: {
+        page: opts.page,
+        limit: opts.limit === undefined ? undefined : Math.min(100, Math.max(1, opts.limit)),
+        since: opts.since,
+      },
       endpoint: 'A4 conversations',
       conversationSent: false,
     });

@@ -48,7 +48,8 @@ export class FormBService implements ChatService {
     });
     const result = sendResultOf(res.body, undefined);
     // The service may not echo the session: it is the one that was sent.
-    if (result.conversationId === undefined && req.conversationId !== undefined) result.conversationId = req.conversationId;
+    if (result.conversationId === undefined && req.conversationId !== undefined)
+      result.conversationId = req.conversationId;
     return result;
   }
 

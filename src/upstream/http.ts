@@ -72,7 +72,17 @@ export class UpstreamHttp {
     this.redact = keyRedactor(opts.apiKey);
     this.policy = retryPolicy(opts.retry, opts.sleep, opts.random);
     this.policy.onRetry = (err, attempt, waitMs) =>
-      this.log.warn({ endpoint: err.details.endpoint, kind: err.kind, status: err.details.status, code: err.details.code, attempt, waitMs }, 'upstream call failed, retrying');
+      this.log.warn(
+        {
+          endpoint: err.details.endpoint,
+          kind: err.kind,
+          status: err.details.status,
+          code: err.details.code,
+          attempt,
+          waitMs,
+        },
+        'upstream call failed, retrying',
+      );
   }
 
   /** A call answered with one JSON body (A1/B1, history, lists), retried per the policy. */
@@ -150,7 +160,10 @@ export class UpstreamHttp {
       res = await this.pool.request({
         method: spec.method,
         path: this.basePath + spec.path + queryString(spec.query),
-        headers: spec.body === undefined ? { ...this.headers, accept } : { ...this.headers, accept, 'content-type': 'application/json' },
+        headers:
+          spec.body === undefined
+            ? { ...this.headers, accept }
+            : { ...this.headers, accept, 'content-type': 'application/json' },
         ...(spec.body !== undefined ? { body: JSON.stringify(spec.body) } : {}),
         signal,
       });

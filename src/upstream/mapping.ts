@@ -24,7 +24,10 @@ export function sendResultOf(body: unknown, headerConversationId: string | undef
   return withIds({ text }, { conversationId: ids.conversationId ?? headerConversationId, messageId: ids.messageId });
 }
 
-function withIds(r: SendResult, ids: { conversationId?: string | undefined; messageId?: string | undefined }): SendResult {
+function withIds(
+  r: SendResult,
+  ids: { conversationId?: string | undefined; messageId?: string | undefined },
+): SendResult {
   if (ids.conversationId) r.conversationId = ids.conversationId;
   if (ids.messageId) r.messageId = ids.messageId;
   return r;

@@ -113,7 +113,10 @@ describe('SSE', () => {
   });
 
   it('non-JSON data is itself the text, including JSON that is not an object', () => {
-    expect(decodeAll(SSE, 'data: 42\n\ndata: "q"\n\ndata: [1]\n\ndata: {broken\n\n')).toEqual([text('42"q"[1]{broken'), end]);
+    expect(decodeAll(SSE, 'data: 42\n\ndata: "q"\n\ndata: [1]\n\ndata: {broken\n\n')).toEqual([
+      text('42"q"[1]{broken'),
+      end,
+    ]);
   });
 
   it('reads ids at top level or under data, in every spelling, and repeats no unchanged id', () => {
@@ -140,7 +143,8 @@ describe('SSE', () => {
 
 describe('JSON lines', () => {
   it('reads NDJSON by the same rules', () => {
-    const body = '{"delta":"a"}\n\n{"delta":"b"}\r\n{"done":true,"conversation_id":"c","message_id":"m"}\n{"delta":"late"}\n';
+    const body =
+      '{"delta":"a"}\n\n{"delta":"b"}\r\n{"done":true,"conversation_id":"c","message_id":"m"}\n{"delta":"late"}\n';
     expect(decodeAll(NDJSON, body)).toEqual([text('ab'), { type: 'ids', conversationId: 'c', messageId: 'm' }, end]);
   });
 
@@ -154,8 +158,16 @@ describe('JSON lines', () => {
 
   it('streamed application/json: one object a line, or one pretty-printed object', () => {
     expect(decodeAll('application/json', '{"delta":"a"}\n{"delta":"b"}\n')).toEqual([text('ab'), end]);
-    const pretty = JSON.stringify({ success: true, data: { response: 'whole {reply}\n}', conversationId: 'c7' } }, null, 2);
-    expect(decodeAll('application/json', pretty)).toEqual([{ type: 'ids', conversationId: 'c7' }, text('whole {reply}\n}'), end]);
+    const pretty = JSON.stringify(
+      { success: true, data: { response: 'whole {reply}\n}', conversationId: 'c7' } },
+      null,
+      2,
+    );
+    expect(decodeAll('application/json', pretty)).toEqual([
+      { type: 'ids', conversationId: 'c7' },
+      text('whole {reply}\n}'),
+      end,
+    ]);
     expect(decodeAll('application/json', 'not json\nat all')).toEqual([text('not json\nat all'), end]);
   });
 });
@@ -163,7 +175,8 @@ describe('JSON lines', () => {
 describe('plain text', () => {
   it('the bytes are the text, UTF-8 decoded across chunks', () => {
     const bytes = new TextEncoder().encode('héllo 🌍 世界');
-    for (let i = 1; i < bytes.length; i++) expect(decodeSplit('text/plain', bytes, [i])).toEqual([text('héllo 🌍 世界'), end]);
+    for (let i = 1; i < bytes.length; i++)
+      expect(decodeSplit('text/plain', bytes, [i])).toEqual([text('héllo 🌍 世界'), end]);
     expect(decodeAll(undefined, 'data: not SSE\n')).toEqual([text('data: not SSE\n'), end]);
     expect(decodeAll('text/plain', '')).toEqual([end]);
   });
@@ -192,14 +205,26 @@ describe('every chunking gives the same events', () => {
       const bytes = new TextEncoder().encode(body);
       const whole = decodeSplit(type, bytes, []);
       expect(whole.length).toBeGreaterThan(0);
-      expect(decodeSplit(type, bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1))).toEqual(whole);
+      expect(
+        decodeSplit(
+          type,
+          bytes,
+          Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+        ),
+      ).toEqual(whole);
       for (let i = 1; i < bytes.length; i++) {
         expect(decodeSplit(type, bytes, [i])).toEqual(whole);
         for (let j = i + 1; j < bytes.length; j++) expect(decodeSplit(type, bytes, [i, j])).toEqual(whole);
       }
       fc.assert(
         fc.property(fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 12 }), (cuts) => {
-          expect(decodeSplit(type, bytes, [...cuts].sort((a, b) => a - b))).toEqual(whole);
+          expect(
+            decodeSplit(
+              type,
+              bytes,
+              [...cuts].sort((a, b) => a - b),
+            ),
+          ).toEqual(whole);
         }),
         { numRuns: 300, seed: 4242 },
       );

@@ -19,7 +19,11 @@ export function normalize(events: readonly (DecodedEvent | StreamEvent)[]): (Dec
 }
 
 /** Decode `bytes` cut at the given offsets (ascending, inside the buffer). */
-export function decodeSplit(contentType: string | undefined, bytes: Uint8Array, cuts: readonly number[]): DecodedEvent[] {
+export function decodeSplit(
+  contentType: string | undefined,
+  bytes: Uint8Array,
+  cuts: readonly number[],
+): DecodedEvent[] {
   const decoder = createDecoder(contentType);
   const events: DecodedEvent[] = [];
   let from = 0;
@@ -33,7 +37,6 @@ export function decodeSplit(contentType: string | undefined, bytes: Uint8Array, 
 
 export const decodeAll = (contentType: string | undefined, text: string | Uint8Array) =>
   decodeSplit(contentType, typeof text === 'string' ? new TextEncoder().encode(text) : text, []);
-
 
 export interface TinyServer {
   url: string;

@@ -117,7 +117,16 @@ export class TestConnector implements Connector {
   async postInterrupted(target: ReplyTarget, text: string): Promise<void> {
     const channelKey = `test:channel:${target.threadId ?? target.channelId}`;
     const id = `msg-${this.nextMessageId++}`;
-    this.messages.set(id, { id, channelKey, content: text, final: true, part: 0, writes: 1, postedAt: this.clock.now(), interruptedByRecovery: true });
+    this.messages.set(id, {
+      id,
+      channelKey,
+      content: text,
+      final: true,
+      part: 0,
+      writes: 1,
+      postedAt: this.clock.now(),
+      interruptedByRecovery: true,
+    });
   }
 
   /** A sink for one reply in a place. */

@@ -131,7 +131,11 @@ describe('assistant-bridge start with bad configuration', () => {
   });
 
   it('exits 2 naming a malformed variable', async () => {
-    const { code, stderr } = await runCli({ ...{ CHAT_API_URL: 'http://127.0.0.1:1', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'b' }, DISCORD_BOT_TOKEN: 'x', MAX_CONCURRENT_REPLIES: 'lots' });
+    const { code, stderr } = await runCli({
+      ...{ CHAT_API_URL: 'http://127.0.0.1:1', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'b' },
+      DISCORD_BOT_TOKEN: 'x',
+      MAX_CONCURRENT_REPLIES: 'lots',
+    });
     expect(code).toBe(2);
     expect(stderr).toContain('MAX_CONCURRENT_REPLIES');
     expect(stderr).not.toMatch(/\n\s+at /);

@@ -82,7 +82,12 @@ async function world(o: WorldOptions = {}): Promise<World> {
     rmSync(dir, { recursive: true, force: true });
   });
   const clock = new ShiftClock();
-  const conn = new TestConnector({ clock, bucketLimit: o.bucketLimit ?? 5, bucketWindowMs: 5000, maxChars: o.maxChars ?? 2000 });
+  const conn = new TestConnector({
+    clock,
+    bucketLimit: o.bucketLimit ?? 5,
+    bucketWindowMs: 5000,
+    maxChars: o.maxChars ?? 2000,
+  });
   const firstToken = new Map<string, number>();
   const firstText = new Map<string, number>();
   const shownWaiters = new Map<string, () => void>();
@@ -94,7 +99,12 @@ async function world(o: WorldOptions = {}): Promise<World> {
     metrics: noopMetrics,
     logger: silentLogger,
     clock,
-    settings: testRelaySettings({ sessionIdleSeconds: 3600, userMessagesPerMinute: 1000, streamEditIntervalMs: 200, ...o.settings }),
+    settings: testRelaySettings({
+      sessionIdleSeconds: 3600,
+      userMessagesPerMinute: 1000,
+      streamEditIntervalMs: 200,
+      ...o.settings,
+    }),
     hooks: {
       onFirstToken: (id, at) => firstToken.set(id, at),
       onFirstText: (id, at) => {
@@ -120,7 +130,8 @@ function rebuild(parts: string[], expected: string): string {
   parts.forEach((raw, i) => {
     let p = raw;
     const firstLine = p.slice(0, p.indexOf('\n') + 1);
-    if (i > 0 && /^ {0,3}(`{3,}|~{3,})/.test(firstLine) && !expected.startsWith(firstLine, out.length)) p = p.slice(firstLine.length);
+    if (i > 0 && /^ {0,3}(`{3,}|~{3,})/.test(firstLine) && !expected.startsWith(firstLine, out.length))
+      p = p.slice(firstLine.length);
     if (i < parts.length - 1 && !expected.startsWith(p, out.length)) {
       const m = /\n?(`{3,}|~{3,})$/.exec(p);
       for (const cut of m === null ? [] : [m[0], m[1] as string]) {
@@ -145,7 +156,9 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     const w = await world();
     const n = 50;
     const results = await Promise.all(
-      Array.from({ length: n }, (_, i) => w.conn.send({ text: `[long ${2300 + i * 13}] [chunks 40] #${i}`, channelId: `C${i}` })),
+      Array.from({ length: n }, (_, i) =>
+        w.conn.send({ text: `[long ${2300 + i * 13}] [chunks 40] #${i}`, channelId: `C${i}` }),
+      ),
     );
     expect(results.every((r) => r.status === 'answered')).toBe(true);
     for (let i = 0; i < n; i++) {
@@ -281,7 +294,12 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
 
   describe('errors the user sees', () => {
     const cases: Array<[string, WorldOptions, (w: World) => void, string]> = [
-      ['429 beyond the retry budget', {}, (w) => w.emu.injectFault({ status: 429, times: 50, retryAfterSeconds: 1 }), MESSAGES.busy],
+      [
+        '429 beyond the retry budget',
+        {},
+        (w) => w.emu.injectFault({ status: 429, times: 50, retryAfterSeconds: 1 }),
+        MESSAGES.busy,
+      ],
       ['500 three times', {}, (w) => w.emu.injectFault({ status: 500, times: 3 }), MESSAGES.error],
       ['401', { apiKey: 'wrong-key' }, () => {}, MESSAGES.unavailable],
       ['400 MESSAGE_TOO_LONG', { emulator: { maxMessageChars: 5 } }, () => {}, MESSAGES.tooLong()],

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NOT_ALLOWED } from '../../src/connectors/discord/commands.js';
-import { type HandleResult, type MessageHandler, PlatformRateLimitedError, PlatformWriteError } from '../../src/core/ports.js';
+import {
+  type HandleResult,
+  type MessageHandler,
+  PlatformRateLimitedError,
+  PlatformWriteError,
+} from '../../src/core/ports.js';
 import { CapturingHandler, EchoHandler, type Harness, mention, startHarness } from './discord/harness.js';
 
 // The connector with real discord.js against the fake Discord, before the relay: a stand-in
@@ -18,9 +23,18 @@ describe('discord connector (thread mode)', () => {
     h = await startHarness(handler);
     const { fake, channelId } = h;
     expect(h.connector.isReady()).toBe(true);
-    const user = fake.dispatchMessage({ channelId, authorId: '100000000000000001', content: mention(fake, 'How do I parse JSON in Go?'), mentionsBot: true });
+    const user = fake.dispatchMessage({
+      channelId,
+      authorId: '100000000000000001',
+      content: mention(fake, 'How do I parse JSON in Go?'),
+      mentionsBot: true,
+    });
     const threadId = String(user.id);
-    const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: How do I parse JSON in Go?'), 10_000, 'the reply');
+    const reply = await fake.waitUntil(
+      () => fake.botMessages(threadId).find((m) => m.content === 'You said: How do I parse JSON in Go?'),
+      10_000,
+      'the reply',
+    );
     expect(reply.edits).toBe(1);
     const thread = fake.state.channels.get(threadId);
     expect(thread?.parentId).toBe(channelId);
@@ -42,7 +56,12 @@ describe('discord connector (thread mode)', () => {
     const handler = new EchoHandler();
     h = await startHarness(handler);
     const { fake, channelId } = h;
-    const first = fake.dispatchMessage({ channelId, authorId: '100000000000000001', content: mention(fake, 'hello'), mentionsBot: true });
+    const first = fake.dispatchMessage({
+      channelId,
+      authorId: '100000000000000001',
+      content: mention(fake, 'hello'),
+      mentionsBot: true,
+    });
     const threadId = String(first.id);
     await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: hello'));
     fake.dispatchMessage({ channelId: threadId, authorId: '100000000000000001', content: 'and more' });
@@ -52,8 +71,19 @@ describe('discord connector (thread mode)', () => {
 
     const other = fake.addThread(channelId, '100000000000000002', 'user thread');
     fake.dispatchMessage({ channelId: other, authorId: '100000000000000002', content: 'not for the bot' });
-    fake.dispatchMessage({ channelId, authorId: '100000000000000003', content: mention(fake, 'from a bot'), mentionsBot: true, authorIsBot: true });
-    fake.dispatchMessage({ channelId: other, authorId: '100000000000000002', content: mention(fake, 'now for you'), mentionsBot: true });
+    fake.dispatchMessage({
+      channelId,
+      authorId: '100000000000000003',
+      content: mention(fake, 'from a bot'),
+      mentionsBot: true,
+      authorIsBot: true,
+    });
+    fake.dispatchMessage({
+      channelId: other,
+      authorId: '100000000000000002',
+      content: mention(fake, 'now for you'),
+      mentionsBot: true,
+    });
     await fake.waitUntil(() => fake.botMessages(other).find((m) => m.content === 'You said: now for you'));
     expect(handler.seen.map((m) => m.text)).toEqual(['hello', 'and more', 'now for you']);
     expect(handler.seen[2]?.place).toEqual({ platform: 'discord', workspaceId: h.guildId, channelId, threadId: other });
@@ -74,9 +104,21 @@ describe('discord connector (thread mode)', () => {
     const handler = new EchoHandler();
     h = await startHarness(handler);
     const { fake, channelId, guildId } = h;
-    expect(fake.state.commands.get(guildId)?.map((c) => c.name).sort()).toEqual(['ask', 'reset']);
-    const ask = fake.dispatchInteraction({ channelId, userId: '100000000000000001', name: 'ask', options: [{ name: 'text', type: 3, value: 'what is up' }] });
-    const shown = await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.content === 'You said: what is up'));
+    expect(
+      fake.state.commands
+        .get(guildId)
+        ?.map((c) => c.name)
+        .sort(),
+    ).toEqual(['ask', 'reset']);
+    const ask = fake.dispatchInteraction({
+      channelId,
+      userId: '100000000000000001',
+      name: 'ask',
+      options: [{ name: 'text', type: 3, value: 'what is up' }],
+    });
+    const shown = await fake.waitUntil(() =>
+      fake.botMessages(channelId).find((m) => m.content === 'You said: what is up'),
+    );
     expect(shown.interactionId).toBe(ask.id);
     expect(handler.seen[0]?.eventId).toBe(`interaction:${ask.id}`);
     expect(handler.seen[0]?.place).toEqual({ platform: 'discord', workspaceId: guildId, channelId });
@@ -99,11 +141,25 @@ describe('discord /ask refused by the handler', () => {
     };
     h = await startHarness(handler);
     const { fake, channelId } = h;
-    const a = fake.dispatchInteraction({ channelId, userId: '100000000000000001', name: 'ask', options: [{ name: 'text', type: 3, value: 'q' }] });
-    const shown = await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.interactionId === a.id && m.content !== ''));
+    const a = fake.dispatchInteraction({
+      channelId,
+      userId: '100000000000000001',
+      name: 'ask',
+      options: [{ name: 'text', type: 3, value: 'q' }],
+    });
+    const shown = await fake.waitUntil(() =>
+      fake.botMessages(channelId).find((m) => m.interactionId === a.id && m.content !== ''),
+    );
     expect(shown.content).toBe(NOT_ALLOWED);
-    const b = fake.dispatchInteraction({ channelId, userId: '100000000000000001', name: 'ask', options: [{ name: 'text', type: 3, value: 'q' }] });
-    await fake.waitUntil(() => fake.record.find((r) => r.method === 'DELETE' && r.path.includes(`/webhooks/`) && r.status === 204));
+    const b = fake.dispatchInteraction({
+      channelId,
+      userId: '100000000000000001',
+      name: 'ask',
+      options: [{ name: 'text', type: 3, value: 'q' }],
+    });
+    await fake.waitUntil(() =>
+      fake.record.find((r) => r.method === 'DELETE' && r.path.includes(`/webhooks/`) && r.status === 204),
+    );
     expect(fake.botMessages(channelId).filter((m) => m.interactionId === b.id)).toEqual([]);
   });
 });
@@ -113,8 +169,15 @@ describe('discord connector (inline mode)', () => {
     const handler = new EchoHandler();
     h = await startHarness(handler, { replyMode: 'inline' });
     const { fake, channelId } = h;
-    const user = fake.dispatchMessage({ channelId, authorId: '100000000000000001', content: mention(fake, 'inline please'), mentionsBot: true });
-    const reply = await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.content === 'You said: inline please'));
+    const user = fake.dispatchMessage({
+      channelId,
+      authorId: '100000000000000001',
+      content: mention(fake, 'inline please'),
+      mentionsBot: true,
+    });
+    const reply = await fake.waitUntil(() =>
+      fake.botMessages(channelId).find((m) => m.content === 'You said: inline please'),
+    );
     expect(reply.messageReference).toMatchObject({ message_id: user.id, channel_id: channelId });
     expect(handler.seen[0]?.place).toEqual({ platform: 'discord', workspaceId: h.guildId, channelId });
     expect(fake.state.channels.get(String(user.id))).toBeUndefined();
@@ -173,21 +236,35 @@ describe('discord reply sink', () => {
     const handler = new EchoHandler();
     h = await startHarness(handler);
     const { fake, channelId } = h;
-    const user = fake.dispatchMessage({ channelId, authorId: '100000000000000001', content: mention(fake, 'long story'), mentionsBot: true });
+    const user = fake.dispatchMessage({
+      channelId,
+      authorId: '100000000000000001',
+      content: mention(fake, 'long story'),
+      mentionsBot: true,
+    });
     const threadId = String(user.id);
-    const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: long story'));
+    const reply = await fake.waitUntil(() =>
+      fake.botMessages(threadId).find((m) => m.content === 'You said: long story'),
+    );
     const target = handler.seen[0]?.sink.target;
     if (!target) throw new Error('no target');
     await h.connector.markInterrupted(JSON.parse(JSON.stringify(target)), reply.id, 'You said: long… (interrupted)');
     expect(fake.botMessages(threadId)[0]?.content).toBe('You said: long… (interrupted)');
-    await expect(h.connector.markInterrupted(target, '123456789012345678', 'x')).rejects.toBeInstanceOf(PlatformWriteError);
+    await expect(h.connector.markInterrupted(target, '123456789012345678', 'x')).rejects.toBeInstanceOf(
+      PlatformWriteError,
+    );
   });
 
   it('postInterrupted tells the place of a reply a crash cut before its first write (in the channel when no thread was opened)', async () => {
     const handler = new CapturingHandler();
     h = await startHarness(handler);
     const { fake, channelId } = h;
-    fake.dispatchMessage({ channelId, authorId: '100000000000000001', content: mention(fake, 'then the crash'), mentionsBot: true });
+    fake.dispatchMessage({
+      channelId,
+      authorId: '100000000000000001',
+      content: mention(fake, 'then the crash'),
+      mentionsBot: true,
+    });
     const msg = await handler.next();
     const target = JSON.parse(JSON.stringify(msg.sink.target));
     await h.connector.postInterrupted?.(target, 'The reply was interrupted before any text arrived. Please try again.');
@@ -196,4 +273,3 @@ describe('discord reply sink', () => {
     expect(shown?.allowedMentions).toEqual({ parse: [] });
   });
 });
-

@@ -26,7 +26,9 @@ it('a mention gets a thread with a streamed reply; a follow-up without mention c
   const question = 'please explain how streaming replies work in this bridge, in some detail';
   const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, question), mentionsBot: true });
   const threadId = String(user.id);
-  const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${question}`));
+  const reply = await fake.waitUntil(() =>
+    fake.botMessages(threadId).find((m) => m.content === `You said: ${question}`),
+  );
   expect(reply.edits).toBeGreaterThanOrEqual(2);
   expect(fake.botMessages(threadId)).toHaveLength(1);
   expect(fake.state.channels.get(threadId)?.parentId).toBe(channelId);
@@ -37,13 +39,24 @@ it('a mention gets a thread with a streamed reply; a follow-up without mention c
   expect(first?.conversationId).toBeDefined();
   expect(second?.conversationId).toBe(first?.conversationId);
   expect(first?.message).toBe(question);
-  expect(first?.metadata).toMatchObject({ source: 'discord', workspaceId: s.guildId, channelId, threadId, userId: ANN });
+  expect(first?.metadata).toMatchObject({
+    source: 'discord',
+    workspaceId: s.guildId,
+    channelId,
+    threadId,
+    userId: ANN,
+  });
 });
 
 it('a long reply with code becomes several messages of at most 2000 chars, fences balanced, text complete', async () => {
   s = await startStack({ chunkDelayMs: 0 });
   const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'give me [long 5200]'), mentionsBot: true });
+  const user = fake.dispatchMessage({
+    channelId,
+    authorId: ANN,
+    content: mention(fake, 'give me [long 5200]'),
+    mentionsBot: true,
+  });
   const threadId = String(user.id);
   const expected = longMarkdown(5200);
   const parts = await fake.waitUntil(
@@ -84,8 +97,15 @@ it('/reset starts a fresh conversation for the thread; /ask answers through the 
   expect(r2?.conversationId).toBeDefined();
   expect(r2?.conversationId).not.toBe(r1?.conversationId);
 
-  const ask = fake.dispatchInteraction({ channelId: threadId, userId: ANN, name: 'ask', options: [{ name: 'text', type: 3, value: 'three' }] });
-  const answer = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.interactionId === ask.id && m.content === 'You said: three'));
+  const ask = fake.dispatchInteraction({
+    channelId: threadId,
+    userId: ANN,
+    name: 'ask',
+    options: [{ name: 'text', type: 3, value: 'three' }],
+  });
+  const answer = await fake.waitUntil(() =>
+    fake.botMessages(threadId).find((m) => m.interactionId === ask.id && m.content === 'You said: three'),
+  );
   expect(answer.ephemeral).toBe(false);
   // /ask in the thread is the thread's conversation
   expect(streamRequests(s)[2]?.conversationId).toBe(r2?.conversationId);
@@ -98,7 +118,9 @@ it('upstream text cannot ping: allowed_mentions.parse is empty on every create a
   const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, text), mentionsBot: true });
   const threadId = String(user.id);
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${text}`));
-  const writes = fake.record.filter((r) => /\/messages(\/\d+)?$/.test(r.path) && (r.method === 'POST' || r.method === 'PATCH'));
+  const writes = fake.record.filter(
+    (r) => /\/messages(\/\d+)?$/.test(r.path) && (r.method === 'POST' || r.method === 'PATCH'),
+  );
   expect(writes.length).toBeGreaterThanOrEqual(2);
   for (const w of writes) expect(w.allowed_mentions).toEqual({ parse: [] });
 });
@@ -121,21 +143,35 @@ it('twelve concurrent long replies in two channels finish exact with zero 429s',
     threads.push({ id: String(m.id), n });
   }
   await fake.waitUntil(
-    () => threads.every((t) => partsProblems(fake.botMessages(t.id).map((m) => m.content), longMarkdown(t.n)).length === 0),
+    () =>
+      threads.every(
+        (t) =>
+          partsProblems(
+            fake.botMessages(t.id).map((m) => m.content),
+            longMarkdown(t.n),
+          ).length === 0,
+      ),
     25_000,
     'twelve complete replies',
   );
   expect(fake.rateLimitHits).toBe(0);
   for (const t of threads) expect(fake.botMessages(t.id).length).toBeGreaterThanOrEqual(2);
   // the budget was actually reached: some thread saw more writes than one window allows
-  const perThread = threads.map((t) => fake.record.filter((r) => r.channelId === t.id && r.path.includes('/messages')).length);
+  const perThread = threads.map(
+    (t) => fake.record.filter((r) => r.channelId === t.id && r.path.includes('/messages')).length,
+  );
   expect(Math.max(...perThread)).toBeGreaterThan(budget.limit);
 }, 30_000);
 
 it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a restart keeps the thread conversation', async () => {
   s = await startStack();
   const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'remember me'), mentionsBot: true });
+  const user = fake.dispatchMessage({
+    channelId,
+    authorId: ANN,
+    content: mention(fake, 'remember me'),
+    mentionsBot: true,
+  });
   const threadId = String(user.id);
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: remember me'));
   fake.redispatch('MESSAGE_CREATE', user);
@@ -145,7 +181,10 @@ it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a resta
   fake.redispatch('MESSAGE_CREATE', user);
   fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'after restart' });
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: after restart'));
-  expect(fake.botMessages(threadId).map((m) => m.content)).toEqual(['You said: remember me', 'You said: after restart']);
+  expect(fake.botMessages(threadId).map((m) => m.content)).toEqual([
+    'You said: remember me',
+    'You said: after restart',
+  ]);
   const reqs = streamRequests(s);
   expect(reqs).toHaveLength(2);
   expect(reqs[1]?.conversationId).toBe(reqs[0]?.conversationId);

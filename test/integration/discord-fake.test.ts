@@ -15,11 +15,18 @@ it('discord.js logs into the fake and receives a message', async () => {
   const g = fake.addGuild();
   const ch = fake.addChannel(g);
   const client = new Client({
-    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.DirectMessages,
+    ],
     partials: [Partials.Channel, Partials.Message],
     rest: { api: fake.apiUrl },
   });
-  cleanup.push(async () => { await client.destroy(); });
+  cleanup.push(async () => {
+    await client.destroy();
+  });
   const ready = once(client, Events.ClientReady);
   await client.login(fake.token);
   await ready;

@@ -22,7 +22,12 @@ it('resumes after a disconnect and answers a message sent while it was away, onc
   const resumed = fake.gateway.waitFor('resumed');
   fake.disconnectGateway(4000);
   await closed;
-  const missed = fake.dispatchMessage({ channelId, authorId: USER, content: mention(fake, 'while away'), mentionsBot: true });
+  const missed = fake.dispatchMessage({
+    channelId,
+    authorId: USER,
+    content: mention(fake, 'while away'),
+    mentionsBot: true,
+  });
   await resumed;
   const threadId = String(missed.id);
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: while away'));
@@ -46,7 +51,12 @@ it('identifies again when the resume is refused, and keeps working', async () =>
   await identified;
   expect(fake.gateway.stats.invalidSessions).toBe(1);
   // discord.js holds events until the guilds arrive again, so sending right away is fine.
-  const user = fake.dispatchMessage({ channelId, authorId: USER, content: mention(fake, 'after reidentify'), mentionsBot: true });
+  const user = fake.dispatchMessage({
+    channelId,
+    authorId: USER,
+    content: mention(fake, 'after reidentify'),
+    mentionsBot: true,
+  });
   await fake.waitUntil(() => fake.botMessages(String(user.id)).find((m) => m.content === 'You said: after reidentify'));
   expect(h.connector.isReady()).toBe(true);
 });

@@ -98,7 +98,7 @@ it('twelve long replies in two channels finish exact, split at 2000 with fences 
   expect(f.rateLimitHits).toBe(0);
   // 5 writes per second per channel: the scheduler must not be far slower than the budget allows
   const writes = f.record.filter((r) => r.path.includes('/messages')).length;
-  expect(elapsed).toBeLessThan(((writes / 2 / BUDGET.limit) * BUDGET.windowMs) * 1.6 + 2000);
+  expect(elapsed).toBeLessThan((writes / 2 / BUDGET.limit) * BUDGET.windowMs * 1.6 + 2000);
   for (const id of ids) {
     const res = handler.results.get(id);
     expect(res?.outcome).toBe('done');
@@ -106,5 +106,6 @@ it('twelve long replies in two channels finish exact, split at 2000 with fences 
     expect(parts.length).toBeGreaterThanOrEqual(3);
     expect(partsProblems(parts, longMarkdown(lengths.get(id) ?? 0))).toEqual([]);
   }
-  for (const w of f.record.filter((r) => r.path.includes('/messages'))) expect(w.allowed_mentions).toEqual({ parse: [] });
+  for (const w of f.record.filter((r) => r.path.includes('/messages')))
+    expect(w.allowed_mentions).toEqual({ parse: [] });
 }, 30_000);

@@ -26,7 +26,9 @@ describe('Dockerfile', () => {
     expect(runs).toContain('build');
     for (const s of runs) expect(scripts, `npm run ${s}`).toHaveProperty(s as string);
 
-    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(?:--\S+ )*(.+) \S+$/gm)].flatMap((m) => (m[1] ?? '').split(' '));
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(?:--\S+ )*(.+) \S+$/gm)].flatMap((m) =>
+      (m[1] ?? '').split(' '),
+    );
     expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'src', 'migrations', 'bin']));
     for (const p of copied) expect(exists(p), p).toBe(true);
   });
@@ -56,7 +58,10 @@ describe('Dockerfile', () => {
     });
     const { port } = await server.listen();
     const check = (p: number) =>
-      promisify(execFile)(process.execPath, argv.slice(1), { env: { ...process.env, PORT: String(p) }, timeout: 10_000 }).then(
+      promisify(execFile)(process.execPath, argv.slice(1), {
+        env: { ...process.env, PORT: String(p) },
+        timeout: 10_000,
+      }).then(
         () => 0,
         (err: { code?: number }) => err.code ?? -1,
       );

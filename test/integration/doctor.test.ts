@@ -34,7 +34,13 @@ async function doctor(env: Record<string, string>, args: string[] = []) {
   const code = await run(args, {
     stdout: { write: (s: string) => (stdout += s) },
     stderr: { write: (s: string) => (stderr += s) },
-    env: { CHAT_API_URL: emu.url, CHAT_API_KEY: 'dev-key', CHAT_BOT_ID: 'demo-bot', DATABASE_PATH: join(dir, 'bridge.db'), ...env },
+    env: {
+      CHAT_API_URL: emu.url,
+      CHAT_API_KEY: 'dev-key',
+      CHAT_BOT_ID: 'demo-bot',
+      DATABASE_PATH: join(dir, 'bridge.db'),
+      ...env,
+    },
     dotenvPath: join(dir, 'no.env'),
   });
   /** The table row of a check: its status and the rest of the line. */
@@ -52,7 +58,14 @@ describe('assistant-bridge doctor', () => {
     it(`is all green against the emulator (Form ${form.toUpperCase()}) and exits 0`, async () => {
       const r = await doctor({ CHAT_API_FORM: form, BOT_ROUTES: 'slack:T1=other-bot' });
       expect(r.stdout).toMatch(/^CHECK\s+STATUS\s+DETAIL/);
-      for (const check of ['config', 'database', 'upstream reachable', 'upstream API key', 'bot demo-bot', 'bot other-bot']) {
+      for (const check of [
+        'config',
+        'database',
+        'upstream reachable',
+        'upstream API key',
+        'bot demo-bot',
+        'bot other-bot',
+      ]) {
         expect(r.row(check).status, check).toBe('ok');
       }
       expect(r.row('upstream reachable').text).toContain(`${emu.url} (Form ${form.toUpperCase()}) answered 200`);
@@ -77,7 +90,9 @@ describe('assistant-bridge doctor', () => {
       expect(r.row('upstream API key').status).toBe('ok');
       const bot = r.row('bot no-such-bot');
       expect(bot.status).toBe('FAIL');
-      expect(bot.text).toContain(form === 'a' ? 'bot id unknown (404; CHAT_BOT_ID)' : 'bot id unknown (400 INVALID_BOT_ID; CHAT_BOT_ID)');
+      expect(bot.text).toContain(
+        form === 'a' ? 'bot id unknown (404; CHAT_BOT_ID)' : 'bot id unknown (400 INVALID_BOT_ID; CHAT_BOT_ID)',
+      );
       expect(bot.text).toContain('CHAT_BOT_ID names a bot the upstream does not know');
       expect(r.code).toBe(1);
     });

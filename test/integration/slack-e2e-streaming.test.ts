@@ -83,7 +83,10 @@ it('20 concurrent replies in one workspace finish exact with zero 429s under the
   const posts = [];
   for (let i = 0; i < 20; i += 1) {
     const channel = `C${i % 10}`;
-    posts.push({ channel, post: fake.userPost({ channel, text: `<@U0BOT> reply ${i} [long ${300 + i * 10}] [chunks 8]` }) });
+    posts.push({
+      channel,
+      post: fake.userPost({ channel, text: `<@U0BOT> reply ${i} [long ${300 + i * 10}] [chunks 8]` }),
+    });
   }
   await Promise.all(posts.map(({ post }) => fake.sendEvent(post.mention ?? {})));
   await s.settled(20);

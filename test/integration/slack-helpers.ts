@@ -2,7 +2,11 @@ import { createServer, type IncomingMessage as HttpReq, type Server, type Server
 import type { AddressInfo } from 'node:net';
 import type { SlackConfig } from '../../src/config/config.js';
 import type { HandleResult, IncomingMessage, MessageHandler, Place } from '../../src/core/ports.js';
-import { createSlackConnector, type SlackConnector, type SlackConnectorOptions } from '../../src/connectors/slack/connector.js';
+import {
+  createSlackConnector,
+  type SlackConnector,
+  type SlackConnectorOptions,
+} from '../../src/connectors/slack/connector.js';
 import { silentLogger } from '../../src/logger.js';
 import type { FakeSlack } from '../fakes/slack/index.js';
 

@@ -50,7 +50,11 @@ describe('Slack connector in HTTP mode (Events API on the shared server)', () =>
       const res = await fake.postSignedEvent(eventsUrl, body, o);
       expect(res.status).toBe(401);
     }
-    const res = await fake.postSignedEvent(eventsUrl, { type: 'url_verification', challenge: 'x' }, { badSignature: true });
+    const res = await fake.postSignedEvent(
+      eventsUrl,
+      { type: 'url_verification', challenge: 'x' },
+      { badSignature: true },
+    );
     expect(res.status).toBe(401);
     await conn.idle();
     expect(relay.received).toHaveLength(0);

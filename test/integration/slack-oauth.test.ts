@@ -22,7 +22,12 @@ describe('Slack multi-workspace OAuth', () => {
       appToken: undefined,
       oauth: { clientId: 'cid', clientSecret: 'csecret', stateSecret: 'state-secret' },
     });
-    conn = connectorFor(fake, { config, http: server, installations: store.installations, logger: createLogger({ level: process.env.DBG ? 'debug' : 'silent' }) });
+    conn = connectorFor(fake, {
+      config,
+      http: server,
+      installations: store.installations,
+      logger: createLogger({ level: process.env.DBG ? 'debug' : 'silent' }),
+    });
     relay = new EchoHandler();
     await conn.start(relay);
   });
@@ -54,7 +59,12 @@ describe('Slack multi-workspace OAuth', () => {
     expect(store.installations.count()).toBe(1);
     expect(fake.calls.some((c) => c.method === 'oauth.v2.access' && c.result === 'ok')).toBe(true);
 
-    const post = fake.userPost({ channel: 'C9', text: '<@U0BOT2> hello from the new team', teamId: 'T0OAUTH', botUserId: 'U0BOT2' });
+    const post = fake.userPost({
+      channel: 'C9',
+      text: '<@U0BOT2> hello from the new team',
+      teamId: 'T0OAUTH',
+      botUserId: 'U0BOT2',
+    });
     const res = await fake.postSignedEvent(`${server.url}/slack/events`, fake.envelope(post.mention ?? {}, 'T0OAUTH'));
     expect(res.status).toBe(200);
     await relay.answered(1);

@@ -127,7 +127,10 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
     await relay.answered(1);
     const msg = relay.received.at(-1);
     if (!msg) throw new Error('no message');
-    await conn.postInterrupted?.(JSON.parse(JSON.stringify(msg.sink.target)), 'The reply was interrupted. Please try again.');
+    await conn.postInterrupted?.(
+      JSON.parse(JSON.stringify(msg.sink.target)),
+      'The reply was interrupted. Please try again.',
+    );
     expect(fake.botMessages('C5', post.ts).at(-1)?.text).toBe('The reply was interrupted. Please try again.');
   });
 

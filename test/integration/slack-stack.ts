@@ -46,7 +46,13 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
   const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
   const server = await startMiniServer();
   const store = openStore(':memory:');
-  const relay = relayToEmulator({ url: emu.url, apiKey: API_KEY, form: 'b', store, settings: { defaultBotId: BOT, userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 } });
+  const relay = relayToEmulator({
+    url: emu.url,
+    apiKey: API_KEY,
+    form: 'b',
+    store,
+    settings: { defaultBotId: BOT, userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
+  });
   const results: HandleResult[] = [];
   let waiters: { n: number; resolve: () => void }[] = [];
   const tracked: MessageHandler = {

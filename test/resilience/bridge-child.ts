@@ -42,11 +42,15 @@ export function ensureBuilt(): void {
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
     // A second waiter's build is incremental and quick once the first one finished.
-    execFileSync('flock', ['/tmp/assistant-bridge-resilience-build.lock', process.execPath, tsc, '-p', 'tsconfig.build.json'], {
-      cwd: ROOT,
-      stdio: 'pipe',
-      timeout: 90_000,
-    });
+    execFileSync(
+      'flock',
+      ['/tmp/assistant-bridge-resilience-build.lock', process.execPath, tsc, '-p', 'tsconfig.build.json'],
+      {
+        cwd: ROOT,
+        stdio: 'pipe',
+        timeout: 90_000,
+      },
+    );
   } catch (err) {
     // Type errors elsewhere still emit JavaScript; only a missing CLI is fatal.
     if (!existsSync(CLI)) throw err;
@@ -128,7 +132,8 @@ export async function spawnBridge(env: Record<string, string>, opts: { port?: nu
       const deadline = Date.now() + timeoutMs;
       let last = '';
       for (;;) {
-        if (exitCode !== undefined) throw new Error(`bridge exited (${exitCode ?? exitSignal}) before ready:\n${handle.tail()}`);
+        if (exitCode !== undefined)
+          throw new Error(`bridge exited (${exitCode ?? exitSignal}) before ready:\n${handle.tail()}`);
         try {
           const r = await readyz();
           if (r.status === 200) return;
@@ -136,7 +141,8 @@ export async function spawnBridge(env: Record<string, string>, opts: { port?: nu
         } catch {
           // not listening yet
         }
-        if (Date.now() > deadline) throw new Error(`bridge not ready after ${timeoutMs} ms (last /readyz: ${last}):\n${handle.tail()}`);
+        if (Date.now() > deadline)
+          throw new Error(`bridge not ready after ${timeoutMs} ms (last /readyz: ${last}):\n${handle.tail()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -84,7 +84,6 @@ afterAll(async () => {
   await world?.close();
 });
 
-
 describe('SIGKILL mid-stream, then a restart on the same database', () => {
   it('keeps the mapping, marks the half-written reply interrupted, and answers the next message', async () => {
     const guild = fake.addGuild('g');
@@ -93,9 +92,18 @@ describe('SIGKILL mid-stream, then a restart on the same database', () => {
     await bridge.waitReady();
 
     // 1. A mention opens a thread (named after the user's message) with the reply in it.
-    const first = fake.dispatchMessage({ channelId: channel, authorId: '300000000000000001', content: `<@${fake.botUser.id}> hello one`, mentionsBot: true });
+    const first = fake.dispatchMessage({
+      channelId: channel,
+      authorId: '300000000000000001',
+      content: `<@${fake.botUser.id}> hello one`,
+      mentionsBot: true,
+    });
     const thread = String(first.id);
-    await fake.waitUntil(() => fake.botMessages(thread).some((m) => m.content === echo('hello one')), 15_000, 'the first reply in the thread');
+    await fake.waitUntil(
+      () => fake.botMessages(thread).some((m) => m.content === echo('hello one')),
+      15_000,
+      'the first reply in the thread',
+    );
     const firstTurn = emu.requests.find((r) => r.message === 'hello one');
     expect(firstTurn?.conversationId).toBeUndefined(); // Form A: the upstream names the conversation
 
@@ -134,14 +142,22 @@ describe('SIGKILL mid-stream, then a restart on the same database', () => {
     bridge = await spawnBridge(env);
     await bridge.waitReady();
     const expected = `${rec.lastText}${closeFence(rec.lastText)}${MESSAGES.interrupted}`;
-    await fake.waitUntil(() => fake.state.messages.get(half.id)?.content === expected, 15_000, 'the interrupted reply to be marked');
+    await fake.waitUntil(
+      () => fake.state.messages.get(half.id)?.content === expected,
+      15_000,
+      'the interrupted reply to be marked',
+    );
     expect(fencesBalanced(expected)).toBe(true);
     // no later write of the dead reply went out, and it was not answered again
     expect(emu.requests.filter((r) => r.message === slow)).toHaveLength(1);
 
     // 4. The next message in the thread continues the same upstream conversation and is answered.
     fake.dispatchMessage({ channelId: thread, authorId: '300000000000000001', content: 'after restart' });
-    await fake.waitUntil(() => fake.botMessages(thread).some((m) => m.content === echo('after restart')), 15_000, 'the reply after the restart');
+    await fake.waitUntil(
+      () => fake.botMessages(thread).some((m) => m.content === echo('after restart')),
+      15_000,
+      'the reply after the restart',
+    );
     const third = emu.requests.find((r) => r.message === 'after restart');
     expect(third?.conversationId).toBe(conversationId);
     // the thread holds: reply 1, the interrupted reply, reply 3 — nothing else
@@ -197,7 +213,11 @@ describe('the same over Slack Socket Mode (edit streaming)', () => {
     await slackBridge.waitReady();
     // the text so far, the code block closed, then the note, rendered for Slack
     const expected = renderMrkdwn(`${rec.lastText}${closeFence(rec.lastText)}${MESSAGES.interrupted}`);
-    await waitFor(() => slack.message('C0CRASH', half.ts)?.text === expected, 15_000, 'the interrupted reply to be marked');
+    await waitFor(
+      () => slack.message('C0CRASH', half.ts)?.text === expected,
+      15_000,
+      'the interrupted reply to be marked',
+    );
     expect(expected).toContain('_(reply interrupted)_');
     expect(emu.requests.filter((r) => r.message === slow)).toHaveLength(1);
 
@@ -244,15 +264,25 @@ describe('a Slack native stream left open by a crash', () => {
 
     slackBridge = await spawnBridge(nativeEnv);
     await slackBridge.waitReady();
-    const expected = renderMarkdownText(`${rec.lastText}${fencesBalanced(rec.lastText) ? '' : closeFence(rec.lastText)}${MESSAGES.interrupted}`);
-    await waitFor(() => slack.message('C0NATIVE', half.ts)?.text === expected, 15_000, 'the stream to be marked interrupted');
+    const expected = renderMarkdownText(
+      `${rec.lastText}${fencesBalanced(rec.lastText) ? '' : closeFence(rec.lastText)}${MESSAGES.interrupted}`,
+    );
+    await waitFor(
+      () => slack.message('C0NATIVE', half.ts)?.text === expected,
+      15_000,
+      'the stream to be marked interrupted',
+    );
     const stopped = slack.calls.filter((c) => c.method === 'chat.stopStream' && c.args.ts === half.ts);
     expect(stopped.length).toBeGreaterThan(0);
     expect(slack.message('C0NATIVE', half.ts)?.streaming).toBeFalsy();
 
     const next = slack.userPost({ channel: 'C0NATIVE', text: 'native after restart', threadTs: top.ts });
     await slack.sendEvent(next.message);
-    await waitFor(() => slack.botMessages('C0NATIVE', top.ts).some((m) => m.text.includes('You said: native after restart')), 15_000, 'the reply after the restart');
+    await waitFor(
+      () => slack.botMessages('C0NATIVE', top.ts).some((m) => m.text.includes('You said: native after restart')),
+      15_000,
+      'the reply after the restart',
+    );
     expect(emu.requests.find((r) => r.message === 'native after restart')?.conversationId).toBe(session);
   }, 60_000);
 });

@@ -2,7 +2,13 @@ import type { Logger } from 'pino';
 import type { ChatService } from '../../src/core/chat-port.js';
 import { openMemoryStore } from '../../src/core/memory-store.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
-import { type Connector, type ConversationStore, type EventStore, type InFlightStore, systemClock } from '../../src/core/ports.js';
+import {
+  type Connector,
+  type ConversationStore,
+  type EventStore,
+  type InFlightStore,
+  systemClock,
+} from '../../src/core/ports.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
@@ -62,10 +68,14 @@ export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarn
       const real = opts.waitMs?.(ms) ?? 1;
       return new Promise<void>((resolve, reject) => {
         const t = setTimeout(resolve, real);
-        signal?.addEventListener('abort', () => {
-          clearTimeout(t);
-          reject(signal.reason);
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       });
     },
     ...opts.client,

@@ -21,7 +21,10 @@ describe('test connector: 429 storms', () => {
   });
 
   it('every write of a channel refused for 1.5 s, while three replies stream there: all three exact', async () => {
-    h = await startCore({ connector: { bucketLimit: 1000, bucketWindowMs: 1000 }, settings: { streamEditIntervalMs: 100 } });
+    h = await startCore({
+      connector: { bucketLimit: 1000, bucketWindowMs: 1000 },
+      settings: { streamEditIntervalMs: 100 },
+    });
     let storm = false;
     let refused = 0;
     h.conn.fault = () => {
@@ -43,7 +46,8 @@ describe('test connector: 429 storms', () => {
     // 2000 chars a message: replies of 2500, 3500 and 4500 chars take 2, 2 and 3 messages
     expect(parts.length).toBeGreaterThanOrEqual(7);
     const byReply = splitByReply(h, expected);
-    for (const [i, exp] of expected.entries()) expect(partsProblems(byReply[i] ?? [], exp), `reply ${i + 1}`).toEqual([]);
+    for (const [i, exp] of expected.entries())
+      expect(partsProblems(byReply[i] ?? [], exp), `reply ${i + 1}`).toEqual([]);
     expect(h.conn.violations).toEqual([]);
     for (const m of h.conn.messagesIn('C1')) expect(m.final).toBe(true);
   }, 40_000);
@@ -56,7 +60,11 @@ describe('test connector: 429 storms', () => {
     });
     const lengths = [2600, 3100, 4300, 1900];
     const replies = lengths.map((n, i) =>
-      h.conn.send({ text: `q [long ${n}] [chunks 30] [delay 20]`, channelId: `K${i}`, place: { platform: 'test', channelId: `K${i}` } }),
+      h.conn.send({
+        text: `q [long ${n}] [chunks 30] [delay 20]`,
+        channelId: `K${i}`,
+        place: { platform: 'test', channelId: `K${i}` },
+      }),
     );
     for (const r of await Promise.all(replies)) expect(r).toEqual({ status: 'answered' });
     expect(h.conn.rateLimitHits).toBeGreaterThan(0);
@@ -97,7 +105,9 @@ describe('fake Discord: a 429 storm on message writes', () => {
     fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
     proxy = await startProxy(fake.apiUrl);
     proxy.intercept = (req) => {
-      const write = (req.method === 'POST' || req.method === 'PATCH') && /\/channels\/\d+\/messages(\/\d+)?$/.test((req.url ?? '').split('?')[0] ?? '');
+      const write =
+        (req.method === 'POST' || req.method === 'PATCH') &&
+        /\/channels\/\d+\/messages(\/\d+)?$/.test((req.url ?? '').split('?')[0] ?? '');
       return storm && write ? discord429(0.4) : undefined;
     };
     h = await startCore({ settings: { streamEditIntervalMs: 150 } });
@@ -133,16 +143,27 @@ describe('fake Discord: a 429 storm on message writes', () => {
     await new Promise((r) => setTimeout(r, 2_000));
     storm = false;
 
-    const done = (i: number) => partsProblems(fake.botMessages(channels[i] as string).map((m) => m.content), longMarkdown(lengths[i] as number)).length === 0;
+    const done = (i: number) =>
+      partsProblems(
+        fake.botMessages(channels[i] as string).map((m) => m.content),
+        longMarkdown(lengths[i] as number),
+      ).length === 0;
     await fake.waitUntil(() => done(0) && done(1) && done(2), 25_000, 'three exact replies');
     // settle: no write may follow that changes them
     await new Promise((r) => setTimeout(r, 500));
     channels.forEach((c, i) => {
-      expect(partsProblems(fake.botMessages(c).map((m) => m.content), longMarkdown(lengths[i] as number)), `channel ${i}`).toEqual([]);
+      expect(
+        partsProblems(
+          fake.botMessages(c).map((m) => m.content),
+          longMarkdown(lengths[i] as number),
+        ),
+        `channel ${i}`,
+      ).toEqual([]);
     });
     expect(proxy.intercepted).toBeGreaterThan(0);
     // no mention ever parsed, also in the retried writes
-    for (const w of fake.record.filter((r) => r.path.includes('/messages'))) expect(w.allowed_mentions).toEqual({ parse: [] });
+    for (const w of fake.record.filter((r) => r.path.includes('/messages')))
+      expect(w.allowed_mentions).toEqual({ parse: [] });
     // the one user message per channel got one reply (no duplicate post after a refused write)
     expect(h.upstreamCalls()).toBe(3);
   }, 45_000);
@@ -164,7 +185,11 @@ describe('fake Slack: a 429 storm on chat.postMessage and chat.update', () => {
     proxy.intercept = (req) => {
       const write = /chat\.(postMessage|update)/.test(req.url ?? '');
       return storm && write
-        ? { status: 429, headers: { 'retry-after': '1', 'content-type': 'application/json' }, body: '{"ok":false,"error":"ratelimited"}' }
+        ? {
+            status: 429,
+            headers: { 'retry-after': '1', 'content-type': 'application/json' },
+            body: '{"ok":false,"error":"ratelimited"}',
+          }
         : undefined;
     };
     h = await startCore({ emulator: { maxMessageChars: 20_000 }, settings: { streamEditIntervalMs: 150 } });
@@ -203,19 +228,34 @@ describe('fake Slack: a 429 storm on chat.postMessage and chat.update', () => {
         return p;
       }),
     );
-    await waitFor(() => posts.some((p, i) => slack.botMessages(channels[i] as string, p.ts).length > 0), 10_000, 'a first reply message');
+    await waitFor(
+      () => posts.some((p, i) => slack.botMessages(channels[i] as string, p.ts).length > 0),
+      10_000,
+      'a first reply message',
+    );
     storm = true;
     await new Promise((r) => setTimeout(r, 2_500));
     storm = false;
 
     const words = (t: string) => t.split(/\s+/).filter((w) => w !== '');
-    const shown = (i: number) => words(slack.botMessages(channels[i] as string, posts[i]?.ts).map((m) => m.text).join(' '));
+    const shown = (i: number) =>
+      words(
+        slack
+          .botMessages(channels[i] as string, posts[i]?.ts)
+          .map((m) => m.text)
+          .join(' '),
+      );
     const want = (i: number) => words(`You said: ${bodies[i]} [chunks 60] [delay 40]`);
-    await waitFor(() => [0, 1, 2].every((i) => shown(i).join(' ') === want(i).join(' ')), 30_000, 'three whole replies');
+    await waitFor(
+      () => [0, 1, 2].every((i) => shown(i).join(' ') === want(i).join(' ')),
+      30_000,
+      'three whole replies',
+    );
     await new Promise((r) => setTimeout(r, 500));
     for (const i of [0, 1, 2]) {
       expect(shown(i)).toEqual(want(i));
-      for (const m of slack.botMessages(channels[i] as string, posts[i]?.ts)) expect(m.text.length).toBeLessThanOrEqual(3900);
+      for (const m of slack.botMessages(channels[i] as string, posts[i]?.ts))
+        expect(m.text.length).toBeLessThanOrEqual(3900);
     }
     expect(proxy.intercepted).toBeGreaterThan(0);
     expect(h.upstreamCalls()).toBe(3);

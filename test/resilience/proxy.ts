@@ -40,7 +40,13 @@ export async function startProxy(target: string): Promise<ApiProxy> {
       return;
     }
     const up = httpRequest(
-      { host: origin.hostname, port: origin.port, method: req.method, path: req.url, headers: { ...req.headers, host: origin.host } },
+      {
+        host: origin.hostname,
+        port: origin.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: origin.host },
+      },
       (upRes) => {
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);

@@ -28,15 +28,34 @@ const essence = (text: string) =>
     .replace(/\s+/g, '');
 
 const word = fc.oneof(
-  fc.constantFrom('the', 'reply', 'é', 'über', '🚀', 'x', 'end.', 'okay,', '[a link](https://example.com/a_b)', '`code`'),
+  fc.constantFrom(
+    'the',
+    'reply',
+    'é',
+    'über',
+    '🚀',
+    'x',
+    'end.',
+    'okay,',
+    '[a link](https://example.com/a_b)',
+    '`code`',
+  ),
   fc.integer({ min: 20, max: 260 }).map((n) => 'y'.repeat(n)),
 );
 const paragraph = fc.array(word, { minLength: 1, maxLength: 40 }).map((ws) => ws.join(' '));
 const codeBlock = fc
-  .tuple(fc.constantFrom('ts', 'py', '', 'sh'), fc.array(fc.array(word, { maxLength: 8 }).map((ws) => ws.join(' ')), { minLength: 1, maxLength: 25 }))
+  .tuple(
+    fc.constantFrom('ts', 'py', '', 'sh'),
+    fc.array(
+      fc.array(word, { maxLength: 8 }).map((ws) => ws.join(' ')),
+      { minLength: 1, maxLength: 25 },
+    ),
+  )
   .map(([lang, lines]) => `\`\`\`${lang}\n${lines.join('\n')}\n\`\`\``);
 const list = fc.array(paragraph, { minLength: 1, maxLength: 6 }).map((items) => items.map((i) => `- ${i}`).join('\n'));
-const markdown = fc.array(fc.oneof(paragraph, codeBlock, list), { minLength: 1, maxLength: 8 }).map((blocks) => blocks.join('\n\n'));
+const markdown = fc
+  .array(fc.oneof(paragraph, codeBlock, list), { minLength: 1, maxLength: 8 })
+  .map((blocks) => blocks.join('\n\n'));
 
 const scenario = fc.record({
   text: markdown,
@@ -141,16 +160,43 @@ describe('pump + reply writer + scheduler, randomised', () => {
 
   // Counterexamples the property found, kept as plain cases.
   const y = (n: number) => 'y'.repeat(n);
-  const base: Scenario = { text: '', cuts: [], gapsMs: [0], maxChars: 120, maxAgeMs: undefined, refuse: [false], retryMs: 50, interrupted: false, cutAtPercent: 100 };
+  const base: Scenario = {
+    text: '',
+    cuts: [],
+    gapsMs: [0],
+    maxChars: 120,
+    maxAgeMs: undefined,
+    refuse: [false],
+    retryMs: 50,
+    interrupted: false,
+    cutAtPercent: 100,
+  };
   it.each<[string, Scenario]>([
-    ['a line break alone between two parts is not posted as a message', { ...base, text: `- ${y(120)}\n- ${y(119)} the` }],
-    ['a long reply cut while a message is finished: the note after the brim-full last message', { ...base, text: `\`\`\`ts\n${y(190)} über the\n\`\`\``, interrupted: true }],
+    [
+      'a line break alone between two parts is not posted as a message',
+      { ...base, text: `- ${y(120)}\n- ${y(119)} the` },
+    ],
+    [
+      'a long reply cut while a message is finished: the note after the brim-full last message',
+      { ...base, text: `\`\`\`ts\n${y(190)} über the\n\`\`\``, interrupted: true },
+    ],
     [
       'a message grown too old is finished before a fence line still being written, not inside it',
       { ...base, text: `ab\n\`\`\`ts\ncode\n\`\`\`\n${y(20)}`, cuts: [1], gapsMs: [300], maxAgeMs: 2500 },
     ],
-    ['cut inside a code block: the block is closed before the note', { ...base, text: `intro\n\n\`\`\`ts\nconst a = 1;\nconst b = 2;\n\`\`\`\n\nafter`, interrupted: true, cutAtPercent: 60 }],
-    ['one character at a time into long words', { ...base, text: `- ${y(105)} ${y(104)} the\n- ${y(20)}\n\n${y(20)}`, cuts: [1], gapsMs: [24], maxChars: 128 }],
+    [
+      'cut inside a code block: the block is closed before the note',
+      {
+        ...base,
+        text: `intro\n\n\`\`\`ts\nconst a = 1;\nconst b = 2;\n\`\`\`\n\nafter`,
+        interrupted: true,
+        cutAtPercent: 60,
+      },
+    ],
+    [
+      'one character at a time into long words',
+      { ...base, text: `- ${y(105)} ${y(104)} the\n- ${y(20)}\n\n${y(20)}`, cuts: [1], gapsMs: [24], maxChars: 128 },
+    ],
   ])('%s', async (_name, s) => {
     await check(s);
   });
@@ -189,6 +235,7 @@ describe('text already shown stays where it is', () => {
     await run;
     const shown = new Map<string, number>();
     for (const w of conn.writes) shown.set(w.messageId, Math.max(shown.get(w.messageId) ?? 0, w.text.length));
-    for (const m of conn.messages.values()) expect(m.content.length, m.id).toBeGreaterThanOrEqual((shown.get(m.id) ?? 0) * 0.9);
+    for (const m of conn.messages.values())
+      expect(m.content.length, m.id).toBeGreaterThanOrEqual((shown.get(m.id) ?? 0) * 0.9);
   });
 });

@@ -36,7 +36,6 @@ afterAll(async () => {
   await world?.close();
 });
 
-
 describe('Discord gateway outage', () => {
   it('/readyz goes 503 while the gateway is down and 200 once it is back; a message after the restore is answered once', async () => {
     const guild = fake.addGuild('g');
@@ -59,7 +58,9 @@ describe('Discord gateway outage', () => {
 
     // The outage: the gateway refuses new connections (resume and identify alike) and the
     // current one is dropped with a resumable code.
-    const gateway = fake.gateway as unknown as { handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void };
+    const gateway = fake.gateway as unknown as {
+      handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+    };
     const realUpgrade = gateway.handleUpgrade.bind(fake.gateway);
     let refusedUpgrades = 0;
     gateway.handleUpgrade = (_req, socket) => {
@@ -87,8 +88,17 @@ describe('Discord gateway outage', () => {
 
     await waitFor(async () => (await b.readyz()).status === 200, 30_000, '/readyz to say 200 again');
 
-    fake.dispatchMessage({ channelId: channel, authorId: '500000000000000001', content: `<@${fake.botUser.id}> back again`, mentionsBot: true });
-    await fake.waitUntil(() => fake.botMessages(channel).some((m) => m.content === 'You said: back again'), 15_000, 'the reply after the restore');
+    fake.dispatchMessage({
+      channelId: channel,
+      authorId: '500000000000000001',
+      content: `<@${fake.botUser.id}> back again`,
+      mentionsBot: true,
+    });
+    await fake.waitUntil(
+      () => fake.botMessages(channel).some((m) => m.content === 'You said: back again'),
+      15_000,
+      'the reply after the restore',
+    );
     // a replay of the session must not answer it twice
     await new Promise((r) => setTimeout(r, 700));
     expect(fake.botMessages(channel).map((m) => m.content)).toEqual(['You said: back again']);
@@ -100,10 +110,19 @@ describe('Discord gateway outage', () => {
     expect((await b.readyz()).status).toBe(200);
     const text = 'stall please [chunks 6] [stall 2]';
     const started = Date.now();
-    fake.dispatchMessage({ channelId: discordChannel, authorId: '500000000000000001', content: `<@${fake.botUser.id}> ${text}`, mentionsBot: true });
+    fake.dispatchMessage({
+      channelId: discordChannel,
+      authorId: '500000000000000001',
+      content: `<@${fake.botUser.id}> ${text}`,
+      mentionsBot: true,
+    });
     const pieces = splitText(`You said: ${text}`, 6);
     const expected = pieces.slice(0, 2).join('') + MESSAGES.interrupted;
-    await fake.waitUntil(() => fake.botMessages(discordChannel).some((m) => m.content === expected), 10_000, 'the stalled reply to be marked');
+    await fake.waitUntil(
+      () => fake.botMessages(discordChannel).some((m) => m.content === expected),
+      10_000,
+      'the stalled reply to be marked',
+    );
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(900);
     expect(elapsed).toBeLessThan(6_000);
@@ -143,7 +162,8 @@ describe('Slack Socket Mode outage', () => {
 
     // The outage: the socket is cut and apps.connections.open (the way back) fails.
     let down = true;
-    api.intercept = (req) => (down && (req.url ?? '').includes('apps.connections.open') ? { status: 503, body: 'unavailable' } : undefined);
+    api.intercept = (req) =>
+      down && (req.url ?? '').includes('apps.connections.open') ? { status: 503, body: 'unavailable' } : undefined;
     slack.dropSocket();
     const report = await waitFor(
       async () => {
@@ -164,7 +184,11 @@ describe('Slack Socket Mode outage', () => {
 
     const posted = slack.userPost({ channel: 'C0GENERAL', text: `<@${slack.botUserId}> back on slack` });
     await slack.sendEvent(posted.mention as Record<string, unknown>);
-    await waitFor(() => slack.botMessages('C0GENERAL', posted.ts).some((m) => m.text === 'You said: back on slack'), 15_000, 'the reply in the thread');
+    await waitFor(
+      () => slack.botMessages('C0GENERAL', posted.ts).some((m) => m.text === 'You said: back on slack'),
+      15_000,
+      'the reply in the thread',
+    );
     await new Promise((r) => setTimeout(r, 700));
     expect(slack.botMessages('C0GENERAL', posted.ts).map((m) => m.text)).toEqual(['You said: back on slack']);
     expect(emu.requests.filter((r) => r.message === 'back on slack')).toHaveLength(1);

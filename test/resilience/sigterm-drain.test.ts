@@ -31,7 +31,6 @@ afterAll(async () => {
   await world?.close();
 });
 
-
 it('SIGTERM: short replies finish exact, the long one is marked interrupted, new messages are not taken, exit 0 within ~11 s', async () => {
   const guild = fake.addGuild('g');
   const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => fake.addChannel(guild, n)) as [string, string, string, string];
@@ -50,7 +49,12 @@ it('SIGTERM: short replies finish exact, the long one is marked interrupted, new
   await bridge.waitReady();
 
   const say = (channelId: string, text: string, i: number) =>
-    fake.dispatchMessage({ channelId, authorId: `40000000000000000${i}`, content: `<@${fake.botUser.id}> ${text}`, mentionsBot: true });
+    fake.dispatchMessage({
+      channelId,
+      authorId: `40000000000000000${i}`,
+      content: `<@${fake.botUser.id}> ${text}`,
+      mentionsBot: true,
+    });
   // ~2 s and ~3 s of streaming: they finish inside the drain; ~25 s: it cannot.
   const shortA = 'short a [chunks 10] [delay 200]';
   const shortB = 'short b [long 600] [chunks 15] [delay 200]';
@@ -58,7 +62,11 @@ it('SIGTERM: short replies finish exact, the long one is marked interrupted, new
   say(a, shortA, 1);
   say(b, shortB, 2);
   say(c, long, 3);
-  await fake.waitUntil(() => [a, b, c].every((ch) => fake.botMessages(ch).length > 0), 15_000, 'all three replies to start');
+  await fake.waitUntil(
+    () => [a, b, c].every((ch) => fake.botMessages(ch).length > 0),
+    15_000,
+    'all three replies to start',
+  );
 
   const t0 = Date.now();
   bridge.kill('SIGTERM');

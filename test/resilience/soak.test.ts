@@ -42,7 +42,12 @@ let h: CoreHarness;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-soak-'));
   store = openStore(join(dir, 'bridge.db'));
-  h = await startCore({ form: 'b', store, emulator: { chunkDelayMs: 0, maxRecordedRequests: 500 }, settings: { streamEditIntervalMs: 20 } });
+  h = await startCore({
+    form: 'b',
+    store,
+    emulator: { chunkDelayMs: 0, maxRecordedRequests: 500 },
+    settings: { streamEditIntervalMs: 20 },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -70,7 +75,14 @@ it('2,000 short replies: none lost, each exact and in order per place, heap grow
         const list = expected.get(channel) ?? [];
         list.push(`You said: ${text}`);
         expected.set(channel, list);
-        sends.push(h.conn.send({ text, channelId: channel, place: { platform: 'test', channelId: channel }, userId: `U${n % 13}` }));
+        sends.push(
+          h.conn.send({
+            text,
+            channelId: channel,
+            place: { platform: 'test', channelId: channel },
+            userId: `U${n % 13}`,
+          }),
+        );
       }
       const results = await Promise.all(sends);
       for (const r of results) expect(r.status).toBe('answered');
@@ -95,7 +107,9 @@ it('2,000 short replies: none lost, each exact and in order per place, heap grow
   // Generous: the connector and store keep a record of every reply on purpose; a leak of the
   // streams, timers or sockets of each reply would be far larger than this.
   const growthMb = (heap2 - heap1) / 1024 / 1024;
-  console.info(`soak: ${2 * PER_HALF} replies in ${elapsed} ms, heap ${(heap1 / 1048576).toFixed(1)} → ${(heap2 / 1048576).toFixed(1)} MB (gc ${gc ? 'forced' : 'unavailable'})`);
+  console.info(
+    `soak: ${2 * PER_HALF} replies in ${elapsed} ms, heap ${(heap1 / 1048576).toFixed(1)} → ${(heap2 / 1048576).toFixed(1)} MB (gc ${gc ? 'forced' : 'unavailable'})`,
+  );
   expect(growthMb).toBeLessThan(50);
   expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
   expect(elapsed).toBeLessThan(55_000);

@@ -28,7 +28,10 @@ const enc = new TextEncoder();
 const anyText = fc.string({ unit: 'binary', maxLength: 24 });
 /** Text for formats where the text is the raw payload: no CR (a line end in SSE) and not JSON-looking. */
 const lineText = fc
-  .string({ unit: fc.constantFrom('a', 'é', '🚀', ' ', '世', '\n', 'x', '.', '{', '}', '"', ':', '[', ']'), maxLength: 20 })
+  .string({
+    unit: fc.constantFrom('a', 'é', '🚀', ' ', '世', '\n', 'x', '.', '{', '}', '"', ':', '[', ']'),
+    maxLength: 20,
+  })
   .filter((s) => !s.trimStart().startsWith('{') && s.trim() !== '[DONE]');
 
 const textKey = fc.constantFrom(
@@ -76,19 +79,30 @@ const sseJson: fc.Arbitrary<Body> = fc
     if (errored === undefined) {
       if (end === '[DONE]') out += ev(['data: [DONE]']);
       else if (end === 'event-done') out += ev(['event: done', 'data: {}']);
-      else if (end === 'json-done') out += ev([`data: ${JSON.stringify({ done: true, text: 'whole reply repeated' })}`]);
+      else if (end === 'json-done')
+        out += ev([`data: ${JSON.stringify({ done: true, text: 'whole reply repeated' })}`]);
       else if (end === 'type-complete') out += ev(['data: {"type":"complete"}']);
       // after the end, nothing counts
       if (end !== 'eof') out += ev(['data: {"delta":"AFTER THE END"}']);
     }
-    const body: Body = { contentType: 'text/event-stream; charset=utf-8', bytes: enc.encode(out), text, conversationId: id, explicitEnd: end !== 'eof' };
+    const body: Body = {
+      contentType: 'text/event-stream; charset=utf-8',
+      bytes: enc.encode(out),
+      text,
+      conversationId: id,
+      explicitEnd: end !== 'eof',
+    };
     if (errored !== undefined) body.error = errored;
     return body;
   });
 
 /** SSE with raw text data, multi-line data split into several data: lines. */
 const sseText: fc.Arbitrary<Body> = fc
-  .record({ pieces: fc.array(lineText, { maxLength: 12 }), eol: fc.constantFrom('\n', '\r\n', '\r'), done: fc.boolean() })
+  .record({
+    pieces: fc.array(lineText, { maxLength: 12 }),
+    eol: fc.constantFrom('\n', '\r\n', '\r'),
+    done: fc.boolean(),
+  })
   .map(({ pieces, eol, done }) => {
     const ev = (lines: string[]) => lines.join(eol) + eol + eol;
     let out = '';
@@ -136,15 +150,18 @@ const prettyJson: fc.Arbitrary<Body> = fc
 
 /** Anything else: the bytes are the text. */
 const plain: fc.Arbitrary<Body> = fc
-  .record({ text: fc.string({ unit: 'binary', maxLength: 60 }), type: fc.constantFrom('text/plain; charset=utf-8', undefined, 'application/octet-stream') })
+  .record({
+    text: fc.string({ unit: 'binary', maxLength: 60 }),
+    type: fc.constantFrom('text/plain; charset=utf-8', undefined, 'application/octet-stream'),
+  })
   .map(({ text, type }) => ({ contentType: type, bytes: enc.encode(text), text, explicitEnd: false }));
 
 const anyBody = fc.oneof(sseJson, sseText, jsonLines, prettyJson, plain);
 
 function cutsFor(bytes: Uint8Array) {
-  return fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, bytes.length - 1) }), { maxLength: 16 }).map((c) =>
-    c.filter((x) => x < bytes.length).sort((a, b) => a - b),
-  );
+  return fc
+    .uniqueArray(fc.integer({ min: 1, max: Math.max(1, bytes.length - 1) }), { maxLength: 16 })
+    .map((c) => c.filter((x) => x < bytes.length).sort((a, b) => a - b));
 }
 
 function decodeCut(body: Body, cuts: number[]): DecodedEvent[] {
@@ -159,23 +176,30 @@ function decodeCut(body: Body, cuts: number[]): DecodedEvent[] {
   return out;
 }
 
-const textOf = (events: readonly (DecodedEvent | StreamEvent)[]) => events.map((e) => (e.type === 'text' ? e.text : '')).join('');
+const textOf = (events: readonly (DecodedEvent | StreamEvent)[]) =>
+  events.map((e) => (e.type === 'text' ? e.text : '')).join('');
 const lastConversationId = (events: readonly (DecodedEvent | StreamEvent)[]) =>
-  events.reduce<string | undefined>((id, e) => (e.type === 'ids' && e.conversationId !== undefined ? e.conversationId : id), undefined);
+  events.reduce<string | undefined>(
+    (id, e) => (e.type === 'ids' && e.conversationId !== undefined ? e.conversationId : id),
+    undefined,
+  );
 
 describe('the stream decoder over random bodies and random chunkings', () => {
   it('yields exactly the text, the id and the end (or the error), whatever the format and the cuts', () => {
     fc.assert(
-      fc.property(anyBody.chain((body) => fc.tuple(fc.constant(body), cutsFor(body.bytes))), ([body, cuts]) => {
-        const events = decodeCut(body, cuts);
-        expect(textOf(events)).toBe(body.text);
-        expect(lastConversationId(events)).toBe(body.conversationId);
-        const last = events.at(-1);
-        if (body.error !== undefined) expect(last).toMatchObject({ type: 'error', message: body.error });
-        else expect(last).toEqual({ type: 'end' });
-        // one terminal event, always last
-        expect(events.filter((e) => e.type === 'end' || e.type === 'error')).toHaveLength(1);
-      }),
+      fc.property(
+        anyBody.chain((body) => fc.tuple(fc.constant(body), cutsFor(body.bytes))),
+        ([body, cuts]) => {
+          const events = decodeCut(body, cuts);
+          expect(textOf(events)).toBe(body.text);
+          expect(lastConversationId(events)).toBe(body.conversationId);
+          const last = events.at(-1);
+          if (body.error !== undefined) expect(last).toMatchObject({ type: 'error', message: body.error });
+          else expect(last).toEqual({ type: 'end' });
+          // one terminal event, always last
+          expect(events.filter((e) => e.type === 'end' || e.type === 'error')).toHaveLength(1);
+        },
+      ),
       { numRuns: 1500, seed: 7001 },
     );
   });
@@ -184,7 +208,10 @@ describe('the stream decoder over random bodies and random chunkings', () => {
     fc.assert(
       fc.property(anyBody, (body) => {
         const whole = decodeCut(body, []);
-        const bytewise = decodeCut(body, Array.from({ length: Math.max(0, body.bytes.length - 1) }, (_, i) => i + 1));
+        const bytewise = decodeCut(
+          body,
+          Array.from({ length: Math.max(0, body.bytes.length - 1) }, (_, i) => i + 1),
+        );
         expect(textOf(bytewise)).toBe(textOf(whole));
         expect(bytewise.at(-1)).toEqual(whole.at(-1));
       }),
@@ -206,17 +233,19 @@ interface Plan {
 
 const plans: Plan[] = fc.sample(
   anyBody.chain((body) =>
-    fc.tuple(fc.constant(body), cutsFor(body.bytes), fc.option(fc.nat(20), { nil: undefined, freq: 3 })).map(([b, cuts, cut]) => {
-      const pieces: Uint8Array[] = [];
-      let from = 0;
-      for (const c of [...cuts, b.bytes.length]) {
-        if (c > from) pieces.push(b.bytes.subarray(from, c));
-        from = c;
-      }
-      const plan: Plan = { body: b, pieces };
-      if (cut !== undefined && pieces.length > 0) plan.cutAfter = cut % pieces.length;
-      return plan;
-    }),
+    fc
+      .tuple(fc.constant(body), cutsFor(body.bytes), fc.option(fc.nat(20), { nil: undefined, freq: 3 }))
+      .map(([b, cuts, cut]) => {
+        const pieces: Uint8Array[] = [];
+        let from = 0;
+        for (const c of [...cuts, b.bytes.length]) {
+          if (c > from) pieces.push(b.bytes.subarray(from, c));
+          from = c;
+        }
+        const plan: Plan = { body: b, pieces };
+        if (cut !== undefined && pieces.length > 0) plan.cutAfter = cut % pieces.length;
+        return plan;
+      }),
   ),
   { numRuns: 150, seed: 7003 },
 );

@@ -33,7 +33,8 @@ for (const form of ['a', 'b'] as const) {
     });
 
     /** Send in this test's channel; resolves when the reply is complete. */
-    const say = (text: string) => h.conn.send({ text, channelId: channel, place: { platform: 'test', channelId: channel } });
+    const say = (text: string) =>
+      h.conn.send({ text, channelId: channel, place: { platform: 'test', channelId: channel } });
     const shown = () => h.conn.contentsIn(channel);
 
     /** The next message in the place is answered; `firstAnswered`: the faulted one got its reply in the end. */
@@ -47,7 +48,8 @@ for (const form of ['a', 'b'] as const) {
       const follow = h.emu.requests.at(-1);
       if (form === 'b') expect(follow?.conversationId).toBe(h.emu.requests[0]?.conversationId);
       else if (!firstAnswered) expect(follow?.conversationId).toBeUndefined();
-      else expect(h.emu.conversation(follow?.conversationId ?? '')?.messages[0]?.content).toBe(h.emu.requests[0]?.message);
+      else
+        expect(h.emu.conversation(follow?.conversationId ?? '')?.messages[0]?.content).toBe(h.emu.requests[0]?.message);
     }
 
     it('429 twice with Retry-After 2: waits 2 s twice (as told), then the reply, exact; 3 requests', async () => {
@@ -143,7 +145,11 @@ for (const form of ['a', 'b'] as const) {
 
     // Seeded: which fault, after how many of how many pieces.
     const cases = fc.sample(
-      fc.record({ fault: fc.constantFrom('cut', 'stall', 'error'), pieces: fc.integer({ min: 1, max: 12 }), at: fc.nat(12) }),
+      fc.record({
+        fault: fc.constantFrom('cut', 'stall', 'error'),
+        pieces: fc.integer({ min: 1, max: 12 }),
+        at: fc.nat(12),
+      }),
       { numRuns: 18, seed: form === 'a' ? 1101 : 1102 },
     );
 
@@ -151,7 +157,8 @@ for (const form of ['a', 'b'] as const) {
       'case %i: %s after piece %i of %i → the text so far + the right note (or message); one request; the place goes on',
       async (_i, fault, n, k) => {
         const channel = `S${++place}`;
-        const say = (text: string) => h.conn.send({ text, channelId: channel, place: { platform: 'test', channelId: channel } });
+        const say = (text: string) =>
+          h.conn.send({ text, channelId: channel, place: { platform: 'test', channelId: channel } });
         h.emu.requests.length = 0;
         const text = `tell me something [chunks ${k}] [${fault} ${n}]`;
         const started = Date.now();

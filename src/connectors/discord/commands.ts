@@ -21,9 +21,7 @@ export const COMMANDS = [
     name: 'ask',
     description: 'Ask the assistant',
     type: ApplicationCommandType.ChatInput,
-    options: [
-      { name: 'text', description: 'Your message', type: ApplicationCommandOptionType.String, required: true },
-    ],
+    options: [{ name: 'text', description: 'Your message', type: ApplicationCommandOptionType.String, required: true }],
   },
   {
     name: 'reset',
@@ -47,7 +45,9 @@ export async function registerCommands(client: Client<true>, logger: Logger, gui
       logger.info({ scope: 'global' }, 'discord: slash commands registered');
       return;
     }
-    await Promise.all(targets.map((g) => client.rest.put(Routes.applicationGuildCommands(appId, g), { body: COMMANDS })));
+    await Promise.all(
+      targets.map((g) => client.rest.put(Routes.applicationGuildCommands(appId, g), { body: COMMANDS })),
+    );
     logger.info({ scope: 'guild', guilds: targets.length }, 'discord: slash commands registered');
   } catch (err) {
     // Missing the applications.commands scope is common; mentions and DMs still work.
@@ -78,11 +78,19 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
   if (i.commandName === 'reset') {
     try {
       await deps.handler.reset(place);
-      await i.reply({ content: 'Started a fresh conversation here.', flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      await i.reply({
+        content: 'Started a fresh conversation here.',
+        flags: MessageFlags.Ephemeral,
+        allowedMentions: { parse: [] },
+      });
     } catch (err) {
       deps.logger.error({ err: toPlatformError(err, 'interaction').message }, 'discord: /reset failed');
       await i
-        .reply({ content: 'Could not reset the conversation, try again.', flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } })
+        .reply({
+          content: 'Could not reset the conversation, try again.',
+          flags: MessageFlags.Ephemeral,
+          allowedMentions: { parse: [] },
+        })
         .catch(() => {});
     }
     return;
@@ -99,13 +107,17 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
     interactionId: i.id,
     token: i.token,
   };
-  const sink = new InteractionReplySink(i.client.rest, {
-    platform: 'discord',
-    ...(place.workspaceId === undefined ? {} : { workspaceId: place.workspaceId }),
-    channelId: place.channelId,
-    ...(place.threadId === undefined ? {} : { threadId: place.threadId }),
-    data,
-  }, deps.budget);
+  const sink = new InteractionReplySink(
+    i.client.rest,
+    {
+      platform: 'discord',
+      ...(place.workspaceId === undefined ? {} : { workspaceId: place.workspaceId }),
+      channelId: place.channelId,
+      ...(place.threadId === undefined ? {} : { threadId: place.threadId }),
+      data,
+    },
+    deps.budget,
+  );
   const msg: IncomingMessage = {
     platform: 'discord',
     eventId: `interaction:${i.id}`,
@@ -134,7 +146,10 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
       await deleteOriginal(i.client.rest, data);
     }
   } catch (err) {
-    deps.logger.debug({ err: toPlatformError(err, 'interaction').message }, 'discord: could not settle an unanswered /ask');
+    deps.logger.debug(
+      { err: toPlatformError(err, 'interaction').message },
+      'discord: could not settle an unanswered /ask',
+    );
   }
 }
 

@@ -1,5 +1,12 @@
 import { once } from 'node:events';
-import { type ChatInputCommandInteraction, type Client, Events, type Interaction, type Message, Routes } from 'discord.js';
+import {
+  type ChatInputCommandInteraction,
+  type Client,
+  Events,
+  type Interaction,
+  type Message,
+  Routes,
+} from 'discord.js';
 import type { DiscordConfig } from '../../config/config.js';
 import {
   type Connector,
@@ -78,7 +85,10 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     );
     if (!route) return;
     const msg = toIncoming(message, route, client, logger, now(), opts.assumedBudget);
-    logger.info({ eventId: msg.eventId, channelId: msg.channelId, threadId: msg.threadId, dm: msg.isDm }, 'discord: message');
+    logger.info(
+      { eventId: msg.eventId, channelId: msg.channelId, threadId: msg.threadId, dm: msg.isDm },
+      'discord: message',
+    );
     logger.debug({ eventId: msg.eventId, text: msg.text }, 'discord: message text');
     const h = handler;
     void h.handle(msg).catch((err: unknown) => {
@@ -90,8 +100,17 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     if (stopping || !handler || !interaction.isChatInputCommand()) return;
     const i: ChatInputCommandInteraction = interaction;
     logger.info({ eventId: `interaction:${i.id}`, command: i.commandName, channelId: i.channelId }, 'discord: command');
-    void handleCommand(i, { handler, feed, logger, now, ...(opts.assumedBudget ? { budget: opts.assumedBudget } : {}) }).catch((err: unknown) => {
-      logger.error({ command: i.commandName, err: toPlatformError(err, 'interaction').message }, 'discord: command failed');
+    void handleCommand(i, {
+      handler,
+      feed,
+      logger,
+      now,
+      ...(opts.assumedBudget ? { budget: opts.assumedBudget } : {}),
+    }).catch((err: unknown) => {
+      logger.error(
+        { command: i.commandName, err: toPlatformError(err, 'interaction').message },
+        'discord: command failed',
+      );
     });
   };
 
@@ -127,9 +146,11 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       started = true;
       handler = h;
       client.on(Events.MessageCreate, (m) => {
-        inOrder = inOrder.then(() => onMessage(m)).catch((err: unknown) => {
-          logger.error({ err: toPlatformError(err, 'message').message }, 'discord: could not route a message');
-        });
+        inOrder = inOrder
+          .then(() => onMessage(m))
+          .catch((err: unknown) => {
+            logger.error({ err: toPlatformError(err, 'message').message }, 'discord: could not route a message');
+          });
       });
       client.on(Events.InteractionCreate, onInteraction);
       watchGateway();

@@ -35,24 +35,42 @@ describe('discord helpers', () => {
     expect(feed.keyForPath('/webhooks/1/tok')).toBe('discord:interaction:99');
   });
 
-  it('rejects (for the scheduler) only route limits of reply writes, never discord.js\'s own global limit', () => {
+  it("rejects (for the scheduler) only route limits of reply writes, never discord.js's own global limit", () => {
     const limited: string[] = [];
     const feed = new DiscordRateLimitFeed({ observe: () => {}, limited: (b) => limited.push(b) }, silentLogger);
     const data = (over: { global: boolean; method: string; url: string }) => ({
-      timeToReset: 800, limit: 5, hash: 'h', route: '/channels/:id/messages', majorParameter: '1',
-      retryAfter: 800, sublimitTimeout: 0, scope: 'user' as const, ...over,
+      timeToReset: 800,
+      limit: 5,
+      hash: 'h',
+      route: '/channels/:id/messages',
+      majorParameter: '1',
+      retryAfter: 800,
+      sublimitTimeout: 0,
+      scope: 'user' as const,
+      ...over,
     });
     const url = 'http://127.0.0.1/api/v10/channels/123/messages';
     expect(feed.shouldReject(data({ global: false, method: 'POST', url }))).toBe(true);
     expect(feed.shouldReject(data({ global: true, method: 'POST', url }))).toBe(false);
     expect(limited).toEqual([]); // a global wait blocks no channel bucket
-    expect(feed.shouldReject(data({ global: false, method: 'POST', url: 'http://127.0.0.1/api/v10/channels/123/typing' }))).toBe(false);
+    expect(
+      feed.shouldReject(data({ global: false, method: 'POST', url: 'http://127.0.0.1/api/v10/channels/123/typing' })),
+    ).toBe(false);
   });
 
   it('turns SDK errors into the core error types', () => {
     const rl = new RateLimitError({
-      timeToReset: 1200, limit: 5, method: 'PATCH', hash: 'h', url: 'u', route: '/channels/:id/messages/:id',
-      majorParameter: '1', global: false, retryAfter: 0, sublimitTimeout: 0, scope: 'user',
+      timeToReset: 1200,
+      limit: 5,
+      method: 'PATCH',
+      hash: 'h',
+      url: 'u',
+      route: '/channels/:id/messages/:id',
+      majorParameter: '1',
+      global: false,
+      retryAfter: 0,
+      sublimitTimeout: 0,
+      scope: 'user',
     });
     const mapped = toPlatformError(rl, 'discord:channel:1');
     expect(mapped).toBeInstanceOf(PlatformRateLimitedError);

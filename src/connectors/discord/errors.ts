@@ -32,7 +32,11 @@ export function toPlatformError(err: unknown, bucket: string): Error {
     const code = typeof err.code === 'number' ? err.code : Number(err.code);
     const name = PERMANENT[code] ?? `discord_${err.code}`;
     // 4xx are the request's fault: repeating it gives the same answer.
-    return new PlatformWriteError(`discord ${err.status} ${code}: ${scrubSecrets(err.message)}`, name, err.status >= 500);
+    return new PlatformWriteError(
+      `discord ${err.status} ${code}: ${scrubSecrets(err.message)}`,
+      name,
+      err.status >= 500,
+    );
   }
   if (err instanceof HTTPError) {
     return new PlatformWriteError(`discord http ${err.status}`, `http_${err.status}`, true);

@@ -37,7 +37,10 @@ export interface ThreadFacts {
 const ANSWERABLE_TYPES = new Set<MessageType>([MessageType.Default, MessageType.Reply]);
 
 export function stripBotMention(content: string, botId: string): string {
-  return content.replace(new RegExp(`<@!?${botId}>`, 'g'), ' ').replace(/[ \t]{2,}/g, ' ').trim();
+  return content
+    .replace(new RegExp(`<@!?${botId}>`, 'g'), ' ')
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
 }
 
 export function routeMessage(message: Message, ctx: RouteContext, thread?: ThreadFacts): MessageRoute | undefined {

@@ -53,7 +53,10 @@ export class InteractionReplySink implements ReplySink {
     const body = { content: text, allowed_mentions: NO_MENTIONS };
     try {
       if (!this.originalUsed) {
-        const res = (await this.rest.patch(Routes.webhookMessage(applicationId, token, '@original'), { body, auth: false })) as { id: string };
+        const res = (await this.rest.patch(Routes.webhookMessage(applicationId, token, '@original'), {
+          body,
+          auth: false,
+        })) as { id: string };
         this.originalUsed = true;
         return { messageId: res.id };
       }

@@ -78,7 +78,10 @@ export class DiscordRateLimitFeed {
     // Other routes (typing, threads, commands) keep discord.js's own waiting; tell the scheduler
     // anyway when the limit is on one of our buckets.
     if (key !== undefined) this.observer.limited(key, data.retryAfter || data.timeToReset);
-    this.logger.debug({ route: data.route, retryAfterMs: data.retryAfter, global: data.global }, 'discord rate limit (waiting)');
+    this.logger.debug(
+      { route: data.route, retryAfterMs: data.retryAfter, global: data.global },
+      'discord rate limit (waiting)',
+    );
     return false;
   }
 

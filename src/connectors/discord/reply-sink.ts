@@ -57,7 +57,10 @@ export class ChannelReplySink implements ReplySink {
     try {
       await this.ensureThread();
     } catch (err) {
-      this.init.logger.warn({ err: toPlatformError(err, this.bucket.key).message }, 'discord: could not open the thread');
+      this.init.logger.warn(
+        { err: toPlatformError(err, this.bucket.key).message },
+        'discord: could not open the thread',
+      );
       return;
     }
     if (this.typingTimer) return;

@@ -26,7 +26,10 @@ export class ThreadFactsResolver {
     const remembered = this.known.get(channel.id);
     if (remembered) return remembered;
     try {
-      const data = (await this.rest.get(Routes.channel(channel.id))) as { owner_id?: string; parent_id?: string | null };
+      const data = (await this.rest.get(Routes.channel(channel.id))) as {
+        owner_id?: string;
+        parent_id?: string | null;
+      };
       const facts = { ownerId: data.owner_id ?? null, parentId: data.parent_id ?? null };
       if (this.known.size >= MAX_REMEMBERED) {
         const oldest = this.known.keys().next().value;
@@ -35,7 +38,10 @@ export class ThreadFactsResolver {
       this.known.set(channel.id, facts);
       return facts;
     } catch (err) {
-      this.logger.warn({ channelId: channel.id, err: toPlatformError(err, 'fetch').message }, 'discord: could not fetch a thread');
+      this.logger.warn(
+        { channelId: channel.id, err: toPlatformError(err, 'fetch').message },
+        'discord: could not fetch a thread',
+      );
       return { ownerId: channel.ownerId ?? null, parentId: channel.parentId };
     }
   }

@@ -14,7 +14,9 @@ export interface BoltLogger {
 }
 
 const text = (msg: unknown[]) =>
-  scrubSecrets(msg.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' '));
+  scrubSecrets(
+    msg.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' '),
+  );
 
 export function boltLogger(logger: Logger): BoltLogger {
   let level = LogLevel.INFO;

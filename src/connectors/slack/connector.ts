@@ -127,7 +127,12 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     handler: () => (started ? handler : undefined),
     now,
   };
-  registerListeners(app, deps, logger, installer ? createInstallationStore(opts.installations as InstallationRepo, now) : undefined);
+  registerListeners(
+    app,
+    deps,
+    logger,
+    installer ? createInstallationStore(opts.installations as InstallationRepo, now) : undefined,
+  );
 
   let mounted = false;
   const mountRoutes = () => {
@@ -194,7 +199,11 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
         if (target.data?.mode === 'native') {
           // A stream left open by a crash: close it (Slack may have already), then set the text.
           await client.chat.stopStream({ channel: target.channelId, ts: messageId }).catch(() => undefined);
-          await client.chat.update({ channel: target.channelId, ts: messageId, markdown_text: renderMarkdownText(text) });
+          await client.chat.update({
+            channel: target.channelId,
+            ts: messageId,
+            markdown_text: renderMarkdownText(text),
+          });
         } else {
           await client.chat.update({ channel: target.channelId, ts: messageId, text: renderMrkdwn(text) });
         }

@@ -42,7 +42,8 @@ export function classify(ev: SlackMessageEvent, bot: BotIdentity): Trigger {
   if (!ev.channel || !ev.ts) return { kind: 'ignore', reason: 'no channel or ts' };
   if (ev.bot_id !== undefined || ev.subtype === 'bot_message') return { kind: 'ignore', reason: 'bot author' };
   if (!ev.user || ev.user === bot.userId) return { kind: 'ignore', reason: 'own or anonymous' };
-  if (ev.subtype !== undefined && !USER_SUBTYPES.has(ev.subtype)) return { kind: 'ignore', reason: `subtype ${ev.subtype}` };
+  if (ev.subtype !== undefined && !USER_SUBTYPES.has(ev.subtype))
+    return { kind: 'ignore', reason: `subtype ${ev.subtype}` };
   if (ev.type === 'app_mention') return { kind: 'mention' };
   if (ev.type !== 'message') return { kind: 'ignore', reason: `type ${ev.type}` };
   if (ev.channel_type === 'im') return { kind: 'dm' };

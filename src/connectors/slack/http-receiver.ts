@@ -44,7 +44,11 @@ export class EventsReceiver implements Receiver {
     let buffered: Awaited<ReturnType<typeof http.parseAndVerifyHTTPRequest>>;
     try {
       buffered = await http.parseAndVerifyHTTPRequest(
-        { signingSecret: this.opts.signingSecret, logger, ...(this.opts.now ? { nowMilliseconds: this.opts.now } : {}) },
+        {
+          signingSecret: this.opts.signingSecret,
+          logger,
+          ...(this.opts.now ? { nowMilliseconds: this.opts.now } : {}),
+        },
         req,
       );
     } catch (err) {

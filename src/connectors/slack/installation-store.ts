@@ -20,7 +20,8 @@ export function createInstallationStore(repo: InstallationRepo, now: () => numbe
         ? { teamId: undefined, enterpriseId: query.enterpriseId }
         : { teamId: query.teamId, enterpriseId: query.enterpriseId };
       const json = repo.find(key);
-      if (json === undefined) throw new Error(`no Slack installation for ${query.enterpriseId ?? ''}/${query.teamId ?? ''}`);
+      if (json === undefined)
+        throw new Error(`no Slack installation for ${query.enterpriseId ?? ''}/${query.teamId ?? ''}`);
       return JSON.parse(json) as AnyInstallation;
     },
     async deleteInstallation(query: InstallationQuery<boolean>): Promise<void> {

@@ -3,7 +3,15 @@ import type { SlackConfig } from '../../config/config.js';
 import { type IncomingMessage, type MessageHandler, placeKey } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
 import type { SlackDestination } from './destination.js';
-import { allowed, type BotIdentity, classify, mentions, placeOf, type SlackMessageEvent, stripBotMention } from './events.js';
+import {
+  allowed,
+  type BotIdentity,
+  classify,
+  mentions,
+  placeOf,
+  type SlackMessageEvent,
+  stripBotMention,
+} from './events.js';
 import type { SlackLimits } from './rate-limits.js';
 import type { SerialByKey } from './serial.js';
 import { chooseSink } from './sinks.js';
@@ -75,11 +83,16 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         userMessageTs: ts,
         assistant: args.assistant !== undefined,
       };
-      const sink = chooseSink(deps.config.streaming, dest, { isDm }, {
-        limits: deps.limits,
-        logger: deps.logger,
-        onPosted: (c, t) => deps.threads.mark(teamId, c, t),
-      });
+      const sink = chooseSink(
+        deps.config.streaming,
+        dest,
+        { isDm },
+        {
+          limits: deps.limits,
+          logger: deps.logger,
+          onPosted: (c, t) => deps.threads.mark(teamId, c, t),
+        },
+      );
       const msg: IncomingMessage = {
         platform: 'slack',
         eventId: `${channel}:${ts}`,

@@ -67,7 +67,11 @@ export function translateSlackError(err: unknown, bucket: string): Error {
     case 'slack_webapi_request_error':
       return new PlatformWriteError('Slack could not be reached', 'request_error', true);
     case 'slack_webapi_http_error':
-      return new PlatformWriteError(`Slack answered HTTP ${e.statusCode ?? '?'}`, 'http_error', (e.statusCode ?? 0) >= 500);
+      return new PlatformWriteError(
+        `Slack answered HTTP ${e.statusCode ?? '?'}`,
+        'http_error',
+        (e.statusCode ?? 0) >= 500,
+      );
     default:
       return err instanceof Error ? err : new Error(String(err));
   }

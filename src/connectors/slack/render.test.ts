@@ -2,7 +2,39 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hasControlSequence, renderMarkdownText, renderMrkdwn, stablePrefixEnd } from './render.js';
 
-const controls = ['<!channel>', '<!here>', '<!everyone>', '<!subteam^S123|@team>', '<@U123>', '<#C123|general>', '@channel', '@here', '@everyone', '<', '>', '&', '&amp;', '&lt;', '<http://x.test|', '[a](http://e.test)', '`', '```', '\n', ' ', '**', '_', '[', ']', '(', ')', '|', '<!', '<@', '<#', '!'];
+const controls = [
+  '<!channel>',
+  '<!here>',
+  '<!everyone>',
+  '<!subteam^S123|@team>',
+  '<@U123>',
+  '<#C123|general>',
+  '@channel',
+  '@here',
+  '@everyone',
+  '<',
+  '>',
+  '&',
+  '&amp;',
+  '&lt;',
+  '<http://x.test|',
+  '[a](http://e.test)',
+  '`',
+  '```',
+  '\n',
+  ' ',
+  '**',
+  '_',
+  '[',
+  ']',
+  '(',
+  ')',
+  '|',
+  '<!',
+  '<@',
+  '<#',
+  '!',
+];
 const piece = fc.oneof(fc.constantFrom(...controls), fc.string({ maxLength: 6 }));
 const text = fc.array(piece, { maxLength: 30 }).map((a) => a.join(''));
 

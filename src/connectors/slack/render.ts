@@ -16,7 +16,10 @@ function breakBroadcasts(s: string): string {
 const SAFE_LINK = /^<((?:https?:\/\/|mailto:)[^\s<>|]+)(?:\|([^<>]*))?>/;
 
 function escapeText(s: string): string {
-  return s.replace(/&(?!(?:amp|lt|gt);)/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return s
+    .replace(/&(?!(?:amp|lt|gt);)/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
 }
 
 /**

@@ -1,4 +1,10 @@
-import { PlatformRateLimitedError, type PostResult, type ReplySink, type WriteOptions, type WriteResult } from '../../core/ports.js';
+import {
+  PlatformRateLimitedError,
+  type PostResult,
+  type ReplySink,
+  type WriteOptions,
+  type WriteResult,
+} from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
 import type { SinkDeps, SlackDestination } from './destination.js';
 import { appendBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
@@ -86,7 +92,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     return undefined;
   }
 
-async function edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
+  async function edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     const state = messages.get(messageId);
     if (!state) {
       // Not made by this sink (a restart): an edit is all that is possible.

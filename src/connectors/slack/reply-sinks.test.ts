@@ -22,7 +22,15 @@ describe('Slack reply sinks', () => {
   beforeEach(async () => {
     fake = await startFakeSlack({ limits: { 'chat.update': { limit: 2, windowMs: 60_000, per: 'team' } } });
     const client = new webApi.WebClient(fake.botToken, clientOptions(fake.apiUrl));
-    dest = { client, teamId: 'T0FAKE', channel: 'D1', threadTs: '1.0', userId: 'U1', userMessageTs: '1.0', assistant: false };
+    dest = {
+      client,
+      teamId: 'T0FAKE',
+      channel: 'D1',
+      threadTs: '1.0',
+      userId: 'U1',
+      userMessageTs: '1.0',
+      assistant: false,
+    };
   });
   afterEach(() => fake.close());
 

@@ -14,6 +14,7 @@ export function chooseSink(
   where: { isDm: boolean },
   deps: SinkDeps,
 ): ReplySink {
-  const native = dest.threadTs !== undefined && (mode === 'native' || (mode === 'auto' && (where.isDm || dest.assistant)));
+  const native =
+    dest.threadTs !== undefined && (mode === 'native' || (mode === 'auto' && (where.isDm || dest.assistant)));
   return native ? createNativeSink(dest, deps) : createEditSink(dest, deps);
 }

@@ -114,7 +114,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
         parentId,
         ownerId,
       });
-      if (gateway.hasSession) gateway.dispatch('THREAD_CREATE', { ...channelJson(mustChannel(id), state), newly_created: true });
+      if (gateway.hasSession)
+        gateway.dispatch('THREAD_CREATE', { ...channelJson(mustChannel(id), state), newly_created: true });
       return id;
     },
     /** Archive a thread: the next identify leaves it out of GUILD_CREATE. */
@@ -163,7 +164,13 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       const id = state.nextId();
       const itoken = `itok-${randomBytes(16).toString('hex')}`;
       const guildId = channel.guildId;
-      state.interactions.set(id, { id, token: itoken, channelId: channel.id, ...(guildId === undefined ? {} : { guildId }), userId: user.id });
+      state.interactions.set(id, {
+        id,
+        token: itoken,
+        channelId: channel.id,
+        ...(guildId === undefined ? {} : { guildId }),
+        userId: user.id,
+      });
       const cmd = [...state.commands.values()].flat().find((c) => c.name === input.name);
       gateway.dispatch('INTERACTION_CREATE', {
         id,

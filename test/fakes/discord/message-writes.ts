@@ -104,7 +104,14 @@ export class MessageWrites {
       return {
         status: 200,
         body: {
-          interaction: { id: i.id, type: 2, activity_instance_id: null, response_message_id: msg?.id ?? null, response_message_loading: type === 5, response_message_ephemeral: i.ephemeral },
+          interaction: {
+            id: i.id,
+            type: 2,
+            activity_instance_id: null,
+            response_message_id: msg?.id ?? null,
+            response_message_loading: type === 5,
+            response_message_ephemeral: i.ephemeral,
+          },
           resource: { type, ...(msg ? { message: messageJson(msg, this.state) } : {}) },
         },
       };
@@ -193,7 +200,11 @@ export class MessageWrites {
     const v = this.limiter.take(key, hash);
     if (!v.allowed) {
       this.state.rateLimitHits += 1;
-      throw new HttpError(429, { message: 'You are being rate limited.', retry_after: v.retryAfter, global: false }, v.headers);
+      throw new HttpError(
+        429,
+        { message: 'You are being rate limited.', retry_after: v.retryAfter, global: false },
+        v.headers,
+      );
     }
     return v.headers;
   }

@@ -69,7 +69,17 @@ export function guildJson(guildId: string, state: FakeDiscordState) {
     joined_at: new Date(0).toISOString(),
     features: [],
     roles: [
-      { id: guildId, name: '@everyone', permissions: '1024', position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 },
+      {
+        id: guildId,
+        name: '@everyone',
+        permissions: '1024',
+        position: 0,
+        color: 0,
+        hoist: false,
+        managed: false,
+        mentionable: false,
+        flags: 0,
+      },
     ],
     emojis: [],
     stickers: [],

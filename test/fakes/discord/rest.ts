@@ -9,7 +9,13 @@ import type { FakeCommand, FakeDiscordState } from './state.js';
 // The REST side of the fake under /api/v10: the routes discord.js and the connector use.
 
 type Params = string[];
-type Handler = (p: Params, body: Record<string, unknown>, url: URL) => { status: number; body: unknown; headers?: Record<string, string> } | Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+type Handler = (
+  p: Params,
+  body: Record<string, unknown>,
+  url: URL,
+) =>
+  | { status: number; body: unknown; headers?: Record<string, string> }
+  | Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
 
 interface Route {
   method: string;
@@ -46,16 +52,61 @@ export class FakeRest {
       { method: 'POST', pattern: rx(`/channels/${ID}/messages`), handler: ([c], b) => w.create(c, b) },
       { method: 'PATCH', pattern: rx(`/channels/${ID}/messages/${ID}`), handler: ([c, m], b) => w.edit(c, m, b) },
       { method: 'DELETE', pattern: rx(`/channels/${ID}/messages/${ID}`), handler: ([c, m]) => w.remove(c, m) },
-      { method: 'POST', pattern: rx(`/channels/${ID}/messages/${ID}/threads`), handler: ([c, m], b) => w.startThread(c, m, b) },
-      { method: 'GET', pattern: rx(`/applications/${ID}/commands`), handler: () => ok(state.commands.get('global') ?? []) },
-      { method: 'PUT', pattern: rx(`/applications/${ID}/commands`), handler: (_p, b) => ok(this.putCommands('global', b)) },
-      { method: 'GET', pattern: rx(`/applications/${ID}/guilds/${ID}/commands`), handler: ([, g]) => ok(state.commands.get(String(g)) ?? []) },
-      { method: 'PUT', pattern: rx(`/applications/${ID}/guilds/${ID}/commands`), handler: ([, g], b) => ok(this.putCommands(String(g), b)) },
-      { method: 'POST', pattern: rx(`/interactions/${ID}/${TOKEN}/callback`), tokenInPath: true, handler: ([i, t], b, u) => w.interactionCallback(i, t, b, u) },
-      { method: 'POST', pattern: rx(`/webhooks/${ID}/${TOKEN}`), tokenInPath: true, handler: ([, t], b) => w.followUp(t, b) },
-      { method: 'PATCH', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m], b) => w.webhookEdit(t, m, b) },
-      { method: 'GET', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m]) => w.webhookGet(t, m) },
-      { method: 'DELETE', pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`), tokenInPath: true, handler: ([, t, m]) => w.webhookDelete(t, m) },
+      {
+        method: 'POST',
+        pattern: rx(`/channels/${ID}/messages/${ID}/threads`),
+        handler: ([c, m], b) => w.startThread(c, m, b),
+      },
+      {
+        method: 'GET',
+        pattern: rx(`/applications/${ID}/commands`),
+        handler: () => ok(state.commands.get('global') ?? []),
+      },
+      {
+        method: 'PUT',
+        pattern: rx(`/applications/${ID}/commands`),
+        handler: (_p, b) => ok(this.putCommands('global', b)),
+      },
+      {
+        method: 'GET',
+        pattern: rx(`/applications/${ID}/guilds/${ID}/commands`),
+        handler: ([, g]) => ok(state.commands.get(String(g)) ?? []),
+      },
+      {
+        method: 'PUT',
+        pattern: rx(`/applications/${ID}/guilds/${ID}/commands`),
+        handler: ([, g], b) => ok(this.putCommands(String(g), b)),
+      },
+      {
+        method: 'POST',
+        pattern: rx(`/interactions/${ID}/${TOKEN}/callback`),
+        tokenInPath: true,
+        handler: ([i, t], b, u) => w.interactionCallback(i, t, b, u),
+      },
+      {
+        method: 'POST',
+        pattern: rx(`/webhooks/${ID}/${TOKEN}`),
+        tokenInPath: true,
+        handler: ([, t], b) => w.followUp(t, b),
+      },
+      {
+        method: 'PATCH',
+        pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`),
+        tokenInPath: true,
+        handler: ([, t, m], b) => w.webhookEdit(t, m, b),
+      },
+      {
+        method: 'GET',
+        pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`),
+        tokenInPath: true,
+        handler: ([, t, m]) => w.webhookGet(t, m),
+      },
+      {
+        method: 'DELETE',
+        pattern: rx(`/webhooks/${ID}/${TOKEN}/messages/(@original|\\d+)`),
+        tokenInPath: true,
+        handler: ([, t, m]) => w.webhookDelete(t, m),
+      },
     ];
   }
 
@@ -93,8 +144,7 @@ export class FakeRest {
     const interaction = tokenMatch?.[1] ? this.state.interactionByToken(tokenMatch[1]) : undefined;
     const channelId = /^\/channels\/(\d+)/.exec(path)?.[1] ?? interaction?.channelId;
     const outId = (out as { id?: unknown } | undefined)?.id;
-    const messageId =
-      typeof outId === 'string' ? outId : (/\/messages\/(\d+)$/.exec(path)?.[1] ?? undefined);
+    const messageId = typeof outId === 'string' ? outId : (/\/messages\/(\d+)$/.exec(path)?.[1] ?? undefined);
     this.state.record.push({
       method,
       path,

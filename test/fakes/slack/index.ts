@@ -159,7 +159,13 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       state.list(channel).filter((m) => m.botId !== undefined && m.threadTs === threadTs),
     userPost(p) {
       const user = p.user ?? 'U0USER';
-      const m = state.add({ channel: p.channel, text: p.text, format: 'mrkdwn', user, ...(p.threadTs ? { threadTs: p.threadTs } : {}) });
+      const m = state.add({
+        channel: p.channel,
+        text: p.text,
+        format: 'mrkdwn',
+        user,
+        ...(p.threadTs ? { threadTs: p.threadTs } : {}),
+      });
       const common = {
         user,
         text: p.text,

@@ -35,7 +35,12 @@ export class FakeState {
   }
 
   add(msg: Omit<FakeMessage, 'ts' | 'versions' | 'streaming'> & { ts?: string; streaming?: boolean }): FakeMessage {
-    const full: FakeMessage = { ...msg, ts: msg.ts ?? this.nextTs(), streaming: msg.streaming ?? false, versions: [msg.text] };
+    const full: FakeMessage = {
+      ...msg,
+      ts: msg.ts ?? this.nextTs(),
+      streaming: msg.streaming ?? false,
+      versions: [msg.text],
+    };
     let ch = this.channels.get(full.channel);
     if (!ch) {
       ch = new Map();

@@ -71,7 +71,15 @@ function chunkText(a: Args): string | undefined {
 }
 
 function messageJson(m: FakeMessage): Record<string, unknown> {
-  return { type: 'message', ts: m.ts, thread_ts: m.threadTs, user: m.user, bot_id: m.botId, text: m.text, subtype: m.subtype };
+  return {
+    type: 'message',
+    ts: m.ts,
+    thread_ts: m.threadTs,
+    user: m.user,
+    bot_id: m.botId,
+    text: m.text,
+    subtype: m.subtype,
+  };
 }
 
 type Handler = (ctx: WebApiContext, a: Args, who: TokenInfo) => Record<string, unknown>;
@@ -117,7 +125,15 @@ const handlers: Record<string, Handler> = {
       throw new ApiError('missing_recipient_user_id');
     }
     const text = chunkText(a) ?? '';
-    const m = c.state.add({ channel, text, format: 'markdown', user: who.botUserId, botId: who.botId, threadTs, streaming: true });
+    const m = c.state.add({
+      channel,
+      text,
+      format: 'markdown',
+      user: who.botUserId,
+      botId: who.botId,
+      threadTs,
+      streaming: true,
+    });
     return { channel, ts: m.ts };
   },
   'chat.appendStream': (c, a) => {

@@ -1,7 +1,14 @@
 import pino from 'pino';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import { createDiscordConnector, type DiscordConnector } from '../../../src/connectors/discord/index.js';
-import type { HandleResult, IncomingMessage, MessageHandler, Place, RateLimitInfo, RateLimitObserver } from '../../../src/core/ports.js';
+import type {
+  HandleResult,
+  IncomingMessage,
+  MessageHandler,
+  Place,
+  RateLimitInfo,
+  RateLimitObserver,
+} from '../../../src/core/ports.js';
 import { silentLogger } from '../../../src/logger.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
 
@@ -60,7 +67,11 @@ export interface ConnectOptions {
 }
 
 /** A started connector logged into `fake` (call again for a "restarted" bridge). */
-export async function connectTo(fake: FakeDiscord, handler: MessageHandler, opts: ConnectOptions = {}): Promise<DiscordConnector> {
+export async function connectTo(
+  fake: FakeDiscord,
+  handler: MessageHandler,
+  opts: ConnectOptions = {},
+): Promise<DiscordConnector> {
   const connector = createDiscordConnector({
     config: {
       botToken: fake.token,
@@ -69,7 +80,7 @@ export async function connectTo(fake: FakeDiscord, handler: MessageHandler, opts
       allowedGuilds: [],
       allowedChannels: [],
     },
-    logger: process.env.DISCORD_TEST_LOG ? pino({ level: "debug" }) : silentLogger,
+    logger: process.env.DISCORD_TEST_LOG ? pino({ level: 'debug' }) : silentLogger,
     ...(opts.observer ? { rateLimits: opts.observer } : {}),
     ...(opts.assumedBudget ? { assumedBudget: opts.assumedBudget } : {}),
     ...(opts.isOwnThread ? { isOwnThread: opts.isOwnThread } : {}),
@@ -86,7 +97,10 @@ export async function startHarness(
   const guildId = fake.addGuild('test guild');
   const channelId = fake.addChannel(guildId, 'general');
   const observer = new RecordingObserver();
-  const connector = await connectTo(fake, handler, { observer, ...(opts.replyMode ? { replyMode: opts.replyMode } : {}) });
+  const connector = await connectTo(fake, handler, {
+    observer,
+    ...(opts.replyMode ? { replyMode: opts.replyMode } : {}),
+  });
   const harness: Harness = {
     fake,
     connector,

@@ -50,7 +50,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   const bridge = async () => {
     const store = openStore(dbPath);
-    const relay = relayToEmulator({ url: emu.url, apiKey: API_KEY, form: opts.form ?? 'b', store, settings: { defaultBotId: BOT, userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 } });
+    const relay = relayToEmulator({
+      url: emu.url,
+      apiKey: API_KEY,
+      form: opts.form ?? 'b',
+      store,
+      settings: { defaultBotId: BOT, userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
+    });
     const connector = await connectTo(fake, relay, {
       replyMode: opts.replyMode ?? 'thread',
       observer: relay.rateLimits,
