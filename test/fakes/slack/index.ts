@@ -1,20 +1,34 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_LIMITS, FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
+import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
+import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
 import { signSlackRequest } from './signer.js';
 import { type EnvelopeOptions, FakeSocketMode } from './socket-mode.js';
 import { type FakeMessage, FakeState } from './state.js';
 import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
+import { WriteLog, type WriteLogEntry } from './write-log.js';
 
-export type { ApiCall, FakeMessage };
+export type { ApiCall, FakeMessage, RateModel, RateModelName, WriteLogEntry };
 export { signSlackRequest };
 
 // A loopback Slack: Web API under /api/, Socket Mode WebSocket under /link, plus helpers to
 // play a user (post a message, send its events) and to read what users would see.
 
 export interface FakeSlackOptions {
+  /** Today's per-method limits (the `current` model); `{}` turns rate limits off. */
   limits?: Record<string, MethodLimit>;
+  /**
+   * The rate-limit model (rate-models.ts), by name or in full. Without it and without `limits`
+   * the env var FAKE_SLACK_RATE_MODEL names it; the default is `current` (today's behaviour).
+   */
+  rateModel?: RateModelName | RateModel;
+  /** Other numbers for a named model (from `rateModel` or the env var). */
+  rateNumbers?: RateNumberOverrides;
+  /** The fake's clock for rate limits and the times of calls and writes (default Date.now). */
+  now?: () => number;
+  /** How many writes `writeLog` keeps (oldest dropped first). */
+  writeLogMax?: number;
   oauth?: { clientId: string; clientSecret: string };
   pingIntervalMs?: number;
 }
@@ -54,6 +68,14 @@ export interface FakeSlack {
   readonly socketConnections: number;
   readonly rateLimitHits: number;
   rateLimitHitsByMethod: Record<string, number>;
+  /** 429s by the bucket that refused, e.g. `chat.update:T0FAKE` or `chat.postMessage:T0FAKE:C1`. */
+  rateLimitHitsByBucket: Record<string, number>;
+  /** The model enforced (its name says which guess a result was measured under). */
+  rateModel: RateModel;
+  /** Message writes (post, update, stream start/append/stop), accepted or not, in order. */
+  readonly writeLog: readonly WriteLogEntry[];
+  /** Writes dropped from the front of writeLog to keep it bounded. */
+  readonly writeLogDropped: number;
   setUserName(id: string, name: string): void;
   /** Current text of each message of a channel, by ts, in posting order. */
   messages(channel: string): Map<string, string>;
@@ -85,7 +107,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const state = new FakeState();
   state.tokens.set(botToken, { ...ids, kind: 'bot' });
   state.tokens.set(appToken, { ...ids, kind: 'app' });
-  const limiter = new FakeRateLimiter(opts.limits ?? DEFAULT_LIMITS);
+  const now = opts.now ?? Date.now;
+  const limiter = new FakeRateLimiter(resolveRateModel(opts), now);
+  const writeLog = new WriteLog(opts.writeLogMax);
   const calls: ApiCall[] = [];
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
@@ -97,6 +121,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const ctx: WebApiContext = {
     state,
     limiter,
+    now,
+    writeLog,
     switches,
     calls,
     users,
@@ -152,6 +178,14 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       return limiter.hits;
     },
     rateLimitHitsByMethod: limiter.hitsByMethod,
+    rateLimitHitsByBucket: limiter.hitsByBucket,
+    rateModel: limiter.model,
+    get writeLog() {
+      return writeLog.entries;
+    },
+    get writeLogDropped() {
+      return writeLog.dropped;
+    },
     setUserName: (id, name) => users.set(id, name),
     messages: (channel) => new Map(state.list(channel).map((m) => [m.ts, m.text])),
     message: (channel, ts) => state.get(channel, ts),

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeRateLimiter } from './rate-limiter.js';
 import type { FakeMessage, FakeState, TokenInfo } from './state.js';
+import { isWriteMethod, type WriteLog } from './write-log.js';
 
 // The fake Web API: one POST /api/<method> per call, form-encoded or JSON, bearer or body token.
 // Answers like Slack does: HTTP 200 with {ok:false,error} for API errors, 429 + Retry-After.
@@ -32,6 +33,9 @@ export interface WebApiSwitches {
 export interface WebApiContext {
   state: FakeState;
   limiter: FakeRateLimiter;
+  /** The fake's clock (the limiter's and the logs'). */
+  now: () => number;
+  writeLog: WriteLog;
   switches: WebApiSwitches;
   calls: ApiCall[];
   socketUrl: () => string;
@@ -68,6 +72,16 @@ function chunkText(a: Args): string | undefined {
     .filter((c): c is { type: string; text: string } => typeof c === 'object' && c !== null && 'text' in c)
     .map((c) => (c.type === 'markdown_text' ? c.text : ''))
     .join('');
+}
+
+/** Characters a write sends: the text (post, update) or the chunk (streams); 0 when malformed. */
+function writeLength(method: string, a: Args): number {
+  try {
+    const t = method.endsWith('Stream') ? chunkText(a) : (str(a, 'markdown_text') ?? str(a, 'text'));
+    return t?.length ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 function messageJson(m: FakeMessage): Record<string, unknown> {
@@ -235,9 +249,29 @@ export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: 
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   };
-  const record = (teamId: string | undefined, result: string) => {
-    const call: ApiCall = { method, args, teamId, at: Date.now(), result };
+  const record = (
+    teamId: string | undefined,
+    result: string,
+    extra: { body?: Record<string, unknown>; retryAfterS?: number; bucket?: string } = {},
+  ) => {
+    const call: ApiCall = { method, args, teamId, at: ctx.now(), result };
     ctx.calls.push(call);
+    if (isWriteMethod(method)) {
+      const answered = typeof extra.body?.ts === 'string' ? extra.body.ts : undefined;
+      ctx.writeLog.add({
+        at: call.at,
+        method,
+        team: teamId,
+        channel: str(args, 'channel'),
+        ts: method === 'chat.postMessage' || method === 'chat.startStream' ? answered : str(args, 'ts'),
+        threadTs: str(args, 'thread_ts'),
+        textLength: writeLength(method, args),
+        accepted: result === 'ok',
+        result,
+        ...(extra.retryAfterS !== undefined ? { retryAfterS: extra.retryAfterS } : {}),
+        ...(extra.bucket !== undefined ? { bucket: extra.bucket } : {}),
+      });
+    }
     ctx.onCall(call);
   };
   try {
@@ -252,14 +286,14 @@ export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: 
     const handler = handlers[method];
     if (!handler) throw new ApiError('unknown_method');
     if (ctx.switches.missingChannels.has(str(args, 'channel') ?? '')) throw new ApiError('channel_not_found');
-    const wait = ctx.limiter.take(method, who.teamId, str(args, 'channel'));
-    if (wait !== undefined) {
-      record(who.teamId, 'ratelimited');
-      send(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(wait) });
+    const rate = ctx.limiter.decide(method, who.teamId, str(args, 'channel'));
+    if (!rate.ok) {
+      record(who.teamId, 'ratelimited', { retryAfterS: rate.retryAfterS, bucket: rate.bucket });
+      send(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(rate.retryAfterS) });
       return;
     }
     const body = handler(ctx, args, who);
-    record(who.teamId, 'ok');
+    record(who.teamId, 'ok', { body });
     // Slack names the token's scopes on every answer; doctor reads them from auth.test.
     send(200, { ok: true, ...body }, who.kind === 'bot' ? { 'x-oauth-scopes': BOT_SCOPES } : {});
   } catch (err) {
