@@ -4,13 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { FakeGateway } from './gateway.js';
 import { channelJson, guildJson, memberJson, messageJson, userJson } from './payloads.js';
 import { type BucketConfig, FakeRateLimiter } from './rate-limit.js';
-import { FakeRest } from './rest.js';
+import { FakeRest, type RouteHold } from './rest.js';
 import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type WriteRecord } from './state.js';
 
 // A loopback Discord that the real discord.js 14 logs into: REST under /api/v10 and a JSON
 // gateway on the same port. Tests drive it (users write messages, run commands, the gateway
 // drops) and assert on what users would see: the messages' current content.
 
+export type { RouteHold } from './rest.js';
 export type { FakeMessage, FakeUser, WriteRecord } from './state.js';
 export { FakeDiscordState } from './state.js';
 
@@ -213,6 +214,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       });
     },
 
+    /**
+     * Make the bot's requests to one REST route wait (a slow Discord for that route only), e.g.
+     * `holdRoute('GET', `/channels/${threadId}`)`. `reached` resolves when one is waiting.
+     */
+    holdRoute(method: string, path: string): RouteHold {
+      return rest.hold(method, path);
+    },
+
     disconnectGateway(code = 4000): void {
       gateway.disconnect(code);
     },
@@ -258,6 +267,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     },
 
     async close(): Promise<void> {
+      rest.releaseAll();
       await gateway.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
