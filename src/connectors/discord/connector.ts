@@ -18,7 +18,7 @@ import {
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { createDiscordClient } from './client.js';
-import { handleCommand, registerCommands } from './commands.js';
+import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
 import { toPlatformError } from './errors.js';
 import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
@@ -99,7 +99,12 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   };
 
   const onInteraction = (interaction: Interaction): void => {
-    if (stopping || !handler || !interaction.isChatInputCommand()) return;
+    if (stopping || !handler) return;
+    if (!interaction.isChatInputCommand()) {
+      // Every interaction gets an answer, or the user sees "This interaction failed".
+      void answerUnknownInteraction(interaction, logger);
+      return;
+    }
     const i: ChatInputCommandInteraction = interaction;
     logger.info({ eventId: `interaction:${i.id}`, command: i.commandName, channelId: i.channelId }, 'discord: command');
     void handleCommand(i, {

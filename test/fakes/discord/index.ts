@@ -40,6 +40,12 @@ export interface DispatchInteractionInput {
   options?: { name: string; type: number; value: string | number | boolean }[];
 }
 
+export interface DispatchButtonInput {
+  channelId: string;
+  userId: string;
+  customId: string;
+}
+
 export interface ShownMessage {
   id: string;
   authorId: string;
@@ -74,6 +80,40 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     const c = state.channels.get(id);
     if (!c) throw new Error(`fake discord: unknown channel ${id}`);
     return c;
+  };
+
+  /** INTERACTION_CREATE with what every interaction type has, plus `specific` (type, data, ...). */
+  const dispatchAnyInteraction = (channelId: string, userId: string, specific: Record<string, unknown>) => {
+    const channel = mustChannel(channelId);
+    const user = state.user(userId);
+    const id = state.nextId();
+    const itoken = `itok-${randomBytes(16).toString('hex')}`;
+    const guildId = channel.guildId;
+    state.interactions.set(id, {
+      id,
+      token: itoken,
+      channelId: channel.id,
+      ...(guildId === undefined ? {} : { guildId }),
+      userId: user.id,
+    });
+    gateway.dispatch('INTERACTION_CREATE', {
+      id,
+      application_id: state.applicationId,
+      token: itoken,
+      version: 1,
+      ...specific,
+      channel_id: channel.id,
+      channel: channelJson(channel, state),
+      ...(guildId === undefined
+        ? { user: userJson(user), context: 1 }
+        : { guild_id: guildId, member: { ...memberJson(user), permissions: '2248473465835073' }, context: 0 }),
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      authorizing_integration_owners: {},
+      attachment_size_limit: 10_485_760,
+    });
+    return { id, token: itoken };
   };
 
   const fake = {
@@ -160,38 +200,32 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
 
     /** A user runs a slash command; returns the interaction id. */
     dispatchInteraction(input: DispatchInteractionInput): { id: string; token: string } {
-      const channel = mustChannel(input.channelId);
-      const user = state.user(input.userId);
-      const id = state.nextId();
-      const itoken = `itok-${randomBytes(16).toString('hex')}`;
-      const guildId = channel.guildId;
-      state.interactions.set(id, {
-        id,
-        token: itoken,
-        channelId: channel.id,
-        ...(guildId === undefined ? {} : { guildId }),
-        userId: user.id,
-      });
       const cmd = [...state.commands.values()].flat().find((c) => c.name === input.name);
-      gateway.dispatch('INTERACTION_CREATE', {
-        id,
-        application_id: state.applicationId,
+      return dispatchAnyInteraction(input.channelId, input.userId, {
         type: 2,
-        token: itoken,
-        version: 1,
         data: { id: cmd?.id ?? state.nextId(), name: input.name, type: 1, options: input.options ?? [] },
-        channel_id: channel.id,
-        channel: channelJson(channel, state),
-        ...(guildId === undefined
-          ? { user: userJson(user), context: 1 }
-          : { guild_id: guildId, member: { ...memberJson(user), permissions: '2248473465835073' }, context: 0 }),
-        app_permissions: '2248473465835073',
-        locale: 'en-US',
-        entitlements: [],
-        authorizing_integration_owners: {},
-        attachment_size_limit: 10_485_760,
       });
-      return { id, token: itoken };
+    },
+
+    /** A user clicks a button (custom id `customId`) on a message of the bot's; returns the interaction id. */
+    dispatchButton(input: DispatchButtonInput): { id: string; token: string } {
+      const channel = mustChannel(input.channelId);
+      // The message carrying the button; not stored, so it shows up in no channel's messages.
+      const carrier: FakeMessage = {
+        id: state.nextId(),
+        channelId: channel.id,
+        ...(channel.guildId === undefined ? {} : { guildId: channel.guildId }),
+        authorId: botUser.id,
+        content: 'a message with a button',
+        createdAt: Date.now(),
+        edits: 0,
+      };
+      const button = { type: 2, style: 2, label: 'button', custom_id: input.customId };
+      return dispatchAnyInteraction(input.channelId, input.userId, {
+        type: 3,
+        data: { custom_id: input.customId, component_type: 2 },
+        message: { ...messageJson(carrier, state), components: [{ type: 1, components: [button] }] },
+      });
     },
 
     /** Resolves once a bot is logged in on the gateway (at once if it already is). */
