@@ -3,6 +3,7 @@ import {
   ApplicationCommandType,
   type ChatInputCommandInteraction,
   type Client,
+  type Interaction,
   MessageFlags,
   Routes,
 } from 'discord.js';
@@ -95,7 +96,10 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
     }
     return;
   }
-  if (i.commandName !== 'ask') return;
+  if (i.commandName !== 'ask') {
+    await answerUnknownInteraction(i, deps.logger);
+    return;
+  }
 
   const receivedAt = deps.now?.() ?? Date.now();
   // The 3-second window: acknowledge first, answer by editing the deferred response.
@@ -154,3 +158,40 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
 }
 
 export const NOT_ALLOWED = 'The assistant is not enabled in this channel.';
+
+/** The ephemeral answer to a command or component the bridge does not know. */
+export const UNKNOWN_COMMAND = 'Unknown command. Use /ask to ask the assistant or /reset to start over.';
+
+/**
+ * Answers an interaction the bridge has no handler for (a stale or foreign slash command, a
+ * button or menu it did not make, a modal): without an answer within 3 s Discord shows the user
+ * "This interaction failed".
+ */
+export async function answerUnknownInteraction(interaction: Interaction, logger: Logger): Promise<void> {
+  logger.info(
+    {
+      eventId: `interaction:${interaction.id}`,
+      type: interaction.type,
+      ...(interaction.isCommand() || interaction.isAutocomplete() ? { command: interaction.commandName } : {}),
+      ...(interaction.isMessageComponent() || interaction.isModalSubmit() ? { customId: interaction.customId } : {}),
+    },
+    'discord: unknown interaction',
+  );
+  try {
+    if (interaction.isAutocomplete()) {
+      // Autocomplete cannot carry a message; no suggestions is its "nothing here".
+      await interaction.respond([]);
+    } else if (interaction.isRepliable() && !interaction.replied && !interaction.deferred) {
+      await interaction.reply({
+        content: UNKNOWN_COMMAND,
+        flags: MessageFlags.Ephemeral,
+        allowedMentions: { parse: [] },
+      });
+    }
+  } catch (err) {
+    logger.warn(
+      { err: toPlatformError(err, 'interaction').message },
+      'discord: could not answer an unknown interaction',
+    );
+  }
+}

@@ -18,11 +18,12 @@ import {
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { createDiscordClient } from './client.js';
-import { handleCommand, registerCommands } from './commands.js';
+import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
 import { toPlatformError } from './errors.js';
 import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { inviteUrl } from './invite.js';
+import { PlaceOrder } from './place-order.js';
 import { type BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
 import { ChannelReplySink, NO_MENTIONS } from './reply-sink.js';
 import { ThreadFactsResolver } from './threads.js';
@@ -70,9 +71,10 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   let started = false;
 
   const threads = new ThreadFactsResolver(client.rest, logger);
-  // Messages reach the handler in gateway order even when one waits for a thread lookup: the
-  // relay keeps a place's replies in the order handle() is called.
-  let inOrder: Promise<void> = Promise.resolve();
+  // Messages of one channel, thread or DM reach the handler in gateway order even when one waits
+  // for a thread lookup (the relay keeps a place's replies in the order handle() is called);
+  // other places go on meanwhile.
+  const inOrder = new PlaceOrder();
 
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || !handler || !client.user) return;
@@ -97,7 +99,12 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   };
 
   const onInteraction = (interaction: Interaction): void => {
-    if (stopping || !handler || !interaction.isChatInputCommand()) return;
+    if (stopping || !handler) return;
+    if (!interaction.isChatInputCommand()) {
+      // Every interaction gets an answer, or the user sees "This interaction failed".
+      void answerUnknownInteraction(interaction, logger);
+      return;
+    }
     const i: ChatInputCommandInteraction = interaction;
     logger.info({ eventId: `interaction:${i.id}`, command: i.commandName, channelId: i.channelId }, 'discord: command');
     void handleCommand(i, {
@@ -146,11 +153,13 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       started = true;
       handler = h;
       client.on(Events.MessageCreate, (m) => {
-        inOrder = inOrder
-          .then(() => onMessage(m))
-          .catch((err: unknown) => {
+        void inOrder.run(
+          m.channelId,
+          () => onMessage(m),
+          (err: unknown) => {
             logger.error({ err: toPlatformError(err, 'message').message }, 'discord: could not route a message');
-          });
+          },
+        );
       });
       client.on(Events.InteractionCreate, onInteraction);
       watchGateway();

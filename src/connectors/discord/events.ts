@@ -1,6 +1,7 @@
 import { ChannelType, type Message, MessageType } from 'discord.js';
 import type { DiscordReplyMode } from '../../config/config.js';
 import type { Place } from '../../core/ports.js';
+import { hasVisibleText } from '../../core/visible-text.js';
 import { type ThreadFromMessage, threadName } from './reply-sink.js';
 
 // Which gateway messages the bridge answers, and where: the Discord half of contract section 4.
@@ -49,6 +50,9 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
   const { botId } = ctx;
   const mentionsBot = message.mentions.users.has(botId) || new RegExp(`<@!?${botId}>`).test(message.content);
   const text = stripBotMention(message.content, botId);
+  // Whitespace, zero-width characters or the bare mention: nothing to ask (no upstream call, no
+  // thread, no typing). The bridge reads no attachments on Discord, so none are lost here.
+  if (!hasVisibleText(text)) return undefined;
   const channel = message.channel;
   const base = { mentionsBot, text };
 

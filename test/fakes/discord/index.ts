@@ -4,13 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { FakeGateway } from './gateway.js';
 import { channelJson, guildJson, memberJson, messageJson, userJson } from './payloads.js';
 import { type BucketConfig, FakeRateLimiter } from './rate-limit.js';
-import { FakeRest } from './rest.js';
+import { FakeRest, type RouteHold } from './rest.js';
 import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type WriteRecord } from './state.js';
 
 // A loopback Discord that the real discord.js 14 logs into: REST under /api/v10 and a JSON
 // gateway on the same port. Tests drive it (users write messages, run commands, the gateway
 // drops) and assert on what users would see: the messages' current content.
 
+export type { RouteHold } from './rest.js';
 export type { FakeMessage, FakeUser, WriteRecord } from './state.js';
 export { FakeDiscordState } from './state.js';
 
@@ -37,6 +38,12 @@ export interface DispatchInteractionInput {
   userId: string;
   name: string;
   options?: { name: string; type: number; value: string | number | boolean }[];
+}
+
+export interface DispatchButtonInput {
+  channelId: string;
+  userId: string;
+  customId: string;
 }
 
 export interface ShownMessage {
@@ -73,6 +80,40 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     const c = state.channels.get(id);
     if (!c) throw new Error(`fake discord: unknown channel ${id}`);
     return c;
+  };
+
+  /** INTERACTION_CREATE with what every interaction type has, plus `specific` (type, data, ...). */
+  const dispatchAnyInteraction = (channelId: string, userId: string, specific: Record<string, unknown>) => {
+    const channel = mustChannel(channelId);
+    const user = state.user(userId);
+    const id = state.nextId();
+    const itoken = `itok-${randomBytes(16).toString('hex')}`;
+    const guildId = channel.guildId;
+    state.interactions.set(id, {
+      id,
+      token: itoken,
+      channelId: channel.id,
+      ...(guildId === undefined ? {} : { guildId }),
+      userId: user.id,
+    });
+    gateway.dispatch('INTERACTION_CREATE', {
+      id,
+      application_id: state.applicationId,
+      token: itoken,
+      version: 1,
+      ...specific,
+      channel_id: channel.id,
+      channel: channelJson(channel, state),
+      ...(guildId === undefined
+        ? { user: userJson(user), context: 1 }
+        : { guild_id: guildId, member: { ...memberJson(user), permissions: '2248473465835073' }, context: 0 }),
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      authorizing_integration_owners: {},
+      attachment_size_limit: 10_485_760,
+    });
+    return { id, token: itoken };
   };
 
   const fake = {
@@ -159,38 +200,32 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
 
     /** A user runs a slash command; returns the interaction id. */
     dispatchInteraction(input: DispatchInteractionInput): { id: string; token: string } {
-      const channel = mustChannel(input.channelId);
-      const user = state.user(input.userId);
-      const id = state.nextId();
-      const itoken = `itok-${randomBytes(16).toString('hex')}`;
-      const guildId = channel.guildId;
-      state.interactions.set(id, {
-        id,
-        token: itoken,
-        channelId: channel.id,
-        ...(guildId === undefined ? {} : { guildId }),
-        userId: user.id,
-      });
       const cmd = [...state.commands.values()].flat().find((c) => c.name === input.name);
-      gateway.dispatch('INTERACTION_CREATE', {
-        id,
-        application_id: state.applicationId,
+      return dispatchAnyInteraction(input.channelId, input.userId, {
         type: 2,
-        token: itoken,
-        version: 1,
         data: { id: cmd?.id ?? state.nextId(), name: input.name, type: 1, options: input.options ?? [] },
-        channel_id: channel.id,
-        channel: channelJson(channel, state),
-        ...(guildId === undefined
-          ? { user: userJson(user), context: 1 }
-          : { guild_id: guildId, member: { ...memberJson(user), permissions: '2248473465835073' }, context: 0 }),
-        app_permissions: '2248473465835073',
-        locale: 'en-US',
-        entitlements: [],
-        authorizing_integration_owners: {},
-        attachment_size_limit: 10_485_760,
       });
-      return { id, token: itoken };
+    },
+
+    /** A user clicks a button (custom id `customId`) on a message of the bot's; returns the interaction id. */
+    dispatchButton(input: DispatchButtonInput): { id: string; token: string } {
+      const channel = mustChannel(input.channelId);
+      // The message carrying the button; not stored, so it shows up in no channel's messages.
+      const carrier: FakeMessage = {
+        id: state.nextId(),
+        channelId: channel.id,
+        ...(channel.guildId === undefined ? {} : { guildId: channel.guildId }),
+        authorId: botUser.id,
+        content: 'a message with a button',
+        createdAt: Date.now(),
+        edits: 0,
+      };
+      const button = { type: 2, style: 2, label: 'button', custom_id: input.customId };
+      return dispatchAnyInteraction(input.channelId, input.userId, {
+        type: 3,
+        data: { custom_id: input.customId, component_type: 2 },
+        message: { ...messageJson(carrier, state), components: [{ type: 1, components: [button] }] },
+      });
     },
 
     /** Resolves once a bot is logged in on the gateway (at once if it already is). */
@@ -211,6 +246,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
         gateway.events.on('identified', done);
         gateway.events.on('resumed', done);
       });
+    },
+
+    /**
+     * Make the bot's requests to one REST route wait (a slow Discord for that route only), e.g.
+     * `holdRoute('GET', `/channels/${threadId}`)`. `reached` resolves when one is waiting.
+     */
+    holdRoute(method: string, path: string): RouteHold {
+      return rest.hold(method, path);
     },
 
     disconnectGateway(code = 4000): void {
@@ -258,6 +301,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     },
 
     async close(): Promise<void> {
+      rest.releaseAll();
       await gateway.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

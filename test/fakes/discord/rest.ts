@@ -25,12 +25,27 @@ interface Route {
   handler: Handler;
 }
 
+/** A held route: the bot's matching requests wait until the test releases them. */
+export interface RouteHold {
+  /** Resolves when the first matching request has arrived (and is waiting). */
+  readonly reached: Promise<void>;
+  release(): void;
+}
+
+interface Hold extends RouteHold {
+  method: string;
+  path: string;
+  gate: Promise<void>;
+  arrived(): void;
+}
+
 const ID = '(\\d+)';
 const TOKEN = '([^/]+)';
 
 export class FakeRest {
   private readonly routes: Route[];
   private readonly writes: MessageWrites;
+  private readonly holds = new Set<Hold>();
 
   constructor(
     private readonly state: FakeDiscordState,
@@ -110,6 +125,32 @@ export class FakeRest {
     ];
   }
 
+  /** Hold the bot's requests to `method path` (path under /api/v10, e.g. `/channels/1`) until released. */
+  hold(method: string, path: string): RouteHold {
+    let arrived!: () => void;
+    let open!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const hold: Hold = {
+      method,
+      path,
+      gate,
+      reached,
+      arrived,
+      release: () => {
+        this.holds.delete(hold);
+        open();
+      },
+    };
+    this.holds.add(hold);
+    return hold;
+  }
+
+  /** Let every held request go (the fake is closing). */
+  releaseAll(): void {
+    for (const h of [...this.holds]) h.release();
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = req.method ?? 'GET';
@@ -123,6 +164,11 @@ export class FakeRest {
         throw new HttpError(401, { code: 0, message: '401: Unauthorized' });
       }
       const body = method === 'GET' ? {} : await readJson(req);
+      for (const h of this.holds) {
+        if (h.method !== method || h.path !== path) continue;
+        h.arrived();
+        await h.gate;
+      }
       lastBody = body;
       const out = await match.route.handler(match.params, body, url);
       sendJson(res, out.status, out.body, out.headers);
