@@ -101,3 +101,28 @@ export function rawRequest(o: RawRequestOptions): Promise<RawResult> {
     });
   });
 }
+
+/**
+ * For the bench: `parallel` clients each offer `bytes` of body to `path` (unsigned unless the
+ * headers say otherwise) and stop when answered. Measure the bridge's RSS around it; with the
+ * limits in place it should not grow by anything like parallel × bytes.
+ */
+export function floodBodies(o: {
+  port: number;
+  path: string;
+  bytes: number;
+  parallel: number;
+  headers?: Record<string, string>;
+  chunked?: boolean;
+}): Promise<RawResult[]> {
+  const extra = Object.entries(o.headers ?? {})
+    .map(([k, v]) => `\r\n${k}: ${v}`)
+    .join('');
+  const framing = o.chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${o.bytes}`;
+  const head = `POST ${o.path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n${framing}${extra}`;
+  return Promise.all(
+    Array.from({ length: o.parallel }, () =>
+      rawRequest({ port: o.port, head, bodyBytes: o.bytes, ...(o.chunked ? { chunked: true } : {}), waitMs: 30_000 }),
+    ),
+  );
+}
