@@ -24,6 +24,8 @@ export const REDACT_PATHS = [
   '*.clientSecret',
   'stateSecret',
   '*.stateSecret',
+  'client_secret',
+  '*.client_secret',
   'password',
   '*.password',
 ];
@@ -59,10 +61,15 @@ export function componentLogger(root: Logger, component: Component): Logger {
 /** A logger that writes nothing: the default in library code and tests. */
 export const silentLogger: Logger = pino({ level: 'silent' });
 
-/** Replace Slack/Discord/Bearer tokens in free text (e.g. error messages from SDKs) before logging. */
+/** Replace Slack/Discord/Bearer tokens and OAuth client secrets in free text (e.g. error messages from SDKs) before logging. */
 export function scrubSecrets(text: string): string {
-  return text
-    .replace(/\bBearer\s+[A-Za-z0-9._~+/=-]+/g, 'Bearer [redacted]')
-    .replace(/\bx(?:ox[abposr]|app)-[A-Za-z0-9-]+/g, '[redacted-slack-token]')
-    .replace(/\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b/g, '[redacted-discord-token]');
+  return (
+    text
+      .replace(/\bBearer\s+[A-Za-z0-9._~+/=-]+/g, 'Bearer [redacted]')
+      // OAuth client secrets as Slack's (and most) SDKs put them in request bodies: JSON or form.
+      .replace(/("client_secret"\s*:\s*")[^"]*"/g, '$1[redacted]"')
+      .replace(/\b(client_secret=)[^&\s"]+/g, '$1[redacted]')
+      .replace(/\bx(?:ox[abposr]|app)-[A-Za-z0-9-]+/g, '[redacted-slack-token]')
+      .replace(/\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b/g, '[redacted-discord-token]')
+  );
 }

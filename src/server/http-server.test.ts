@@ -1,7 +1,9 @@
+import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../logger.js';
-import { createHttpServer, type HttpServer } from './http-server.js';
+import { rawRequest } from '../../test/fakes/raw-http.js';
+import { createHttpServer, type HttpServer, type HttpServerOptions } from './http-server.js';
 import { createMetrics } from './metrics.js';
 import type { CheckValue } from './readiness.js';
 
@@ -10,7 +12,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function start(checks: Record<string, CheckValue> = { database: true }) {
+async function start(checks: Record<string, CheckValue> = { database: true }, over: Partial<HttpServerOptions> = {}) {
   const metrics = createMetrics({ defaultMetrics: false });
   const state = { checks };
   const server = createHttpServer({
@@ -19,10 +21,11 @@ async function start(checks: Record<string, CheckValue> = { database: true }) {
     logger: silentLogger,
     metrics,
     readiness: () => ({ ready: Object.values(state.checks).every((v) => v === true), checks: state.checks }),
+    ...over,
   });
   servers.push(server);
   const { port } = await server.listen();
-  return { server, metrics, state, base: `http://127.0.0.1:${port}` };
+  return { server, metrics, state, port, base: `http://127.0.0.1:${port}` };
 }
 
 describe('http server', () => {
@@ -173,5 +176,113 @@ describe('http server', () => {
       readiness: () => ({ ready: true, checks: {} }),
     });
     await expect(other.listen()).rejects.toThrow(/cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/);
+  });
+});
+
+describe('http server facing hostile clients', () => {
+  const MB = 1024 * 1024;
+
+  it('renders /metrics once per second however often it is polled', async () => {
+    let t = 5_000;
+    let renders = 0;
+    const metrics = {
+      contentType: 'text/plain; version=0.0.4; charset=utf-8',
+      text: async () => `render_number ${++renders}\n`,
+    };
+    const { base } = await start({ database: true }, { metrics, now: () => t });
+    const first = await fetch(`${base}/metrics`);
+    expect(await first.text()).toBe('render_number 1\n');
+    t += 999;
+    const polls = await Promise.all(Array.from({ length: 20 }, () => fetch(`${base}/metrics`).then((r) => r.text())));
+    expect(new Set(polls)).toEqual(new Set(['render_number 1\n']));
+    expect(renders).toBe(1);
+
+    t += 1;
+    expect(await (await fetch(`${base}/metrics`)).text()).toBe('render_number 2\n');
+    expect(renders).toBe(2);
+  });
+
+  it('refuses a body on its own endpoints with 413 before reading it, and closes', async () => {
+    const { port } = await start();
+    const res = await rawRequest({
+      port,
+      head: `GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: ${100 * MB}`,
+      bodyBytes: 2 * MB,
+    });
+    expect(res.status).toBe(413);
+    expect(res.closed).toBe(true);
+    expect(res.sent).toBeLessThan(100 * MB);
+  });
+
+  it("refuses a mounted route's declared oversize body with 413 before the listener runs", async () => {
+    const { port, server } = await start();
+    let called = 0;
+    const listener = Object.assign(
+      (_req: unknown, res: ServerResponse) => {
+        called += 1;
+        res.end('ok');
+      },
+      { maxBodyBytes: MB },
+    );
+    server.mount('/big', listener);
+    server.mount('/small', (_req, res) => {
+      called += 1;
+      res.end('ok');
+    });
+    const big = await rawRequest({
+      port,
+      head: `POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: ${MB + 1}`,
+      bodyBytes: 2 * MB,
+    });
+    expect(big.status).toBe(413);
+    expect(big.closed).toBe(true);
+    // Undeclared mounts take small bodies only.
+    const small = await rawRequest({
+      port,
+      head: `POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: ${128 * 1024}`,
+      bodyBytes: 16 * 1024,
+    });
+    expect(small.status).toBe(413);
+    const bad = await rawRequest({ port, head: `POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc` });
+    expect(bad.status).toBe(400);
+    expect(called).toBe(0);
+  });
+
+  it('answers 408 and closes when a body stops arriving', async () => {
+    const { port, server } = await start({ database: true }, { bodyTimeoutMs: 300 });
+    let readFailed = false;
+    server.mount('/upload', async (req, res) => {
+      try {
+        for await (const _chunk of req) void _chunk;
+        res.end('read');
+      } catch {
+        readFailed = true;
+      }
+    });
+    const startedAt = Date.now();
+    const res = await rawRequest({
+      port,
+      head: 'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100',
+      body: 'ten bytes!',
+      waitMs: 3000,
+    });
+    expect(res.status).toBe(408);
+    expect(res.closed).toBe(true);
+    expect(Date.now() - startedAt).toBeLessThan(2500);
+    await expect.poll(() => readFailed).toBe(true);
+  });
+
+  it('drops a client whose headers never end', async () => {
+    const { port } = await start({ database: true }, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    const startedAt = Date.now();
+    const res = await rawRequest({
+      port,
+      head: 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: 1',
+      unfinishedHead: true,
+      waitMs: 4000,
+    });
+    expect(res.closed).toBe(true);
+    expect(res.status).toBe(408);
+    expect(Date.now() - startedAt).toBeLessThan(3000);
   });
 });

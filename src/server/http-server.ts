@@ -7,8 +7,23 @@ import type { Readiness } from './readiness.js';
 // The one HTTP server of the process: /healthz, /readyz, /metrics, and whatever a connector
 // mounts (Slack HTTP mode: /slack/events, /slack/install, /slack/oauth_redirect).
 // Plain node:http: the routes are few and fixed, and Bolt's receivers speak (req, res) already.
+//
+// The port faces the internet, so nothing here trusts a client: every route has a body limit
+// (checked on Content-Length before the handler runs; handlers that read count as they go),
+// headers, bodies and whole requests have deadlines, and /metrics is rendered at most once a
+// second however often it is polled.
 
-export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+export type RequestListener = ((req: IncomingMessage, res: ServerResponse) => void | Promise<void>) & {
+  /**
+   * The largest body this listener takes. A request that declares more (Content-Length) is refused
+   * with 413 before the listener runs. Default DEFAULT_MOUNT_BODY_BYTES. A listener that reads a
+   * chunked body must count the bytes itself: the server only sees the declared length.
+   */
+  maxBodyBytes?: number;
+};
+
+/** Body limit of a mounted route that does not declare one: small forms at most. */
+export const DEFAULT_MOUNT_BODY_BYTES = 64 * 1024;
 
 /** What /metrics needs: a PromBridgeMetrics, or anything with the same two members. */
 export interface MetricsSource {
@@ -24,6 +39,16 @@ export interface HttpServerOptions {
   readiness: Readiness;
   /** How long close() lets requests in flight finish before cutting their connections. Default 5000. */
   shutdownGraceMs?: number;
+  /** A client must send its whole header block within this. Default 10000. */
+  headersTimeoutMs?: number;
+  /** A client must send its whole request (headers and body) within this. Default 30000. */
+  requestTimeoutMs?: number;
+  /** A request with a body must finish sending it within this after its headers: else 408. Default 10000. */
+  bodyTimeoutMs?: number;
+  /** How long one rendering of /metrics is served. Default 1000. */
+  metricsCacheMs?: number;
+  /** The clock of the /metrics cache (tests). */
+  now?: () => number;
 }
 
 export interface HttpServer {
@@ -41,6 +66,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const active = new Set<ServerResponse>();
   let closing = false;
 
+  const now = opts.now ?? Date.now;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  // node:http refuses a headers timeout longer than the request timeout.
+  const headersTimeoutMs = Math.min(opts.headersTimeoutMs ?? 10_000, requestTimeoutMs);
+  const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
+  const metricsText = cachedText(opts.metrics, opts.metricsCacheMs ?? 1000, now);
+
   const fail = (res: ServerResponse, err: unknown) => {
     logger.error({ err }, 'http handler failed');
     if (!res.headersSent) sendJson(res, 500, { error: 'internal_error' });
@@ -54,13 +86,30 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     // Longest prefix first, so `/slack/events` could be mounted apart from `/slack`.
     const mount = mounts.find((m) => path === m.prefix || path.startsWith(`${m.prefix}/`));
     if (mount) {
+      const limit = mount.listener.maxBodyBytes ?? DEFAULT_MOUNT_BODY_BYTES;
+      const declared = declaredLength(req);
+      if (declared === 'invalid') {
+        refuse(res, 400, { error: 'bad_content_length' });
+        return;
+      }
+      if (declared !== undefined && declared > limit) {
+        refuse(res, 413, { error: 'body_too_large', limit });
+        return;
+      }
+      if (hasBody(req)) bodyDeadline(req, res);
       await mount.listener(req, res);
       return;
     }
 
     const builtin = BUILTIN[path];
     if (builtin === undefined) {
-      sendJson(res, 404, { error: 'not_found', path });
+      // Unknown paths do not get to send a body either: answered, then the connection closes.
+      refuse(res, 404, { error: 'not_found', path }, hasBody(req));
+      return;
+    }
+    // The operator endpoints take no body; one sent anyway is refused unread.
+    if (hasBody(req)) {
+      refuse(res, 413, { error: 'body_not_allowed' });
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') {
@@ -75,7 +124,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         readyz(res, opts.readiness);
         return;
       case 'metrics': {
-        const text = await opts.metrics.text();
+        const text = await metricsText();
         res.writeHead(200, { 'content-type': opts.metrics.contentType, 'cache-control': 'no-store' });
         res.end(text);
         return;
@@ -83,27 +132,59 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     }
   };
 
-  const server: Server = createServer((req, res) => {
-    active.add(res);
-    res.once('close', () => {
-      active.delete(res);
-      // A keep-alive connection that just finished its last request is idle now: let close() end.
-      if (closing) setImmediate(() => server.closeIdleConnections());
-    });
-    if (closing) res.setHeader('connection', 'close');
-    // A handler's synchronous throw and its rejected promise both end here, never in the process.
-    try {
-      handle(req, res).catch((err: unknown) => fail(res, err));
-    } catch (err) {
-      fail(res, err);
-    }
-  });
+  /**
+   * A body that is still arriving bodyTimeoutMs after its headers: 408 if nothing was answered yet,
+   * and the connection is closed either way (a slow sender must not hold a socket and a handler).
+   */
+  const bodyDeadline = (req: IncomingMessage, res: ServerResponse) => {
+    const timer = setTimeout(() => {
+      if (req.complete) return;
+      logger.debug({ path: pathOf(req.url) }, 'http request body too slow');
+      // node forgets a request once its answer is sent, so a handler still reading the body
+      // would wait forever: end the body (with an error) when the connection is gone.
+      req.socket.once('close', () => {
+        if (!req.complete) req.destroy();
+      });
+      if (!res.headersSent) refuse(res, 408, { error: 'body_timeout' });
+      else req.socket.destroy();
+    }, bodyTimeoutMs);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    req.once('end', clear);
+    res.once('close', clear);
+  };
 
-  // Malformed requests (bad headers, garbage on the socket): answer 400 and drop the connection.
+  const server: Server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // How often node checks the two timeouts above (its default, 30 s, would double them).
+      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      active.add(res);
+      res.once('close', () => {
+        active.delete(res);
+        // A keep-alive connection that just finished its last request is idle now: let close() end.
+        if (closing) setImmediate(() => server.closeIdleConnections());
+      });
+      if (closing) res.setHeader('connection', 'close');
+      // A handler's synchronous throw and its rejected promise both end here, never in the process.
+      try {
+        handle(req, res).catch((err: unknown) => fail(res, err));
+      } catch (err) {
+        fail(res, err);
+      }
+    },
+  );
+
+  // Malformed requests (bad headers, garbage on the socket) and requests too slow to arrive
+  // (headersTimeout, requestTimeout): answer and drop the connection.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     logger.debug({ code: err.code }, 'bad http request');
     if (socket.writable && err.code !== 'ECONNRESET') {
-      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? '400 Bad Request';
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     } else {
       socket.destroy();
     }
@@ -160,6 +241,56 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         server.closeIdleConnections();
       });
     },
+  };
+}
+
+const CLIENT_ERROR_STATUS: Record<string, string | undefined> = {
+  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
+};
+
+/**
+ * Answers without reading the body and closes the connection once the answer is out: node would
+ * otherwise read (and drop) the rest of the body to keep the connection alive.
+ */
+function refuse(res: ServerResponse, status: number, body: unknown, close = true): void {
+  sendJson(res, status, body, close ? { connection: 'close' } : {});
+}
+
+/** Whether the request carries a body (a length above zero, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const declared = declaredLength(req);
+  return declared === 'invalid' || (declared !== undefined && declared > 0);
+}
+
+/** The Content-Length of a request: undefined when absent, 'invalid' when not a plain number. */
+export function declaredLength(req: IncomingMessage): number | undefined | 'invalid' {
+  const raw = req.headers['content-length'];
+  if (raw === undefined) return undefined;
+  return /^\d{1,15}$/.test(raw) ? Number(raw) : 'invalid';
+}
+
+/**
+ * The metrics text, rendered at most once per `ttlMs`: a scraper polling a thousand times a second
+ * costs one rendering a second, and concurrent polls share the rendering in progress.
+ */
+export function cachedText(source: MetricsSource, ttlMs: number, now: () => number): () => Promise<string> {
+  let cached: { text: string; at: number } | undefined;
+  let rendering: Promise<string> | undefined;
+  return () => {
+    const t = now();
+    if (cached && t - cached.at < ttlMs && t >= cached.at) return Promise.resolve(cached.text);
+    rendering ??= source
+      .text()
+      .then((text) => {
+        cached = { text, at: t };
+        return text;
+      })
+      .finally(() => {
+        rendering = undefined;
+      });
+    return rendering;
   };
 }
 

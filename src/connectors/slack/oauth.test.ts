@@ -1,0 +1,149 @@
+import { LogLevel } from '@slack/bolt';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeSlack, startFakeSlack } from '../../../test/fakes/slack/index.js';
+import { silentLogger } from '../../logger.js';
+import { createHttpServer, type HttpServer } from '../../server/http-server.js';
+import { createMetrics } from '../../server/metrics.js';
+import { openStore, type Store } from '../../store/index.js';
+import type { BoltLogger } from './bolt-logger.js';
+import { createInstallationStore } from './installation-store.js';
+import {
+  createOAuth,
+  INSTALL_PATH,
+  REDIRECT_PATH,
+  scrubbingLogger,
+  SingleUseStateStore,
+  STATE_TTL_MS,
+} from './oauth.js';
+
+const quiet: BoltLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  setLevel: () => {},
+  getLevel: () => LogLevel.INFO,
+  setName: () => {},
+};
+
+describe('Slack OAuth state and pages', () => {
+  let fake: FakeSlack | undefined;
+  let http: HttpServer | undefined;
+  let store: Store | undefined;
+
+  afterEach(async () => {
+    await http?.close();
+    await fake?.close();
+    store?.close();
+    fake = undefined;
+    http = undefined;
+    store = undefined;
+  });
+
+  async function start(clock: { now: number }) {
+    fake = await startFakeSlack({ limits: {}, oauth: { clientId: 'cid', clientSecret: 'csecret' } });
+    store = openStore(':memory:');
+    const oauth = createOAuth({
+      clientId: 'cid',
+      clientSecret: 'csecret',
+      stateSecret: 'state-secret',
+      installationStore: createInstallationStore(store.installations),
+      apiUrl: fake.apiUrl,
+      logger: quiet,
+      now: () => clock.now,
+    });
+    http = createHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger: silentLogger,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () => ({ ready: true, checks: {} }),
+    });
+    http.mount(INSTALL_PATH, oauth.listener);
+    http.mount(REDIRECT_PATH, oauth.listener);
+    const { port } = await http.listen();
+    return `http://127.0.0.1:${port}`;
+  }
+
+  async function begin(base: string) {
+    const res = await fetch(`${base}${INSTALL_PATH}`, { redirect: 'manual' });
+    const state = new URL(res.headers.get('location') ?? '').searchParams.get('state') ?? '';
+    const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    return (code = 'good-code') =>
+      fetch(`${base}${REDIRECT_PATH}?code=${code}&state=${encodeURIComponent(state)}`, {
+        headers: { cookie },
+        redirect: 'manual',
+      });
+  }
+
+  it('refuses a state older than 10 minutes with the 400 page', async () => {
+    const clock = { now: 1_000_000 };
+    const base = await start(clock);
+    const late = await begin(base);
+    const inTime = await begin(base);
+    clock.now += STATE_TTL_MS - 1;
+    expect((await inTime()).status).toBe(200);
+    clock.now += 2;
+    const res = await late();
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('expired or was already used');
+    expect(store?.installations.count()).toBe(1);
+  });
+
+  it('uses up the state even when the exchange fails', async () => {
+    const base = await start({ now: 1 });
+    const redirect = await begin(base);
+    expect((await redirect('bad-code')).status).toBe(500);
+    expect((await redirect('good-code')).status).toBe(400);
+    expect(store?.installations.count()).toBe(0);
+  });
+
+  it('answers other methods with 405 and a body with 413, unread', async () => {
+    const base = await start({ now: 1 });
+    expect((await fetch(`${base}${INSTALL_PATH}`, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(`${base}${INSTALL_PATH}`, { method: 'POST', body: 'x=1' })).status).toBe(413);
+    expect((await fetch(`${base}${INSTALL_PATH}/other`)).status).toBe(404);
+  });
+});
+
+describe('SingleUseStateStore', () => {
+  it('keeps a bounded number of pending states, dropping the oldest', async () => {
+    const states = new SingleUseStateStore(() => 0, 3);
+    const made: string[] = [];
+    for (let i = 0; i < 4; i++) made.push(await states.generateStateParam({ scopes: [`s${i}`] }, new Date()));
+    expect(states.size).toBe(3);
+    await expect(states.verifyStateParam(new Date(), made[0] ?? '')).rejects.toThrow(/unknown or was already used/);
+    expect(await states.verifyStateParam(new Date(), made[3] ?? '')).toEqual({ scopes: ['s3'] });
+    await expect(states.verifyStateParam(new Date(), made[3] ?? '')).rejects.toThrow(/already used/);
+  });
+
+  it('sweeps expired states when new ones are made', async () => {
+    let t = 0;
+    const states = new SingleUseStateStore(() => t);
+    await states.generateStateParam({ scopes: [] }, new Date());
+    await states.generateStateParam({ scopes: [] }, new Date());
+    t += STATE_TTL_MS + 1;
+    await states.generateStateParam({ scopes: [] }, new Date());
+    expect(states.size).toBe(1);
+  });
+});
+
+describe('scrubbingLogger', () => {
+  it('blanks the secrets, client_secret fields and the OAuth code at every level', () => {
+    const out: string[] = [];
+    const inner: BoltLogger = {
+      ...quiet,
+      debug: (...m) => out.push(m.join(' ')),
+      error: (...m) => out.push(m.join(' ')),
+    };
+    const log = scrubbingLogger(inner, ['the-state-secret', 'the-client-secret']);
+    log.debug('http request body: {"code":"123.456","client_id":"cid","client_secret":"sekrit"}');
+    log.debug('form', 'client_id=cid&client_secret=sekrit2&code=x');
+    log.error(new Error('failed with the-client-secret and the-state-secret'));
+    const all = out.join('\n');
+    for (const s of ['sekrit', 'sekrit2', '123.456', 'the-client-secret', 'the-state-secret']) {
+      expect(all).not.toContain(s);
+    }
+    expect(all).toContain('"client_id":"cid"');
+  });
+});
