@@ -150,8 +150,8 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
   // Replies a crash left half-written are edited to say they were interrupted. Before the
   // connectors deliver messages: every reply still 'streaming' now belongs to the last run.
   try {
-    const repaired = await withTimeout(relay.recoverInterrupted(connectors), RECOVER_TIMEOUT_MS);
-    if (repaired > 0) log.info({ replies: repaired }, 'marked replies left by the last run as interrupted');
+    // The relay logs what it repaired, could not repair and failed to repair.
+    await withTimeout(relay.recoverInterrupted(connectors), RECOVER_TIMEOUT_MS);
   } catch (err) {
     log.warn({ err: errText(err) }, 'could not mark earlier replies as interrupted');
   }

@@ -1,9 +1,10 @@
 import { ReplyWriter, type ReplyWriterOptions, type WriterResult } from './reply-writer.js';
 
 // From an async iterable of text deltas to a reply sink: the deltas feed a ReplyWriter, which
-// does the posting, coalesced editing, splitting and rate limiting. The pump owns the reading
-// side: it stops on abort (shutdown) or when a platform write failed for good, and turns an
-// error of the source into a note after the text so far, or a message in place of the reply.
+// does the posting, coalesced editing and splitting, pacing its writes through the scheduler.
+// The pump owns the reading side: it stops on abort (shutdown) or when a platform write failed
+// for good, and turns an error of the source into a note after the text so far, or a message
+// in place of the reply.
 
 export interface ErrorOutcome {
   outcome: 'interrupted' | 'failed';
@@ -16,7 +17,7 @@ export interface ErrorOutcome {
 export interface PumpOptions extends Omit<ReplyWriterOptions, 'onFatal'> {
   /** Shutdown: stop reading, keep the text and finish it as interrupted. */
   signal?: AbortSignal;
-  /** The note appended to an interrupted reply (also used on abort). */
+  /** After an abort: appended to the text so far, or (trimmed) the reply when it has none. */
   interruptedNote: string;
   /** How an error thrown by the source is shown. */
   describeError(err: unknown): ErrorOutcome;

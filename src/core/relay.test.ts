@@ -5,13 +5,13 @@ import { TestConnector } from '../../test/fakes/test-connector.js';
 import { silentLogger } from '../logger.js';
 import { ChatError } from './chat-port.js';
 import { openMemoryStore } from './memory-store.js';
-import { noopMetrics } from './metrics-port.js';
-import type { HandleResult, IncomingMessage } from './ports.js';
+import { type BridgeMetrics, noopMetrics } from './metrics-port.js';
+import type { Connector, HandleResult, IncomingMessage } from './ports.js';
 import { createRelay, type RelaySettings } from './relay.js';
 import { MESSAGES } from './user-messages.js';
 import { testRelaySettings } from '../../test/fakes/relay-settings.js';
 
-function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings> } = {}) {
+function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings>; metrics?: BridgeMetrics } = {}) {
   const clock = new ManualClock();
   const chat = new FakeChat(opts.form ?? 'b');
   const store = openMemoryStore();
@@ -21,7 +21,7 @@ function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings> } = {
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,
-    metrics: noopMetrics,
+    metrics: opts.metrics ?? noopMetrics,
     logger: silentLogger,
     clock,
     settings: testRelaySettings({
@@ -284,9 +284,35 @@ describe('relay', () => {
     const id = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
     store.inflight.progress(id, [posted.messageId], 'Half a rep', 2);
     store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
-    expect(await relay.recoverInterrupted([conn])).toBe(2);
+    expect(await relay.recoverInterrupted([conn])).toEqual({ repaired: 2, unrepairable: 0, failed: 0 });
     // The reply that had shown nothing is not left silent: its place is told to try again.
     expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`, MESSAGES.interruptedBeforeText]);
+    expect(store.inflight.listOpen()).toEqual([]);
+  });
+
+  it('recoverInterrupted counts a connector with no way to tell apart from repairs and failures', async () => {
+    const interrupted: string[] = [];
+    const { conn, relay, store } = setup({
+      metrics: { ...noopMetrics, replyInterrupted: (platform) => interrupted.push(platform) },
+    });
+    // The test connector without postInterrupted, as a platform that cannot post a note.
+    const noNotes: Connector = {
+      platform: 'test',
+      start: (h) => conn.start(h),
+      stop: () => conn.stop(),
+      isReady: () => conn.isReady(),
+      markInterrupted: (t, messageId, text) => conn.markInterrupted(t, messageId, text),
+    };
+    const target = { platform: 'test' as const, channelId: 'C1' };
+    const posted = await conn.sink({ platform: 'test', channelId: 'C1' }).post('Half a rep', { final: false, part: 0 });
+    const shown = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
+    store.inflight.progress(shown, [posted.messageId], 'Half a rep', 2);
+    store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
+    const gone = store.inflight.begin({ platform: 'test', eventId: 'e3', target, at: 1 });
+    store.inflight.progress(gone, ['deleted-on-the-platform'], 'Lost', 2);
+    expect(await relay.recoverInterrupted([noNotes])).toEqual({ repaired: 1, unrepairable: 1, failed: 1 });
+    expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`]);
+    expect(interrupted).toEqual(['test']);
     expect(store.inflight.listOpen()).toEqual([]);
   });
 });

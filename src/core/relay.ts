@@ -66,13 +66,26 @@ export interface RelayDeps {
 }
 
 export interface Relay extends MessageHandler {
-  /** Edit replies a crash left streaming (text so far + note); returns how many were edited. */
-  recoverInterrupted(connectors: Connector[]): Promise<number>;
+  /** Edit replies a crash left streaming (text so far + note); reports what became of them. */
+  recoverInterrupted(connectors: Connector[]): Promise<RecoveryReport>;
   /** SIGTERM: refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
   drain(timeoutMs: number): Promise<void>;
   stats(): { inFlight: number; queued: number };
   /** Feed for connectors' out-of-band rate-limit information (the relay's scheduler). */
   readonly rateLimits: RateLimitObserver;
+}
+
+/**
+ * What start-up repair did with the replies the last run left open. Kept apart so a connector
+ * without postInterrupted does not pass for a repair the user never saw.
+ */
+export interface RecoveryReport {
+  /** The platform was edited or told: the user sees the reply was interrupted. */
+  repaired: number;
+  /** Nothing was shown and the connector cannot post a note: the user was not told. */
+  unrepairable: number;
+  /** The edit or the note threw. */
+  failed: number;
 }
 
 const RESET_RE = /^reset$/i;
@@ -258,8 +271,8 @@ export function createRelay(deps: RelayDeps): Relay {
       }
     },
 
-    async recoverInterrupted(connectors: Connector[]): Promise<number> {
-      let edited = 0;
+    async recoverInterrupted(connectors: Connector[]): Promise<RecoveryReport> {
+      const report: RecoveryReport = { repaired: 0, unrepairable: 0, failed: 0 };
       for (const rec of inflight.listOpen()) {
         const connector = connectors.find((c) => c.platform === rec.platform);
         if (connector === undefined) continue; // that platform is not running now: leave it for later
@@ -267,15 +280,21 @@ export function createRelay(deps: RelayDeps): Relay {
         if (last === undefined) {
           // Nothing was shown, and the event is deduplicated: without a word here the user's
           // message would stay unanswered for good.
-          try {
-            await connector.postInterrupted?.(rec.target, MESSAGES.interruptedBeforeText);
-            metrics.replyInterrupted(rec.platform);
-            edited++;
-          } catch (err) {
-            logger.warn(
-              { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
-              'could not tell of an interrupted reply',
-            );
+          if (connector.postInterrupted === undefined) {
+            report.unrepairable++;
+            logger.warn({ platform: rec.platform }, 'cannot tell of an interrupted reply: the connector has no way');
+          } else {
+            try {
+              await connector.postInterrupted(rec.target, MESSAGES.interruptedBeforeText);
+              metrics.replyInterrupted(rec.platform);
+              report.repaired++;
+            } catch (err) {
+              report.failed++;
+              logger.warn(
+                { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
+                'could not tell of an interrupted reply',
+              );
+            }
           }
           inflight.finish(rec.id, 'interrupted', clock.now());
           continue;
@@ -288,8 +307,9 @@ export function createRelay(deps: RelayDeps): Relay {
           );
           inflight.finish(rec.id, 'interrupted', clock.now());
           metrics.replyInterrupted(rec.platform);
-          edited++;
+          report.repaired++;
         } catch (err) {
+          report.failed++;
           logger.warn(
             { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
             'could not mark an interrupted reply',
@@ -297,8 +317,12 @@ export function createRelay(deps: RelayDeps): Relay {
           inflight.finish(rec.id, 'failed', clock.now());
         }
       }
-      if (edited > 0) logger.info({ edited }, 'marked replies interrupted by the last shutdown');
-      return edited;
+      if (report.unrepairable + report.failed > 0) {
+        logger.warn(report, 'some replies left open by the last run could not be marked interrupted');
+      } else if (report.repaired > 0) {
+        logger.info(report, 'marked replies left open by the last run as interrupted');
+      }
+      return report;
     },
 
     async drain(timeoutMs: number): Promise<void> {

@@ -14,7 +14,10 @@ export interface ReplyWriterOptions {
   platform: Platform;
   metrics: BridgeMetrics;
   logger: Logger;
-  /** Called after every successful write: the reply's message ids and the current message's text. */
+  /**
+   * Records each write's text with the reply's message ids: an edit before it is sent (crash
+   * repair must not roll the message back), a post once the platform gave its id.
+   */
   progress?: (messageIds: string[], lastText: string) => void;
   /** Put before the reply once it has content (e.g. the renewed-conversation note). Read lazily. */
   prefix?: () => string;

@@ -33,7 +33,6 @@ export class ReplyWriter {
   private part = 0;
   private readonly messageIds: string[] = [];
   private ending = false;
-  private cancelled = false;
   private fatal: unknown;
   private retries = 0;
   private running: Promise<void> | undefined;
@@ -41,7 +40,6 @@ export class ReplyWriter {
   private working: Promise<void> = Promise.resolve();
   private firstShown = false;
   private yielded = false;
-  private readonly hard = new AbortController();
   /** Where the note appended by finish() starts in content(): a cut never falls inside it. */
   private noteAt: number | undefined;
   /** Aborts an intermediate edit still waiting for budget when the reply ends (the final replaces it). */
@@ -58,16 +56,8 @@ export class ReplyWriter {
     this.working = this.o.sink.showWorking().catch(() => {});
   }
 
-  get hasContent(): boolean {
-    return this.contentStarted;
-  }
-
-  get failed(): unknown {
-    return this.fatal;
-  }
-
   append(delta: string): void {
-    if (this.ending || this.cancelled || delta === '') return;
+    if (this.ending || delta === '') return;
     this.appended += delta;
     if (!this.contentStarted && hasText(this.appended)) {
       this.contentStarted = true;
@@ -108,14 +98,6 @@ export class ReplyWriter {
     return result;
   }
 
-  /** Stop writing at once (no final write): shutdown of the process, or tests. */
-  cancel(): void {
-    this.cancelled = true;
-    this.releaseHold?.();
-    this.hard.abort(new Error('reply writer cancelled'));
-    this.wake?.();
-  }
-
   private content(): string {
     return this.contentStarted ? this.prefix + this.appended : '';
   }
@@ -140,7 +122,7 @@ export class ReplyWriter {
   }
 
   private needsWork(): boolean {
-    if (this.cancelled || this.fatal !== undefined) return false;
+    if (this.fatal !== undefined) return false;
     const body = this.content().slice(this.msgStart);
     if (this.ending) {
       if (!hasText(body)) return this.msg.id !== undefined && !this.msg.final;
@@ -153,8 +135,9 @@ export class ReplyWriter {
   }
 
   private async run(): Promise<void> {
-    // Bounded: every pass writes, sleeps until a deadline, or waits for new input.
-    while (!this.cancelled && this.fatal === undefined) {
+    // Bounded: every pass writes, sleeps until a deadline, waits for new input, or moves past
+    // text (a whitespace-only cut, the one yield before a post).
+    while (this.fatal === undefined) {
       const body = this.content().slice(this.msgStart);
       const desired = this.carry + body;
       const limit = this.limit(desired);
@@ -246,14 +229,12 @@ export class ReplyWriter {
     this.pendingEdit = pending;
     let grant: WriteGrant;
     try {
-      const signal = pending ? AbortSignal.any([this.hard.signal, pending.signal]) : this.hard.signal;
-      grant = await scheduler.acquire(sink.buckets(op), priority, signal);
+      grant = await scheduler.acquire(sink.buckets(op), priority, pending?.signal);
     } catch {
-      return false; // cancelled, or an edit overtaken by the end of the reply
+      return false; // an edit overtaken by the end of the reply, or the scheduler was closed
     } finally {
       if (this.pendingEdit === pending) this.pendingEdit = undefined;
     }
-    if (this.cancelled) return false;
     const startedAt = clock.now();
     let result: WriteResult;
     try {
@@ -263,7 +244,7 @@ export class ReplyWriter {
         this.msg.id = posted.messageId;
         this.msg.createdAt = startedAt;
         // From the first message on, the reply will need a final edit: hold budget for it.
-        if (this.releaseHold === undefined && !this.ending && !this.cancelled) {
+        if (this.releaseHold === undefined && !this.ending) {
           this.releaseHold = scheduler.hold(sink.buckets('edit'));
         }
         this.messageIds.push(posted.messageId);
@@ -337,20 +318,10 @@ export class ReplyWriter {
     this.part++;
   }
 
+  /** Nothing cuts a sleep short: new text and the end of the reply wait out the interval (or backoff). */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = this.o.clock.setTimeout(() => {
-        this.wake = undefined;
-        resolve();
-      }, ms);
-      // Only cancellation cuts a sleep short: new text waits for the interval anyway.
-      this.wake = () => {
-        if (this.cancelled) {
-          t.clear();
-          this.wake = undefined;
-          resolve();
-        }
-      };
+      this.o.clock.setTimeout(resolve, ms);
     });
   }
 

@@ -2,12 +2,13 @@ import type { BucketRef, Clock, RateLimitInfo, RateLimitObserver } from './ports
 
 // One rate-limit scheduler for every platform write of every reply.
 //
-// Each bucket keeps a log of the times writes were granted and allows at most `limit` of them in
-// any window of `windowMs + margin` (a sliding window is never looser than the platforms' fixed
-// windows, and the margin absorbs clock jitter and request latency). What the platform says
-// replaces the defaults: a learned limit, a `remaining` allowance until the reset, and blocks from
-// 429s. Waiters are served by priority (final > first > edit), FIFO within a priority; since each
-// reply has at most one write pending, FIFO gives round-robin fairness across replies.
+// Each bucket keeps a log of the times its writes were answered (see WriteGrant) and allows at
+// most `limit` of them in any window of `windowMs + margin` (a sliding window is never looser
+// than the platforms' fixed windows, and the margin absorbs clock jitter and request latency).
+// What the platform says replaces the defaults: a learned limit, a `remaining` allowance until
+// the reset, and blocks from 429s. Waiters are served by priority (final > first > edit), FIFO
+// within a priority; since each reply has at most one write pending, FIFO gives round-robin
+// fairness across replies.
 
 export type WritePriority = 'final' | 'first' | 'edit';
 
@@ -31,7 +32,7 @@ export interface WriteGrant {
   done(): void;
 }
 
-/** What the pump needs: acquire before a write, report what the platform said after it. */
+/** What a ReplyWriter needs: acquire before a write, report what the platform said after it. */
 export interface WriteScheduler extends RateLimitObserver {
   acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant>;
   /**
@@ -45,7 +46,7 @@ interface BucketState {
   key: string;
   limit: number;
   windowMs: number;
-  /** Grant times, oldest first; never longer than `limit`. */
+  /** Times of granted writes (moved to their answer by done()), oldest first; at most `limit`. */
   grants: number[];
   blockedUntil: number;
   /** From headers: at most `remaining` more grants until `until`. */
@@ -163,12 +164,12 @@ export class RateLimitScheduler implements WriteScheduler {
     };
   }
 
-  /** Numbers for tests and metrics. */
+  /** Numbers for tests. */
   stats(): { buckets: number; waiting: number } {
     return { buckets: this.buckets.size, waiting: this.waiters.length };
   }
 
-  /** Reject every waiter and stop the timer (shutdown). */
+  /** Reject every waiter and stop the timer (tests; the service lets replies write their finals). */
   close(reason: unknown = new Error('scheduler closed')): void {
     this.timer?.clear();
     this.timer = undefined;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ChatErrorKind } from '../core/chat-port.js';
 import { httpError, keyRedactor, parseErrorBody, parseRetryAfter, transportError } from './errors.js';
 
 const ctx = (conversationSent: boolean) => ({ endpoint: 'X', conversationSent, redact: keyRedactor('secret-key-1') });
@@ -29,49 +30,55 @@ describe('error bodies', () => {
   });
 });
 
-describe('Form A status table', () => {
-  it.each([
-    [400, { success: false, error: 'invalid request body' }, false, 'bad_request'],
-    [400, { success: false, error: 'message is too long: 5000 characters, the limit is 4000' }, false, 'too_long'],
-    [401, { success: false, error: 'invalid API key' }, false, 'unauthorized'],
-    [404, { success: false, error: 'Bot not found: nope' }, false, 'unknown_bot'],
-    [404, { success: false, error: 'Bot not found: nope' }, true, 'unknown_bot'],
-    [404, { success: false, error: 'Conversation not found: c1' }, true, 'conversation_gone'],
-    [404, '', true, 'conversation_gone'],
-    [404, '', false, 'unknown_bot'],
-    [410, '', true, 'conversation_gone'],
-    [429, { success: false, error: 'rate limit exceeded' }, false, 'rate_limited'],
-    [500, { success: false, error: 'server error' }, false, 'server'],
-    [502, 'Bad Gateway', false, 'server'],
-    [418, '', false, 'bad_request'],
-    [302, '', false, 'bad_request'],
-  ] as const)('%i %j (conversation sent: %s) → %s', (status, body, sent, want) => {
+type Row = [status: number, body: unknown, conversationSent: boolean, want: ChatErrorKind];
+
+// One table for both forms: Form A says it with the status and a message, Form B with a code,
+// which is tried in each place a body may carry it.
+const formA = (status: number, body: unknown, sent: boolean, want: ChatErrorKind): Row => [status, body, sent, want];
+const formB = (status: number, code: string, want: ChatErrorKind): Row[] =>
+  [{ error: { code, message: 'm' } }, { code, message: 'm' }, { error: code }].map((body) => [
+    status,
+    body,
+    true,
+    want,
+  ]);
+
+describe('status and body → kind', () => {
+  it.each<Row>([
+    formA(400, { success: false, error: 'invalid request body' }, false, 'bad_request'),
+    formA(400, { success: false, error: 'message is too long: 5000 characters, the limit is 4000' }, false, 'too_long'),
+    formA(401, { success: false, error: 'invalid API key' }, false, 'unauthorized'),
+    formA(404, { success: false, error: 'Bot not found: nope' }, false, 'unknown_bot'),
+    formA(404, { success: false, error: 'Bot not found: nope' }, true, 'unknown_bot'),
+    formA(404, { success: false, error: 'Conversation not found: c1' }, true, 'conversation_gone'),
+    formA(404, '', true, 'conversation_gone'),
+    formA(404, '', false, 'unknown_bot'),
+    formA(410, '', true, 'conversation_gone'),
+    formA(429, { success: false, error: 'rate limit exceeded' }, false, 'rate_limited'),
+    formA(500, { success: false, error: 'server error' }, false, 'server'),
+    formA(502, 'Bad Gateway', false, 'server'),
+    formA(418, '', false, 'bad_request'),
+    formA(302, '', false, 'bad_request'),
+    ...formB(400, 'INVALID_BOT_ID', 'unknown_bot'),
+    ...formB(400, 'MESSAGE_TOO_LONG', 'too_long'),
+    ...formB(401, 'UNAUTHORIZED', 'unauthorized'),
+    ...formB(429, 'RATE_LIMITED', 'rate_limited'),
+    ...formB(500, 'BOT_ERROR', 'server'),
+    ...formB(410, 'SESSION_EXPIRED', 'conversation_gone'),
+    ...formB(404, 'SESSION_NOT_FOUND', 'conversation_gone'),
+    ...formB(400, 'CONVERSATION_EXPIRED', 'conversation_gone'),
+    ...formB(404, 'BOT_NOT_FOUND', 'unknown_bot'),
+    ...formB(400, 'INVALID_REQUEST', 'bad_request'),
+    // The code decides when the status says less.
+    ...formB(400, 'RATE_LIMITED', 'rate_limited'),
+    ...formB(400, 'BOT_ERROR', 'server'),
+    ...formB(403, 'UNAUTHORIZED', 'unauthorized'),
+  ])('%i %j (conversation sent: %s) → %s', (status, body, sent, want) => {
     expect(kind(status, body, sent)).toBe(want);
   });
 });
 
-describe('Form B code table', () => {
-  it.each([
-    [400, 'INVALID_BOT_ID', 'unknown_bot'],
-    [400, 'MESSAGE_TOO_LONG', 'too_long'],
-    [401, 'UNAUTHORIZED', 'unauthorized'],
-    [429, 'RATE_LIMITED', 'rate_limited'],
-    [500, 'BOT_ERROR', 'server'],
-    [410, 'SESSION_EXPIRED', 'conversation_gone'],
-    [404, 'SESSION_NOT_FOUND', 'conversation_gone'],
-    [400, 'CONVERSATION_EXPIRED', 'conversation_gone'],
-    [404, 'BOT_NOT_FOUND', 'unknown_bot'],
-    [400, 'INVALID_REQUEST', 'bad_request'],
-    // The code decides when the status says less.
-    [400, 'RATE_LIMITED', 'rate_limited'],
-    [400, 'BOT_ERROR', 'server'],
-    [403, 'UNAUTHORIZED', 'unauthorized'],
-  ] as const)('%i %s → %s', (status, code, want) => {
-    expect(kind(status, { error: { code, message: 'm' } }, true)).toBe(want);
-    expect(kind(status, { code, message: 'm' }, true)).toBe(want);
-    expect(kind(status, { error: code }, true)).toBe(want);
-  });
-
+describe('error details', () => {
   it('details carry status, code, endpoint and the Retry-After', () => {
     const err = httpError(
       429,

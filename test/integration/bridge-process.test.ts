@@ -80,11 +80,12 @@ describe('assistant-bridge start (real process, both platforms)', () => {
 
     const post = slack.userPost({ channel: 'C1', text: `<@${slack.botUserId}> hello from slack` });
     await slack.sendEvent(post.mention!);
-    const deadline = Date.now() + 15_000;
-    while (!slack.botMessages('C1', post.ts).some((m) => m.text === 'You said: hello from slack')) {
-      if (Date.now() > deadline) throw new Error(`no Slack reply:\n${bridge!.tail()}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    // Every Web API call is an event of the fake: the reply is checked after each one.
+    await slack
+      .waitForCall(() => slack.botMessages('C1', post.ts).some((m) => m.text === 'You said: hello from slack'), 15_000)
+      .catch(() => {
+        throw new Error(`no Slack reply:\n${bridge!.tail()}`);
+      });
     const asked = emu.requests
       .filter((r) => r.endpoint === 'stream')
       .map((r) => (r.metadata as { source?: string } | undefined)?.source);

@@ -282,7 +282,7 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     const w2 = await world({ dbPath });
     // The platform still has the message as it was at the crash: hand it to the new connector.
     w2.conn.messages.set(messageId, atCrash);
-    expect(await w2.relay.recoverInterrupted([w2.conn])).toBe(1);
+    expect(await w2.relay.recoverInterrupted([w2.conn])).toEqual({ repaired: 1, unrepairable: 0, failed: 0 });
     const repaired = w2.conn.messages.get(messageId)?.content as string;
     expect(repaired).toBe(`${textAtCrash}${MESSAGES.interrupted}`);
     expect(replyText('[long 900]').startsWith(textAtCrash)).toBe(true);

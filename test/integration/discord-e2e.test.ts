@@ -218,7 +218,7 @@ it('a reply left streaming by a crash is marked interrupted when the bridge star
   });
   s.store.inflight.progress(id, [reply.id], 'You said: h', Date.now());
   await s.restart();
-  expect(await s.relay.recoverInterrupted([s.connector])).toBe(1);
+  expect(await s.relay.recoverInterrupted([s.connector])).toEqual({ repaired: 1, unrepairable: 0, failed: 0 });
   expect(fake.botMessages(threadId)[0]?.content).toMatch(/^You said: h\n\n_\(reply interrupted\)_$/);
   expect(s.store.inflight.listOpen()).toEqual([]);
 });

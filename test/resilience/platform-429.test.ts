@@ -149,8 +149,8 @@ describe('fake Discord: a 429 storm on message writes', () => {
         longMarkdown(lengths[i] as number),
       ).length === 0;
     await fake.waitUntil(() => done(0) && done(1) && done(2), 25_000, 'three exact replies');
-    // settle: no write may follow that changes them
-    await new Promise((r) => setTimeout(r, 500));
+    // settle: no write may follow that changes them (none can once no reply is running)
+    await waitFor(() => h.relay.stats().inFlight + h.relay.stats().queued === 0, 10_000, 'the replies to end');
     channels.forEach((c, i) => {
       expect(
         partsProblems(
@@ -251,7 +251,8 @@ describe('fake Slack: a 429 storm on chat.postMessage and chat.update', () => {
       30_000,
       'three whole replies',
     );
-    await new Promise((r) => setTimeout(r, 500));
+    // no write may follow that changes them (none can once no reply is running)
+    await waitFor(() => h.relay.stats().inFlight + h.relay.stats().queued === 0, 10_000, 'the replies to end');
     for (const i of [0, 1, 2]) {
       expect(shown(i)).toEqual(want(i));
       for (const m of slack.botMessages(channels[i] as string, posts[i]?.ts))

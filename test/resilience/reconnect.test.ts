@@ -78,8 +78,9 @@ describe('Discord gateway outage', () => {
         '/readyz to say 503',
       );
       expect(down.body.toLowerCase()).toContain('discord');
-      // stays down while the gateway is unreachable
-      await new Promise((r) => setTimeout(r, 1_500));
+      // stays down while the gateway is unreachable: still 503 after a later refused reconnect
+      const refusedBefore = refusedUpgrades;
+      await waitFor(() => refusedUpgrades > refusedBefore, 15_000, 'another refused reconnect');
       expect((await b.readyz()).status).toBe(503);
     } finally {
       gateway.handleUpgrade = realUpgrade;
@@ -99,9 +100,20 @@ describe('Discord gateway outage', () => {
       15_000,
       'the reply after the restore',
     );
-    // a replay of the session must not answer it twice
-    await new Promise((r) => setTimeout(r, 700));
-    expect(fake.botMessages(channel).map((m) => m.content)).toEqual(['You said: back again']);
+    // a replay of the session must not answer it twice: replies in a channel keep the order of
+    // its messages, so once a later message is answered, a replay before it would show
+    fake.dispatchMessage({
+      channelId: channel,
+      authorId: '500000000000000001',
+      content: `<@${fake.botUser.id}> barrier`,
+      mentionsBot: true,
+    });
+    await fake.waitUntil(
+      () => fake.botMessages(channel).some((m) => m.content === 'You said: barrier'),
+      15_000,
+      'the reply to a later message',
+    );
+    expect(fake.botMessages(channel).map((m) => m.content)).toEqual(['You said: back again', 'You said: barrier']);
     expect(emu.requests.filter((r) => r.message === 'back again')).toHaveLength(1);
   }, 60_000);
 
@@ -162,8 +174,12 @@ describe('Slack Socket Mode outage', () => {
 
     // The outage: the socket is cut and apps.connections.open (the way back) fails.
     let down = true;
-    api.intercept = (req) =>
-      down && (req.url ?? '').includes('apps.connections.open') ? { status: 503, body: 'unavailable' } : undefined;
+    let refusedOpens = 0;
+    api.intercept = (req) => {
+      if (!down || !(req.url ?? '').includes('apps.connections.open')) return undefined;
+      refusedOpens++;
+      return { status: 503, body: 'unavailable' };
+    };
     slack.dropSocket();
     const report = await waitFor(
       async () => {
@@ -174,7 +190,9 @@ describe('Slack Socket Mode outage', () => {
       '/readyz to say 503',
     );
     expect(report.body.toLowerCase()).toContain('slack');
-    await new Promise((r) => setTimeout(r, 1_500));
+    // still 503 after a later refused reconnect
+    const refusedBefore = refusedOpens;
+    await waitFor(() => refusedOpens > refusedBefore, 15_000, 'another refused reconnect');
     expect((await b.readyz()).status).toBe(503);
     expect(slack.socketConnected).toBe(false);
     down = false;
@@ -189,8 +207,18 @@ describe('Slack Socket Mode outage', () => {
       15_000,
       'the reply in the thread',
     );
-    await new Promise((r) => setTimeout(r, 700));
-    expect(slack.botMessages('C0GENERAL', posted.ts).map((m) => m.text)).toEqual(['You said: back on slack']);
+    // Answered once: replies in a thread keep the order of its messages, so once a later one is
+    // answered, a redelivery before it would show.
+    await slack.sendEvent(slack.userPost({ channel: 'C0GENERAL', text: 'barrier', threadTs: posted.ts }).message);
+    await waitFor(
+      () => slack.botMessages('C0GENERAL', posted.ts).some((m) => m.text === 'You said: barrier'),
+      15_000,
+      'the reply to a later message in the thread',
+    );
+    expect(slack.botMessages('C0GENERAL', posted.ts).map((m) => m.text)).toEqual([
+      'You said: back on slack',
+      'You said: barrier',
+    ]);
     expect(emu.requests.filter((r) => r.message === 'back on slack')).toHaveLength(1);
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import { type Emulator, longMarkdown, replyText } from '../../src/emulator/index
 import { openStore } from '../../src/store/index.js';
 import type { FakeDiscord } from '../fakes/discord/index.js';
 import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
+import { waitFor } from './harness.js';
 
 // SIGTERM while replies stream: the bridge stops taking new events, lets the replies that can
 // finish within 10 s finish, marks the one that cannot as interrupted, closes the database and
@@ -70,7 +71,9 @@ it('SIGTERM: short replies finish exact, the long one is marked interrupted, new
 
   const t0 = Date.now();
   bridge.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 300));
+  // Logged just before the drain starts refusing messages, in the same turn of the child's loop.
+  const child = bridge;
+  await waitFor(() => child.log.some((l) => l.includes('shutting down: draining')), 5_000, 'the drain to start');
   say(d, 'too late', 4);
   await Promise.race([bridge.exited, new Promise((r) => setTimeout(r, 20_000))]);
   const elapsed = Date.now() - t0;

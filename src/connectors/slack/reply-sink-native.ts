@@ -41,6 +41,8 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   const messages = new Map<string, StreamState>();
   /** After chat.startStream failed, every later message of this reply is posted and edited. */
   let streamsFailed = false;
+  /** The message the pump writes to now (the last posted): its edits' bucket follows its mode. */
+  let current: StreamState | undefined;
   const threadTs: string = requireThread(dest);
 
   const markPosted = () => deps.onPosted?.(dest.channel, threadTs);
@@ -55,7 +57,8 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         unfurl_media: false,
       });
       const ts = res.ts ?? '';
-      messages.set(ts, { shown: renderMarkdownText(text), streaming: false, edited: true });
+      current = { shown: renderMarkdownText(text), streaming: false, edited: true };
+      messages.set(ts, current);
       markPosted();
       return { messageId: ts };
     } catch (err) {
@@ -130,9 +133,12 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     // stopStream ends the stream, and words held back while streaming are sent with it.
     needsFinalWrite: true,
     target: replyTarget(dest, 'native'),
+    // chat.postMessage and chat.startStream share the channel's post bucket. Edits go by
+    // chat.appendStream until the current message fell back to chat.update (a stream call
+    // failed, or its shown text had to be replaced): from then on they count against update.
     buckets(op) {
       if (op === 'post') return [post];
-      return [streamsFailed ? update : append];
+      return [streamsFailed || current?.edited === true ? update : append];
     },
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
@@ -159,6 +165,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       markPosted();
       const state: StreamState = { shown: rendered, streaming: true, edited: false };
       messages.set(ts, state);
+      current = state;
       if (opts.final) await edit(ts, text, opts);
       return { messageId: ts };
     },

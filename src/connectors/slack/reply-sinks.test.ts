@@ -71,4 +71,38 @@ describe('Slack reply sinks', () => {
     expect(fake.message('D1', messageId)?.text).toBe('hi @\u200Bchannel');
     expect(fake.calls.map((c) => c.method)).toEqual(['chat.startStream', 'chat.stopStream', 'chat.update']);
   });
+
+  it('native sink: once a message fell back to edits, its edits count against the update bucket', async () => {
+    const sink = createNativeSink(dest, deps);
+    const keys = (op: 'post' | 'edit') => sink.buckets(op).map((b) => b.key);
+    const { messageId } = await sink.post('Hello', first);
+    expect(keys('edit')).toEqual(['slack:T0FAKE:append']);
+    fake.switches.failAppendStream = 'message_not_in_streaming_state';
+    await sink.edit(messageId, 'Hello world, ', first);
+    expect(keys('edit')).toEqual(['slack:T0FAKE:update']);
+    expect(keys('post')).toEqual(['slack:T0FAKE:D1:post']);
+    await sink.edit(messageId, 'Hello world, again', last);
+    expect(fake.calls.map((c) => c.method)).toEqual([
+      'chat.startStream',
+      'chat.appendStream',
+      'chat.stopStream',
+      'chat.update',
+      'chat.update',
+    ]);
+    expect(fake.message('D1', messageId)?.text).toBe('Hello world, again');
+    // A new message streams again: its edits are appends once more.
+    delete fake.switches.failAppendStream;
+    await sink.post('Next', { final: false, part: 1 });
+    expect(keys('edit')).toEqual(['slack:T0FAKE:append']);
+  });
+
+  it('native sink: after chat.startStream failed, posts and edits use the edit-mode buckets', async () => {
+    const sink = createNativeSink(dest, deps);
+    const edit = createEditSink(dest, deps);
+    fake.switches.failStartStream = 'channel_type_not_supported';
+    const { messageId } = await sink.post('Hello', first);
+    await sink.edit(messageId, 'Hello world', last);
+    for (const op of ['post', 'edit'] as const) expect(sink.buckets(op)).toEqual(edit.buckets(op));
+    expect(fake.calls.map((c) => c.method)).toEqual(['chat.startStream', 'chat.postMessage', 'chat.update']);
+  });
 });
