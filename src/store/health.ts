@@ -74,6 +74,7 @@ export function classifyStoreError(err: unknown): StoreFailure | undefined {
   switch (code.split('_').slice(0, 2).join('_')) {
     case 'SQLITE_READONLY':
     case 'SQLITE_PERM':
+    case 'SQLITE_CANTOPEN': // mostly permissions: the folder refuses the -wal/-shm files
       return failure('readonly', message);
     case 'SQLITE_BUSY':
     case 'SQLITE_LOCKED':
@@ -81,7 +82,6 @@ export function classifyStoreError(err: unknown): StoreFailure | undefined {
     case 'SQLITE_FULL':
       return failure('full', message);
     case 'SQLITE_IOERR':
-    case 'SQLITE_CANTOPEN':
       return failure('io', message);
     case 'SQLITE_CORRUPT':
     case 'SQLITE_NOTADB':
