@@ -6,7 +6,7 @@ import { RateLimitScheduler } from './core/scheduler.js';
 import { createDiscordConnector } from './connectors/discord/index.js';
 import { createSlackConnector } from './connectors/slack/connector.js';
 import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
-import { createHttpServer, createMetrics, readinessFrom } from './server/index.js';
+import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
 import { MigrationError, openStore, type Store } from './store/index.js';
 import { createChatService } from './upstream/index.js';
 
@@ -88,7 +88,8 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
   });
 
   const connectors: Connector[] = [];
-  const probes: Record<string, () => boolean> = { database: () => store.isOpen() };
+  // Open and writable: the store probes itself (every 5 s) and fails on its first write error.
+  const probes: Record<string, ReadinessProbe> = { database: healthProbe(store) };
   if (config.discord) {
     const discord = createDiscordConnector({
       config: config.discord,

@@ -1,29 +1,49 @@
-import { ConfigError, parseRawEnv, readEnv } from '../config/config.js';
-import { MigrationError, migrate, openStore } from '../store/index.js';
+import { ConfigError, type Env, parseRawEnv, readEnv } from '../config/config.js';
+import { MigrationError, migrate, openDatabase } from '../store/index.js';
+
+export interface MigrateIo {
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+  /** The environment; `.env` in the working directory fills in what it lacks. Default process.env. */
+  env?: Env;
+}
 
 /** `assistant-bridge migrate`: apply migrations/ to DATABASE_PATH and exit. */
-export async function run(_args: string[]): Promise<number> {
+export async function run(
+  _args: string[],
+  io: MigrateIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  let path = 'the database';
   try {
-    const raw = parseRawEnv(readEnv());
-    const store = openStore(raw.DATABASE_PATH, { migrate: false });
+    const raw = parseRawEnv(readEnv(io.env ?? process.env));
+    path = raw.DATABASE_PATH;
+    // The bare database, not openStore: the repositories prepare statements on tables that a
+    // fresh database does not have until the migrations below have run.
+    const db = openDatabase(raw.DATABASE_PATH);
     try {
-      const applied = migrate(store.db);
-      process.stdout.write(
+      const applied = migrate(db);
+      io.stdout.write(
         applied.length === 0
           ? `database ${raw.DATABASE_PATH} is up to date\n`
           : `applied ${applied.length} migration(s) to ${raw.DATABASE_PATH}: ${applied.join(', ')}\n`,
       );
     } finally {
-      store.close();
+      db.close();
     }
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
+      io.stderr.write(`${err.message}\n`);
       return 2;
     }
     if (err instanceof MigrationError) {
-      process.stderr.write(`migration failed: ${err.message}\n`);
+      io.stderr.write(`migration failed: ${err.message}\n`);
+      return 1;
+    }
+    // A file SQLite cannot open or write (permissions, not a database): one line, no stack.
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code)) {
+      io.stderr.write(`cannot migrate ${path}: ${code}: ${(err as Error).message}\n`);
       return 1;
     }
     throw err;

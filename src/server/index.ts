@@ -10,6 +10,8 @@ export {
 export { createMetrics, LATENCY_BUCKETS, type MetricsOptions, type PromBridgeMetrics } from './metrics.js';
 export {
   type CheckValue,
+  type HealthSource,
+  healthProbe,
   notReady,
   type Readiness,
   type ReadinessProbe,

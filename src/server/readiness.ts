@@ -1,4 +1,5 @@
-// Readiness: the database is open and every configured connector is connected (CONTRACT.md 3).
+// Readiness: the database is open and writable, and every configured connector is connected
+// (CONTRACT.md 3).
 // A check's value is `true` when it passes; `false` or a string (the reason) when it does not.
 
 export type CheckValue = boolean | string;
@@ -12,6 +13,22 @@ export type Readiness = () => ReadinessReport;
 
 /** Something whose readiness is a function call, e.g. a Connector (`isReady`). */
 export type ReadinessProbe = () => CheckValue;
+
+/** Something that watches its own health, such as the store (`Store.health()`). */
+export interface HealthSource {
+  health(): { ok: boolean; reason?: string };
+}
+
+/**
+ * A probe reading a HealthSource: `true`, or its reason (e.g. "not writable: attempt to write a
+ * readonly database"). Cheap: the source keeps its health up to date; /readyz does no I/O.
+ */
+export function healthProbe(source: HealthSource): ReadinessProbe {
+  return () => {
+    const h = source.health();
+    return h.ok || (h.reason ?? false);
+  };
+}
 
 /**
  * Builds the readiness function from named probes. A probe that throws counts as not ready,

@@ -5,11 +5,20 @@ import type { ConversationStore, EventStore, InFlightStore } from '../core/ports
 import type { Logger } from '../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
+import { createHealthMonitor, guardRepo, type StoreHealth, type Timers } from './health.js';
 import { createInFlightRepo } from './inflight-repo.js';
 import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
-import { loadMigrations, migrate } from './migrate.js';
+import { currentVersion, loadMigrations, migrate, MigrationError } from './migrate.js';
 
 export { MigrationError, migrate, loadMigrations, currentVersion } from './migrate.js';
+export {
+  classifyStoreError,
+  STORE_UNAVAILABLE,
+  type StoreFailureKind,
+  type StoreHealth,
+  StoreUnavailableError,
+  type Timers,
+} from './health.js';
 export type { InstallationRepo, InstallationKey } from './installation-repo.js';
 
 export interface Store {
@@ -20,44 +29,116 @@ export interface Store {
   inflight: InFlightStore;
   installations: InstallationRepo;
   isOpen(): boolean;
+  /** Whether the database can take writes now, and if not why (what /readyz shows). */
+  health(): StoreHealth;
+  /** Checks the file and commits a real write now (the periodic probe does this on its own). */
+  probe(): StoreHealth;
+  /** Called on every change of health; returns the unsubscribe function. */
+  onHealthChange(listener: (health: StoreHealth) => void): () => void;
   close(): void;
 }
 
-export interface OpenStoreOptions {
+export interface OpenDatabaseOptions {
+  /**
+   * busy_timeout: how long a statement waits for another connection's lock, blocking the event
+   * loop all the while. Default 100 ms; keep it at most 200.
+   */
+  busyTimeoutMs?: number;
+}
+
+export interface OpenStoreOptions extends OpenDatabaseOptions {
   logger?: Logger;
   /** Apply pending migrations on open (default true). `migrate` and `start` both do. */
   migrate?: boolean;
   migrationsDir?: string;
+  /** Between storage health probes. 0: no periodic probe. Default 5000. */
+  probeIntervalMs?: number;
+  /** First re-probe after a failure, doubling up to probeIntervalMs. Default 250. */
+  probeRetryMs?: number;
+  timers?: Timers;
 }
 
-/** Opens (creating the folder and file) the SQLite database in WAL mode and migrates it. */
-export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
+/** During open and migration nothing is served yet: waiting for a lock is harmless there. */
+const OPEN_BUSY_TIMEOUT_MS = 5000;
+export const DEFAULT_BUSY_TIMEOUT_MS = 100;
+
+/**
+ * Opens (creating the folder and file) the SQLite database in WAL mode, with no repository: what
+ * `migrate` needs, since the repositories' statements need the tables migrations create.
+ */
+export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Database.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   try {
+    db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
     db.pragma('journal_mode = WAL');
-    // Another process (doctor, migrate) may hold a write lock briefly; wait rather than fail.
-    db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
-    if (opts.migrate !== false) {
-      const applied = migrate(db, loadMigrations(opts.migrationsDir));
-      if (applied.length > 0) opts.logger?.info({ applied }, 'database migrated');
-    }
+    setBusyTimeout(db, opts.busyTimeoutMs);
   } catch (err) {
     db.close();
     throw err;
   }
-  return {
-    db,
-    path,
-    conversations: createConversationRepo(db),
-    events: createEventRepo(db),
-    inflight: createInFlightRepo(db),
-    installations: createInstallationRepo(db),
-    isOpen: () => db.open,
-    close: () => {
-      if (db.open) db.close();
-    },
-  };
+  return db;
+}
+
+function setBusyTimeout(db: Database.Database, ms = DEFAULT_BUSY_TIMEOUT_MS): void {
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+}
+
+/** Opens the database, migrates it, and starts the storage health probe. */
+export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
+  const db = openDatabase(path, { busyTimeoutMs: OPEN_BUSY_TIMEOUT_MS });
+  const log = opts.logger;
+  let store: Store;
+  try {
+    const migrations = loadMigrations(opts.migrationsDir);
+    if (opts.migrate !== false) {
+      const applied = migrate(db, migrations);
+      if (applied.length > 0) log?.info({ applied }, 'database migrated');
+    } else {
+      const have = currentVersion(db);
+      const need = migrations.at(-1)?.version ?? 0;
+      if (have < need) {
+        throw new MigrationError(
+          `the database is at schema version ${have}, this release needs ${need}: run assistant-bridge migrate`,
+        );
+      }
+    }
+    setBusyTimeout(db, opts.busyTimeoutMs);
+
+    const monitor = createHealthMonitor({
+      db,
+      path,
+      ...(opts.probeIntervalMs !== undefined ? { intervalMs: opts.probeIntervalMs } : {}),
+      ...(opts.probeRetryMs !== undefined ? { retryMs: opts.probeRetryMs } : {}),
+      ...(opts.timers ? { timers: opts.timers } : {}),
+      onChange: (h) => {
+        if (h.ok) log?.info('database writable again');
+        else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
+      },
+    });
+    store = {
+      db,
+      path,
+      conversations: guardRepo(createConversationRepo(db), monitor, ['put', 'touch', 'delete']),
+      events: guardRepo(createEventRepo(db), monitor, ['markSeen', 'prune']),
+      inflight: guardRepo(createInFlightRepo(db), monitor, ['begin', 'progress', 'setUpstreamId', 'finish', 'prune']),
+      installations: guardRepo(createInstallationRepo(db), monitor, ['save', 'delete']),
+      isOpen: () => db.open,
+      health: () => monitor.health(),
+      probe: () => monitor.probe(),
+      onHealthChange: (listener) => monitor.onChange(listener),
+      close: () => {
+        monitor.stop();
+        if (db.open) db.close();
+      },
+    };
+    monitor.probe();
+    monitor.start();
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return store;
 }

@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../store/index.js';
+import { run } from './migrate.js';
+
+// `assistant-bridge migrate` on the operator's first run: a database file that does not exist yet.
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bridge-migrate-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function migrateCli(env: Record<string, string>) {
+  let stdout = '';
+  let stderr = '';
+  const code = await run([], {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+describe('assistant-bridge migrate', () => {
+  it('creates and migrates a fresh database, then finds it up to date', async () => {
+    const path = join(dir, 'data', 'fresh.db');
+    const first = await migrateCli({ DATABASE_PATH: path });
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first.stdout).toMatch(new RegExp(`^applied \\d+ migration\\(s\\) to ${path}: 0001_init`));
+
+    const again = await migrateCli({ DATABASE_PATH: path });
+    expect(again).toEqual({ code: 0, stdout: `database ${path} is up to date\n`, stderr: '' });
+
+    // What `start` opens afterwards: every table there, nothing left to apply.
+    const store = openStore(path, { migrate: false, probeIntervalMs: 0 });
+    try {
+      expect(store.health()).toEqual({ ok: true });
+      expect(store.installations.count()).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('says in one line when the path cannot hold a database', async () => {
+    writeFileSync(join(dir, 'file'), 'not a folder');
+    const res = await migrateCli({ DATABASE_PATH: join(dir, 'file', 'bridge.db') });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^cannot migrate .*bridge\.db: (ENOTDIR|EEXIST): /);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 2 naming a malformed variable', async () => {
+    const res = await migrateCli({ DATABASE_PATH: join(dir, 'x.db'), PORT: 'eighty' });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/PORT/);
+  });
+});

@@ -1,0 +1,260 @@
+import { chmodSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Place } from '../core/ports.js';
+import {
+  classifyStoreError,
+  openStore,
+  type OpenStoreOptions,
+  type Store,
+  type StoreHealth,
+  StoreUnavailableError,
+  type Timers,
+} from './index.js';
+
+// Storage failures a running bridge meets: each must make the store unhealthy (what /readyz
+// shows) and make writes fail with a recognisable error, never drop them silently.
+// Tests may run as root, where chmod does not stop writes; those cases use other means.
+
+const isRoot = process.getuid?.() === 0;
+let dir: string;
+const opened: Store[] = [];
+const others: Database.Database[] = [];
+
+const open = (opts: OpenStoreOptions = {}, path = join(dir, 'bridge.db')) => {
+  // No periodic probe unless a test asks: each test drives probe() itself.
+  const s = openStore(path, { probeIntervalMs: 0, ...opts });
+  opened.push(s);
+  return s;
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bridge-health-'));
+});
+afterEach(() => {
+  for (const s of opened.splice(0)) s.close();
+  for (const d of others.splice(0)) if (d.open) d.close();
+  chmodSync(dir, 0o700);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const place: Place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '1.1' };
+const put = (s: Store, lastUsedAt = 1) =>
+  s.conversations.put({ place, botId: 'b', form: 'a', upstreamId: 'u', createdAt: 1, lastUsedAt });
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a throw');
+}
+
+function nextChange(s: Store, want: (h: StoreHealth) => boolean): Promise<StoreHealth> {
+  return new Promise((resolve) => {
+    const off = s.onHealthChange((h) => {
+      if (want(h)) {
+        off();
+        resolve(h);
+      }
+    });
+  });
+}
+
+describe('store health', () => {
+  it('is healthy after a normal open, and closed after close', () => {
+    const s = open();
+    expect(s.health()).toEqual({ ok: true });
+    expect(s.probe()).toEqual({ ok: true });
+    s.close();
+    expect(s.health()).toMatchObject({ ok: false, kind: 'closed' });
+  });
+
+  it('a write refused as read-only marks the store unhealthy at once; a probe restores it', () => {
+    const s = open();
+    s.db.pragma('query_only = ON'); // what SQLite does on a file it could only open read-only
+    const err = thrown(() => put(s));
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'readonly' });
+    expect(s.health()).toEqual({
+      ok: false,
+      kind: 'readonly',
+      reason: 'not writable: attempt to write a readonly database',
+    });
+    // Reads still answer; writes fail at once while unhealthy, even if SQLite would take them.
+    expect(s.conversations.get(place)).toBeUndefined();
+    s.db.pragma('query_only = OFF');
+    expect(() => s.events.markSeen('slack', 'e1', 1)).toThrow(StoreUnavailableError);
+    expect(s.probe()).toEqual({ ok: true });
+    put(s);
+    expect(s.conversations.get(place)?.upstreamId).toBe('u');
+  });
+
+  it('reports a file that became read-only, whether found by a write or by the probe', () => {
+    const s = open();
+    s.db.pragma('query_only = ON');
+    expect(s.probe()).toMatchObject({ ok: false, kind: 'readonly' });
+  });
+
+  it.skipIf(isRoot)('reports a file or folder chmod-ed read-only (as a normal user)', () => {
+    const path = join(dir, 'bridge.db');
+    open().close();
+    chmodSync(path, 0o444);
+    const s = open();
+    expect(s.health()).toMatchObject({ ok: false, kind: 'readonly' });
+    expect(s.health().reason).toMatch(/^not writable: /);
+    expect(() => put(s)).toThrow(StoreUnavailableError);
+    s.close();
+    // The read-only open left its -wal and -shm files read-only too: not writable yet.
+    chmodSync(path, 0o644);
+    const u = open();
+    expect(u.health().reason).toMatch(/bridge\.db-(wal|shm) is read-only/);
+    u.close(); // SQLite shares one file descriptor per file among a process's connections
+    chmodSync(`${path}-wal`, 0o644);
+    chmodSync(`${path}-shm`, 0o644);
+    const t = open();
+    expect(t.health()).toEqual({ ok: true });
+    chmodSync(dir, 0o555);
+    expect(t.probe()).toMatchObject({ ok: false, kind: 'readonly' });
+    expect(t.health().reason).toMatch(/folder .* read-only/);
+  });
+
+  it('reports a deleted or replaced database file (SQLite would keep writing to the lost inode)', () => {
+    const path = join(dir, 'bridge.db');
+    const s = open();
+    unlinkSync(path);
+    expect(s.probe()).toEqual({ ok: false, kind: 'missing', reason: `missing: ${path} was deleted` });
+    const err = thrown(() => put(s));
+    expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'missing' });
+
+    const t = open({}, join(dir, 'other.db'));
+    writeFileSync(join(dir, 'impostor.db'), '');
+    renameSync(join(dir, 'impostor.db'), join(dir, 'other.db'));
+    expect(t.probe()).toMatchObject({ ok: false, kind: 'missing' });
+    expect(t.health().reason).toMatch(/replaced/);
+  });
+
+  it('reports a full disk (SQLITE_FULL)', () => {
+    const s = open();
+    // The connection may not grow the file: the same error a full disk gives.
+    s.db.pragma(`max_page_count = ${String(s.db.pragma('page_count', { simple: true }))}`);
+    const big = JSON.stringify({ blob: 'x'.repeat(200_000) });
+    const err = thrown(() => s.installations.save({ teamId: 'T1', enterpriseId: undefined }, 'U1', big, 1));
+    expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'full' });
+    expect(s.health()).toEqual({ ok: false, kind: 'full', reason: 'disk full: database or disk is full' });
+  });
+
+  it('a write lock held by another connection fails a write fast instead of blocking the loop', async () => {
+    const path = join(dir, 'bridge.db');
+    const s = open();
+    const other = new Database(path);
+    others.push(other);
+    other.exec('BEGIN EXCLUSIVE');
+    other.exec("INSERT INTO processed_events VALUES ('x', 'y', 1)");
+
+    // The event loop keeps turning while the store is in use: count its turns around the writes.
+    let turns = 0;
+    let spinning = true;
+    const spin = () => {
+      turns++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    await new Promise((r) => setImmediate(r));
+
+    const t0 = performance.now();
+    const err = thrown(() => s.events.markSeen('slack', 'e1', 1));
+    const firstMs = performance.now() - t0;
+    expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'locked' });
+    expect(s.health()).toEqual({ ok: false, kind: 'locked', reason: 'locked: database is locked' });
+    // Loose bound: busy_timeout is 100 ms (it was 5 s). The next writes do not even wait.
+    expect(firstMs).toBeLessThan(1000);
+    const t1 = performance.now();
+    for (let i = 0; i < 20; i++) expect(() => put(s, i)).toThrow(StoreUnavailableError);
+    expect(performance.now() - t1).toBeLessThan(100);
+    const before = turns;
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(turns).toBeGreaterThan(before);
+    spinning = false;
+
+    // Reads in WAL mode do not wait for the writer.
+    expect(s.conversations.get(place)).toBeUndefined();
+    expect(s.probe()).toMatchObject({ ok: false, kind: 'locked' });
+    other.exec('ROLLBACK');
+    expect(s.probe()).toEqual({ ok: true });
+    expect(s.events.markSeen('slack', 'e1', 1)).toBe(true);
+  });
+
+  it('errors about the data (a constraint) leave the store healthy and pass through as they are', () => {
+    const s = open();
+    const id = s.inflight.begin({
+      platform: 'slack',
+      eventId: 'e',
+      target: { platform: 'slack', channelId: 'C', data: {} },
+      at: 1,
+    });
+    // @ts-expect-error: a state the schema's CHECK refuses
+    const err = thrown(() => s.inflight.finish(id, 'bogus', 2));
+    expect(err).not.toBeInstanceOf(StoreUnavailableError);
+    expect(err).toMatchObject({ code: 'SQLITE_CONSTRAINT_CHECK' });
+    expect(s.health()).toEqual({ ok: true });
+  });
+
+  it('probes periodically on its own (real timers, short interval) and recovers', async () => {
+    const path = join(dir, 'bridge.db');
+    const s = open({ probeIntervalMs: 20, probeRetryMs: 10 });
+    const other = new Database(path);
+    others.push(other);
+    other.exec('BEGIN EXCLUSIVE');
+    other.exec("INSERT INTO processed_events VALUES ('x', 'y', 1)");
+    expect((await nextChange(s, (h) => !h.ok)).kind).toBe('locked');
+    const back = nextChange(s, (h) => h.ok);
+    other.exec('ROLLBACK');
+    await back;
+    unlinkSync(path);
+    expect(await nextChange(s, (h) => !h.ok)).toMatchObject({ kind: 'missing' });
+  });
+
+  it('probes every 5 s by default and retries sooner, with backoff, while unhealthy', () => {
+    const scheduled: { fn: () => void; ms: number }[] = [];
+    const timers: Timers = {
+      setTimeout: (fn, ms) => scheduled.push({ fn, ms }),
+      clearTimeout: () => undefined,
+    };
+    const s = openStore(join(dir, 'bridge.db'), { timers }); // the default interval
+    opened.push(s);
+    const runNext = () => {
+      const next = scheduled.pop();
+      if (!next) throw new Error('nothing scheduled');
+      next.fn();
+      return next.ms;
+    };
+    expect(scheduled.map((t) => t.ms)).toEqual([5000]);
+    s.db.pragma('query_only = ON');
+    expect(() => put(s)).toThrow(StoreUnavailableError);
+    // The failure rescheduled the probe: 250 ms, then doubling while it keeps failing.
+    expect(scheduled.at(-1)?.ms).toBe(250);
+    expect(runNext()).toBe(250);
+    expect(runNext()).toBe(500);
+    expect(runNext()).toBe(1000);
+    s.db.pragma('query_only = OFF');
+    runNext();
+    expect(s.health().ok).toBe(true);
+    expect(scheduled.at(-1)?.ms).toBe(5000);
+  });
+
+  it('classifies SQLite error codes, extended ones by their primary code', () => {
+    const e = (code: string, message = 'm') => Object.assign(new Error(message), { code });
+    expect(classifyStoreError(e('SQLITE_BUSY_SNAPSHOT'))?.kind).toBe('locked');
+    expect(classifyStoreError(e('SQLITE_READONLY_DBMOVED'))?.kind).toBe('readonly');
+    expect(classifyStoreError(e('SQLITE_IOERR_WRITE', 'disk I/O error'))?.reason).toBe('I/O error: disk I/O error');
+    expect(classifyStoreError(e('SQLITE_CONSTRAINT_UNIQUE'))).toBeUndefined();
+    expect(classifyStoreError(new TypeError('The database connection is not open'))?.kind).toBe('closed');
+    expect(classifyStoreError(new Error('plain'))).toBeUndefined();
+  });
+});
