@@ -151,4 +151,16 @@ describe('a one-response body past its bound', () => {
     });
     expect(await service.send(req)).toEqual({ text: 'z'.repeat(MAX), conversationId: 'c2' });
   });
+
+  it('history has no reply cap but a body announced past 32 MiB is refused, not read', async () => {
+    const { service, writer } = await setup((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(40 * 1024 * 1024) });
+      return writeUntilClosed(res, Buffer.alloc(64 * 1024, 0x20));
+    });
+    await expect(service.history('bot-1', 'c1')).rejects.toMatchObject({
+      kind: 'bad_request',
+      details: { code: 'BODY_TOO_LARGE' },
+    });
+    expect((await writer().closed).finished).toBe(false);
+  });
 });
