@@ -1,3 +1,5 @@
+import type { DecodingResult } from './decode.js';
+
 // The figures of a run, and the table printed on stdout (Markdown, so it can be pasted as is).
 
 export interface Pcts {
@@ -71,6 +73,7 @@ export function formatTable(doc: {
   workload: { replyChars: number; chunks: number; chunkDelayMs: number; repliesPerChannel: number };
   results: LevelResult[];
   naive: NaiveResult[];
+  decoding?: DecodingResult | undefined;
 }): string {
   const w = doc.workload;
   const out: string[] = [];
@@ -140,9 +143,32 @@ export function formatTable(doc: {
       .filter((s): s is string => s !== undefined);
     if (ratio.length > 0) out.push('', `Naive vs bridge on Discord (writes tried per reply) at ${ratio.join('; ')}.`);
   }
+  if (doc.decoding) out.push('', formatDecoding(doc.decoding));
   const notes = doc.results.flatMap((r) => r.notes.map((n) => `- ${r.platform} ${r.level}: ${n}`));
   if (notes.length > 0) out.push('', 'Notes:', ...notes);
   return out.join('\n');
+}
+
+/** The decoding section: time per MB of each upstream stream format, and the 20,000-chunk case. */
+export function formatDecoding(d: DecodingResult): string {
+  const j = d.json20k;
+  return [
+    'Decoding (upstream stream decoders in process; JSON.parse calls and characters looked at, counted):',
+    '',
+    table(
+      ['format', 'MB', 'chunk bytes', 'ms/MB', 'parses', 'chars scanned'],
+      d.formats.map((x) => [
+        x.format,
+        String(round1(x.bytes / 2 ** 20)),
+        String(Math.round(x.bytes / x.chunks)),
+        String(x.msPerMb),
+        String(x.parses),
+        String(x.scanned),
+      ]),
+    ),
+    '',
+    `${j.chunks} application/json chunks (one pretty-printed document, a line closing with } a chunk): ${j.ms} ms, ${j.parses} parse(s) (target < ${d.json20kTargetMs} ms${j.ms < d.json20kTargetMs ? ', met' : ', MISSED'}).`,
+  ].join('\n');
 }
 
 function round1(x: number): number {

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { startEmulator } from '../src/emulator/index.js';
 import { replyText } from '../src/emulator/replies.js';
 import { metricSum, startBridge } from './bridge-process.js';
+import { runDecoding } from './decode.js';
 import { runNaive } from './naive.js';
 import { formatTable, type LevelResult, type NaiveResult } from './report.js';
 import { discordRig, type Platform, type PlatformRig, type ReplyHandle, slackRig } from './rigs.js';
@@ -28,6 +29,8 @@ const { values: args } = parseArgs({
     chunks: { type: 'string', default: '150' },
     delay: { type: 'string', default: '20' },
     out: { type: 'string' },
+    /** Only the in-process decoding section (seconds), no bridge levels. */
+    'decode-only': { type: 'boolean', default: false },
   },
 });
 
@@ -214,7 +217,11 @@ async function main(): Promise<void> {
   log(
     `bench: ${platforms.join('+')} at ${levels.join(', ')} concurrent replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
   );
-  for (const platform of platforms) {
+  log('bench: decoding ...');
+  const decoding = runDecoding();
+  log(`bench: decoding: 20,000 application/json chunks in ${decoding.json20k.ms} ms`);
+  const decodeOnly = args['decode-only'] === true;
+  for (const platform of decodeOnly ? [] : platforms) {
     for (const level of levels) {
       log(`bench: ${platform} ${level} ...`);
       const r = await runLevel(platform, level);
@@ -222,7 +229,7 @@ async function main(): Promise<void> {
       results.push(r);
     }
   }
-  for (const level of naiveLevels) {
+  for (const level of decodeOnly ? [] : naiveLevels) {
     log(`bench: naive discord ${level} ...`);
     naive.push(await runNaiveLevel(level));
   }
@@ -258,6 +265,7 @@ async function main(): Promise<void> {
     },
     results,
     naive,
+    decoding,
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
   process.stdout.write(`${formatTable(doc)}\n`);

@@ -15,6 +15,8 @@ describe('config', () => {
       maxMessageChars: undefined,
       requestTimeoutMs: 30000,
       streamIdleTimeoutMs: 60000,
+      maxReplySeconds: 300,
+      maxReplyChars: 40000,
       routes: [],
     });
     expect(c.service).toEqual({
@@ -77,6 +79,9 @@ describe('config', () => {
     ['STREAM_EDIT_INTERVAL_MS', '-5', /STREAM_EDIT_INTERVAL_MS/],
     ['CHAT_MAX_MESSAGE_CHARS', '1.5', /CHAT_MAX_MESSAGE_CHARS/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL/],
+    ['CHAT_REPLY_MAX_CHARS', '0', /CHAT_REPLY_MAX_CHARS: must be at least 1/],
+    ['CHAT_REPLY_MAX_CHARS', '40k', /CHAT_REPLY_MAX_CHARS: must be a whole number/],
+    ['CHAT_REPLY_MAX_SECONDS', '-1', /CHAT_REPLY_MAX_SECONDS/],
     ['BOT_ROUTES', 'slack:T1', /BOT_ROUTES/],
   ])('stops on a malformed %s naming it', (name, value, pattern) => {
     expect(() => loadConfig({ ...base, DISCORD_BOT_TOKEN: 'x', [name]: value })).toThrow(pattern);
@@ -86,6 +91,16 @@ describe('config', () => {
     const c = loadConfig({ ...base, DISCORD_BOT_TOKEN: 'x', CHAT_API_FORM: ' B ', CHAT_STREAMING: 'OFF' });
     expect(c.upstream.form).toBe('b');
     expect(c.upstream.streaming).toBe(false);
+  });
+
+  it('reads the reply caps', () => {
+    const c = loadConfig({
+      ...base,
+      DISCORD_BOT_TOKEN: 'x',
+      CHAT_REPLY_MAX_CHARS: ' 1000 ',
+      CHAT_REPLY_MAX_SECONDS: '30',
+    });
+    expect(c.upstream).toMatchObject({ maxReplyChars: 1000, maxReplySeconds: 30 });
   });
 
   it('never crashes on a random environment: it builds a config or names a variable', () => {

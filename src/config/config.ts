@@ -21,6 +21,10 @@ export interface UpstreamConfig {
   maxMessageChars: number | undefined;
   requestTimeoutMs: number;
   streamIdleTimeoutMs: number;
+  /** CHAT_REPLY_MAX_SECONDS: the overall deadline of one reply. */
+  maxReplySeconds: number;
+  /** CHAT_REPLY_MAX_CHARS: the most upstream text one reply takes; the client stops reading beyond it. */
+  maxReplyChars: number;
 }
 
 export interface SlackConfig {
@@ -147,6 +151,8 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       maxMessageChars: raw.CHAT_MAX_MESSAGE_CHARS,
       requestTimeoutMs: raw.CHAT_REQUEST_TIMEOUT_MS,
       streamIdleTimeoutMs: raw.CHAT_STREAM_IDLE_TIMEOUT_MS,
+      maxReplySeconds: raw.CHAT_REPLY_MAX_SECONDS,
+      maxReplyChars: raw.CHAT_REPLY_MAX_CHARS,
     },
     slack: slackEnabled
       ? {

@@ -63,6 +63,8 @@ export const envSchema = z.object({
   CHAT_MAX_MESSAGE_CHARS: optionalInt(1),
   CHAT_REQUEST_TIMEOUT_MS: intVar(30_000, 1),
   CHAT_STREAM_IDLE_TIMEOUT_MS: intVar(60_000, 1),
+  CHAT_REPLY_MAX_SECONDS: intVar(300, 1),
+  CHAT_REPLY_MAX_CHARS: intVar(40_000, 1),
 
   SLACK_BOT_TOKEN: optionalString,
   SLACK_CLIENT_ID: optionalString,

@@ -27,11 +27,22 @@ export interface SendResult {
   text: string;
   conversationId?: string;
   messageId?: string;
+  /** Set when the reply was cut short (`text` is what fits, possibly empty); absent for a whole reply. */
+  endReason?: EndReason;
 }
+
+/**
+ * Why a reply ended before the upstream finished it, though nothing failed. `too_long`: the reply
+ * went past the client's maxReplyChars (CHAT_REPLY_MAX_CHARS); the client stopped reading and
+ * aborted the request, and the text up to the cap is all there is.
+ */
+export type EndReason = 'too_long';
 
 /** What a streamed reply yields, in order. The iterator ends after `end`; errors are thrown. */
 export type StreamEvent =
-  { type: 'text'; text: string } | { type: 'ids'; conversationId?: string; messageId?: string } | { type: 'end' };
+  | { type: 'text'; text: string }
+  | { type: 'ids'; conversationId?: string; messageId?: string }
+  | { type: 'end'; reason?: EndReason };
 
 export interface ChatStream extends AsyncIterable<StreamEvent> {
   /** The conversation id known from the response headers (X-Conversation-Id), if any. */

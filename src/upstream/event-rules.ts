@@ -1,4 +1,4 @@
-import type { StreamEvent } from '../core/chat-port.js';
+import type { EndReason, StreamEvent } from '../core/chat-port.js';
 
 // The rules of CONTRACT.md §4 "Upstream streams" that every stream format shares: how one event
 // (an SSE event, an NDJSON line, a streamed JSON object) becomes text, ids, the end, or an error.
@@ -110,10 +110,10 @@ export class EventCollector {
     else this.out.push({ type: 'text', text });
   }
 
-  end(): void {
+  end(reason?: EndReason): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.out.push({ type: 'end' });
+    this.out.push(reason === undefined ? { type: 'end' } : { type: 'end', reason });
   }
 
   error(message: string, code?: string): void {

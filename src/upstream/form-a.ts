@@ -45,8 +45,9 @@ export class FormAService implements ChatService {
       endpoint: 'A1 message',
       conversationSent: req.conversationId !== undefined,
       signal: req.signal,
+      reply: true,
     });
-    return sendResultOf(res.body, header(res.headers, 'x-conversation-id'));
+    return this.http.boundReply(sendResultOf(res.body, header(res.headers, 'x-conversation-id')), res.tooLong === true);
   }
 
   stream(req: SendRequest): Promise<ChatStream> {

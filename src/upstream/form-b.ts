@@ -45,8 +45,9 @@ export class FormBService implements ChatService {
       endpoint: 'B1 send',
       conversationSent: req.conversationId !== undefined,
       signal: req.signal,
+      reply: true,
     });
-    const result = sendResultOf(res.body, undefined);
+    const result = this.http.boundReply(sendResultOf(res.body, undefined), res.tooLong === true);
     // The service may not echo the session: it is the one that was sent.
     if (result.conversationId === undefined && req.conversationId !== undefined)
       result.conversationId = req.conversationId;

@@ -1,9 +1,9 @@
 import { Pool } from 'undici';
-import type { ChatForm, ChatStream } from '../core/chat-port.js';
+import { ChatError, type ChatForm, type ChatStream, type SendResult } from '../core/chat-port.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
 import { type RetryOptions, type RetryPolicy, retryPolicy, type Sleep, withRetry } from './retry.js';
-import { createChatStream } from './stream-reader.js';
+import { bytesForChars, createChatStream, cutText } from './stream-reader.js';
 
 // The HTTP side shared by Form A and Form B: one keep-alive undici Pool for the upstream origin,
 // the bearer key, timeouts, error mapping and retries. Knows paths and JSON, not the forms.
@@ -22,6 +22,11 @@ export interface UpstreamClientOptions {
   /** Injectable for tests: the waits between retries. */
   sleep?: Sleep;
   random?: () => number;
+  /**
+   * CHAT_REPLY_MAX_CHARS: the most reply text taken. A stream past it is cut and ends as too_long;
+   * a one-response body is not read past bytesForChars(maxReplyChars). Unset: unbounded.
+   */
+  maxReplyChars?: number | undefined;
 }
 
 export interface CallSpec {
@@ -34,15 +39,21 @@ export interface CallSpec {
   endpoint: string;
   conversationSent: boolean;
   signal?: AbortSignal | undefined;
+  /** A1/B1: the body is a reply, bounded by maxReplyChars (else by OTHER_BODY_LIMIT). */
+  reply?: boolean;
 }
 
 export interface JsonReply {
-  /** The parsed JSON body, or the body text when it is not JSON. */
+  /** The parsed JSON body, or the body text when it is not JSON; undefined when too long. */
   body: unknown;
   headers: Record<string, string | string[] | undefined>;
+  /** A reply body past its byte bound: the request was aborted and nothing of it was parsed. */
+  tooLong?: true;
 }
 
 const ERROR_BODY_LIMIT = 64 * 1024;
+/** History and lists have no reply cap, but an upstream must not be able to fill memory with one. */
+const OTHER_BODY_LIMIT = 32 * 1024 * 1024;
 const STREAM_ACCEPT = 'text/event-stream, application/x-ndjson, application/json;q=0.9, text/plain;q=0.8, */*;q=0.5';
 
 export function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -56,6 +67,7 @@ export class UpstreamHttp {
   private readonly headers: Record<string, string>;
   private readonly policy: RetryPolicy;
   private readonly log: Logger;
+  private readonly maxReplyChars: number | undefined;
   readonly redact: (text: string) => string;
 
   constructor(opts: UpstreamClientOptions) {
@@ -70,6 +82,7 @@ export class UpstreamHttp {
     this.headers = { authorization: `Bearer ${opts.apiKey}`, 'user-agent': 'assistant-bridge' };
     this.log = opts.logger ?? silentLogger;
     this.redact = keyRedactor(opts.apiKey);
+    this.maxReplyChars = opts.maxReplyChars;
     this.policy = retryPolicy(opts.retry, opts.sleep, opts.random);
     this.policy.onRetry = (err, attempt, waitMs) =>
       this.log.warn(
@@ -92,13 +105,27 @@ export class UpstreamHttp {
       return await withRetry(
         async () => {
           const res = await this.attempt(spec, call.signal);
-          let text: string;
+          const limit =
+            spec.reply && this.maxReplyChars !== undefined ? bytesForChars(this.maxReplyChars) : OTHER_BODY_LIMIT;
+          let bytes: Uint8Array | undefined;
           try {
-            text = await res.body.text();
+            bytes = await readBounded(res.body, limit, header(res.headers, 'content-length'));
           } catch (err) {
             if (call.signal.aborted) throw call.signal.reason;
             throw transportError(err, this.context(spec));
           }
+          if (bytes === undefined) {
+            // Not read on: aborting closes the connection, the rest is never received.
+            call.abort();
+            this.log.warn({ endpoint: spec.endpoint, limit }, 'upstream body too long, not read');
+            if (spec.reply) return { body: undefined, headers: res.headers, tooLong: true as const };
+            throw new ChatError('bad_request', `${spec.endpoint}: the upstream body is over ${limit} bytes`, {
+              endpoint: spec.endpoint,
+              code: 'BODY_TOO_LARGE',
+            });
+          }
+          // TextDecoder, like undici's body.text(), drops a byte order mark.
+          const text = new TextDecoder().decode(bytes);
           let body: unknown = text;
           try {
             body = JSON.parse(text);
@@ -129,11 +156,19 @@ export class UpstreamHttp {
         endpoint: spec.endpoint,
         redact: this.redact,
         onClose: call.unlink,
+        maxChars: this.maxReplyChars,
       });
     } catch (err) {
       call.unlink();
       throw err;
     }
+  }
+
+  /** A one-response reply within maxReplyChars: the text that fits, and too_long if it did not. */
+  boundReply(result: SendResult, tooLong: boolean): SendResult {
+    const max = this.maxReplyChars;
+    if (!tooLong && (max === undefined || result.text.length <= max)) return result;
+    return { ...result, text: max === undefined ? result.text : cutText(result.text, max), endReason: 'too_long' };
   }
 
   async close(): Promise<void> {
@@ -202,6 +237,26 @@ async function readLimited(body: AsyncIterable<Uint8Array>, limit: number): Prom
     // the status is what matters
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A whole body of at most `limit` bytes, or undefined as soon as it is known to be longer (by its
+ * Content-Length or by counting): the rest is not read, so a huge body never sits in memory.
+ */
+async function readBounded(
+  body: AsyncIterable<Uint8Array>,
+  limit: number,
+  contentLength: string | undefined,
+): Promise<Uint8Array | undefined> {
+  if (contentLength !== undefined && Number(contentLength) > limit) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 /** One controller per call: aborted by the caller's signal or by ChatStream.cancel(). */

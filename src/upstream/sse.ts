@@ -1,10 +1,12 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { type DecodedEvent, EventCollector } from './event-rules.js';
-import type { StreamDecoder } from './stream-decoder.js';
+import type { DecoderOptions, StreamDecoder } from './stream-decoder.js';
 
 // text/event-stream. eventsource-parser does the field parsing; line ends are made LF here first,
 // because the parser holds back a CR at the end of a chunk (it might be half of a CRLF), which
 // would delay every event of a CR-only stream until the next event's first byte.
+// The parser is linear: pieces of an unfinished line are kept in a list and joined once, when the
+// line ends; a complete line is read once. Its maxBufferSize bounds an event that never ends.
 
 export class SseDecoder implements StreamDecoder {
   private readonly utf8 = new TextDecoder('utf-8');
@@ -13,8 +15,19 @@ export class SseDecoder implements StreamDecoder {
   /** The previous piece ended with CR: an LF opening the next piece belongs to that line end. */
   private afterCr = false;
 
-  constructor() {
-    this.parser = createParser({ onEvent: (e) => this.events.sse(e.data, e.event) });
+  constructor(private readonly opts: DecoderOptions = {}) {
+    const counter = opts.counter;
+    this.parser = createParser({
+      onEvent: (e) => {
+        if (counter) counter.parses++;
+        this.events.sse(e.data, e.event);
+      },
+      onError: (err) => {
+        // Other parse errors (unknown fields, a bad retry) are ignored, as the SSE spec says.
+        if (err.type === 'max-buffer-size-exceeded') this.events.end('too_long');
+      },
+      ...(opts.maxBuffered !== undefined ? { maxBufferSize: opts.maxBuffered } : {}),
+    });
   }
 
   push(chunk: Uint8Array): DecodedEvent[] {
@@ -31,7 +44,9 @@ export class SseDecoder implements StreamDecoder {
   }
 
   private feed(text: string): void {
+    // After the end (or a buffer overflow, after which the parser refuses input) nothing is read.
     if (text === '' || this.events.done) return;
+    if (this.opts.counter) this.opts.counter.scanned += text.length;
     let s = text;
     if (this.afterCr && s.charCodeAt(0) === 10) s = s.slice(1);
     this.afterCr = text.charCodeAt(text.length - 1) === 13;

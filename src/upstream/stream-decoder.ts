@@ -1,14 +1,37 @@
 import type { DecodedEvent } from './event-rules.js';
+import { JsonStreamDecoder } from './json-stream.js';
 import { JsonLinesDecoder } from './ndjson.js';
 import { SseDecoder } from './sse.js';
 import { PlainTextDecoder } from './text.js';
 
-/** Bytes of a streamed reply in, events out, whatever the chunking. Synchronous and pure. */
+/**
+ * Bytes of a streamed reply in, events out, whatever the chunking. Synchronous and pure. Every
+ * decoder does work in proportion to the bytes it gets: a new chunk is looked at once, never the
+ * text before it again, and each JSON value is parsed once (a hostile upstream sending tiny chunks
+ * must not cost quadratic CPU on the event loop).
+ */
 export interface StreamDecoder {
   /** Feed the next bytes; returns the events they complete (text of one push merged). */
   push(chunk: Uint8Array): DecodedEvent[];
   /** The body ended normally: flush what is pending; always ends with `end` unless an error came. */
   finish(): DecodedEvent[];
+}
+
+/** A decoder's work, counted for the tests and the bench (not timing: counts stay exact). */
+export interface DecodeCounter {
+  /** Characters the decoder's own code looked at; linear decoding keeps this at the characters received. */
+  scanned: number;
+  /** JSON.parse attempts: one per event, line or object at most. */
+  parses: number;
+}
+
+export interface DecoderOptions {
+  /**
+   * The most characters held back while an event, a line or a JSON object is incomplete. Past it
+   * the stream ends with `{ type: 'end', reason: 'too_long' }`: an endless line must not fill memory.
+   */
+  maxBuffered?: number | undefined;
+  counter?: DecodeCounter | undefined;
 }
 
 const JSON_LINES = new Set([
@@ -32,15 +55,15 @@ export function formatOf(contentType: string | undefined): StreamFormat {
   return 'text';
 }
 
-export function createDecoder(contentType: string | undefined): StreamDecoder {
+export function createDecoder(contentType: string | undefined, opts: DecoderOptions = {}): StreamDecoder {
   switch (formatOf(contentType)) {
     case 'sse':
-      return new SseDecoder();
+      return new SseDecoder(opts);
     case 'ndjson':
-      return new JsonLinesDecoder(false);
+      return new JsonLinesDecoder(opts);
     case 'json':
-      return new JsonLinesDecoder(true);
+      return new JsonStreamDecoder(opts);
     case 'text':
-      return new PlainTextDecoder();
+      return new PlainTextDecoder(opts);
   }
 }

@@ -1,9 +1,26 @@
-import { ChatError, type ChatStream, type StreamEvent } from '../core/chat-port.js';
+import { ChatError, type ChatStream, type EndReason, type StreamEvent } from '../core/chat-port.js';
 import { createDecoder } from './stream-decoder.js';
 
 // A streamed response body → the port's ChatStream. The decoder turns bytes into events; this
 // part owns the connection: a body that fails (reset, idle timeout) after the headers is an
 // `interrupted` reply, an `error` event is a `stream_error`, and every way out releases the socket.
+// It also bounds a reply: past maxChars of text (or a decoder holding back too much) it stops
+// reading, aborts the request and ends with `{ type: 'end', reason: 'too_long' }`.
+
+/**
+ * Bytes of upstream body allowed for `maxChars` of reply text: JSON escapes take up to 6 bytes for
+ * one character, but 4 covers UTF-8 and ordinary escaping; 64 kB for envelopes and event framing.
+ * Bounds what a decoder holds back in a stream, and a one-response (A1/B1) body before it is parsed.
+ */
+export const bytesForChars = (maxChars: number): number => 4 * maxChars + 64 * 1024;
+
+/** The first `n` UTF-16 units of `text`, without half a surrogate pair at the end. */
+export function cutText(text: string, n: number): string {
+  if (n <= 0) return '';
+  if (text.length <= n) return text;
+  const code = text.charCodeAt(n - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
 
 export interface StreamSource {
   body: AsyncIterable<Uint8Array>;
@@ -21,6 +38,8 @@ export interface StreamSource {
   onClose?: () => void;
   /** How long to keep reading after the end event so the connection can be reused. */
   drainMs?: number;
+  /** CHAT_REPLY_MAX_CHARS: the most reply text taken; beyond it the reply ends as too_long. */
+  maxChars?: number | undefined;
 }
 
 const DRAIN_MS = 1_000;
@@ -56,9 +75,14 @@ function cutMessage(err: unknown, endpoint: string): string {
 }
 
 async function* read(src: StreamSource, isCancelled: () => boolean, close: () => void): AsyncGenerator<StreamEvent> {
-  const decoder = createDecoder(src.contentType);
+  const maxChars = src.maxChars;
+  const decoder = createDecoder(
+    src.contentType,
+    maxChars !== undefined ? { maxBuffered: bytesForChars(maxChars) } : {},
+  );
   const body = src.body[Symbol.asyncIterator]();
   let sawText = false;
+  let chars = 0;
   let released = false;
   try {
     for (;;) {
@@ -74,6 +98,7 @@ async function* read(src: StreamSource, isCancelled: () => boolean, close: () =>
       if (isCancelled()) return;
       const events = next.done ? decoder.finish() : decoder.push(next.value);
       let endSeen = next.done === true;
+      let reason: EndReason | undefined;
       for (const ev of events) {
         if (ev.type === 'error') {
           const message = `${src.endpoint}: upstream stream error: ${ev.message}`;
@@ -85,17 +110,35 @@ async function* read(src: StreamSource, isCancelled: () => boolean, close: () =>
         }
         if (ev.type === 'end') {
           endSeen = true;
+          reason = ev.reason;
           break;
         }
-        if (ev.type === 'text') sawText = true;
+        if (ev.type === 'text') {
+          if (maxChars !== undefined && chars + ev.text.length > maxChars) {
+            // Past the cap: no more is read. Abort first, then hand over the text that fits.
+            released = true;
+            src.abort();
+            const kept = cutText(ev.text, maxChars - chars);
+            if (kept !== '') yield { type: 'text', text: kept };
+            endSeen = true;
+            reason = 'too_long';
+            break;
+          }
+          chars += ev.text.length;
+          sawText = true;
+        }
         yield ev;
       }
       if (endSeen) {
         // Release before the last event: a consumer may stop iterating once it has it.
-        released = true;
-        if (!next.done) void drain(body, src, src.drainMs ?? DRAIN_MS);
+        if (!released) {
+          released = true;
+          // A reply cut short is not read on: the rest could be endless.
+          if (reason !== undefined) src.abort();
+          else if (!next.done) void drain(body, src, src.drainMs ?? DRAIN_MS);
+        }
         close();
-        yield { type: 'end' };
+        yield reason !== undefined ? { type: 'end', reason } : { type: 'end' };
         return;
       }
     }
