@@ -4,7 +4,7 @@ import { ManualClock } from '../../test/fakes/manual-clock.js';
 import { TestConnector } from '../../test/fakes/test-connector.js';
 import { silentLogger } from '../logger.js';
 import { ChatError } from './chat-port.js';
-import { openMemoryStore } from './memory-store.js';
+import { openMemoryStore } from '../../test/fakes/memory-store.js';
 import { noopMetrics } from './metrics-port.js';
 import type { HandleResult, IncomingMessage } from './ports.js';
 import { createRelay, type RelaySettings } from './relay.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChatService } from '../../src/core/chat-port.js';
-import { openMemoryStore } from '../../src/core/memory-store.js';
+import { openMemoryStore } from '../fakes/memory-store.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import {
   type Connector,
