@@ -193,8 +193,9 @@ export interface MessageHandler {
 export interface ConversationRecord {
   place: Place;
   botId: string;
-  form: 'a' | 'b';
-  /** Upstream conversationId / session_id; undefined while a Form A first reply has not revealed it. */
+  /** The chat service's flavor when the mapping was made (ChatService.flavor). */
+  flavor: string;
+  /** Upstream conversation id; undefined while the upstream has not named a new conversation yet. */
   upstreamId: string | undefined;
   createdAt: number;
   lastUsedAt: number;

@@ -7,17 +7,18 @@ import { ChatError } from './chat-port.js';
 import { openMemoryStore } from '../../test/fakes/memory-store.js';
 import { noopMetrics } from './metrics-port.js';
 import type { HandleResult, IncomingMessage } from './ports.js';
-import { createRelay, type RelaySettings } from './relay.js';
+import { type BotRouter, createRelay, type RelaySettings } from './relay.js';
 import { MESSAGES } from './user-messages.js';
 import { testRelaySettings } from '../../test/fakes/relay-settings.js';
 
-function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings> } = {}) {
+function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings>; botFor?: BotRouter } = {}) {
   const clock = new ManualClock();
   const chat = new FakeChat(opts.form ?? 'b');
   const store = openMemoryStore();
   const conn = new TestConnector({ clock, bucketLimit: 50 });
   const relay = createRelay({
     chat,
+    botFor: opts.botFor ?? (() => 'demo-bot'),
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,
@@ -90,22 +91,17 @@ describe('relay', () => {
     expect(conn.writes.map((w) => w.text)).toEqual(['You said: hi']);
   });
 
-  it('routes by BOT_ROUTES, most specific first', async () => {
-    const { conn, chat, relay, run } = setup({
-      settings: {
-        routes: [
-          { platform: 'slack', workspaceId: 'T1', botId: 'b1' },
-          { platform: 'slack', workspaceId: 'T1', channelId: 'C2', botId: 'b2' },
-        ],
+  it("asks the bot router which bot answers in the message's place", async () => {
+    const asked: string[] = [];
+    const { conn, chat, run } = setup({
+      botFor: (place) => {
+        asked.push(`${place.workspaceId ?? '-'}/${place.channelId}`);
+        return place.channelId === 'C2' ? 'b2' : 'b1';
       },
     });
-    const m = (channelId: string): IncomingMessage => ({
-      ...conn.message({ text: 'x', place: { platform: 'slack', workspaceId: 'T1', channelId } }),
-      platform: 'slack',
-      workspaceId: 'T1',
-    });
-    await run(relay.handle(m('C1')));
-    await run(relay.handle(m('C2')));
+    await run(conn.send({ text: 'x', place: { platform: 'test', workspaceId: 'T1', channelId: 'C1' } }));
+    await run(conn.send({ text: 'y', place: { platform: 'test', workspaceId: 'T1', channelId: 'C2' } }));
+    expect(asked).toEqual(['T1/C1', 'T1/C2']);
     expect(chat.requests.map((r) => r.botId)).toEqual(['b1', 'b2']);
   });
 

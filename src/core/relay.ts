@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import { type BotRoute, resolveBotRoute } from '../config/routes.js';
 import type { ChatService } from './chat-port.js';
 import { Semaphore } from './concurrency.js';
 import { Conversations } from './conversations.js';
@@ -36,8 +35,6 @@ export interface AllowList {
 }
 
 export interface RelaySettings {
-  defaultBotId: string;
-  routes: BotRoute[];
   streaming: boolean;
   sessionIdleSeconds: number;
   maxMessageChars?: number;
@@ -49,8 +46,12 @@ export interface RelaySettings {
   allow: { slack: AllowList; discord: AllowList };
 }
 
+/** Which upstream bot answers in a place (BOT_ROUTES and the default bot, resolved by the caller). */
+export type BotRouter = (place: Place) => string;
+
 export interface RelayDeps {
   chat: ChatService;
+  botFor: BotRouter;
   conversations: ConversationStore;
   events: EventStore;
   inflight: InFlightStore;
@@ -132,11 +133,6 @@ export function createRelay(deps: RelayDeps): Relay {
     return true;
   }
 
-  function botFor(msg: IncomingMessage): string {
-    if (msg.platform === 'test') return settings.defaultBotId;
-    return resolveBotRoute(settings.routes, msg.platform, msg.workspaceId, msg.channelId) ?? settings.defaultBotId;
-  }
-
   /** Run `work` in the place's turn; undefined when the place's queue is full. */
   function inPlace(msg: IncomingMessage, work: () => Promise<HandleResult>): Promise<HandleResult> | undefined {
     const turn = places.enter(placeKey(msg.place));
@@ -175,7 +171,7 @@ export function createRelay(deps: RelayDeps): Relay {
         },
         msg,
         text,
-        botFor(msg),
+        deps.botFor(msg.place),
         shutdown.signal,
       );
       return { status };

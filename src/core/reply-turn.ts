@@ -71,7 +71,7 @@ export async function runTurn(
   let current: ChatStream | undefined;
   let gotText = false;
   const capture = (id: string | undefined) => {
-    if (id === undefined || id === '' || chat.form !== 'a' || id === conv.conversationId) return;
+    if (id === undefined || id === '' || !chat.capabilities.idsFromReplies || id === conv.conversationId) return;
     conv = { ...conv, conversationId: id };
     conversations.captured(msg.place, botId, id);
     inflight.setUpstreamId(recId, id);
@@ -114,7 +114,7 @@ export async function runTurn(
             break;
           }
         }
-        if (conv.fresh && chat.form === 'a' && !named) conversations.noIdFromStream();
+        if (conv.fresh && chat.capabilities.idsFromReplies && !named) conversations.noIdFromStream();
         return;
       } catch (err) {
         if (attempt === 0 && !gotText && err instanceof ChatError && err.kind === 'conversation_gone') {

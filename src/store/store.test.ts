@@ -35,25 +35,25 @@ describe('store', () => {
   it('keeps conversation mappings across a reopen of the file', () => {
     const path = join(dir, 'bridge.db');
     const a = open(path);
-    a.conversations.put({ place, botId: 'bot1', form: 'b', upstreamId: 'sess-1', createdAt: 1, lastUsedAt: 2 });
+    a.conversations.put({ place, botId: 'bot1', flavor: 'b', upstreamId: 'sess-1', createdAt: 1, lastUsedAt: 2 });
     a.conversations.touch(place, 5);
     a.close();
     const b = open(path);
     expect(b.conversations.get(place)).toEqual({
       place,
       botId: 'bot1',
-      form: 'b',
+      flavor: 'b',
       upstreamId: 'sess-1',
       createdAt: 1,
       lastUsedAt: 5,
     });
-    b.conversations.put({ place, botId: 'bot1', form: 'a', upstreamId: undefined, createdAt: 7, lastUsedAt: 7 });
+    b.conversations.put({ place, botId: 'bot1', flavor: 'a', upstreamId: undefined, createdAt: 7, lastUsedAt: 7 });
     expect(b.conversations.get(place)?.upstreamId).toBeUndefined();
     b.conversations.delete(place);
     expect(b.conversations.get(place)).toBeUndefined();
     // A place without workspace or thread is a different key from one with them.
     const dm: Place = { platform: 'discord', channelId: 'D1' };
-    b.conversations.put({ place: dm, botId: 'x', form: 'a', upstreamId: 'c', createdAt: 1, lastUsedAt: 1 });
+    b.conversations.put({ place: dm, botId: 'x', flavor: 'a', upstreamId: 'c', createdAt: 1, lastUsedAt: 1 });
     expect(b.conversations.get(dm)?.place).toEqual(dm);
   });
 
