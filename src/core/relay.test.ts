@@ -6,7 +6,7 @@ import { silentLogger } from '../logger.js';
 import { ChatError } from './chat-port.js';
 import { openMemoryStore } from '../../test/fakes/memory-store.js';
 import { noopMetrics } from './metrics-port.js';
-import type { HandleResult, IncomingMessage } from './ports.js';
+import type { HandleResult, IncomingMessage, Place } from './ports.js';
 import { type BotRouter, createRelay, type RelaySettings } from './relay.js';
 import { MESSAGES } from './user-messages.js';
 import { testRelaySettings } from '../../test/fakes/relay-settings.js';
@@ -74,19 +74,14 @@ describe('relay', () => {
     });
     expect(await conn.send({ text: 'hi', isFromBot: true })).toEqual(status('ignored'));
     expect(await conn.send({ text: '   ' })).toEqual(status('ignored'));
-    const slack = (init: Partial<IncomingMessage>): IncomingMessage => ({
-      ...conn.message({ text: 'hi' }),
-      platform: 'slack',
-      place: { platform: 'slack', channelId: init.channelId ?? 'C1' },
-      ...init,
-    });
-    expect(await relay.handle(slack({ workspaceId: 'T2', channelId: 'C1' }))).toEqual(status('not_allowed'));
-    expect(await relay.handle(slack({ workspaceId: 'T1', channelId: 'C9' }))).toEqual(status('not_allowed'));
+    const slack = (workspaceId: string, channelId: string, threadId?: string): IncomingMessage => {
+      const place: Place = { platform: 'slack', workspaceId, channelId, ...(threadId ? { threadId } : {}) };
+      return conn.message({ text: 'hi', place, origin: { platform: 'slack', workspaceId, channelId } });
+    };
+    expect(await relay.handle(slack('T2', 'C1'))).toEqual(status('not_allowed'));
+    expect(await relay.handle(slack('T1', 'C9'))).toEqual(status('not_allowed'));
     // a thread under an allowed channel is allowed
-    const place = { platform: 'slack' as const, workspaceId: 'T1', channelId: 'C1', threadId: '171.1' };
-    expect(await run(relay.handle(slack({ workspaceId: 'T1', channelId: 'C1', threadId: '171.1', place })))).toEqual(
-      status('answered'),
-    );
+    expect(await run(relay.handle(slack('T1', 'C1', '171.1')))).toEqual(status('answered'));
     expect(chat.requests).toHaveLength(1);
     expect(conn.writes.map((w) => w.text)).toEqual(['You said: hi']);
   });
@@ -275,7 +270,7 @@ describe('relay', () => {
 
   it('recoverInterrupted edits replies a crash left streaming and closes their records', async () => {
     const { conn, relay, store } = setup();
-    const target = { platform: 'test' as const, channelId: 'C1' };
+    const target = { place: { platform: 'test' as const, channelId: 'C1' } };
     const posted = await conn.sink({ platform: 'test', channelId: 'C1' }).post('Half a rep', { final: false, part: 0 });
     const id = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
     store.inflight.progress(id, [posted.messageId], 'Half a rep', 2);

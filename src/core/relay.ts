@@ -121,13 +121,17 @@ export function createRelay(deps: RelayDeps): Relay {
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
 
   function allowed(msg: IncomingMessage): boolean {
-    if (msg.platform === 'test') return true;
-    const list = settings.allow[msg.platform];
-    if (list.workspaces.length > 0 && (msg.workspaceId === undefined || !list.workspaces.includes(msg.workspaceId))) {
+    const { origin, place } = msg;
+    if (place.platform === 'test') return true;
+    const list = settings.allow[place.platform];
+    if (
+      list.workspaces.length > 0 &&
+      (origin.workspaceId === undefined || !list.workspaces.includes(origin.workspaceId))
+    ) {
       return false;
     }
     if (list.channels.length > 0) {
-      const ids = [msg.channelId, msg.threadId, msg.place.channelId, msg.place.threadId];
+      const ids = [origin.channelId, origin.threadId, place.channelId, place.threadId];
       if (!ids.some((id) => id !== undefined && list.channels.includes(id))) return false;
     }
     return true;
@@ -178,7 +182,7 @@ export function createRelay(deps: RelayDeps): Relay {
     } catch (err) {
       // runTurn handles upstream and platform errors itself; this is a bug or a store failure.
       logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reply failed unexpectedly');
-      metrics.replyFailed(msg.platform, 'internal');
+      metrics.replyFailed(msg.place.platform, 'internal');
       return { status: 'failed' };
     } finally {
       running--;
@@ -192,8 +196,9 @@ export function createRelay(deps: RelayDeps): Relay {
     if (draining || msg.isFromBot) return r('ignored');
     if (!allowed(msg)) return r('not_allowed');
     maybePrune(clock.now());
-    if (!events.markSeen(msg.platform, msg.eventId, clock.now())) {
-      metrics.dedupHit(msg.platform);
+    const platform = msg.place.platform;
+    if (!events.markSeen(platform, msg.eventId, clock.now())) {
+      metrics.dedupHit(platform);
       return r('duplicate');
     }
     const text = msg.text.trim();
@@ -208,7 +213,7 @@ export function createRelay(deps: RelayDeps): Relay {
       if (queued !== undefined) return queued;
       return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
     }
-    if (!userLimits.tryTake(`${msg.platform}:${msg.userId}`, clock.now())) {
+    if (!userLimits.tryTake(`${platform}:${msg.userId}`, clock.now())) {
       return notice(msg, MESSAGES.slowDown).then(() => ({ status: 'user_rate_limited' }));
     }
     if (settings.maxMessageChars !== undefined && text.length > settings.maxMessageChars) {
