@@ -1,4 +1,5 @@
 import { type Config, ConfigError, loadConfig, readEnv } from './config/config.js';
+import { botRouter } from './config/routes.js';
 import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/relay.js';
@@ -114,6 +115,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
 
   const relay = createRelay({
     chat,
+    botFor: botRouter(config.upstream.routes, config.upstream.botId),
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,
@@ -123,8 +125,6 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
     clock: systemClock,
     drainGraceMs: DRAIN_GRACE_MS,
     settings: {
-      defaultBotId: config.upstream.botId,
-      routes: config.upstream.routes,
       streaming: config.upstream.streaming,
       sessionIdleSeconds: config.upstream.sessionIdleSeconds,
       ...(config.upstream.maxMessageChars !== undefined ? { maxMessageChars: config.upstream.maxMessageChars } : {}),

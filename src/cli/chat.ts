@@ -249,7 +249,7 @@ export class TerminalConversation {
     }
     if (this.conversationId === undefined) {
       this.conversationId = learned;
-      if (learned === undefined && this.service.form === 'a') this.firstTurnBySend = true;
+      if (learned === undefined && this.service.capabilities.idsFromReplies) this.firstTurnBySend = true;
     }
   }
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildConfig, ConfigError, loadConfig, parseRawEnv } from './config.js';
-import { parseBotRoutes, resolveBotRoute } from './routes.js';
+import { botRouter, parseBotRoutes, resolveBotRoute } from './routes.js';
 
 const base = { CHAT_API_URL: 'http://127.0.0.1:8787', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'demo-bot' };
 
@@ -136,5 +136,12 @@ describe('BOT_ROUTES', () => {
   it('is order independent for specificity', () => {
     const r = parseBotRoutes('slack:T1/C2=bot2,slack:T1=bot1');
     expect(resolveBotRoute(r, 'slack', 'T1', 'C2')).toBe('bot2');
+  });
+  it('gives the relay a router with the default bot for places no route names', () => {
+    const botFor = botRouter(routes, 'default-bot');
+    expect(botFor({ platform: 'slack', workspaceId: 'T1', channelId: 'C2' })).toBe('bot2');
+    expect(botFor({ platform: 'discord', workspaceId: 'G1', channelId: 'C9' })).toBe('bot3');
+    expect(botFor({ platform: 'discord', channelId: 'D1' })).toBe('default-bot');
+    expect(botFor({ platform: 'test', workspaceId: 'T1', channelId: 'C2' })).toBe('default-bot');
   });
 });

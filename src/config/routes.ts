@@ -39,7 +39,7 @@ export function parseBotRoutes(value: string | undefined): BotRoute[] {
 /** Most specific match wins: workspace+channel, then workspace, else undefined (the default bot). */
 export function resolveBotRoute(
   routes: readonly BotRoute[],
-  platform: 'slack' | 'discord',
+  platform: string,
   workspaceId: string | undefined,
   channelId: string | undefined,
 ): string | undefined {
@@ -53,4 +53,15 @@ export function resolveBotRoute(
     }
   }
   return workspaceMatch;
+}
+
+/**
+ * The relay's bot router: the bot for a place (any place with platform, workspace and channel),
+ * from the routes, else the default bot. Places of other platforms (the test connector) get the default.
+ */
+export function botRouter(
+  routes: readonly BotRoute[],
+  defaultBotId: string,
+): (place: { platform: string; workspaceId?: string; channelId: string }) => string {
+  return (place) => resolveBotRoute(routes, place.platform, place.workspaceId, place.channelId) ?? defaultBotId;
 }

@@ -1,7 +1,6 @@
 // The upstream chat service as the core sees it. src/upstream implements it for Form A and Form B;
-// the core never knows which form, which HTTP client, or which stream format is behind it.
-
-export type ChatForm = 'a' | 'b';
+// the core never knows which form, which HTTP client, or which stream format is behind it: it
+// sees only the capabilities below and an opaque flavor.
 
 /** Where a message came from, sent as `metadata` with every upstream send (absent values left out). */
 export interface ChatMetadata {
@@ -17,7 +16,7 @@ export interface ChatMetadata {
 export interface SendRequest {
   botId: string;
   message: string;
-  /** Form A conversationId / Form B session_id. Omitted: a new conversation (Form A). */
+  /** The conversation (Form A conversationId / Form B session_id). Omitted: a new one the upstream names. */
   conversationId?: string;
   metadata?: ChatMetadata;
   signal?: AbortSignal;
@@ -91,9 +90,25 @@ export interface ListOptions {
   since?: string;
 }
 
+/** What the core may rely on about a chat service. */
+export interface ChatCapabilities {
+  /**
+   * New conversations are named by the upstream, in its replies (a response header, an `ids`
+   * event, the send result), and a stream may not name one at all. Otherwise the bridge names
+   * them with mintConversationId() before the first send and ids in replies are not news.
+   */
+  readonly idsFromReplies: boolean;
+}
+
 export interface ChatService {
-  readonly form: ChatForm;
-  /** Form B: a fresh UUID the client uses as session_id; Form A: undefined (the upstream assigns ids). */
+  /**
+   * Opaque name of the API behind the service, stored with each conversation: a conversation
+   * made under one flavor is not continued under another (ids of one API mean nothing to the
+   * other). The core only compares it for equality.
+   */
+  readonly flavor: string;
+  readonly capabilities: ChatCapabilities;
+  /** A fresh id for a new conversation, or undefined when the upstream names it (idsFromReplies). */
   mintConversationId(): string | undefined;
   /** One-response endpoint (A1/B1), retried per the error policy. */
   send(req: SendRequest): Promise<SendResult>;

@@ -3,7 +3,7 @@ import { FakeChat } from '../../test/fakes/fake-chat.js';
 import { ManualClock } from '../../test/fakes/manual-clock.js';
 import { silentLogger } from '../logger.js';
 import { Conversations } from './conversations.js';
-import { MemoryConversationStore } from './memory-store.js';
+import { MemoryConversationStore } from '../../test/fakes/memory-store.js';
 import type { Place } from './ports.js';
 
 const place: Place = { platform: 'test', channelId: 'C1' };

@@ -2,20 +2,20 @@ import type { Logger } from 'pino';
 import type { ChatService } from './chat-port.js';
 import type { Clock, ConversationStore, Place } from './ports.js';
 
-// Place ↔ upstream conversation. Form B: the bridge mints the session id before the first send,
-// so it is known before any reply. Form A: the id comes from the reply; until then the mapping
-// holds no id, and the next turn starts a conversation again. If a Form A stream reveals no id
-// for a new conversation, first turns use the one-response endpoint (A1) from then on, whose
-// answer always carries the id.
+// Place ↔ upstream conversation. When the bridge mints ids (Form B), the id is known before any
+// reply. When the upstream names conversations in its replies (capabilities.idsFromReplies, Form
+// A), the mapping holds no id until a reply names it, and the next turn starts a conversation
+// again. If such a stream reveals no id for a new conversation, first turns use the one-response
+// endpoint (send) from then on, whose answer always carries the id.
 
 export interface ConversationTurn {
-  /** The id to send; undefined for a Form A conversation the upstream has not named yet. */
+  /** The id to send; undefined for a conversation the upstream has not named yet. */
   conversationId: string | undefined;
   /** This turn starts a new upstream conversation. */
   fresh: boolean;
   /** An earlier conversation was replaced (idle or gone): the reply says context was not kept. */
   renewed: boolean;
-  /** Use `send` (A1) for this turn: a new Form A conversation whose streams reveal no id. */
+  /** Use `send` for this turn: a new conversation, and this upstream's streams reveal no id. */
   useSend: boolean;
 }
 
@@ -28,7 +28,7 @@ export interface ConversationsOptions {
 }
 
 export class Conversations {
-  /** Learned per chat service (one per relay): Form A streams do not name new conversations. */
+  /** Learned per chat service (one per relay): its streams do not name new conversations. */
   private streamsRevealNoId = false;
 
   constructor(private readonly o: ConversationsOptions) {}
@@ -37,7 +37,7 @@ export class Conversations {
   begin(place: Place, botId: string): ConversationTurn {
     const now = this.o.clock.now();
     const rec = this.o.store.get(place);
-    if (rec !== undefined && rec.botId === botId && rec.form === this.o.chat.form) {
+    if (rec !== undefined && rec.botId === botId && rec.flavor === this.o.chat.flavor) {
       const idle = now - rec.lastUsedAt > this.o.sessionIdleSeconds * 1000;
       if (!idle) {
         this.o.store.touch(place, now);
@@ -52,7 +52,7 @@ export class Conversations {
       );
       return this.create(place, botId, rec.upstreamId !== undefined);
     }
-    // No mapping, or one made for another bot or form (routing changed): start quietly.
+    // No mapping, or one made for another bot or chat flavor (config changed): start quietly.
     return this.create(place, botId, false);
   }
 
@@ -62,7 +62,7 @@ export class Conversations {
     return this.create(place, botId, true);
   }
 
-  /** A Form A reply named its conversation. */
+  /** A reply named its conversation (idsFromReplies). */
   captured(place: Place, botId: string, conversationId: string): void {
     const rec = this.o.store.get(place);
     if (rec === undefined || rec.botId !== botId) return;
@@ -70,7 +70,7 @@ export class Conversations {
     this.o.store.put({ ...rec, upstreamId: conversationId });
   }
 
-  /** A Form A stream for a new conversation ended without naming it. */
+  /** A stream for a new conversation ended without naming it (idsFromReplies). */
   noIdFromStream(): void {
     if (!this.streamsRevealNoId)
       this.o.logger.warn(
@@ -86,12 +86,12 @@ export class Conversations {
   private create(place: Place, botId: string, renewed: boolean): ConversationTurn {
     const now = this.o.clock.now();
     const minted = this.o.chat.mintConversationId();
-    this.o.store.put({ place, botId, form: this.o.chat.form, upstreamId: minted, createdAt: now, lastUsedAt: now });
+    this.o.store.put({ place, botId, flavor: this.o.chat.flavor, upstreamId: minted, createdAt: now, lastUsedAt: now });
     return {
       conversationId: minted,
       fresh: true,
       renewed,
-      useSend: this.o.chat.form === 'a' && this.streamsRevealNoId,
+      useSend: this.o.chat.capabilities.idsFromReplies && this.streamsRevealNoId,
     };
   }
 }

@@ -1,39 +1,26 @@
 // The interfaces the edges implement. The core (relay, pump, scheduler) depends only on these.
 // Connectors (Slack, Discord, the test connector) provide messages and reply sinks; the store
-// provides persistence; src/upstream provides the ChatService (see chat-port.ts).
+// provides persistence; src/upstream provides the ChatService (see chat-port.ts). "Where" is one
+// value, the Place (place.ts), from the connector's intake to the reply sink and the store keys.
 
-export type Platform = 'slack' | 'discord' | 'test';
+import type { Place, Platform, ReplyTarget } from './place.js';
 
-/**
- * A place is where one upstream conversation lives: a Slack thread / DM channel / assistant
- * thread, a Discord thread / channel (inline mode) / DM channel. The connector decides it.
- */
-export interface Place {
-  platform: Platform;
-  /** Slack team id / Discord guild id; undefined for DMs without one. */
-  workspaceId?: string;
-  channelId: string;
-  /** Slack thread_ts or Discord thread channel id, when the conversation is a thread. */
-  threadId?: string;
-}
-
-export function placeKey(p: Place): string {
-  return `${p.platform}:${p.workspaceId ?? '-'}:${p.channelId}:${p.threadId ?? '-'}`;
-}
+export { type Place, type Platform, placeKey, readReplyTarget, type ReplyTarget } from './place.js';
 
 export interface IncomingMessage {
-  platform: Platform;
   /**
    * Dedup key, unique per user message on its platform. Slack: `${channel}:${ts}` of the user's
    * message (so app_mention and message for one mention collapse); Discord: the message id
    * (or `interaction:${id}`).
    */
   eventId: string;
+  /** Where the conversation lives: its store key, its reply queue, the bot that answers there. */
   place: Place;
-  /** For routing (BOT_ROUTES), allowlists and metadata: where the message was written. */
-  workspaceId?: string;
-  channelId: string;
-  threadId?: string;
+  /**
+   * Where the message was written, for allowlists and the upstream's metadata. Usually the place
+   * itself; differs for a Slack mention in a channel, whose place is the thread the reply opens.
+   */
+  origin: Place;
   messageId: string;
   userId: string;
   userName?: string;
@@ -135,16 +122,6 @@ export interface ReplySink {
   readonly target: ReplyTarget;
 }
 
-/** JSON-serializable; only the connector that made it interprets `data`. */
-export interface ReplyTarget {
-  platform: Platform;
-  workspaceId?: string;
-  channelId: string;
-  threadId?: string;
-  /** Connector-specific, e.g. Discord interaction token, Slack native-stream flag. */
-  data?: Record<string, string | number | boolean>;
-}
-
 export interface Connector {
   readonly platform: Platform;
   /** Connect and start delivering messages to the handler. Resolves once connected. */
@@ -193,8 +170,9 @@ export interface MessageHandler {
 export interface ConversationRecord {
   place: Place;
   botId: string;
-  form: 'a' | 'b';
-  /** Upstream conversationId / session_id; undefined while a Form A first reply has not revealed it. */
+  /** The chat service's flavor when the mapping was made (ChatService.flavor). */
+  flavor: string;
+  /** Upstream conversation id; undefined while the upstream has not named a new conversation yet. */
   upstreamId: string | undefined;
   createdAt: number;
   lastUsedAt: number;

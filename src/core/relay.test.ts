@@ -4,20 +4,23 @@ import { ManualClock } from '../../test/fakes/manual-clock.js';
 import { TestConnector } from '../../test/fakes/test-connector.js';
 import { silentLogger } from '../logger.js';
 import { ChatError } from './chat-port.js';
-import { openMemoryStore } from './memory-store.js';
+import { openMemoryStore } from '../../test/fakes/memory-store.js';
 import { type BridgeMetrics, noopMetrics } from './metrics-port.js';
-import type { Connector, HandleResult, IncomingMessage } from './ports.js';
-import { createRelay, type RelaySettings } from './relay.js';
+import type { Connector, HandleResult, IncomingMessage, Place } from './ports.js';
+import { type BotRouter, createRelay, type RelaySettings } from './relay.js';
 import { MESSAGES } from './user-messages.js';
 import { testRelaySettings } from '../../test/fakes/relay-settings.js';
 
-function setup(opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings>; metrics?: BridgeMetrics } = {}) {
+function setup(
+  opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings>; botFor?: BotRouter; metrics?: BridgeMetrics } = {},
+) {
   const clock = new ManualClock();
   const chat = new FakeChat(opts.form ?? 'b');
   const store = openMemoryStore();
   const conn = new TestConnector({ clock, bucketLimit: 50 });
   const relay = createRelay({
     chat,
+    botFor: opts.botFor ?? (() => 'demo-bot'),
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,
@@ -73,39 +76,29 @@ describe('relay', () => {
     });
     expect(await conn.send({ text: 'hi', isFromBot: true })).toEqual(status('ignored'));
     expect(await conn.send({ text: '   ' })).toEqual(status('ignored'));
-    const slack = (init: Partial<IncomingMessage>): IncomingMessage => ({
-      ...conn.message({ text: 'hi' }),
-      platform: 'slack',
-      place: { platform: 'slack', channelId: init.channelId ?? 'C1' },
-      ...init,
-    });
-    expect(await relay.handle(slack({ workspaceId: 'T2', channelId: 'C1' }))).toEqual(status('not_allowed'));
-    expect(await relay.handle(slack({ workspaceId: 'T1', channelId: 'C9' }))).toEqual(status('not_allowed'));
+    const slack = (workspaceId: string, channelId: string, threadId?: string): IncomingMessage => {
+      const place: Place = { platform: 'slack', workspaceId, channelId, ...(threadId ? { threadId } : {}) };
+      return conn.message({ text: 'hi', place, origin: { platform: 'slack', workspaceId, channelId } });
+    };
+    expect(await relay.handle(slack('T2', 'C1'))).toEqual(status('not_allowed'));
+    expect(await relay.handle(slack('T1', 'C9'))).toEqual(status('not_allowed'));
     // a thread under an allowed channel is allowed
-    const place = { platform: 'slack' as const, workspaceId: 'T1', channelId: 'C1', threadId: '171.1' };
-    expect(await run(relay.handle(slack({ workspaceId: 'T1', channelId: 'C1', threadId: '171.1', place })))).toEqual(
-      status('answered'),
-    );
+    expect(await run(relay.handle(slack('T1', 'C1', '171.1')))).toEqual(status('answered'));
     expect(chat.requests).toHaveLength(1);
     expect(conn.writes.map((w) => w.text)).toEqual(['You said: hi']);
   });
 
-  it('routes by BOT_ROUTES, most specific first', async () => {
-    const { conn, chat, relay, run } = setup({
-      settings: {
-        routes: [
-          { platform: 'slack', workspaceId: 'T1', botId: 'b1' },
-          { platform: 'slack', workspaceId: 'T1', channelId: 'C2', botId: 'b2' },
-        ],
+  it("asks the bot router which bot answers in the message's place", async () => {
+    const asked: string[] = [];
+    const { conn, chat, run } = setup({
+      botFor: (place) => {
+        asked.push(`${place.workspaceId ?? '-'}/${place.channelId}`);
+        return place.channelId === 'C2' ? 'b2' : 'b1';
       },
     });
-    const m = (channelId: string): IncomingMessage => ({
-      ...conn.message({ text: 'x', place: { platform: 'slack', workspaceId: 'T1', channelId } }),
-      platform: 'slack',
-      workspaceId: 'T1',
-    });
-    await run(relay.handle(m('C1')));
-    await run(relay.handle(m('C2')));
+    await run(conn.send({ text: 'x', place: { platform: 'test', workspaceId: 'T1', channelId: 'C1' } }));
+    await run(conn.send({ text: 'y', place: { platform: 'test', workspaceId: 'T1', channelId: 'C2' } }));
+    expect(asked).toEqual(['T1/C1', 'T1/C2']);
     expect(chat.requests.map((r) => r.botId)).toEqual(['b1', 'b2']);
   });
 
@@ -279,7 +272,7 @@ describe('relay', () => {
 
   it('recoverInterrupted edits replies a crash left streaming and closes their records', async () => {
     const { conn, relay, store } = setup();
-    const target = { platform: 'test' as const, channelId: 'C1' };
+    const target = { place: { platform: 'test' as const, channelId: 'C1' } };
     const posted = await conn.sink({ platform: 'test', channelId: 'C1' }).post('Half a rep', { final: false, part: 0 });
     const id = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
     store.inflight.progress(id, [posted.messageId], 'Half a rep', 2);
@@ -303,8 +296,8 @@ describe('relay', () => {
       isReady: () => conn.isReady(),
       markInterrupted: (t, messageId, text) => conn.markInterrupted(t, messageId, text),
     };
-    const target = { platform: 'test' as const, channelId: 'C1' };
-    const posted = await conn.sink({ platform: 'test', channelId: 'C1' }).post('Half a rep', { final: false, part: 0 });
+    const target = { place: { platform: 'test' as const, channelId: 'C1' } };
+    const posted = await conn.sink(target.place).post('Half a rep', { final: false, part: 0 });
     const shown = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
     store.inflight.progress(shown, [posted.messageId], 'Half a rep', 2);
     store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet

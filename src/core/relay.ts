@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import { type BotRoute, resolveBotRoute } from '../config/routes.js';
 import type { ChatService } from './chat-port.js';
 import { Semaphore } from './concurrency.js';
 import { Conversations } from './conversations.js';
@@ -36,8 +35,6 @@ export interface AllowList {
 }
 
 export interface RelaySettings {
-  defaultBotId: string;
-  routes: BotRoute[];
   streaming: boolean;
   sessionIdleSeconds: number;
   maxMessageChars?: number;
@@ -49,8 +46,12 @@ export interface RelaySettings {
   allow: { slack: AllowList; discord: AllowList };
 }
 
+/** Which upstream bot answers in a place (BOT_ROUTES and the default bot, resolved by the caller). */
+export type BotRouter = (place: Place) => string;
+
 export interface RelayDeps {
   chat: ChatService;
+  botFor: BotRouter;
   conversations: ConversationStore;
   events: EventStore;
   inflight: InFlightStore;
@@ -133,21 +134,20 @@ export function createRelay(deps: RelayDeps): Relay {
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
 
   function allowed(msg: IncomingMessage): boolean {
-    if (msg.platform === 'test') return true;
-    const list = settings.allow[msg.platform];
-    if (list.workspaces.length > 0 && (msg.workspaceId === undefined || !list.workspaces.includes(msg.workspaceId))) {
+    const { origin, place } = msg;
+    if (place.platform === 'test') return true;
+    const list = settings.allow[place.platform];
+    if (
+      list.workspaces.length > 0 &&
+      (origin.workspaceId === undefined || !list.workspaces.includes(origin.workspaceId))
+    ) {
       return false;
     }
     if (list.channels.length > 0) {
-      const ids = [msg.channelId, msg.threadId, msg.place.channelId, msg.place.threadId];
+      const ids = [origin.channelId, origin.threadId, place.channelId, place.threadId];
       if (!ids.some((id) => id !== undefined && list.channels.includes(id))) return false;
     }
     return true;
-  }
-
-  function botFor(msg: IncomingMessage): string {
-    if (msg.platform === 'test') return settings.defaultBotId;
-    return resolveBotRoute(settings.routes, msg.platform, msg.workspaceId, msg.channelId) ?? settings.defaultBotId;
   }
 
   /** Run `work` in the place's turn; undefined when the place's queue is full. */
@@ -188,14 +188,14 @@ export function createRelay(deps: RelayDeps): Relay {
         },
         msg,
         text,
-        botFor(msg),
+        deps.botFor(msg.place),
         shutdown.signal,
       );
       return { status };
     } catch (err) {
       // runTurn handles upstream and platform errors itself; this is a bug or a store failure.
       logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reply failed unexpectedly');
-      metrics.replyFailed(msg.platform, 'internal');
+      metrics.replyFailed(msg.place.platform, 'internal');
       return { status: 'failed' };
     } finally {
       running--;
@@ -209,8 +209,9 @@ export function createRelay(deps: RelayDeps): Relay {
     if (draining || msg.isFromBot) return r('ignored');
     if (!allowed(msg)) return r('not_allowed');
     maybePrune(clock.now());
-    if (!events.markSeen(msg.platform, msg.eventId, clock.now())) {
-      metrics.dedupHit(msg.platform);
+    const platform = msg.place.platform;
+    if (!events.markSeen(platform, msg.eventId, clock.now())) {
+      metrics.dedupHit(platform);
       return r('duplicate');
     }
     const text = msg.text.trim();
@@ -225,7 +226,7 @@ export function createRelay(deps: RelayDeps): Relay {
       if (queued !== undefined) return queued;
       return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
     }
-    if (!userLimits.tryTake(`${msg.platform}:${msg.userId}`, clock.now())) {
+    if (!userLimits.tryTake(`${platform}:${msg.userId}`, clock.now())) {
       return notice(msg, MESSAGES.slowDown).then(() => ({ status: 'user_rate_limited' }));
     }
     if (settings.maxMessageChars !== undefined && text.length > settings.maxMessageChars) {

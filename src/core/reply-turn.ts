@@ -33,11 +33,13 @@ export interface TurnHooks {
 
 export type TurnStatus = 'answered' | 'interrupted' | 'failed';
 
+/** The upstream's `metadata`: where the message was written (its origin) and by whom. */
 export function chatMetadata(msg: IncomingMessage): ChatMetadata {
-  const md: ChatMetadata = { source: msg.platform };
-  if (msg.workspaceId !== undefined) md.workspaceId = msg.workspaceId;
-  md.channelId = msg.channelId;
-  if (msg.threadId !== undefined) md.threadId = msg.threadId;
+  const { origin } = msg;
+  const md: ChatMetadata = { source: origin.platform };
+  if (origin.workspaceId !== undefined) md.workspaceId = origin.workspaceId;
+  md.channelId = origin.channelId;
+  if (origin.threadId !== undefined) md.threadId = origin.threadId;
   md.userId = msg.userId;
   if (msg.userName !== undefined) md.userName = msg.userName;
   md.messageId = msg.messageId;
@@ -52,7 +54,7 @@ export async function runTurn(
   signal: AbortSignal,
 ): Promise<TurnStatus> {
   const { chat, conversations, inflight, metrics, clock } = deps;
-  const platform = msg.platform;
+  const platform = msg.place.platform;
   const log = deps.logger.child({ platform, eventId: msg.eventId });
   metrics.replyStarted(platform);
 
@@ -71,7 +73,7 @@ export async function runTurn(
   let current: ChatStream | undefined;
   let gotText = false;
   const capture = (id: string | undefined) => {
-    if (id === undefined || id === '' || chat.form !== 'a' || id === conv.conversationId) return;
+    if (id === undefined || id === '' || !chat.capabilities.idsFromReplies || id === conv.conversationId) return;
     conv = { ...conv, conversationId: id };
     conversations.captured(msg.place, botId, id);
     inflight.setUpstreamId(recId, id);
@@ -114,7 +116,7 @@ export async function runTurn(
             break;
           }
         }
-        if (conv.fresh && chat.form === 'a' && !named) conversations.noIdFromStream();
+        if (conv.fresh && chat.capabilities.idsFromReplies && !named) conversations.noIdFromStream();
         return;
       } catch (err) {
         if (attempt === 0 && !gotText && err instanceof ChatError && err.kind === 'conversation_gone') {

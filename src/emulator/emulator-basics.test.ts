@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from './index.js';
-import { KEY, get, post } from './test-helpers.js';
+import { KEY, get, post } from '../../test/support/emulator.js';
 
 let emu: Emulator;
 beforeEach(async () => {

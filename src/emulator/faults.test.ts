@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pause } from './http.js';
 import { type Emulator, startEmulator } from './index.js';
-import { auth, get, KEY, post } from './test-helpers.js';
+import { auth, get, KEY, post } from '../../test/support/emulator.js';
 
 let emu: Emulator;
 beforeEach(async () => {

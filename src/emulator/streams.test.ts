@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from './index.js';
-import { auth, KEY, post } from './test-helpers.js';
+import { auth, KEY, post } from '../../test/support/emulator.js';
 import type { StreamFormat } from './types.js';
 
 let emu: Emulator;

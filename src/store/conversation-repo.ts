@@ -7,7 +7,8 @@ interface Row {
   channel_id: string;
   thread_id: string | null;
   bot_id: string;
-  form: 'a' | 'b';
+  /** The chat service's flavor (ChatService.flavor), kept in the `form` column. */
+  form: string;
   upstream_id: string | null;
   created_at: number;
   last_used_at: number;
@@ -20,7 +21,7 @@ function toRecord(r: Row): ConversationRecord {
   return {
     place,
     botId: r.bot_id,
-    form: r.form,
+    flavor: r.form,
     upstreamId: r.upstream_id ?? undefined,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
@@ -50,7 +51,7 @@ export function createConversationRepo(db: Database.Database): ConversationStore
         channelId: rec.place.channelId,
         threadId: rec.place.threadId ?? null,
         botId: rec.botId,
-        form: rec.form,
+        form: rec.flavor,
         upstreamId: rec.upstreamId ?? null,
         createdAt: rec.createdAt,
         lastUsedAt: rec.lastUsedAt,

@@ -43,7 +43,7 @@ afterEach(() => {
 
 const place: Place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '1.1' };
 const put = (s: Store, lastUsedAt = 1) =>
-  s.conversations.put({ place, botId: 'b', form: 'a', upstreamId: 'u', createdAt: 1, lastUsedAt });
+  s.conversations.put({ place, botId: 'b', flavor: 'a', upstreamId: 'u', createdAt: 1, lastUsedAt });
 
 function thrown(fn: () => unknown): unknown {
   try {
@@ -195,7 +195,7 @@ describe('store health', () => {
     const id = s.inflight.begin({
       platform: 'slack',
       eventId: 'e',
-      target: { platform: 'slack', channelId: 'C', data: {} },
+      target: { place: { platform: 'slack', channelId: 'C' }, data: {} },
       at: 1,
     });
     // @ts-expect-error: a state the schema's CHECK refuses

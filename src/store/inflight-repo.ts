@@ -1,5 +1,11 @@
 import type Database from 'better-sqlite3';
-import type { InFlightRecord, InFlightState, InFlightStore, Platform, ReplyTarget } from '../core/ports.js';
+import {
+  type InFlightRecord,
+  type InFlightState,
+  type InFlightStore,
+  type Platform,
+  readReplyTarget,
+} from '../core/ports.js';
 
 interface Row {
   id: number;
@@ -19,7 +25,7 @@ function toRecord(r: Row): InFlightRecord {
     id: r.id,
     platform: r.platform as Platform,
     eventId: r.event_id,
-    target: JSON.parse(r.target) as ReplyTarget,
+    target: readReplyTarget(JSON.parse(r.target)),
     messageIds: JSON.parse(r.message_ids) as string[],
     lastText: r.last_text,
     upstreamId: r.upstream_id ?? undefined,

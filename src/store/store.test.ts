@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Place } from '../core/ports.js';
 import { currentVersion, defaultMigrationsDir } from './migrate.js';
@@ -35,25 +36,25 @@ describe('store', () => {
   it('keeps conversation mappings across a reopen of the file', () => {
     const path = join(dir, 'bridge.db');
     const a = open(path);
-    a.conversations.put({ place, botId: 'bot1', form: 'b', upstreamId: 'sess-1', createdAt: 1, lastUsedAt: 2 });
+    a.conversations.put({ place, botId: 'bot1', flavor: 'b', upstreamId: 'sess-1', createdAt: 1, lastUsedAt: 2 });
     a.conversations.touch(place, 5);
     a.close();
     const b = open(path);
     expect(b.conversations.get(place)).toEqual({
       place,
       botId: 'bot1',
-      form: 'b',
+      flavor: 'b',
       upstreamId: 'sess-1',
       createdAt: 1,
       lastUsedAt: 5,
     });
-    b.conversations.put({ place, botId: 'bot1', form: 'a', upstreamId: undefined, createdAt: 7, lastUsedAt: 7 });
+    b.conversations.put({ place, botId: 'bot1', flavor: 'a', upstreamId: undefined, createdAt: 7, lastUsedAt: 7 });
     expect(b.conversations.get(place)?.upstreamId).toBeUndefined();
     b.conversations.delete(place);
     expect(b.conversations.get(place)).toBeUndefined();
     // A place without workspace or thread is a different key from one with them.
     const dm: Place = { platform: 'discord', channelId: 'D1' };
-    b.conversations.put({ place: dm, botId: 'x', form: 'a', upstreamId: 'c', createdAt: 1, lastUsedAt: 1 });
+    b.conversations.put({ place: dm, botId: 'x', flavor: 'a', upstreamId: 'c', createdAt: 1, lastUsedAt: 1 });
     expect(b.conversations.get(dm)?.place).toEqual(dm);
   });
 
@@ -69,14 +70,14 @@ describe('store', () => {
   it('tracks replies in flight across a reopen', () => {
     const path = join(dir, 'bridge.db');
     const a = open(path);
-    const target = { platform: 'discord' as const, channelId: 'C9', data: { mode: 'thread' } };
+    const target = { place: { platform: 'discord' as const, channelId: 'C9' }, data: { mode: 'thread' } };
     const id = a.inflight.begin({ platform: 'discord', eventId: 'm1', target, at: 10 });
     a.inflight.progress(id, ['111', '112'], 'half a reply', 11);
     a.inflight.setUpstreamId(id, 'conv_1');
     const done = a.inflight.begin({
       platform: 'slack',
       eventId: 'm2',
-      target: { ...target, platform: 'slack' },
+      target: { ...target, place: { platform: 'slack', channelId: 'C9' } },
       at: 10,
     });
     a.inflight.finish(done, 'done', 12);
@@ -95,6 +96,22 @@ describe('store', () => {
     expect(b.inflight.prune(100)).toBe(1);
     b.inflight.finish(id, 'interrupted', 20);
     expect(b.inflight.listOpen()).toHaveLength(0);
+  });
+
+  it('reads reply targets of rows written before targets carried a place', () => {
+    const path = join(dir, 'bridge.db');
+    open(path).close();
+    // The flat shape a running deployment has in its table.
+    const db = new Database(path);
+    const flat = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '171.5', data: { mode: 'native' } };
+    db.prepare(
+      `INSERT INTO replies_in_flight (platform, event_id, target, started_at, updated_at) VALUES ('slack', 'C1:1', ?, 1, 1)`,
+    ).run(JSON.stringify(flat));
+    db.close();
+    expect(open(path).inflight.listOpen()[0]?.target).toEqual({
+      place: { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '171.5' },
+      data: { mode: 'native' },
+    });
   });
 
   it('stores, finds and deletes Slack installations', () => {

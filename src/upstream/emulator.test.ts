@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChatError, type ChatService } from '../core/chat-port.js';
 import { type Emulator, type StreamFormat, type StreamIds, startEmulator } from '../emulator/index.js';
-import { collect, TEST_KEY, testClient } from './test-helpers.js';
+import { collect, TEST_KEY, testClient } from '../../test/support/upstream.js';
 
 // Every endpoint of both forms against the in-process emulator, with its documented errors.
 

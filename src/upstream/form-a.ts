@@ -26,7 +26,9 @@ export function messageBody(req: SendRequest): Record<string, unknown> {
 }
 
 export class FormAService implements ChatService {
-  readonly form = 'a' as const;
+  readonly flavor = 'a';
+  // Form A names conversations in its replies (X-Conversation-Id, the ids event, the send result).
+  readonly capabilities = { idsFromReplies: true };
   private readonly http: UpstreamHttp;
 
   constructor(opts: UpstreamClientOptions) {

@@ -26,7 +26,9 @@ export function sendBody(req: SendRequest): Record<string, unknown> {
 }
 
 export class FormBService implements ChatService {
-  readonly form = 'b' as const;
+  readonly flavor = 'b';
+  // Form B: the client names the session (mintConversationId) before the first send.
+  readonly capabilities = { idsFromReplies: false };
   private readonly http: UpstreamHttp;
 
   constructor(opts: UpstreamClientOptions) {

@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { ChatError, type ChatForm, type ChatStream, type SendResult } from '../core/chat-port.js';
+import { ChatError, type ChatStream, type SendResult } from '../core/chat-port.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
 import { type RetryOptions, type RetryPolicy, retryPolicy, type Sleep, withRetry } from './retry.js';
@@ -7,6 +7,9 @@ import { bytesForChars, createChatStream, cutText } from './stream-reader.js';
 
 // The HTTP side shared by Form A and Form B: one keep-alive undici Pool for the upstream origin,
 // the bearer key, timeouts, error mapping and retries. Knows paths and JSON, not the forms.
+
+/** Which API the upstream speaks (CHAT_API_FORM). Only src/upstream knows the forms. */
+export type ChatForm = 'a' | 'b';
 
 export interface UpstreamClientOptions {
   /** CHAT_API_URL: the base URL; Form A paths go under `/api/v1`, Form B under `/v1`. */

@@ -5,7 +5,7 @@ import type { UpstreamClientOptions } from './http.js';
 
 // The upstream chat service behind the core's ChatService port, Form A or Form B by config.
 
-export type { UpstreamClientOptions } from './http.js';
+export type { ChatForm, UpstreamClientOptions } from './http.js';
 export type { RetryOptions, Sleep } from './retry.js';
 
 export function createChatService(cfg: UpstreamClientOptions): ChatService {

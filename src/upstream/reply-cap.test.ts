@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatService } from '../core/chat-port.js';
-import { collect, type TinyServer, testClient, tinyServer } from './test-helpers.js';
+import { collect, type TinyServer, testClient, tinyServer } from '../../test/support/upstream.js';
 
 // maxReplyChars (CHAT_REPLY_MAX_CHARS) over loopback: a stream that goes on is cut at the cap and
 // its connection closed; a one-response body past its byte bound is refused without being read.

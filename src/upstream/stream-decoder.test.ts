@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatOf } from './stream-decoder.js';
-import { decodeAll, decodeSplit } from './test-helpers.js';
+import { decodeAll, decodeSplit } from '../../test/support/upstream.js';
 
 const SSE = 'text/event-stream; charset=utf-8';
 const NDJSON = 'application/x-ndjson';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type DecodedEvent, EventCollector, parseObject } from './event-rules.js';
 import { createDecoder, type DecodeCounter } from './stream-decoder.js';
-import { decodeAll, decodeSplit, normalize } from './test-helpers.js';
+import { decodeAll, decodeSplit, normalize } from '../../test/support/upstream.js';
 
 // Hostile input for the stream decoders: the same events whatever the chunking, for bodies built
 // from the characters that matter to each format; work (characters looked at, JSON.parse calls)

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import {
   ChatError,
-  type ChatForm,
   type ChatService,
   type ChatStream,
   type SendRequest,
   type SendResult,
   type StreamEvent,
 } from '../../src/core/chat-port.js';
+import type { ChatForm } from '../../src/upstream/index.js';
 
 // A scripted ChatService for relay unit tests (the integration tests use the real client against
 // the emulator). Each request is answered by `script(req)`; Form A assigns `conv-N` ids to new
@@ -37,7 +37,13 @@ export class FakeChat implements ChatService {
   private nextConv = 1;
   cancelled = 0;
 
-  constructor(readonly form: ChatForm = 'b') {}
+  readonly flavor: string;
+  readonly capabilities: ChatService['capabilities'];
+
+  constructor(readonly form: ChatForm = 'b') {
+    this.flavor = form;
+    this.capabilities = { idsFromReplies: form === 'a' };
+  }
 
   mintConversationId(): string | undefined {
     return this.form === 'b' ? randomUUID() : undefined;

@@ -1,17 +1,13 @@
-import type { ChatForm } from '../../src/core/chat-port.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import { type ConversationStore, type EventStore, type InFlightStore, systemClock } from '../../src/core/ports.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/relay.js';
 import { silentLogger } from '../../src/logger.js';
-import { createChatService } from '../../src/upstream/index.js';
+import { type ChatForm, createChatService } from '../../src/upstream/index.js';
 
 /**
- * Relay settings for tests: the emulator's bot, no routes or allowlists, limits out of the way.
- * A test overrides what it is about.
+ * Relay settings for tests: no allowlists, limits out of the way. A test overrides what it is about.
  */
 export const testRelaySettings = (over: Partial<RelaySettings> = {}): RelaySettings => ({
-  defaultBotId: 'demo-bot',
-  routes: [],
   streaming: true,
   sessionIdleSeconds: 86_400,
   userMessagesPerMinute: 100_000,
@@ -27,6 +23,8 @@ export function relayToEmulator(opts: {
   apiKey: string;
   form: ChatForm;
   store: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore };
+  /** The bot every place is routed to (default the emulator's `demo-bot`). */
+  botId?: string;
   settings?: Partial<RelaySettings>;
 }): Relay {
   const chat = createChatService({
@@ -37,8 +35,10 @@ export function relayToEmulator(opts: {
     streamIdleTimeoutMs: 5000,
     logger: silentLogger,
   });
+  const botId = opts.botId ?? 'demo-bot';
   return createRelay({
     chat,
+    botFor: () => botId,
     conversations: opts.store.conversations,
     events: opts.store.events,
     inflight: opts.store.inflight,

@@ -56,6 +56,8 @@ export interface RecordedMessage {
   interruptedByRecovery: boolean;
 }
 
+export type MessageInit = Partial<Omit<IncomingMessage, 'sink'>> & { text: string; channelId?: string };
+
 export type WriteFault = (op: 'post' | 'edit', text: string) => Error | undefined;
 
 export class TestConnector implements Connector {
@@ -115,7 +117,7 @@ export class TestConnector implements Connector {
   }
 
   async postInterrupted(target: ReplyTarget, text: string): Promise<void> {
-    const channelKey = `test:channel:${target.threadId ?? target.channelId}`;
+    const channelKey = `test:channel:${target.place.threadId ?? target.place.channelId}`;
     const id = `msg-${this.nextMessageId++}`;
     this.messages.set(id, {
       id,
@@ -132,9 +134,7 @@ export class TestConnector implements Connector {
   /** A sink for one reply in a place. */
   sink(place: Place): ReplySink {
     const channelKey = `test:channel:${place.threadId ?? place.channelId}`;
-    const target: ReplyTarget = { platform: 'test', channelId: place.channelId };
-    if (place.workspaceId !== undefined) target.workspaceId = place.workspaceId;
-    if (place.threadId !== undefined) target.threadId = place.threadId;
+    const target: ReplyTarget = { place };
     const bucket: BucketRef = { key: channelKey, limit: this.declaredLimit, windowMs: this.windowMs };
     const sink: ReplySink = {
       maxChars: this.maxChars,
@@ -152,15 +152,17 @@ export class TestConnector implements Connector {
     return sink;
   }
 
-  /** Build a user message in a place (defaults: channel C1, user U1, a fresh event id). */
-  message(init: Partial<Omit<IncomingMessage, 'sink'>> & { text: string }): IncomingMessage {
+  /**
+   * Build a user message in a place (defaults: channel C1, user U1, a fresh event id). `channelId`
+   * is short for the place `{ platform: 'test', channelId }`; the origin defaults to the place.
+   */
+  message(init: MessageInit): IncomingMessage {
     const place: Place = init.place ?? { platform: 'test', channelId: init.channelId ?? 'C1' };
     const id = String(this.nextEventId++);
     const msg: IncomingMessage = {
-      platform: 'test',
       eventId: init.eventId ?? `ev-${id}`,
       place,
-      channelId: init.channelId ?? place.channelId,
+      origin: init.origin ?? place,
       messageId: init.messageId ?? `m-${id}`,
       userId: init.userId ?? 'U1',
       text: init.text,
@@ -170,16 +172,12 @@ export class TestConnector implements Connector {
       receivedAt: init.receivedAt ?? this.clock.now(),
       sink: this.sink(place),
     };
-    const workspaceId = init.workspaceId ?? place.workspaceId;
-    if (workspaceId !== undefined) msg.workspaceId = workspaceId;
-    const threadId = init.threadId ?? place.threadId;
-    if (threadId !== undefined) msg.threadId = threadId;
     if (init.userName !== undefined) msg.userName = init.userName;
     return msg;
   }
 
   /** Push a message to the handler (as the platform would). */
-  send(init: Partial<Omit<IncomingMessage, 'sink'>> & { text: string }): Promise<HandleResult> {
+  send(init: MessageInit): Promise<HandleResult> {
     if (this.handler === undefined) throw new Error('connector not started');
     return this.handler.handle(this.message(init));
   }

@@ -59,6 +59,8 @@ interface WorldOptions {
   maxChars?: number;
   /** Writes per 5 s per channel (default 5, like Discord). */
   bucketLimit?: number;
+  /** The bot every place is routed to (default the emulator's `demo-bot`). */
+  botId?: string;
 }
 
 async function world(o: WorldOptions = {}): Promise<World> {
@@ -91,8 +93,10 @@ async function world(o: WorldOptions = {}): Promise<World> {
   const firstToken = new Map<string, number>();
   const firstText = new Map<string, number>();
   const shownWaiters = new Map<string, () => void>();
+  const botId = o.botId ?? 'demo-bot';
   const relay = createRelay({
     chat,
+    botFor: () => botId,
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,
@@ -303,7 +307,7 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
       ['500 three times', {}, (w) => w.emu.injectFault({ status: 500, times: 3 }), MESSAGES.error],
       ['401', { apiKey: 'wrong-key' }, () => {}, MESSAGES.unavailable],
       ['400 MESSAGE_TOO_LONG', { emulator: { maxMessageChars: 5 } }, () => {}, MESSAGES.tooLong()],
-      ['unknown bot', { settings: { defaultBotId: 'no-such-bot' } }, () => {}, MESSAGES.unknownBot],
+      ['unknown bot', { botId: 'no-such-bot' }, () => {}, MESSAGES.unknownBot],
       ['other 4xx', {}, (w) => w.emu.injectFault({ status: 422, times: 1 }), MESSAGES.badRequest(422)],
     ];
     for (const [name, opts, arrange, shown] of cases) {

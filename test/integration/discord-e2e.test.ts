@@ -213,7 +213,7 @@ it('a reply left streaming by a crash is marked interrupted when the bridge star
   const id = s.store.inflight.begin({
     platform: 'discord',
     eventId: 'crashed-1',
-    target: { platform: 'discord', workspaceId: s.guildId, channelId, threadId },
+    target: { place: { platform: 'discord', workspaceId: s.guildId, channelId, threadId } },
     at: Date.now(),
   });
   s.store.inflight.progress(id, [reply.id], 'You said: h', Date.now());

@@ -62,7 +62,7 @@ describe('Slack multi-workspace OAuth', () => {
     expect(res.status).toBe(200);
     await relay.answered(1);
     expect(relay.received[0]?.text).toBe('hello from the new team');
-    expect(relay.received[0]?.workspaceId).toBe('T0OAUTH');
+    expect(relay.received[0]?.origin.workspaceId).toBe('T0OAUTH');
     const reply = fake.botMessages('C9', post.ts)[0];
     expect(reply?.text).toBe(renderMrkdwn('You said: hello from the new team'));
     expect(reply?.user).toBe('U0BOT2');

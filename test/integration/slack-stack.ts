@@ -51,7 +51,8 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     apiKey: API_KEY,
     form: 'b',
     store,
-    settings: { defaultBotId: BOT, userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
+    botId: BOT,
+    settings: { userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
   });
   const results: HandleResult[] = [];
   let waiters: { n: number; resolve: () => void }[] = [];

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChatService } from '../../src/core/chat-port.js';
-import { openMemoryStore } from '../../src/core/memory-store.js';
+import { openMemoryStore } from '../fakes/memory-store.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import {
   type Connector,
@@ -51,7 +51,7 @@ export interface CoreHarnessOptions {
 }
 
 export const baseSettings = (over: Partial<RelaySettings> = {}): RelaySettings =>
-  testRelaySettings({ defaultBotId: BOT, streamEditIntervalMs: 50, maxQueuePerPlace: 10_000, ...over });
+  testRelaySettings({ streamEditIntervalMs: 50, maxQueuePerPlace: 10_000, ...over });
 
 export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarness> {
   const form = opts.form ?? 'b';
@@ -83,6 +83,7 @@ export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarn
   const store = opts.store ?? openMemoryStore();
   const relay = createRelay({
     chat,
+    botFor: () => BOT,
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,

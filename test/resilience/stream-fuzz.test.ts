@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatError, type ChatService, type StreamEvent } from '../../src/core/chat-port.js';
 import type { DecodedEvent } from '../../src/upstream/event-rules.js';
 import { createDecoder } from '../../src/upstream/stream-decoder.js';
-import { collect, type TinyServer, testClient, tinyServer } from '../../src/upstream/test-helpers.js';
+import { collect, type TinyServer, testClient, tinyServer } from '../support/upstream.js';
 
 // Fuzzing the upstream stream reader where the unit tests stop: the unit tests cut a handful of
 // fixed bodies at every offset; here the bodies themselves are random (format, content type, the

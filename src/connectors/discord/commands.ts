@@ -111,24 +111,11 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
     interactionId: i.id,
     token: i.token,
   };
-  const sink = new InteractionReplySink(
-    i.client.rest,
-    {
-      platform: 'discord',
-      ...(place.workspaceId === undefined ? {} : { workspaceId: place.workspaceId }),
-      channelId: place.channelId,
-      ...(place.threadId === undefined ? {} : { threadId: place.threadId }),
-      data,
-    },
-    deps.budget,
-  );
+  const sink = new InteractionReplySink(i.client.rest, place, data, deps.budget);
   const msg: IncomingMessage = {
-    platform: 'discord',
     eventId: `interaction:${i.id}`,
     place,
-    ...(place.workspaceId === undefined ? {} : { workspaceId: place.workspaceId }),
-    channelId: place.channelId,
-    ...(place.threadId === undefined ? {} : { threadId: place.threadId }),
+    origin: place,
     messageId: i.id,
     userId: i.user.id,
     userName: i.user.globalName ?? i.user.username,

@@ -25,7 +25,7 @@ import { editInteractionMessage, isInteractionTarget } from './interaction-sink.
 import { inviteUrl } from './invite.js';
 import { PlaceOrder } from './place-order.js';
 import { type BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
-import { ChannelReplySink, NO_MENTIONS } from './reply-sink.js';
+import { ChannelReplySink, NO_MENTIONS, replyChannelId } from './reply-sink.js';
 import { ThreadFactsResolver } from './threads.js';
 
 // The Discord connector: discord.js gateway events in, reply sinks out. It decides which messages
@@ -88,7 +88,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     if (!route) return;
     const msg = toIncoming(message, route, client, logger, now(), opts.assumedBudget);
     logger.info(
-      { eventId: msg.eventId, channelId: msg.channelId, threadId: msg.threadId, dm: msg.isDm },
+      { eventId: msg.eventId, channelId: msg.place.channelId, threadId: msg.place.threadId, dm: msg.isDm },
       'discord: message',
     );
     logger.debug({ eventId: msg.eventId, text: msg.text }, 'discord: message text');
@@ -196,12 +196,12 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
           return;
         }
         // Replies are written in the thread when there is one (thread mode, DMs have none).
-        const channelId = target.threadId ?? target.channelId;
+        const channelId = replyChannelId(target.place);
         await client.rest.patch(Routes.channelMessage(channelId, messageId), {
           body: { content: text, allowed_mentions: NO_MENTIONS },
         });
       } catch (err) {
-        throw toPlatformError(err, `discord:channel:${target.threadId ?? target.channelId}`);
+        throw toPlatformError(err, `discord:channel:${replyChannelId(target.place)}`);
       }
     },
 
@@ -213,18 +213,19 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
           return;
         }
         const body = { content: text, allowed_mentions: NO_MENTIONS };
-        if (target.threadId !== undefined) {
+        const { channelId, threadId } = target.place;
+        if (threadId !== undefined) {
           try {
-            await client.rest.post(Routes.channelMessages(target.threadId), { body });
+            await client.rest.post(Routes.channelMessages(threadId), { body });
             return;
           } catch {
             // The thread opens with the reply's first write, so a crash before it left none:
             // say it in the channel instead.
           }
         }
-        await client.rest.post(Routes.channelMessages(target.channelId), { body });
+        await client.rest.post(Routes.channelMessages(channelId), { body });
       } catch (err) {
-        throw toPlatformError(err, `discord:channel:${target.channelId}`);
+        throw toPlatformError(err, `discord:channel:${target.place.channelId}`);
       }
     },
 
@@ -247,28 +248,18 @@ function toIncoming(
   receivedAt: number,
   budget: BucketBudget | undefined,
 ): IncomingMessage {
-  const target: ReplyTarget = {
-    platform: 'discord',
-    ...(route.place.workspaceId === undefined ? {} : { workspaceId: route.place.workspaceId }),
-    channelId: route.place.channelId,
-    ...(route.place.threadId === undefined ? {} : { threadId: route.place.threadId }),
-  };
   const sink = new ChannelReplySink({
     rest: client.rest,
     logger,
-    channelId: route.postChannelId,
-    target,
+    place: route.place,
     ...(route.replyTo ? { replyTo: route.replyTo } : {}),
     ...(route.startThread ? { startThread: route.startThread } : {}),
     ...(budget ? { budget } : {}),
   });
   return {
-    platform: 'discord',
     eventId: message.id,
     place: route.place,
-    ...(route.workspaceId === undefined ? {} : { workspaceId: route.workspaceId }),
-    channelId: route.channelId,
-    ...(route.threadId === undefined ? {} : { threadId: route.threadId }),
+    origin: route.place,
     messageId: message.id,
     userId: message.author.id,
     userName: message.member?.displayName ?? message.author.globalName ?? message.author.username,

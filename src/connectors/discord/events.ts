@@ -13,18 +13,17 @@ export interface RouteContext {
   isOwnThread?: ((threadId: string) => boolean) | undefined;
 }
 
+/**
+ * A message for the bot and where it goes. On Discord a message is written where its conversation
+ * lives (a thread's place names the parent channel and the thread), so the place is also the
+ * message's origin; the reply is written in `replyChannelId(place)`.
+ */
 export interface MessageRoute {
   place: Place;
-  workspaceId?: string;
-  /** The channel for allowlists and metadata: the thread's parent for threads. */
-  channelId: string;
-  threadId?: string;
   isDm: boolean;
   mentionsBot: boolean;
   /** The text without the bot's mention, trimmed. */
   text: string;
-  /** Where the reply's messages are written. */
-  postChannelId: string;
   replyTo?: { channelId: string; messageId: string };
   startThread?: ThreadFromMessage;
 }
@@ -60,9 +59,7 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
     return {
       ...base,
       place: { platform: 'discord', channelId: channel.id },
-      channelId: channel.id,
       isDm: true,
-      postChannelId: channel.id,
     };
   }
 
@@ -77,11 +74,7 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
     return {
       ...base,
       place: { platform: 'discord', workspaceId: guildId, channelId: parentId, threadId: channel.id },
-      workspaceId: guildId,
-      channelId: parentId,
-      threadId: channel.id,
       isDm: false,
-      postChannelId: channel.id,
       ...(ctx.replyMode === 'inline' && !ours ? { replyTo: { channelId: channel.id, messageId: message.id } } : {}),
     };
   }
@@ -91,10 +84,7 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
     return {
       ...base,
       place: { platform: 'discord', workspaceId: guildId, channelId: channel.id },
-      workspaceId: guildId,
-      channelId: channel.id,
       isDm: false,
-      postChannelId: channel.id,
       replyTo: { channelId: channel.id, messageId: message.id },
     };
   }
@@ -103,11 +93,7 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
   return {
     ...base,
     place: { platform: 'discord', workspaceId: guildId, channelId: channel.id, threadId: message.id },
-    workspaceId: guildId,
-    channelId: channel.id,
-    threadId: message.id,
     isDm: false,
-    postChannelId: message.id,
     startThread: {
       parentId: channel.id,
       messageId: message.id,

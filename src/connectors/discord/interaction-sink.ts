@@ -1,5 +1,13 @@
 import { type REST, Routes } from 'discord.js';
-import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
+import type {
+  BucketRef,
+  Place,
+  PostResult,
+  ReplySink,
+  ReplyTarget,
+  WriteOptions,
+  WriteResult,
+} from '../../core/ports.js';
 import { toPlatformError } from './errors.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, NO_MENTIONS } from './reply-sink.js';
@@ -24,6 +32,7 @@ export function isInteractionTarget(data: ReplyTarget['data']): data is Interact
 
 export class InteractionReplySink implements ReplySink {
   readonly maxChars = DISCORD_MAX_CHARS;
+  readonly target: ReplyTarget & { data: InteractionTargetData };
   private readonly bucket: BucketRef;
   private originalUsed = false;
 
@@ -34,10 +43,12 @@ export class InteractionReplySink implements ReplySink {
 
   constructor(
     private readonly rest: REST,
-    readonly target: ReplyTarget & { data: InteractionTargetData },
+    place: Place,
+    data: InteractionTargetData,
     budget?: BucketBudget,
   ) {
-    this.bucket = interactionBucket(target.data.interactionId, budget);
+    this.target = { place, data };
+    this.bucket = interactionBucket(data.interactionId, budget);
   }
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {

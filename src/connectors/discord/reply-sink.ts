@@ -1,5 +1,13 @@
 import { type REST, Routes } from 'discord.js';
-import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
+import type {
+  BucketRef,
+  Place,
+  PostResult,
+  ReplySink,
+  ReplyTarget,
+  WriteOptions,
+  WriteResult,
+} from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
@@ -23,12 +31,16 @@ export interface ThreadFromMessage {
   name: string;
 }
 
+/** Where a place's replies are written: its thread (thread mode, or a thread the user wrote in), else its channel. */
+export function replyChannelId(place: Place): string {
+  return place.threadId ?? place.channelId;
+}
+
 export interface ChannelSinkInit {
   rest: REST;
   logger: Logger;
-  /** Where the messages go: the thread, the channel (inline) or the DM channel. */
-  channelId: string;
-  target: ReplyTarget;
+  /** The conversation's place; the messages go to replyChannelId(place). */
+  place: Place;
   /** Inline mode: the user's message, referenced by the reply's first message. */
   replyTo?: { channelId: string; messageId: string };
   /** Thread mode: open this thread before the first write. */
@@ -39,14 +51,16 @@ export interface ChannelSinkInit {
 export class ChannelReplySink implements ReplySink {
   readonly maxChars = DISCORD_MAX_CHARS;
   readonly target: ReplyTarget;
+  private readonly channelId: string;
   private readonly bucket: BucketRef;
   private thread: Promise<void> | undefined;
   private typingTimer: NodeJS.Timeout | undefined;
   private typingStartedAt = 0;
 
   constructor(private readonly init: ChannelSinkInit) {
-    this.target = init.target;
-    this.bucket = channelBucket(init.channelId, init.budget);
+    this.target = { place: init.place };
+    this.channelId = replyChannelId(init.place);
+    this.bucket = channelBucket(this.channelId, init.budget);
   }
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {
@@ -89,7 +103,7 @@ export class ChannelReplySink implements ReplySink {
           fail_if_not_exists: false,
         };
       }
-      const res = (await this.init.rest.post(Routes.channelMessages(this.init.channelId), { body })) as { id: string };
+      const res = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body })) as { id: string };
       return { messageId: res.id };
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
@@ -98,7 +112,7 @@ export class ChannelReplySink implements ReplySink {
 
   async edit(messageId: string, text: string, _opts: WriteOptions): Promise<WriteResult> {
     try {
-      await this.init.rest.patch(Routes.channelMessage(this.init.channelId, messageId), {
+      await this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), {
         body: { content: text, allowed_mentions: NO_MENTIONS },
       });
       return {};
@@ -131,7 +145,7 @@ export class ChannelReplySink implements ReplySink {
 
   private async typeOnce(): Promise<void> {
     try {
-      await this.init.rest.post(Routes.channelTyping(this.init.channelId));
+      await this.init.rest.post(Routes.channelTyping(this.channelId));
     } catch (err) {
       this.init.logger.debug({ err: toPlatformError(err, this.bucket.key).message }, 'discord: typing failed');
     }

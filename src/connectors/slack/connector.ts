@@ -155,10 +155,14 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     let token = installer ? undefined : config.botToken;
     if (token === undefined) {
       const enterpriseId = typeof target.data?.enterpriseId === 'string' ? target.data.enterpriseId : undefined;
-      const auth = await authorize({ teamId: target.workspaceId ?? '', enterpriseId, isEnterpriseInstall: false });
+      const auth = await authorize({
+        teamId: target.place.workspaceId ?? '',
+        enterpriseId,
+        isEnterpriseInstall: false,
+      });
       token = auth.botToken;
     }
-    if (!token) throw new Error(`no Slack bot token for ${target.workspaceId ?? '-'}`);
+    if (!token) throw new Error(`no Slack bot token for ${target.place.workspaceId ?? '-'}`);
     return new webApi.WebClient(token, { ...clientOptions(config.apiUrl), logger: blog });
   };
 
@@ -198,29 +202,29 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       try {
         if (target.data?.mode === 'native') {
           // A stream left open by a crash: close it (Slack may have already), then set the text.
-          await client.chat.stopStream({ channel: target.channelId, ts: messageId }).catch(() => undefined);
+          await client.chat.stopStream({ channel: target.place.channelId, ts: messageId }).catch(() => undefined);
           await client.chat.update({
-            channel: target.channelId,
+            channel: target.place.channelId,
             ts: messageId,
             markdown_text: renderMarkdownText(text),
           });
         } else {
-          await client.chat.update({ channel: target.channelId, ts: messageId, text: renderMrkdwn(text) });
+          await client.chat.update({ channel: target.place.channelId, ts: messageId, text: renderMrkdwn(text) });
         }
       } catch (err) {
-        throw translateSlackError(err, `slack:${target.workspaceId ?? '-'}:update`);
+        throw translateSlackError(err, `slack:${target.place.workspaceId ?? '-'}:update`);
       }
     },
     async postInterrupted(target, text) {
       const client = await clientFor(target);
       try {
         await client.chat.postMessage({
-          channel: target.channelId,
+          channel: target.place.channelId,
           text: renderMrkdwn(text),
-          ...(target.threadId !== undefined ? { thread_ts: target.threadId } : {}),
+          ...(target.place.threadId !== undefined ? { thread_ts: target.place.threadId } : {}),
         });
       } catch (err) {
-        throw translateSlackError(err, `slack:${target.workspaceId ?? '-'}:${target.channelId}:post`);
+        throw translateSlackError(err, `slack:${target.place.workspaceId ?? '-'}:${target.place.channelId}:post`);
       }
     },
     idle: () => serial.idle(),

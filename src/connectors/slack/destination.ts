@@ -1,21 +1,28 @@
 import type { webApi } from '@slack/bolt';
+import type { Place } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { SlackLimits } from './rate-limits.js';
 
 /** Where one reply goes, and with which client (the workspace's token). */
 export interface SlackDestination {
   client: webApi.WebClient;
-  teamId: string;
+  /**
+   * The conversation's place: workspaceId is the team, channelId the channel, threadId the
+   * thread the reply goes in (undefined for a top-level DM reply).
+   */
+  place: Place;
   enterpriseId?: string;
-  channel: string;
-  /** Reply in this thread; undefined for a top-level DM reply. */
-  threadTs: string | undefined;
   /** The user who asked: native streams outside DMs are addressed to them. */
   userId: string;
   /** The user's message, for the working reaction. */
   userMessageTs: string;
   /** An assistant thread: the working indicator is the assistant status. */
   assistant: boolean;
+}
+
+/** The Slack team of a place (Slack places always name one). */
+export function teamOf(place: Place): string {
+  return place.workspaceId ?? '';
 }
 
 export interface SinkDeps {

@@ -75,10 +75,8 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
       const isDm = ev.channel_type === 'im';
       const dest: SlackDestination = {
         client,
-        teamId,
+        place,
         ...(args.enterpriseId ? { enterpriseId: args.enterpriseId } : {}),
-        channel,
-        threadTs: place.threadId,
         userId: user,
         userMessageTs: ts,
         assistant: args.assistant !== undefined,
@@ -94,12 +92,16 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         },
       );
       const msg: IncomingMessage = {
-        platform: 'slack',
         eventId: `${channel}:${ts}`,
         place,
-        workspaceId: teamId,
-        channelId: channel,
-        ...(ev.thread_ts ? { threadId: ev.thread_ts } : {}),
+        // A mention in a channel opens its thread as the place; the message itself was written
+        // in the channel (or the thread it came from), which is what the upstream is told.
+        origin: {
+          platform: 'slack',
+          workspaceId: teamId,
+          channelId: channel,
+          ...(ev.thread_ts ? { threadId: ev.thread_ts } : {}),
+        },
         messageId: ts,
         userId: user,
         ...(userName ? { userName } : {}),

@@ -1,5 +1,5 @@
 import type { PostResult, ReplySink, ReplyTarget, WriteResult } from '../../core/ports.js';
-import type { SinkDeps, SlackDestination } from './destination.js';
+import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { renderMrkdwn } from './render.js';
 import { createWorkingIndicator } from './working.js';
@@ -10,18 +10,13 @@ import { createWorkingIndicator } from './working.js';
 export const EDIT_MAX_CHARS = 3900;
 
 export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): ReplyTarget {
-  return {
-    platform: 'slack',
-    workspaceId: dest.teamId,
-    channelId: dest.channel,
-    ...(dest.threadTs ? { threadId: dest.threadTs } : {}),
-    data: { mode, ...(dest.enterpriseId ? { enterpriseId: dest.enterpriseId } : {}) },
-  };
+  return { place: dest.place, data: { mode, ...(dest.enterpriseId ? { enterpriseId: dest.enterpriseId } : {}) } };
 }
 
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
-  const post = postBucket(deps.limits, dest.teamId, dest.channel);
-  const update = updateBucket(deps.limits, dest.teamId);
+  const { channelId: channel, threadId: threadTs } = dest.place;
+  const post = postBucket(deps.limits, teamOf(dest.place), channel);
+  const update = updateBucket(deps.limits, teamOf(dest.place));
   const working = createWorkingIndicator(dest, deps);
   return {
     maxChars: EDIT_MAX_CHARS,
@@ -32,13 +27,13 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     async post(text): Promise<PostResult> {
       try {
         const res = await dest.client.chat.postMessage({
-          channel: dest.channel,
-          ...(dest.threadTs ? { thread_ts: dest.threadTs } : {}),
+          channel,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
           text: renderMrkdwn(text),
           unfurl_links: false,
           unfurl_media: false,
         });
-        if (dest.threadTs) deps.onPosted?.(dest.channel, dest.threadTs);
+        if (threadTs) deps.onPosted?.(channel, threadTs);
         return { messageId: res.ts ?? '' };
       } catch (err) {
         throw translateSlackError(err, post.key);
@@ -46,7 +41,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     },
     async edit(messageId, text): Promise<WriteResult> {
       try {
-        await dest.client.chat.update({ channel: dest.channel, ts: messageId, text: renderMrkdwn(text) });
+        await dest.client.chat.update({ channel, ts: messageId, text: renderMrkdwn(text) });
         return {};
       } catch (err) {
         throw translateSlackError(err, update.key);

@@ -6,7 +6,7 @@ import {
   type WriteResult,
 } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
-import type { SinkDeps, SlackDestination } from './destination.js';
+import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { appendBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyTarget } from './reply-sink-edit.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
@@ -34,9 +34,11 @@ interface StreamState {
 }
 
 export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
-  const post = postBucket(deps.limits, dest.teamId, dest.channel);
-  const append = appendBucket(deps.limits, dest.teamId);
-  const update = updateBucket(deps.limits, dest.teamId);
+  const channel = dest.place.channelId;
+  const teamId = teamOf(dest.place);
+  const post = postBucket(deps.limits, teamId, channel);
+  const append = appendBucket(deps.limits, teamId);
+  const update = updateBucket(deps.limits, teamId);
   const working = createWorkingIndicator(dest, deps);
   const messages = new Map<string, StreamState>();
   /** After chat.startStream failed, every later message of this reply is posted and edited. */
@@ -45,12 +47,12 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   let current: StreamState | undefined;
   const threadTs: string = requireThread(dest);
 
-  const markPosted = () => deps.onPosted?.(dest.channel, threadTs);
+  const markPosted = () => deps.onPosted?.(channel, threadTs);
 
   async function postMarkdown(text: string): Promise<PostResult> {
     try {
       const res = await dest.client.chat.postMessage({
-        channel: dest.channel,
+        channel: channel,
         thread_ts: threadTs,
         markdown_text: renderMarkdownText(text),
         unfurl_links: false,
@@ -69,7 +71,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   async function replaceByEdit(ts: string, state: StreamState, text: string): Promise<WriteResult> {
     if (state.streaming) {
       try {
-        await dest.client.chat.stopStream({ channel: dest.channel, ts });
+        await dest.client.chat.stopStream({ channel: channel, ts });
       } catch (err) {
         // Already stopped by Slack (timeout) is the usual reason; the update below decides.
         deps.logger.debug({ err: scrubSecrets(String(err)) }, 'chat.stopStream before fallback failed');
@@ -79,7 +81,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     state.edited = true;
     const rendered = renderMarkdownText(text);
     try {
-      await dest.client.chat.update({ channel: dest.channel, ts, markdown_text: rendered });
+      await dest.client.chat.update({ channel: channel, ts, markdown_text: rendered });
     } catch (err) {
       throw translateSlackError(err, update.key);
     }
@@ -112,11 +114,11 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     const suffix = rendered.slice(state.shown.length);
     try {
       if (suffix !== '') {
-        await dest.client.chat.appendStream({ channel: dest.channel, ts: messageId, markdown_text: suffix });
+        await dest.client.chat.appendStream({ channel: channel, ts: messageId, markdown_text: suffix });
         state.shown = rendered;
       }
       if (opts.final && state.streaming) {
-        await dest.client.chat.stopStream({ channel: dest.channel, ts: messageId });
+        await dest.client.chat.stopStream({ channel: channel, ts: messageId });
         state.streaming = false;
       }
     } catch (err) {
@@ -149,11 +151,11 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       let ts: string;
       try {
         const res = await dest.client.chat.startStream({
-          channel: dest.channel,
+          channel: channel,
           thread_ts: threadTs,
           markdown_text: rendered,
           recipient_user_id: dest.userId,
-          recipient_team_id: dest.teamId,
+          recipient_team_id: teamId,
         });
         ts = res.ts ?? '';
       } catch (err) {
@@ -175,6 +177,6 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
 }
 
 function requireThread(dest: SlackDestination): string {
-  if (!dest.threadTs) throw new Error('native Slack streams need a thread');
-  return dest.threadTs;
+  if (!dest.place.threadId) throw new Error('native Slack streams need a thread');
+  return dest.place.threadId;
 }

@@ -24,9 +24,7 @@ describe('Slack reply sinks', () => {
     const client = new webApi.WebClient(fake.botToken, clientOptions(fake.apiUrl));
     dest = {
       client,
-      teamId: 'T0FAKE',
-      channel: 'D1',
-      threadTs: '1.0',
+      place: { platform: 'slack', workspaceId: 'T0FAKE', channelId: 'D1', threadId: '1.0' },
       userId: 'U1',
       userMessageTs: '1.0',
       assistant: false,

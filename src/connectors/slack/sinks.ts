@@ -15,6 +15,6 @@ export function chooseSink(
   deps: SinkDeps,
 ): ReplySink {
   const native =
-    dest.threadTs !== undefined && (mode === 'native' || (mode === 'auto' && (where.isDm || dest.assistant)));
+    dest.place.threadId !== undefined && (mode === 'native' || (mode === 'auto' && (where.isDm || dest.assistant)));
   return native ? createNativeSink(dest, deps) : createEditSink(dest, deps);
 }

@@ -13,6 +13,7 @@ export interface WorkingIndicator {
 }
 
 export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): WorkingIndicator {
+  const { channelId: channel, threadId: threadTs } = dest.place;
   let shown = false;
   const quietly = async (what: string, fn: () => Promise<unknown>) => {
     try {
@@ -25,28 +26,28 @@ export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): 
     async show() {
       if (shown) return;
       shown = true;
-      if (dest.assistant && dest.threadTs) {
-        const thread_ts = dest.threadTs;
+      if (dest.assistant && threadTs) {
+        const thread_ts = threadTs;
         await quietly('setStatus', () =>
-          dest.client.assistant.threads.setStatus({ channel_id: dest.channel, thread_ts, status: STATUS }),
+          dest.client.assistant.threads.setStatus({ channel_id: channel, thread_ts, status: STATUS }),
         );
       } else {
         await quietly('reactions.add', () =>
-          dest.client.reactions.add({ channel: dest.channel, timestamp: dest.userMessageTs, name: REACTION }),
+          dest.client.reactions.add({ channel, timestamp: dest.userMessageTs, name: REACTION }),
         );
       }
     },
     async clear() {
       if (!shown) return;
       shown = false;
-      if (dest.assistant && dest.threadTs) {
-        const thread_ts = dest.threadTs;
+      if (dest.assistant && threadTs) {
+        const thread_ts = threadTs;
         await quietly('setStatus', () =>
-          dest.client.assistant.threads.setStatus({ channel_id: dest.channel, thread_ts, status: '' }),
+          dest.client.assistant.threads.setStatus({ channel_id: channel, thread_ts, status: '' }),
         );
       } else {
         await quietly('reactions.remove', () =>
-          dest.client.reactions.remove({ channel: dest.channel, timestamp: dest.userMessageTs, name: REACTION }),
+          dest.client.reactions.remove({ channel, timestamp: dest.userMessageTs, name: REACTION }),
         );
       }
     },

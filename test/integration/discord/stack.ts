@@ -55,7 +55,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       apiKey: API_KEY,
       form: opts.form ?? 'b',
       store,
-      settings: { defaultBotId: BOT, userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
+      botId: BOT,
+      settings: { userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
     });
     const connector = await connectTo(fake, relay, {
       replyMode: opts.replyMode ?? 'thread',

@@ -1,4 +1,5 @@
-// Helpers for the emulator's own tests: real loopback HTTP through undici.
+// Helpers for the emulator's own tests (src/emulator/*.test.ts): real loopback HTTP through undici.
+// Kept under test/ so the build never ships it.
 import { request } from 'undici';
 
 export const KEY = 'test-key';

@@ -9,10 +9,10 @@ import {
   type Platform,
   placeKey,
   type ReplyTarget,
-} from './ports.js';
+} from '../../src/core/ports.js';
 
-// In-memory implementations of the persistence ports: for unit tests, and for running the core
-// without SQLite. They follow the same contracts as src/store (copies in and out, so a caller
+// In-memory implementations of the persistence ports, for tests that run the core without SQLite.
+// They follow the same contracts as src/store (copies in and out, so a caller
 // mutating a record cannot change what is stored).
 
 export class MemoryConversationStore implements ConversationStore {

@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChatService, ChatStream, StreamEvent } from '../core/chat-port.js';
-import type { DecodedEvent } from './event-rules.js';
-import { createChatService, type UpstreamClientOptions } from './index.js';
-import { createDecoder } from './stream-decoder.js';
+import type { ChatService, ChatStream, StreamEvent } from '../../src/core/chat-port.js';
+import type { DecodedEvent } from '../../src/upstream/event-rules.js';
+import { createChatService, type UpstreamClientOptions } from '../../src/upstream/index.js';
+import { createDecoder } from '../../src/upstream/stream-decoder.js';
 
-// Shared by the upstream tests (not shipped code: only *.test.ts import it).
+// Shared by the upstream client tests (src/upstream/*.test.ts, test/resilience): kept under test/ so the build never ships it.
 
 /** Adjacent text pieces merged: the form in which two chunkings of one stream must agree. */
 export function normalize(events: readonly (DecodedEvent | StreamEvent)[]): (DecodedEvent | StreamEvent)[] {

@@ -1,0 +1,59 @@
+// "Where", said once. A place is where one upstream conversation lives, and the same value says
+// where a message was written, which bot answers there, where its reply is shown, and under which
+// key the conversation is stored. Connectors make places; the core and the store only carry them.
+
+export type Platform = 'slack' | 'discord' | 'test';
+
+/**
+ * A Slack thread / DM channel / assistant thread, a Discord thread / channel (inline mode) / DM
+ * channel. The connector decides what a place is on its platform.
+ */
+export interface Place {
+  platform: Platform;
+  /** Slack team id / Discord guild id; undefined for DMs without one. */
+  workspaceId?: string;
+  channelId: string;
+  /** Slack thread_ts or Discord thread channel id, when the conversation is a thread. */
+  threadId?: string;
+}
+
+/** The store key of a place (conversations) and the key of its reply queue. */
+export function placeKey(p: Place): string {
+  return `${p.platform}:${p.workspaceId ?? '-'}:${p.channelId}:${p.threadId ?? '-'}`;
+}
+
+/**
+ * Where one reply is shown, serializable so a restart can edit its messages (InFlightRecord):
+ * the place, plus what only the connector that made it interprets.
+ */
+export interface ReplyTarget {
+  place: Place;
+  /** Connector-specific, e.g. Discord interaction token, Slack native-stream flag. */
+  data?: Record<string, string | number | boolean>;
+}
+
+const PLATFORMS: readonly string[] = ['slack', 'discord', 'test'] satisfies Platform[];
+
+/**
+ * A reply target read back from JSON. Rows written before targets carried a place hold the
+ * place's fields flat (`{platform, workspaceId, channelId, threadId, data}`); both shapes are read.
+ */
+export function readReplyTarget(json: unknown): ReplyTarget {
+  if (typeof json !== 'object' || json === null) throw new Error('reply target is not an object');
+  const o = json as Record<string, unknown>;
+  const place = readPlace(typeof o.place === 'object' && o.place !== null ? o.place : o);
+  const target: ReplyTarget = { place };
+  if (typeof o.data === 'object' && o.data !== null) target.data = o.data as NonNullable<ReplyTarget['data']>;
+  return target;
+}
+
+function readPlace(value: object): Place {
+  const o = value as Record<string, unknown>;
+  if (typeof o.platform !== 'string' || !PLATFORMS.includes(o.platform) || typeof o.channelId !== 'string') {
+    throw new Error('reply target names no platform and channel');
+  }
+  const place: Place = { platform: o.platform as Platform, channelId: o.channelId };
+  if (typeof o.workspaceId === 'string') place.workspaceId = o.workspaceId;
+  if (typeof o.threadId === 'string') place.threadId = o.threadId;
+  return place;
+}
