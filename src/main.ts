@@ -130,6 +130,9 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       ...(config.upstream.maxMessageChars !== undefined ? { maxMessageChars: config.upstream.maxMessageChars } : {}),
       userMessagesPerMinute: config.service.userMessagesPerMinute,
       maxConcurrentReplies: config.service.maxConcurrentReplies,
+      maxQueuedReplies: config.service.maxQueuedReplies,
+      replyMaxSeconds: config.upstream.maxReplySeconds,
+      replyMaxChars: config.upstream.maxReplyChars,
       streamEditIntervalMs: config.service.streamEditIntervalMs,
       allow: {
         slack: { workspaces: config.slack?.allowedTeams ?? [], channels: config.slack?.allowedChannels ?? [] },

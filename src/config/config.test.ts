@@ -25,6 +25,7 @@ describe('config', () => {
       databasePath: './data/bridge.db',
       logLevel: 'info',
       maxConcurrentReplies: 64,
+      maxQueuedReplies: 256,
       userMessagesPerMinute: 20,
       streamEditIntervalMs: 1000,
     });

@@ -52,6 +52,8 @@ export interface ServiceConfig {
   databasePath: string;
   logLevel: string;
   maxConcurrentReplies: number;
+  /** Messages that may wait for a slot; beyond it a busy notice. */
+  maxQueuedReplies: number;
   userMessagesPerMinute: number;
   streamEditIntervalMs: number;
 }
@@ -188,6 +190,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       databasePath: raw.DATABASE_PATH,
       logLevel: raw.LOG_LEVEL,
       maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
+      maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
       streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
     },

@@ -88,6 +88,7 @@ export const envSchema = z.object({
   DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().trim().default('./data/bridge.db')),
   LOG_LEVEL: enumVar(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   MAX_CONCURRENT_REPLIES: intVar(64, 1),
+  MAX_QUEUED_REPLIES: intVar(256, 0),
   USER_MESSAGES_PER_MINUTE: intVar(20, 1),
   STREAM_EDIT_INTERVAL_MS: intVar(1000, 0),
 });

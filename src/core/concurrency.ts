@@ -8,12 +8,26 @@ export class Semaphore {
 
   constructor(private readonly max: number) {}
 
-  acquire(): Promise<Release> {
+  /** A slot; a waiter is dropped (the promise rejects with the reason) when `signal` aborts. */
+  acquire(signal?: AbortSignal): Promise<Release> {
     if (this.active < this.max) {
       this.active++;
       return Promise.resolve(this.releaser());
     }
-    return new Promise<Release>((resolve) => this.queue.push(resolve));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<Release>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) this.queue.splice(i, 1);
+        reject(signal?.reason);
+      };
+      const waiter = (release: Release) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(release);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(waiter);
+    });
   }
 
   get inUse(): number {

@@ -25,6 +25,13 @@ export interface PumpOptions extends Omit<ReplyWriterOptions, 'onFatal'> {
   emptyReplacement?: string;
   /** Called when the pump stops reading early (abort, failed write), e.g. to cancel the upstream. */
   onStop?: () => void;
+  /**
+   * A limit of the reply (its deadline): on abort, stop reading and end the reply normally with
+   * the text so far and `String(signal.reason)` as a note. A source stuck waiting cannot delay it.
+   */
+  limit?: AbortSignal;
+  /** Read when the source ends normally: a note to end the reply with (e.g. it was capped). */
+  endNote?: () => string | undefined;
 }
 
 export interface PumpResult extends WriterResult {
@@ -34,12 +41,15 @@ export interface PumpResult extends WriterResult {
 }
 
 export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Promise<PumpResult> {
-  let stopReading: (why: 'abort' | 'fatal') => void = () => {};
-  const stopped = new Promise<'abort' | 'fatal'>((resolve) => (stopReading = resolve));
+  let stopReading: (why: 'abort' | 'fatal' | 'limit') => void = () => {};
+  const stopped = new Promise<'abort' | 'fatal' | 'limit'>((resolve) => (stopReading = resolve));
   const writer = new ReplyWriter({ ...opts, onFatal: () => stopReading('fatal') });
   const onAbort = () => stopReading('abort');
+  const onLimit = () => stopReading('limit');
   if (opts.signal?.aborted) onAbort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (opts.limit?.aborted) onLimit();
+  opts.limit?.addEventListener('abort', onLimit, { once: true });
   writer.start();
 
   const it = source[Symbol.asyncIterator]();
@@ -49,11 +59,14 @@ export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Pr
   try {
     for (;;) {
       const next = await Promise.race([it.next(), stopped]);
-      if (next === 'abort' || next === 'fatal') {
+      if (next === 'abort' || next === 'fatal' || next === 'limit') {
         opts.onStop?.();
         // Do not await: a source stuck in next() would hold the reply open.
         void Promise.resolve(it.return?.()).catch(() => {});
-        if (next === 'abort') {
+        if (next === 'limit') {
+          const note = String(opts.limit?.reason ?? '');
+          finish = { note, replacement: note.trim() };
+        } else if (next === 'abort') {
           outcome = 'interrupted';
           finish = { note: opts.interruptedNote, replacement: opts.interruptedNote.trim() };
         } else {
@@ -62,22 +75,31 @@ export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Pr
         break;
       }
       if (next.done) {
-        if (opts.emptyReplacement !== undefined) finish = { replacement: opts.emptyReplacement };
+        const note = opts.endNote?.();
+        if (note !== undefined) finish = { note, replacement: note.trim() };
+        else if (opts.emptyReplacement !== undefined) finish = { replacement: opts.emptyReplacement };
         break;
       }
       writer.append(next.value);
     }
   } catch (err) {
-    sourceError = err;
-    const d = opts.signal?.aborted
-      ? { outcome: 'interrupted' as const, note: opts.interruptedNote, replacement: opts.interruptedNote.trim() }
-      : opts.describeError(err);
-    outcome = d.outcome;
-    finish = {};
-    if (d.note !== undefined) finish.note = d.note;
-    if (d.replacement !== undefined) finish.replacement = d.replacement;
+    if (opts.limit?.aborted && !opts.signal?.aborted) {
+      // The source failed because the limit cancelled it: the reply ends at the limit, not in error.
+      const note = String(opts.limit.reason ?? '');
+      finish = { note, replacement: note.trim() };
+    } else {
+      sourceError = err;
+      const d = opts.signal?.aborted
+        ? { outcome: 'interrupted' as const, note: opts.interruptedNote, replacement: opts.interruptedNote.trim() }
+        : opts.describeError(err);
+      outcome = d.outcome;
+      finish = {};
+      if (d.note !== undefined) finish.note = d.note;
+      if (d.replacement !== undefined) finish.replacement = d.replacement;
+    }
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
+    opts.limit?.removeEventListener('abort', onLimit);
   }
   const result = await writer.finish(finish);
   if (result.error !== undefined) outcome = 'failed';

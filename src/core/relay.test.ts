@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeChat, type ScriptedReply } from '../../test/fakes/fake-chat.js';
 import { ManualClock } from '../../test/fakes/manual-clock.js';
-import { TestConnector } from '../../test/fakes/test-connector.js';
+import { TestConnector, type TestConnectorOptions } from '../../test/fakes/test-connector.js';
 import { silentLogger } from '../logger.js';
 import { ChatError } from './chat-port.js';
 import { openMemoryStore } from '../../test/fakes/memory-store.js';
@@ -12,12 +12,18 @@ import { MESSAGES } from './user-messages.js';
 import { testRelaySettings } from '../../test/fakes/relay-settings.js';
 
 function setup(
-  opts: { form?: 'a' | 'b'; settings?: Partial<RelaySettings>; botFor?: BotRouter; metrics?: BridgeMetrics } = {},
+  opts: {
+    form?: 'a' | 'b';
+    settings?: Partial<RelaySettings>;
+    botFor?: BotRouter;
+    metrics?: BridgeMetrics;
+    connector?: TestConnectorOptions;
+  } = {},
 ) {
   const clock = new ManualClock();
   const chat = new FakeChat(opts.form ?? 'b');
   const store = openMemoryStore();
-  const conn = new TestConnector({ clock, bucketLimit: 50 });
+  const conn = new TestConnector({ clock, bucketLimit: 50, ...opts.connector });
   const relay = createRelay({
     chat,
     botFor: opts.botFor ?? (() => 'demo-bot'),
@@ -261,7 +267,9 @@ describe('relay', () => {
     const p = conn.send({ text: 'slow' });
     await run(Promise.resolve(), 300);
     const drained = relay.drain(1000);
-    expect(await conn.send({ text: 'late', channelId: 'C2' })).toEqual(status('ignored'));
+    // Not taken (a platform retry may still be answered), and not dropped unseen either.
+    expect(await run(conn.send({ text: 'late', channelId: 'C2' }))).toEqual(status('interrupted'));
+    expect(conn.contentsIn('C2')).toEqual([MESSAGES.restarting]);
     await clock.advanceUntil(() => false, 3000, 100);
     await drained;
     expect(await p).toEqual(status('interrupted'));
@@ -307,5 +315,99 @@ describe('relay', () => {
     expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`]);
     expect(interrupted).toEqual(['test']);
     expect(store.inflight.listOpen()).toEqual([]);
+  });
+});
+
+describe('relay bounds (hostile upstream, overload, storage faults)', () => {
+  it('ends a reply at CHAT_REPLY_MAX_SECONDS with the text so far and aborts the upstream', async () => {
+    const { conn, chat, relay, run, gate } = setup({ settings: { replyMaxSeconds: 5 } });
+    chat.script = () => ({ chunks: ['Started', ' never'], gate: gate().promise });
+    expect(await run(conn.send({ text: 'slow' }))).toEqual(status('answered'));
+    expect(conn.contentsIn('C1')).toEqual([`Started${MESSAGES.replyDeadline(5)}`]);
+    expect(chat.cancelled).toBe(1);
+    expect(relay.stats()).toEqual({ inFlight: 0, queued: 0 });
+  });
+
+  it('ends a capped reply with a notice, streamed or not', async () => {
+    const { conn, chat, run } = setup({ settings: { replyMaxChars: 3 } });
+    chat.script = () => ({ chunks: ['abc'], endReason: 'too_long' });
+    await run(conn.send({ text: 'long' }));
+    expect(conn.contentsIn('C1')).toEqual([`abc${MESSAGES.replyTooLong(3)}`]);
+
+    const oneShot = setup({ settings: { replyMaxChars: 3, streaming: false } });
+    oneShot.chat.script = () => ({ chunks: [], endReason: 'too_long' });
+    await oneShot.run(oneShot.conn.send({ text: 'long' }));
+    expect(oneShot.conn.contentsIn('C1')).toEqual([MESSAGES.replyTooLong(3).trim()]);
+  });
+
+  it('beyond MAX_QUEUED_REPLIES tells the user at once and leaves the event unseen', async () => {
+    const { conn, chat, run, gate } = setup({ settings: { maxConcurrentReplies: 1, maxQueuedReplies: 2 } });
+    const g = gate();
+    chat.script = (req) => ({ chunks: [req.message, '.'], gate: g.promise });
+    const ps = ['A', 'B', 'C'].map((c) => conn.send({ text: c, channelId: c }));
+    await run(Promise.resolve(), 300);
+    expect(await run(conn.send({ text: 'D', channelId: 'D', eventId: 'E-D' }))).toEqual(status('queue_full'));
+    expect(conn.contentsIn('D')).toEqual([MESSAGES.overloaded]);
+    g.open();
+    await run(Promise.all(ps));
+    // The same event delivered again (a platform retry) is answered: it was never marked seen.
+    expect(await run(conn.send({ text: 'D', channelId: 'D', eventId: 'E-D' }))).toEqual(status('answered'));
+    expect(chat.requests.map((r) => r.message)).toEqual(['A', 'B', 'C', 'D']);
+  });
+
+  it('releases the upstream slot when the upstream ends, while the final write still waits for budget', async () => {
+    const { conn, chat, run, gate } = setup({
+      settings: { maxConcurrentReplies: 1 },
+      connector: { bucketLimit: 1, bucketWindowMs: 10_000 },
+    });
+    const g = gate();
+    chat.script = (req) => ({
+      chunks: [`${req.message}1`, `${req.message}2`],
+      ...(req.message === 'a' ? { gate: g.promise } : {}),
+    });
+    const first = conn.send({ text: 'a', channelId: 'C1' });
+    const second = conn.send({ text: 'b', channelId: 'C2' });
+    await run(Promise.resolve(), 500);
+    expect(conn.contentsIn('C1')).toEqual(['a1']);
+    expect(chat.requests.map((r) => r.message)).toEqual(['a']);
+    g.open();
+    await run(Promise.resolve(), 500);
+    // C1's final edit waits ~10 s for its bucket; C2's upstream call did not wait for it.
+    expect(chat.requests.map((r) => r.message)).toEqual(['a', 'b']);
+    expect(conn.contentsIn('C1')).toEqual(['a1']);
+    await run(Promise.all([first, second]));
+    expect(conn.contentsIn('C1')).toEqual(['a1a2']);
+    expect(conn.contentsIn('C2')).toEqual(['b1b2']);
+  });
+
+  it('at shutdown, a message still waiting for a slot is told the bridge is restarting', async () => {
+    const { conn, chat, relay, clock, run, gate } = setup({ settings: { maxConcurrentReplies: 1 } });
+    chat.script = (req) => ({ chunks: [req.message, ' never'], gate: gate().promise });
+    const running = conn.send({ text: 'Started', channelId: 'C1' });
+    const waiting = conn.send({ text: 'queued', channelId: 'C2' });
+    await run(Promise.resolve(), 300);
+    const drained = relay.drain(1000);
+    await clock.advanceUntil(() => false, 3000, 100);
+    await drained;
+    expect((await Promise.all([running, waiting])).map((r) => r.status)).toEqual(['interrupted', 'interrupted']);
+    expect(conn.contentsIn('C1')).toEqual([`Started${MESSAGES.interrupted}`]);
+    expect(conn.contentsIn('C2')).toEqual([MESSAGES.restarting]);
+    expect(chat.requests.map((r) => r.message)).toEqual(['Started']);
+  });
+
+  it('a store that cannot be written: the user gets a notice, the upstream no call', async () => {
+    const { conn, chat, store, run } = setup();
+    const unavailable = () => {
+      throw Object.assign(new Error('attempt to write a readonly database'), { code: 'STORE_UNAVAILABLE' });
+    };
+    const markSeen = store.events.markSeen.bind(store.events);
+    store.events.markSeen = unavailable;
+    expect(await run(conn.send({ text: 'hi', channelId: 'C1' }))).toEqual(status('failed'));
+    store.events.markSeen = markSeen;
+    store.inflight.begin = unavailable;
+    expect(await run(conn.send({ text: 'hi', channelId: 'C2' }))).toEqual(status('failed'));
+    expect(conn.contentsIn('C1')).toEqual([MESSAGES.storageDown]);
+    expect(conn.contentsIn('C2')).toEqual([MESSAGES.storageDown]);
+    expect(chat.requests).toHaveLength(0);
   });
 });

@@ -22,6 +22,8 @@ import {
 import { type TurnHooks, runTurn } from './reply-turn.js';
 import { RateLimitScheduler } from './scheduler.js';
 import { fenceCloser } from './split.js';
+import { isStoreUnavailable } from './store-errors.js';
+import { hasVisibleText } from './visible-text.js';
 import { UserRateLimiter } from './user-limits.js';
 import { MESSAGES } from './user-messages.js';
 
@@ -40,6 +42,12 @@ export interface RelaySettings {
   maxMessageChars?: number;
   userMessagesPerMinute: number;
   maxConcurrentReplies: number;
+  /** MAX_QUEUED_REPLIES: messages waiting for a slot or their place; beyond it a busy notice. Default 256. */
+  maxQueuedReplies?: number;
+  /** CHAT_REPLY_MAX_SECONDS: one reply's overall deadline. */
+  replyMaxSeconds?: number;
+  /** CHAT_REPLY_MAX_CHARS (enforced by the chat client; named in the notice). */
+  replyMaxChars?: number;
   streamEditIntervalMs: number;
   /** Messages waiting per place besides the one being answered. Default 10. */
   maxQueuePerPlace?: number;
@@ -109,6 +117,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const userLimits = new UserRateLimiter(settings.userMessagesPerMinute);
   const places = new PlaceQueue(settings.maxQueuePerPlace ?? 10);
   const slots = new Semaphore(settings.maxConcurrentReplies);
+  const maxQueued = settings.maxQueuedReplies ?? 256;
   const shutdown = new AbortController();
   // Every reply in flight listens to it (up to MAX_CONCURRENT_REPLIES): not a leak.
   setMaxListeners(0, shutdown.signal);
@@ -158,21 +167,61 @@ export function createRelay(deps: RelayDeps): Relay {
     return turn.then(async (release) => {
       reportQueue();
       try {
-        if (shutdown.signal.aborted) return { status: 'interrupted' } as HandleResult;
+        if (shutdown.signal.aborted) {
+          // Its turn came after shutdown began: say so rather than drop it unseen.
+          await notice(msg, MESSAGES.restarting);
+          return { status: 'interrupted' } as HandleResult;
+        }
         return await work();
+      } catch (err) {
+        return await unexpected(msg, err);
       } finally {
         release();
       }
     });
   }
 
+  /** A store failure or a bug before anything was shown: the user still gets a word. */
+  async function unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult> {
+    const storage = isStoreUnavailable(err);
+    const reason = err instanceof Error ? err.message : String(err);
+    if (storage) logger.error({ err: reason }, 'the store is unavailable; message answered with a notice');
+    else logger.error({ err: reason }, 'reply failed unexpectedly');
+    metrics.replyFailed(msg.place.platform, storage ? 'storage' : 'internal');
+    await notice(msg, storage ? MESSAGES.storageDown : MESSAGES.error);
+    return { status: 'failed' };
+  }
+
   async function answer(msg: IncomingMessage, text: string): Promise<HandleResult> {
-    const release: Release = await slots.acquire();
+    let release: Release;
+    try {
+      release = await slots.acquire(shutdown.signal);
+    } catch {
+      // Still waiting for a slot when shutdown gave up on the rest.
+      reportQueue();
+      await notice(msg, MESSAGES.restarting);
+      return { status: 'interrupted' };
+    }
     reportQueue();
     running++;
     metrics.inFlight(running);
+    let held = true;
+    // The slot goes to the next message the moment the upstream request ends; the platform
+    // writes still owed (final edits waiting for budget) do not hold an upstream slot.
+    const releaseSlot = () => {
+      if (!held) return;
+      held = false;
+      running--;
+      metrics.inFlight(running);
+      release();
+      reportQueue();
+    };
     try {
-      if (shutdown.signal.aborted) return { status: 'interrupted' };
+      if (shutdown.signal.aborted) {
+        releaseSlot();
+        await notice(msg, MESSAGES.restarting);
+        return { status: 'interrupted' };
+      }
       const status = await runTurn(
         {
           chat: deps.chat,
@@ -184,6 +233,9 @@ export function createRelay(deps: RelayDeps): Relay {
           scheduler,
           streaming: settings.streaming,
           editIntervalMs: settings.streamEditIntervalMs,
+          onUpstreamEnd: releaseSlot,
+          ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),
+          ...(settings.replyMaxChars !== undefined ? { replyMaxChars: settings.replyMaxChars } : {}),
           ...(deps.hooks !== undefined ? { hooks: deps.hooks } : {}),
         },
         msg,
@@ -193,29 +245,39 @@ export function createRelay(deps: RelayDeps): Relay {
       );
       return { status };
     } catch (err) {
-      // runTurn handles upstream and platform errors itself; this is a bug or a store failure.
-      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reply failed unexpectedly');
-      metrics.replyFailed(msg.place.platform, 'internal');
-      return { status: 'failed' };
+      // runTurn handles upstream and platform errors itself; this is a store failure before the
+      // first write (or a bug).
+      releaseSlot();
+      return await unexpected(msg, err);
     } finally {
-      running--;
-      metrics.inFlight(running);
-      release();
+      releaseSlot();
     }
   }
 
   function dispatch(msg: IncomingMessage): Promise<HandleResult> {
     const r = (status: HandleResult['status']) => Promise.resolve<HandleResult>({ status });
-    if (draining || msg.isFromBot) return r('ignored');
+    if (msg.isFromBot) return r('ignored');
     if (!allowed(msg)) return r('not_allowed');
+    const text = msg.text.trim();
+    if (!hasVisibleText(text)) return r('ignored');
+    // Refusals before markSeen leave the event unseen: a platform retry may still be answered.
+    if (draining) return notice(msg, MESSAGES.restarting).then(() => ({ status: 'interrupted' }));
+    if (places.waiting + slots.waiting >= maxQueued) {
+      logger.warn({ platform: msg.place.platform, waiting: places.waiting + slots.waiting }, 'queue full: busy notice');
+      return notice(msg, MESSAGES.overloaded).then(() => ({ status: 'queue_full' }));
+    }
     maybePrune(clock.now());
     const platform = msg.place.platform;
-    if (!events.markSeen(platform, msg.eventId, clock.now())) {
+    let fresh: boolean;
+    try {
+      fresh = events.markSeen(platform, msg.eventId, clock.now());
+    } catch (err) {
+      return unexpected(msg, err);
+    }
+    if (!fresh) {
       metrics.dedupHit(platform);
       return r('duplicate');
     }
-    const text = msg.text.trim();
-    if (text === '') return r('ignored');
 
     if (RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)) {
       const queued = inPlace(msg, async () => {

@@ -22,6 +22,12 @@ export interface TurnDeps {
   scheduler: WriteScheduler;
   streaming: boolean;
   editIntervalMs: number;
+  /** CHAT_REPLY_MAX_SECONDS in ms: past it the upstream request is aborted and the reply ends. */
+  replyMaxMs?: number;
+  /** CHAT_REPLY_MAX_CHARS: only for the notice; the upstream client enforces the cap. */
+  replyMaxChars?: number;
+  /** Called once, the moment the upstream request has ended (its slot can go to the next message). */
+  onUpstreamEnd?: () => void;
   hooks?: TurnHooks;
 }
 
@@ -86,7 +92,27 @@ export async function runTurn(
     deps.hooks?.onFirstToken?.(msg.eventId, at);
   };
 
+  // The reply's own limits: a deadline the upstream cannot stretch, and the reader's char cap.
+  const limit = new AbortController();
+  let capped = false;
+  const maxMs = deps.replyMaxMs;
+  const deadline =
+    maxMs === undefined
+      ? undefined
+      : clock.setTimeout(() => {
+          log.warn({ seconds: maxMs / 1000 }, 'reply passed its deadline; upstream request aborted');
+          limit.abort(MESSAGES.replyDeadline(Math.round(maxMs / 1000)));
+        }, maxMs);
+
   async function* deltas(): AsyncGenerator<string> {
+    try {
+      yield* upstreamDeltas();
+    } finally {
+      deps.onUpstreamEnd?.();
+    }
+  }
+
+  async function* upstreamDeltas(): AsyncGenerator<string> {
     for (let attempt = 0; ; attempt++) {
       const req: SendRequest = { botId, message: text, metadata: chatMetadata(msg), signal: upstream.signal };
       if (conv.conversationId !== undefined) req.conversationId = conv.conversationId;
@@ -94,6 +120,7 @@ export async function runTurn(
         if (!deps.streaming || conv.useSend) {
           const res = await chat.send(req);
           capture(res.conversationId);
+          if (res.endReason === 'too_long') capped = true;
           if (res.text !== '') {
             firstToken();
             yield res.text;
@@ -113,6 +140,7 @@ export async function runTurn(
             if (ev.conversationId !== undefined) named = true;
             capture(ev.conversationId);
           } else {
+            if (ev.reason === 'too_long') capped = true;
             break;
           }
         }
@@ -141,7 +169,8 @@ export async function runTurn(
     platform,
     metrics,
     logger: log,
-    progress: (ids, last) => inflight.progress(recId, ids, last, clock.now()),
+    progress: (ids, last) =>
+      bestEffort(log, 'recording reply progress', () => inflight.progress(recId, ids, last, clock.now())),
     prefix: () => (renewed ? MESSAGES.renewed : ''),
     reserveChars: NOTE_RESERVE,
     receivedAt: msg.receivedAt,
@@ -154,10 +183,21 @@ export async function runTurn(
       upstream.abort();
       current?.cancel();
     },
+    limit: limit.signal,
+    endNote: () => {
+      if (!capped) return undefined;
+      log.warn({ chars: deps.replyMaxChars }, 'reply passed its character cap; upstream request aborted');
+      return MESSAGES.replyTooLong(deps.replyMaxChars);
+    },
   });
+  deadline?.clear();
+  // A limit stopped the reply: make sure the upstream request is gone too.
+  if (limit.signal.aborted) upstream.abort();
 
   if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, signal.aborted);
-  inflight.finish(recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now());
+  bestEffort(log, 'recording the end of a reply', () =>
+    inflight.finish(recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now()),
+  );
   if (result.outcome === 'done') {
     metrics.replyFinished(platform);
     return 'answered';
@@ -169,6 +209,18 @@ export async function runTurn(
   const reason = result.error !== undefined ? 'platform' : errorReason(result.sourceError);
   metrics.replyFailed(platform, reason);
   return 'failed';
+}
+
+/**
+ * Crash-repair bookkeeping must not break a reply the user is already seeing: a store that fails
+ * mid-reply (it went read-only, the disk filled) costs the repair record, not the reply.
+ */
+function bestEffort(log: Logger, what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`);
+  }
 }
 
 function errorReason(err: unknown): string {

@@ -21,6 +21,23 @@ export const MESSAGES = {
   interrupted: '\n\n_(reply interrupted)_',
   /** Appended when the upstream reported an error mid-stream. */
   streamError: '\n\n_(the assistant reported an error; the reply may be incomplete)_',
+  /** Ends a reply that ran past CHAT_REPLY_MAX_SECONDS. */
+  replyDeadline(seconds: number): string {
+    return `\n\n_(reply stopped: it took longer than ${seconds} seconds)_`;
+  },
+  /** Ends a reply longer than CHAT_REPLY_MAX_CHARS. */
+  replyTooLong(chars?: number): string {
+    return chars === undefined
+      ? '\n\n_(reply cut: it was too long)_'
+      : `\n\n_(reply cut: it was longer than ${chars} characters)_`;
+  },
+  /** More messages wait for a slot than MAX_QUEUED_REPLIES: nothing was taken. */
+  overloaded: 'The assistant is handling too many messages right now. Please send yours again in a minute.',
+  /** The bridge is shutting down before it could answer. */
+  restarting: 'The assistant is restarting and could not answer this message. Please send it again in a minute.',
+  /** The database cannot be written: nothing was taken. */
+  storageDown:
+    'The assistant cannot answer right now because its storage is unavailable. Please try again later, and tell an administrator if this persists.',
   tooLong(max?: number): string {
     return max === undefined
       ? 'Your message is too long for the assistant. Please shorten it and try again.'
@@ -32,7 +49,12 @@ export const MESSAGES = {
 };
 
 /** Room a reply keeps free in every message so that a note fits after a crash. */
-export const NOTE_RESERVE = Math.max(MESSAGES.interrupted.length, MESSAGES.streamError.length);
+export const NOTE_RESERVE = Math.max(
+  MESSAGES.interrupted.length,
+  MESSAGES.streamError.length,
+  MESSAGES.replyDeadline(99_999).length,
+  MESSAGES.replyTooLong(9_999_999).length,
+);
 
 /** How an upstream error is shown: a message in place of the reply, or a note after its text. */
 export function describeChatError(err: unknown): ErrorOutcome {

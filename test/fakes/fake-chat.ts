@@ -23,6 +23,8 @@ export interface ScriptedReply {
   ids?: 'header' | 'event' | 'both' | 'none';
   /** Resolve to let the stream continue after its first chunk. */
   gate?: Promise<void>;
+  /** The client stopped reading at its cap (CHAT_REPLY_MAX_CHARS). */
+  endReason?: 'too_long';
 }
 
 export interface RecordedRequest extends Omit<SendRequest, 'signal'> {
@@ -53,7 +55,13 @@ export class FakeChat implements ChatService {
     const { reply, conv } = this.take(req, 'send');
     if (reply.refuse !== undefined) throw reply.refuse;
     if (reply.failAfter !== undefined) throw reply.failAfter;
-    return { text: (reply.chunks ?? []).join(''), conversationId: conv, messageId: `m-${this.requests.length}` };
+    const res: SendResult = {
+      text: (reply.chunks ?? []).join(''),
+      conversationId: conv,
+      messageId: `m-${this.requests.length}`,
+    };
+    if (reply.endReason !== undefined) res.endReason = reply.endReason;
+    return res;
   }
 
   async stream(req: SendRequest): Promise<ChatStream> {
@@ -71,7 +79,7 @@ export class FakeChat implements ChatService {
       }
       if (reply.failAfter !== undefined) throw reply.failAfter;
       if (ids === 'event' || ids === 'both') yield { type: 'ids', conversationId: conv };
-      yield { type: 'end' };
+      yield reply.endReason !== undefined ? { type: 'end', reason: reply.endReason } : { type: 'end' };
     }
     return {
       conversationId: ids === 'header' || ids === 'both' ? conv : undefined,

@@ -1,0 +1,8 @@
+// The store tells the core it cannot read or write (read-only, deleted, locked, full) by an error
+// with this code; the core recognises it without importing the store.
+
+export const STORE_UNAVAILABLE = 'STORE_UNAVAILABLE';
+
+export function isStoreUnavailable(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === STORE_UNAVAILABLE;
+}
