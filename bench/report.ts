@@ -1,4 +1,5 @@
 import type { DecodingResult } from './decode.js';
+import { HOSTILE_TARGETS, type HealthzFigure, type HostileResult } from './hostile.js';
 
 // The figures of a run, and the table printed on stdout (Markdown, so it can be pasted as is).
 
@@ -74,6 +75,7 @@ export function formatTable(doc: {
   results: LevelResult[];
   naive: NaiveResult[];
   decoding?: DecodingResult | undefined;
+  hostile?: HostileResult | undefined;
 }): string {
   const w = doc.workload;
   const out: string[] = [];
@@ -82,40 +84,42 @@ export function formatTable(doc: {
     `Each reply: ${w.replyChars} chars streamed in ${w.chunks} chunks ${w.chunkDelayMs} ms apart; up to ${w.repliesPerChannel} concurrent replies per channel.`,
     '',
   );
-  out.push(
-    table(
-      [
-        'platform',
-        'replies',
-        'exact',
-        'first text p50/p99 ms',
-        'final text p50/p99 ms',
-        'writes/reply',
-        '429s (fake)',
-        'peak RSS MB',
-        'CPU s/reply',
-        'replies/s',
-      ],
-      doc.results.map((r) => [
-        r.platform,
-        String(r.level),
-        `${r.exact}/${r.replies}`,
-        p(r.firstTextMs),
-        p(r.finalTextMs),
-        f(r.writesPerReply),
-        r.bridgeCounted429 === r.rateLimited
-          ? String(r.rateLimited)
-          : `${r.rateLimited} (metric ${r.bridgeCounted429})`,
-        f(r.peakRssMb),
-        f(r.cpuSecondsPerReply),
-        f(r.repliesPerSecond),
-      ]),
-    ),
-  );
-  out.push(
-    '',
-    `Targets (not asserted): exact ${TARGETS.exact}; first text ${TARGETS.firstText}; final text ${TARGETS.finalText}; 429s ${TARGETS.rateLimited}; RSS ${TARGETS.rss}; throughput ${TARGETS.throughput}.`,
-  );
+  if (doc.results.length > 0) {
+    out.push(
+      table(
+        [
+          'platform',
+          'replies',
+          'exact',
+          'first text p50/p99 ms',
+          'final text p50/p99 ms',
+          'writes/reply',
+          '429s (fake)',
+          'peak RSS MB',
+          'CPU s/reply',
+          'replies/s',
+        ],
+        doc.results.map((r) => [
+          r.platform,
+          String(r.level),
+          `${r.exact}/${r.replies}`,
+          p(r.firstTextMs),
+          p(r.finalTextMs),
+          f(r.writesPerReply),
+          r.bridgeCounted429 === r.rateLimited
+            ? String(r.rateLimited)
+            : `${r.rateLimited} (metric ${r.bridgeCounted429})`,
+          f(r.peakRssMb),
+          f(r.cpuSecondsPerReply),
+          f(r.repliesPerSecond),
+        ]),
+      ),
+    );
+    out.push(
+      '',
+      `Targets (not asserted): exact ${TARGETS.exact}; first text ${TARGETS.firstText}; final text ${TARGETS.finalText}; 429s ${TARGETS.rateLimited}; RSS ${TARGETS.rss}; throughput ${TARGETS.throughput}.`,
+    );
+  }
   if (doc.naive.length > 0) {
     out.push(
       '',
@@ -144,9 +148,11 @@ export function formatTable(doc: {
     if (ratio.length > 0) out.push('', `Naive vs bridge on Discord (writes tried per reply) at ${ratio.join('; ')}.`);
   }
   if (doc.decoding) out.push('', formatDecoding(doc.decoding));
+  if (doc.hostile) out.push('', formatHostile(doc.hostile));
   const notes = doc.results.flatMap((r) => r.notes.map((n) => `- ${r.platform} ${r.level}: ${n}`));
   if (notes.length > 0) out.push('', 'Notes:', ...notes);
-  return out.join('\n');
+  // Sections left out (no levels with --decode-only or --hostile-only) leave no double gaps.
+  return out.join('\n').replace(/\n{3,}/g, '\n\n');
 }
 
 /** The decoding section: time per MB of each upstream stream format, and the 20,000-chunk case. */
@@ -169,6 +175,89 @@ export function formatDecoding(d: DecodingResult): string {
     '',
     `${j.chunks} application/json chunks (one pretty-printed document, a line closing with } a chunk): ${j.ms} ms, ${j.parses} parse(s) (target < ${d.json20kTargetMs} ms${j.ms < d.json20kTargetMs ? ', met' : ', MISSED'}).`,
   ].join('\n');
+}
+
+/** The hostile-input section: one row a figure, with its target and whether it was met. */
+export function formatHostile(h: HostileResult): string {
+  const rows: string[][] = [];
+  const met = (ok: boolean | null) => (ok === null ? '–' : ok ? 'yes' : 'NO');
+  const hz = (what: string, z: HealthzFigure) => {
+    const max = z.maxMs;
+    rows.push([
+      `/healthz max / p99 ms, ${what} (${z.samples} polls${z.errors !== 0 ? `, ${z.errors} failed` : ''})`,
+      `${f(max)} / ${f(z.p99Ms)}`,
+      `< ${HOSTILE_TARGETS.healthzMs}`,
+      met(max === null ? null : max < HOSTILE_TARGETS.healthzMs && z.errors === 0),
+    ]);
+  };
+  for (const x of h.flood) {
+    const st = Object.entries(x.statuses)
+      .map(([k, v]) => `${v}× ${k === 'none' ? 'closed, no answer read' : k}`)
+      .join(', ');
+    rows.push([
+      `RSS growth MB, ${x.parallel} × ${x.bodyMb} MB unsigned /slack/events (${x.framing}; answers ${st}; ≤ ${f(x.maxSentBeforeAnswerMb)} MB sent each)`,
+      `+${f(x.growthMb)} (${f(x.idleRssMb)} → ${f(x.peakRssMb)})`,
+      `< +${HOSTILE_TARGETS.floodRssGrowthMb}`,
+      met(x.growthMb === null ? null : x.growthMb < HOSTILE_TARGETS.floodRssGrowthMb),
+    ]);
+    hz(`during the ${x.framing} flood`, x.healthz);
+  }
+  if (h.json20k)
+    hz(
+      `while the upstream streams ${h.json20k.chunks} application/json chunks (${f(h.json20k.upstreamMs)} ms)`,
+      h.json20k.healthz,
+    );
+  const c = h.crowd;
+  if (c) {
+    const answered = c.replied + c.busy + c.error;
+    rows.push(
+      [
+        `${c.users} users at once (MAX_CONCURRENT_REPLIES=${c.maxConcurrentReplies}, MAX_QUEUED_REPLIES=${c.maxQueuedReplies}): reply / busy notice / error / nothing at 10 s`,
+        `${c.replied} / ${c.busy} / ${c.error} / ${c.nothing}`,
+        'nothing = 0',
+        met(c.nothing === 0 && answered === c.users),
+      ],
+      [
+        'time to first visible text p50 / p99 ms',
+        `${f(c.firstVisibleMs.p50)} / ${f(c.firstVisibleMs.p99)}`,
+        '< 10000',
+        met(c.firstVisibleMs.p99 === null ? null : c.firstVisibleMs.p99 < 10_000),
+      ],
+      [
+        'bridge_replies_in_flight peak',
+        f(c.inFlightPeak),
+        `≤ ${c.maxConcurrentReplies}`,
+        met(c.inFlightPeak === null ? null : c.inFlightPeak <= c.maxConcurrentReplies),
+      ],
+      [
+        `slots held by replies whose upstream had ended (peak; ${c.upstreamStreams} upstream streams)`,
+        f(c.heldAfterUpstreamEndPeak),
+        '–',
+        '–',
+      ],
+      [
+        'bridge_replies_in_flight back at 0: ms after the last upstream stream ended',
+        `${f(c.msToZeroInFlight)} (${f(c.inFlightAtEnd)} at the end)`,
+        'reaches 0',
+        met(c.msToZeroInFlight !== null),
+      ],
+      [
+        'bridge_queue_depth peak',
+        f(c.queueDepthPeak),
+        `≤ ${c.maxQueuedReplies}`,
+        met(c.queueDepthPeak === null ? null : c.queueDepthPeak <= c.maxQueuedReplies),
+      ],
+      ['replies exact once all ended', `${c.exactAtEnd}/${c.users}`, '–', '–'],
+      ['Discord writes (all routes), last one after', `${c.platformWrites}, ${f(c.lastPlatformWriteS)} s`, '–', '–'],
+    );
+  }
+  const out = [
+    'Hostile input (issue 12; figures, not asserted):',
+    '',
+    table(['figure', 'value', 'target', 'met?'], rows),
+  ];
+  if (h.notes.length > 0) out.push('', ...h.notes.map((n) => `- ${n}`));
+  return out.join('\n');
 }
 
 function round1(x: number): number {

@@ -7,7 +7,8 @@ import { parseArgs } from 'node:util';
 import { startEmulator } from '../src/emulator/index.js';
 import { replyText } from '../src/emulator/replies.js';
 import { metricSum, startBridge } from './bridge-process.js';
-import { runDecoding } from './decode.js';
+import { type DecodingResult, runDecoding } from './decode.js';
+import { type HostileResult, runHostile } from './hostile.js';
 import { runNaive } from './naive.js';
 import { formatTable, type LevelResult, type NaiveResult } from './report.js';
 import { discordRig, type Platform, type PlatformRig, type ReplyHandle, slackRig } from './rigs.js';
@@ -31,6 +32,9 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     /** Only the in-process decoding section (seconds), no bridge levels. */
     'decode-only': { type: 'boolean', default: false },
+    /** Only the hostile-input section (bench/hostile.ts), about 1 minute. */
+    'hostile-only': { type: 'boolean', default: false },
+    'skip-hostile': { type: 'boolean', default: false },
   },
 });
 
@@ -217,10 +221,14 @@ async function main(): Promise<void> {
   log(
     `bench: ${platforms.join('+')} at ${levels.join(', ')} concurrent replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
   );
-  log('bench: decoding ...');
-  const decoding = runDecoding();
-  log(`bench: decoding: 20,000 application/json chunks in ${decoding.json20k.ms} ms`);
-  const decodeOnly = args['decode-only'] === true;
+  const hostileOnly = args['hostile-only'] === true;
+  let decoding: DecodingResult | undefined;
+  if (!hostileOnly) {
+    log('bench: decoding ...');
+    decoding = runDecoding();
+    log(`bench: decoding: 20,000 application/json chunks in ${decoding.json20k.ms} ms`);
+  }
+  const decodeOnly = args['decode-only'] === true || hostileOnly;
   for (const platform of decodeOnly ? [] : platforms) {
     for (const level of levels) {
       log(`bench: ${platform} ${level} ...`);
@@ -232,6 +240,11 @@ async function main(): Promise<void> {
   for (const level of decodeOnly ? [] : naiveLevels) {
     log(`bench: naive discord ${level} ...`);
     naive.push(await runNaiveLevel(level));
+  }
+  let hostile: HostileResult | undefined;
+  if (hostileOnly || (args['skip-hostile'] !== true && args['decode-only'] !== true)) {
+    log('bench: hostile input ...');
+    hostile = await runHostile({}, log);
   }
   const machine = {
     cpu: cpus()[0]?.model ?? 'unknown',
@@ -266,6 +279,7 @@ async function main(): Promise<void> {
     results,
     naive,
     decoding,
+    hostile,
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
   process.stdout.write(`${formatTable(doc)}\n`);
@@ -274,7 +288,7 @@ async function main(): Promise<void> {
     join(
       'bench',
       'results',
-      `${doc.date.slice(0, 10)}-${args.platform === 'all' ? 'all' : String(args.platform)}.json`,
+      `${doc.date.slice(0, 10)}-${hostileOnly ? 'hostile' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
     );
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
