@@ -61,6 +61,8 @@ interface WorldOptions {
   bucketLimit?: number;
   /** The bot every place is routed to (default the emulator's `demo-bot`). */
   botId?: string;
+  /** The client's cap on one reply's text (CHAT_REPLY_MAX_CHARS). */
+  maxReplyChars?: number;
 }
 
 async function world(o: WorldOptions = {}): Promise<World> {
@@ -75,6 +77,7 @@ async function world(o: WorldOptions = {}): Promise<World> {
     streamIdleTimeoutMs: 800,
     logger: silentLogger,
     retry: { baseDelayMs: 20, rateLimitBudgetMs: 1500 },
+    ...(o.maxReplyChars !== undefined ? { maxReplyChars: o.maxReplyChars } : {}),
   });
   open.push(() => chat.close());
   const dir = mkdtempSync(join(tmpdir(), 'core-relay-'));
@@ -235,6 +238,35 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     expect(reqs[2]?.[2]).toBeDefined();
     expect(w.conn.contentsIn('C1')).toEqual(['You said: one', 'You said: two', 'You said: three']);
   });
+
+  it('a trickling upstream: the reply ends at CHAT_REPLY_MAX_SECONDS with its text and a notice, the stream closed', async () => {
+    const w = await world({ settings: { replyMaxSeconds: 1 } });
+    // 200 chunks 50 ms apart: 10 s of upstream, far past the 1 s deadline.
+    expect(await w.conn.send({ text: 'slow [long 2000] [chunks 200] [delay 50]' })).toEqual({ status: 'answered' });
+    const shown = w.conn.contentsIn('C1').join('');
+    expect(shown.endsWith(MESSAGES.replyDeadline(1))).toBe(true);
+    const kept = shown.slice(0, -MESSAGES.replyDeadline(1).length);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(replyText('slow [long 2000] [chunks 200] [delay 50]').startsWith(kept)).toBe(true);
+    await expect.poll(() => w.emu.openStreams, { timeout: 3000 }).toBe(0);
+    expect(w.relay.stats()).toEqual({ inFlight: 0, queued: 0 });
+  });
+
+  for (const streaming of [true, false]) {
+    it(`an endless reply is cut at CHAT_REPLY_MAX_CHARS with a notice (streaming ${streaming ? 'on' : 'off'})`, async () => {
+      const w = await world({ maxReplyChars: 500, settings: { streaming, replyMaxChars: 500 } });
+      await w.conn.send({ text: 'big [long 20000] [chunks 40] [delay 1]' });
+      const shown = w.conn.contentsIn('C1').join('');
+      expect(shown.endsWith(MESSAGES.replyTooLong(500).trim())).toBe(true);
+      if (streaming) {
+        const kept = shown.slice(0, -MESSAGES.replyTooLong(500).length);
+        // the first 500 characters, then (when the cut left a code block open) its closing fence
+        expect(kept.startsWith(replyText('big [long 20000] [chunks 40] [delay 1]').slice(0, 500))).toBe(true);
+        expect(kept.slice(500)).toMatch(/^(\n?`{3,})?$/);
+      }
+      await expect.poll(() => w.emu.openStreams, { timeout: 3000 }).toBe(0);
+    });
+  }
 
   it('with streaming off, replies come from the one-response endpoint as one final post', async () => {
     const w = await world({ settings: { streaming: false } });
