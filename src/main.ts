@@ -4,8 +4,6 @@ import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/relay.js';
 import { RateLimitScheduler } from './core/scheduler.js';
-import { createDiscordConnector } from './connectors/discord/index.js';
-import { createSlackConnector } from './connectors/slack/connector.js';
 import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
 import { MigrationError, openStore, type Store } from './store/index.js';
@@ -77,7 +75,8 @@ export interface RunningBridge {
 /** Builds and starts every part; undefined (after logging why) when a part cannot start. */
 export async function startBridge(config: Config, store: Store, root: Logger): Promise<RunningBridge | undefined> {
   const log = componentLogger(root, 'main');
-  const metrics = createMetrics();
+  const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
+  const metrics = createMetrics({ platforms });
   const chat = createChatService({ ...config.upstream, logger: componentLogger(root, 'upstream') });
   const scheduler = new RateLimitScheduler({ clock: systemClock });
   const server = createHttpServer({
@@ -91,7 +90,10 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
   const connectors: Connector[] = [];
   // Open and writable: the store probes itself (every 5 s) and fails on its first write error.
   const probes: Record<string, ReadinessProbe> = { database: healthProbe(store) };
+  // Each platform's SDK is loaded only when that platform is configured: discord.js and Bolt
+  // (with their dependency trees) are most of an idle bridge's memory.
   if (config.discord) {
+    const { createDiscordConnector } = await import('./connectors/discord/index.js');
     const discord = createDiscordConnector({
       config: config.discord,
       logger: componentLogger(root, 'discord'),
@@ -101,6 +103,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
     probes.discord = () => discord.isReady();
   }
   if (config.slack) {
+    const { createSlackConnector } = await import('./connectors/slack/connector.js');
     const slack = createSlackConnector({
       config: config.slack,
       logger: componentLogger(root, 'slack'),

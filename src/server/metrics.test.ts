@@ -43,4 +43,19 @@ describe('metrics', () => {
     expect(lines.length).toBeLessThanOrEqual(51);
     expect(lines.some((l) => l.includes('code="other"'))).toBe(true);
   });
+
+  it('the outcome and 429 series of each configured platform exist with value 0 from start-up', async () => {
+    const text = await createMetrics({ defaultMetrics: false, platforms: ['slack', 'discord'] }).text();
+    for (const platform of ['slack', 'discord']) {
+      expect(text).toContain(`bridge_replies_started_total{platform="${platform}"} 0`);
+      expect(text).toContain(`bridge_replies_finished_total{platform="${platform}"} 0`);
+      expect(text).toContain(`bridge_replies_interrupted_total{platform="${platform}"} 0`);
+      expect(text).toContain(`bridge_replies_failed_total{platform="${platform}",reason="internal"} 0`);
+    }
+    expect(text).toContain('bridge_platform_rate_limited_total{platform="slack",bucket="slack:update"} 0');
+    expect(text).toContain('bridge_platform_rate_limited_total{platform="discord",bucket="discord:global"} 0');
+    // nothing for a platform that is not configured
+    const slackOnly = await createMetrics({ defaultMetrics: false, platforms: ['slack'] }).text();
+    expect(slackOnly).not.toContain('platform="discord"');
+  });
 });

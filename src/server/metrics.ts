@@ -20,7 +20,22 @@ export interface PromBridgeMetrics extends BridgeMetrics {
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC). Default true. */
   defaultMetrics?: boolean;
+  /**
+   * The configured platforms: their outcome and 429 series exist with value 0 from start-up, so
+   * an alert on them works before the first event (a series that appears later cannot be alerted on).
+   */
+  platforms?: readonly Platform[];
 }
+
+/** The bucket kinds (after bucketLabel) each platform's writes count against. */
+const BUCKET_KINDS: Record<Platform, readonly string[]> = {
+  slack: ['slack:post', 'slack:update', 'slack:append'],
+  discord: ['discord:channel', 'discord:global'],
+  test: [],
+};
+
+/** The failure reasons the core reports (ChatError kinds, platform, storage, internal). */
+const FAILURE_REASONS = ['platform', 'internal', 'storage', 'server', 'network', 'timeout', 'rate_limited'];
 
 export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
   const registry = new Registry();
@@ -75,6 +90,13 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
   const buckets = new BoundedLabel(30);
   const statuses = new BoundedLabel(30);
   const codes = new BoundedLabel(50);
+
+  for (const platform of opts.platforms ?? []) {
+    for (const c of [started, finished, interrupted, dedup]) c.inc({ platform }, 0);
+    for (const reason of FAILURE_REASONS) failed.inc({ platform, reason: reasons.value(reason) }, 0);
+    for (const bucket of BUCKET_KINDS[platform]) rateLimited.inc({ platform, bucket: buckets.value(bucket) }, 0);
+    for (const kind of ['post', 'edit', 'continuation']) writes.inc({ platform, kind }, 0);
+  }
 
   return {
     registry,
