@@ -123,7 +123,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const threadContext = new ThreadContext({ scheduler, clock, settings: settings.context ?? CONTEXT_OFF });
   const resetPlace = (place: Place) => {
     conversations.reset(place);
-    threadContext.forget(placeKey(place));
+    threadContext.changed(place);
   };
   const userLimits = new UserRateLimiter(settings.userMessagesPerMinute);
   const places = new PlaceQueue(settings.maxQueuePerPlace ?? 10);

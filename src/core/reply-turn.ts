@@ -239,6 +239,8 @@ export async function runTurn(
   if (limit.signal.aborted) upstream.abort();
 
   if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, signal.aborted);
+  // The place now holds this message and its reply: a cached history of it is out of date.
+  if (result.outcome !== 'failed') deps.context?.changed(msg.place);
   bestEffort(log, 'recording the end of a reply', () =>
     inflight.finish(recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now()),
   );

@@ -108,7 +108,7 @@ describe('ThreadContext.load', () => {
     const { clock, ctx } = setup();
     const failing: HistoryReader = { buckets: [], recent: () => Promise.reject(new Error('boom')) };
     expect(await ctx.load(message(failing), silentLogger)).toEqual([]);
-    ctx.forget('test:-:c1:t1');
+    ctx.changed({ platform: 'test', channelId: 'c1', threadId: 't1' });
     const hanging: HistoryReader = { buckets: [], recent: () => new Promise<PlaceMessage[]>(() => {}) };
     const loading = ctx.load(message(hanging), silentLogger);
     await Promise.resolve();

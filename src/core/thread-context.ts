@@ -5,6 +5,7 @@ import {
   type HistoryReader,
   type HistoryRequest,
   type IncomingMessage,
+  type Place,
   type PlaceMessage,
   placeKey,
   PlatformRateLimitedError,
@@ -19,7 +20,9 @@ import { hasVisibleText } from './visible-text.js';
 // recent history is read from the platform through the connector's HistoryReader and sent along.
 // Reading costs platform budget, so it goes through the one scheduler, is cached per place, and
 // never holds a reply up for more than one bounded request: on a timeout or an error the reply
-// goes on without context.
+// goes on without context. The cache serves new conversations that start again before anything
+// was written in the place (e.g. when each turn starts one because the upstream names none); a
+// reply written there, or a reset, drops the place's entry.
 
 export interface ContextSettings {
   mode: ContextMode;
@@ -109,9 +112,12 @@ export class ThreadContext {
     return this.o.settings;
   }
 
-  /** A reset: what the place held before it is no conversation's context any more. */
-  forget(key: string): void {
-    this.cache.delete(key);
+  /**
+   * The place got messages the cache does not hold (a reply was written there) or was reset: the
+   * next new conversation there reads its history again.
+   */
+  changed(place: Place): void {
+    this.cache.delete(placeKey(place));
   }
 
   /**
