@@ -115,6 +115,20 @@ describe('Slack', () => {
     expect(withoutTs((req?.metadata as { context?: unknown }).context)).toEqual(expected);
   });
 
+  it('the upstream refuses the message as too long: one retry with the newer half of the context', async () => {
+    s = await startSlackStack({ relaySettings: context() });
+    const { parent, expected } = seedThread(s);
+    const full = transcript(expected, 'summarize please').length;
+    s.emu.setOptions({ maxMessageChars: full - 1 });
+    await mentionInThread(s, parent, 'summarize please', 2);
+    const [refused, retried, more] = s.chatRequests();
+    expect(more).toBeUndefined();
+    expect(refused?.message).toBe(transcript(expected, 'summarize please'));
+    expect(retried?.message).toBe(transcript(expected.slice(6), 'summarize please'));
+    expect(withoutTs((retried?.metadata as { context?: unknown }).context)).toEqual(expected.slice(6));
+    expect(s.fake.botMessages('C1', parent).at(-1)?.text).toContain('You said:');
+  });
+
   it('a mention that opens its thread reads no history', async () => {
     s = await startSlackStack({ relaySettings: context() });
     s.fake.seedMessage('C1', { user: 'U0BOB', text: 'unrelated chatter' });
