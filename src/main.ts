@@ -131,6 +131,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       streaming: config.upstream.streaming,
       sessionIdleSeconds: config.upstream.sessionIdleSeconds,
       ...(config.upstream.maxMessageChars !== undefined ? { maxMessageChars: config.upstream.maxMessageChars } : {}),
+      context: config.upstream.context,
       userMessagesPerMinute: config.service.userMessagesPerMinute,
       maxConcurrentReplies: config.service.maxConcurrentReplies,
       maxQueuedReplies: config.service.maxQueuedReplies,

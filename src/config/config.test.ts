@@ -18,6 +18,7 @@ describe('config', () => {
       maxReplySeconds: 300,
       maxReplyChars: 40000,
       routes: [],
+      context: { mode: 'message', maxMessages: 30, maxChars: 6000 },
     });
     expect(c.service).toEqual({
       port: 3000,
@@ -84,6 +85,9 @@ describe('config', () => {
     ['CHAT_REPLY_MAX_CHARS', '40k', /CHAT_REPLY_MAX_CHARS: must be a whole number/],
     ['CHAT_REPLY_MAX_SECONDS', '-1', /CHAT_REPLY_MAX_SECONDS/],
     ['BOT_ROUTES', 'slack:T1', /BOT_ROUTES/],
+    ['CONTEXT_MODE', 'transcript', /CONTEXT_MODE: must be one of: message, metadata, off/],
+    ['CONTEXT_MAX_MESSAGES', 'many', /CONTEXT_MAX_MESSAGES: must be a whole number/],
+    ['CONTEXT_MAX_CHARS', '-1', /CONTEXT_MAX_CHARS/],
   ])('stops on a malformed %s naming it', (name, value, pattern) => {
     expect(() => loadConfig({ ...base, DISCORD_BOT_TOKEN: 'x', [name]: value })).toThrow(pattern);
   });

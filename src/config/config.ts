@@ -9,6 +9,14 @@ import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
 export type ChatForm = 'a' | 'b';
 export type SlackStreaming = 'auto' | 'edit' | 'native';
 export type DiscordReplyMode = 'thread' | 'inline';
+export type ContextMode = 'message' | 'metadata' | 'off';
+
+/** CONTEXT_*: the earlier messages a new conversation in a place gets (see README "Thread context"). */
+export interface ContextConfig {
+  mode: ContextMode;
+  maxMessages: number;
+  maxChars: number;
+}
 
 export interface UpstreamConfig {
   url: string;
@@ -19,6 +27,7 @@ export interface UpstreamConfig {
   streaming: boolean;
   sessionIdleSeconds: number;
   maxMessageChars: number | undefined;
+  context: ContextConfig;
   requestTimeoutMs: number;
   streamIdleTimeoutMs: number;
   /** CHAT_REPLY_MAX_SECONDS: the overall deadline of one reply. */
@@ -151,6 +160,11 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       streaming: raw.CHAT_STREAMING === 'on',
       sessionIdleSeconds: raw.CHAT_SESSION_IDLE_SECONDS,
       maxMessageChars: raw.CHAT_MAX_MESSAGE_CHARS,
+      context: {
+        mode: raw.CONTEXT_MODE,
+        maxMessages: raw.CONTEXT_MAX_MESSAGES,
+        maxChars: raw.CONTEXT_MAX_CHARS,
+      },
       requestTimeoutMs: raw.CHAT_REQUEST_TIMEOUT_MS,
       streamIdleTimeoutMs: raw.CHAT_STREAM_IDLE_TIMEOUT_MS,
       maxReplySeconds: raw.CHAT_REPLY_MAX_SECONDS,

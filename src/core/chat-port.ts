@@ -11,6 +11,23 @@ export interface ChatMetadata {
   userId?: string;
   userName?: string;
   messageId?: string;
+  /**
+   * A new conversation's earlier messages in its place, oldest first (CONTEXT_MODE other than
+   * `off`): what the assistant has not seen, e.g. a thread it was mentioned in midway.
+   */
+  context?: ContextMessage[];
+}
+
+/** One earlier message of a place, as the upstream receives it in `metadata.context`. */
+export interface ContextMessage {
+  /** Display name (never a raw platform id). */
+  author: string;
+  /** `assistant`: the bridge's own earlier reply; `user`: anyone else. */
+  role: 'user' | 'assistant';
+  /** The text, mentions shown as `@Name`. */
+  text: string;
+  /** When it was written, ISO 8601. */
+  ts: string;
 }
 
 export interface SendRequest {

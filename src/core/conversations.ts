@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChatService } from './chat-port.js';
-import type { Clock, ConversationStore, Place } from './ports.js';
+import { type Clock, type ConversationStore, type Place, placeKey } from './ports.js';
 
 // Place ↔ upstream conversation. When the bridge mints ids (Form B), the id is known before any
 // reply. When the upstream names conversations in its replies (capabilities.idsFromReplies, Form
@@ -17,7 +17,12 @@ export interface ConversationTurn {
   renewed: boolean;
   /** Use `send` for this turn: a new conversation, and this upstream's streams reveal no id. */
   useSend: boolean;
+  /** A new conversation right after a `reset` of the place: it starts without earlier context. */
+  afterReset?: boolean;
 }
+
+/** Places reset in this run, until their next conversation starts (bounded). */
+const MAX_RESET_MARKS = 10_000;
 
 export interface ConversationsOptions {
   store: ConversationStore;
@@ -30,6 +35,7 @@ export interface ConversationsOptions {
 export class Conversations {
   /** Learned per chat service (one per relay): its streams do not name new conversations. */
   private streamsRevealNoId = false;
+  private readonly resetMarks = new Set<string>();
 
   constructor(private readonly o: ConversationsOptions) {}
 
@@ -81,17 +87,26 @@ export class Conversations {
 
   reset(place: Place): void {
     this.o.store.delete(place);
+    const key = placeKey(place);
+    this.resetMarks.delete(key);
+    this.resetMarks.add(key);
+    if (this.resetMarks.size > MAX_RESET_MARKS) {
+      const oldest = this.resetMarks.values().next().value;
+      if (oldest !== undefined) this.resetMarks.delete(oldest);
+    }
   }
 
   private create(place: Place, botId: string, renewed: boolean): ConversationTurn {
     const now = this.o.clock.now();
     const minted = this.o.chat.mintConversationId();
     this.o.store.put({ place, botId, flavor: this.o.chat.flavor, upstreamId: minted, createdAt: now, lastUsedAt: now });
+    const afterReset = this.resetMarks.delete(placeKey(place)) && !renewed;
     return {
       conversationId: minted,
       fresh: true,
       renewed,
       useSend: this.o.chat.capabilities.idsFromReplies && this.streamsRevealNoId,
+      ...(afterReset ? { afterReset } : {}),
     };
   }
 }

@@ -3,9 +3,11 @@
 // provides persistence; src/upstream provides the ChatService (see chat-port.ts). "Where" is one
 // value, the Place (place.ts), from the connector's intake to the reply sink and the store keys.
 
+import type { ContextMessage } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
 
 export { type Place, type Platform, placeKey, readReplyTarget, type ReplyTarget } from './place.js';
+export type { ContextMessage } from './chat-port.js';
 
 export interface IncomingMessage {
   /**
@@ -33,6 +35,38 @@ export interface IncomingMessage {
   receivedAt: number;
   /** Where the reply goes. Created by the connector for this message. */
   sink: ReplySink;
+  /**
+   * The place's earlier messages, read from the platform when a new upstream conversation starts
+   * there (see thread-context.ts). Absent when the place cannot hold any the assistant has not
+   * seen: a thread this very message opens (a Slack mention at top level, a Discord thread made
+   * from it).
+   */
+  history?: HistoryReader;
+}
+
+/** One earlier message as a connector reads it: the context entry plus its platform id. */
+export interface PlaceMessage extends ContextMessage {
+  /** Platform message id (Slack ts, Discord id): the core leaves out the user's current one. */
+  id: string;
+}
+
+export interface HistoryRequest {
+  /** At most this many messages. */
+  limit: number;
+  /** Only messages older than this one (the user's current message). */
+  beforeMessageId?: string;
+}
+
+/** A port each connector provides per message: the recent history of the message's place. */
+export interface HistoryReader {
+  /** Buckets one read counts against (Slack conversations.* tier 3, Discord the channel's reads). */
+  readonly buckets: BucketRef[];
+  /**
+   * The place's most recent messages, newest first, at most `limit`. The bridge's own messages
+   * are role `assistant`; mentions are display names. Throws on a platform error; a 429 is a
+   * PlatformRateLimitedError.
+   */
+  recent(req: HistoryRequest): Promise<PlaceMessage[]>;
 }
 
 /** A rate-limit bucket a write counts against, with the budget assumed until the platform says more. */

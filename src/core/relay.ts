@@ -23,6 +23,7 @@ import { type TurnHooks, runTurn } from './reply-turn.js';
 import { RateLimitScheduler } from './scheduler.js';
 import { fenceCloser } from './split.js';
 import { isStoreUnavailable } from './store-errors.js';
+import { CONTEXT_OFF, type ContextSettings, ThreadContext } from './thread-context.js';
 import { hasVisibleText } from './visible-text.js';
 import { UserRateLimiter } from './user-limits.js';
 import { MESSAGES } from './user-messages.js';
@@ -51,6 +52,11 @@ export interface RelaySettings {
   streamEditIntervalMs: number;
   /** Messages waiting per place besides the one being answered. Default 10. */
   maxQueuePerPlace?: number;
+  /**
+   * CONTEXT_MODE, CONTEXT_MAX_MESSAGES, CONTEXT_MAX_CHARS: a new conversation's earlier messages.
+   * main.ts always passes them; absent means off (tests that are not about context).
+   */
+  context?: ContextSettings;
   allow: { slack: AllowList; discord: AllowList };
 }
 
@@ -114,6 +120,11 @@ export function createRelay(deps: RelayDeps): Relay {
     sessionIdleSeconds: settings.sessionIdleSeconds,
     logger,
   });
+  const threadContext = new ThreadContext({ scheduler, clock, settings: settings.context ?? CONTEXT_OFF });
+  const resetPlace = (place: Place) => {
+    conversations.reset(place);
+    threadContext.changed(place);
+  };
   const userLimits = new UserRateLimiter(settings.userMessagesPerMinute);
   const places = new PlaceQueue(settings.maxQueuePerPlace ?? 10);
   const slots = new Semaphore(settings.maxConcurrentReplies);
@@ -234,6 +245,8 @@ export function createRelay(deps: RelayDeps): Relay {
           streaming: settings.streaming,
           editIntervalMs: settings.streamEditIntervalMs,
           onUpstreamEnd: releaseSlot,
+          context: threadContext,
+          ...(settings.maxMessageChars !== undefined ? { maxMessageChars: settings.maxMessageChars } : {}),
           ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),
           ...(settings.replyMaxChars !== undefined ? { replyMaxChars: settings.replyMaxChars } : {}),
           ...(deps.hooks !== undefined ? { hooks: deps.hooks } : {}),
@@ -281,7 +294,7 @@ export function createRelay(deps: RelayDeps): Relay {
 
     if (RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)) {
       const queued = inPlace(msg, async () => {
-        conversations.reset(msg.place);
+        resetPlace(msg.place);
         await notice(msg, MESSAGES.reset);
         return { status: 'reset' };
       });
@@ -323,12 +336,12 @@ export function createRelay(deps: RelayDeps): Relay {
       // In the place's order, so a reset never overtakes a reply being written there.
       const turn = places.enter(placeKey(place));
       if (turn === undefined) {
-        conversations.reset(place);
+        resetPlace(place);
         return;
       }
       const release = await turn;
       try {
-        conversations.reset(place);
+        resetPlace(place);
       } finally {
         release();
       }

@@ -5,6 +5,8 @@ import type { BridgeMetrics } from './metrics-port.js';
 import type { Clock, IncomingMessage, InFlightStore } from './ports.js';
 import { pump } from './pump.js';
 import type { WriteScheduler } from './scheduler.js';
+import type { ThreadContext } from './thread-context.js';
+import { type ComposedMessage, composeMessage, fewerContext } from './upstream-message.js';
 import { describeChatError, MESSAGES, NOTE_RESERVE } from './user-messages.js';
 
 // One user message answered: the conversation, the in-flight record (written before the upstream
@@ -26,6 +28,10 @@ export interface TurnDeps {
   replyMaxMs?: number;
   /** CHAT_REPLY_MAX_CHARS: only for the notice; the upstream client enforces the cap. */
   replyMaxChars?: number;
+  /** Reads a place's earlier messages for a new conversation (CONTEXT_*); absent: no context. */
+  context?: ThreadContext;
+  /** CHAT_MAX_MESSAGE_CHARS: the composed message (context and the user's words) must fit. */
+  maxMessageChars?: number;
   /** Called once, the moment the upstream request has ended (its slot can go to the next message). */
   onUpstreamEnd?: () => void;
   hooks?: TurnHooks;
@@ -112,9 +118,35 @@ export async function runTurn(
     }
   }
 
+  // What is sent: the user's words, and for a new conversation in a place with earlier messages
+  // (mentioned midway through a thread, renewed) that history as context; none after a reset.
+  const compose = (context: ChatMetadata['context'] = []): ComposedMessage =>
+    composeMessage({
+      userText: text,
+      context,
+      mode: deps.context?.settings.mode ?? 'off',
+      maxContextChars: deps.context?.settings.maxChars ?? 0,
+      ...(deps.maxMessageChars !== undefined ? { maxMessageChars: deps.maxMessageChars } : {}),
+    });
+  let composed = compose();
+  let contextRead = false;
+  let carried = false;
+
   async function* upstreamDeltas(): AsyncGenerator<string> {
-    for (let attempt = 0; ; attempt++) {
-      const req: SendRequest = { botId, message: text, metadata: chatMetadata(msg), signal: upstream.signal };
+    let renewedOnce = false;
+    let shortened = false;
+    for (;;) {
+      if (conv.fresh && !conv.afterReset && !contextRead && deps.context !== undefined) {
+        contextRead = true;
+        composed = compose(await deps.context.load(msg, log));
+      }
+      carried = composed.included.length > 0;
+      const req: SendRequest = {
+        botId,
+        message: composed.message,
+        metadata: { ...chatMetadata(msg), ...composed.metadata },
+        signal: upstream.signal,
+      };
       if (conv.conversationId !== undefined) req.conversationId = conv.conversationId;
       try {
         if (!deps.streaming || conv.useSend) {
@@ -147,7 +179,19 @@ export async function runTurn(
         if (conv.fresh && chat.capabilities.idsFromReplies && !named) conversations.noIdFromStream();
         return;
       } catch (err) {
-        if (attempt === 0 && !gotText && err instanceof ChatError && err.kind === 'conversation_gone') {
+        if (!shortened && !gotText && err instanceof ChatError && err.kind === 'too_long' && carried) {
+          // The upstream's own limit is unknown here: half the context (oldest first) may fit.
+          // The user's words are never cut; a second refusal is the user's to see.
+          shortened = true;
+          composed = compose(fewerContext(composed.included));
+          log.info(
+            { kept: composed.included.length },
+            'upstream refused the message as too long; retrying with less context',
+          );
+          continue;
+        }
+        if (!renewedOnce && !gotText && err instanceof ChatError && err.kind === 'conversation_gone') {
+          renewedOnce = true;
           conv = conversations.renew(msg.place, botId);
           renewed = true;
           if (conv.conversationId !== undefined) inflight.setUpstreamId(recId, conv.conversationId);
@@ -171,7 +215,7 @@ export async function runTurn(
     logger: log,
     progress: (ids, last) =>
       bestEffort(log, 'recording reply progress', () => inflight.progress(recId, ids, last, clock.now())),
-    prefix: () => (renewed ? MESSAGES.renewed : ''),
+    prefix: () => (renewed ? (carried ? MESSAGES.renewedWithContext : MESSAGES.renewed) : ''),
     reserveChars: NOTE_RESERVE,
     receivedAt: msg.receivedAt,
     onFirstText: (at) => deps.hooks?.onFirstText?.(msg.eventId, at),
@@ -195,6 +239,8 @@ export async function runTurn(
   if (limit.signal.aborted) upstream.abort();
 
   if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, signal.aborted);
+  // The place now holds this message and its reply: a cached history of it is out of date.
+  if (result.outcome !== 'failed') deps.context?.changed(msg.place);
   bestEffort(log, 'recording the end of a reply', () =>
     inflight.finish(recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now()),
   );

@@ -17,6 +17,8 @@ export const MESSAGES = {
   interruptedBeforeText: 'The reply was interrupted before any text arrived. Please try again.',
   /** First line of a reply on a fresh conversation that replaced an old one. */
   renewed: '_(Earlier context was not kept; this is a new conversation.)_\n\n',
+  /** As `renewed`, when the place's recent messages were sent along as context (CONTEXT_MODE). */
+  renewedWithContext: '_(This is a new conversation; the recent messages here were carried over as context.)_\n\n',
   /** Appended to a reply that was cut off. */
   interrupted: '\n\n_(reply interrupted)_',
   /** Appended when the upstream reported an error mid-stream. */

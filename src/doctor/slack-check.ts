@@ -6,7 +6,15 @@ import { type CheckRow, fail, ok, skip } from './types.js';
 // token for Socket Mode (apps.connections.open: it hands out a websocket URL, which we do not
 // open), and the signing secret for HTTP mode.
 
-export const NEEDED_SCOPES = ['app_mentions:read', 'chat:write', 'im:history', 'channels:history'];
+// The *:history scopes also let the bridge read a place's earlier messages (thread context).
+export const NEEDED_SCOPES = [
+  'app_mentions:read',
+  'chat:write',
+  'im:history',
+  'channels:history',
+  'groups:history',
+  'mpim:history',
+];
 
 const TOKEN_HINTS: Record<string, string> = {
   invalid_auth: 'check the token',

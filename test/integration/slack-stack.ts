@@ -2,7 +2,7 @@ import type { SlackStreaming } from '../../src/config/config.js';
 import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
 import type { HandleResult, IncomingMessage, MessageHandler } from '../../src/core/ports.js';
-import type { Relay } from '../../src/core/relay.js';
+import type { Relay, RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -21,6 +21,10 @@ export interface SlackStackOptions {
   limits?: Partial<SlackLimits>;
   chunkDelayMs?: number;
   editIntervalMs?: number;
+  /** The upstream form (default b). */
+  form?: 'a' | 'b';
+  /** Relay settings a test is about (e.g. context). */
+  relaySettings?: Partial<RelaySettings>;
 }
 
 export interface SlackStack {
@@ -49,10 +53,14 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
   const relay = relayToEmulator({
     url: emu.url,
     apiKey: API_KEY,
-    form: 'b',
+    form: opts.form ?? 'b',
     store,
     botId: BOT,
-    settings: { userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
+    settings: {
+      userMessagesPerMinute: 1000,
+      streamEditIntervalMs: opts.editIntervalMs ?? 100,
+      ...opts.relaySettings,
+    },
   });
   const results: HandleResult[] = [];
   let waiters: { n: number; resolve: () => void }[] = [];

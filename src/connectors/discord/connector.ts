@@ -22,6 +22,7 @@ import { answerUnknownInteraction, handleCommand, registerCommands } from './com
 import { toPlatformError } from './errors.js';
 import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
+import { discordHistoryReader } from './history.js';
 import { inviteUrl } from './invite.js';
 import { PlaceOrder } from './place-order.js';
 import { type BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
@@ -256,6 +257,16 @@ function toIncoming(
     ...(route.startThread ? { startThread: route.startThread } : {}),
     ...(budget ? { budget } : {}),
   });
+  // A thread opened from this very message holds nothing the assistant has not seen.
+  const history =
+    route.startThread === undefined
+      ? discordHistoryReader({
+          client,
+          channelId: replyChannelId(route.place),
+          guildId: route.place.workspaceId,
+          ...(budget ? { budget } : {}),
+        })
+      : undefined;
   return {
     eventId: message.id,
     place: route.place,
@@ -269,5 +280,6 @@ function toIncoming(
     isFromBot: message.author.bot,
     receivedAt,
     sink,
+    ...(history !== undefined ? { history } : {}),
   };
 }

@@ -27,6 +27,7 @@ describe('discord helpers', () => {
     const feed = new DiscordRateLimitFeed({ observe: () => {}, limited: () => {} }, silentLogger);
     expect(feed.keyForPath('/channels/123/messages')).toBe('discord:channel:123');
     expect(feed.keyForPath('/api/v10/channels/123/messages/456')).toBe('discord:channel:123');
+    expect(feed.keyForPath('/channels/123/messages?limit=31', 'GET')).toBe('discord:channel:123:read');
     expect(feed.keyForPath('/channels/123/typing')).toBeUndefined();
     expect(feed.keyForPath('/channels/123/messages/456/threads')).toBeUndefined();
     expect(feed.keyForPath('/webhooks/1/tok/messages/@original')).toBeUndefined();

@@ -28,6 +28,14 @@ export function channelBucket(channelId: string, budget: BucketBudget = DEFAULT_
   return { key: `discord:channel:${channelId}`, limit: budget.limit, windowMs: budget.windowMs };
 }
 
+/**
+ * Reading a channel's messages (thread context): Discord counts GETs apart from writes; assumed
+ * like the write bucket until its headers say more.
+ */
+export function channelReadBucket(channelId: string, budget: BucketBudget = DEFAULT_CHANNEL_BUCKET): BucketRef {
+  return { key: `discord:channel:${channelId}:read`, limit: budget.limit, windowMs: budget.windowMs };
+}
+
 export function interactionBucket(interactionId: string, budget: BucketBudget = DEFAULT_WEBHOOK_BUCKET): BucketRef {
   return { key: `discord:interaction:${interactionId}`, limit: budget.limit, windowMs: budget.windowMs };
 }
@@ -54,11 +62,14 @@ export class DiscordRateLimitFeed {
     this.tokens.set(token, { interactionId, at: now });
   }
 
-  /** Our bucket key for a REST path (with or without the /api/v10 prefix), if a reply writes there. */
-  keyForPath(path: string): string | undefined {
+  /**
+   * Our bucket key for a REST path (with or without the /api/v10 prefix), if a reply writes there
+   * or the thread context reads there (a GET of channel messages has a bucket of its own).
+   */
+  keyForPath(path: string, method = 'POST'): string | undefined {
     const pathname = path.split('?')[0] ?? path;
     const ch = CHANNEL_MESSAGES.exec(pathname);
-    if (ch?.[1]) return `discord:channel:${ch[1]}`;
+    if (ch?.[1]) return method.toUpperCase() === 'GET' ? `discord:channel:${ch[1]}:read` : `discord:channel:${ch[1]}`;
     const wh = WEBHOOK.exec(pathname);
     if (wh?.[1]) {
       const entry = this.tokens.get(wh[1]);
@@ -72,8 +83,8 @@ export class DiscordRateLimitFeed {
     // The global limit lasts under a second and discord.js waits it out well; it is no 429 from
     // Discord and says nothing about a channel's bucket, so it must not block one.
     if (data.global) return false;
-    const key = this.keyForUrl(data.url);
     const method = data.method.toUpperCase();
+    const key = this.keyForUrl(data.url, method);
     if (key !== undefined && (method === 'POST' || method === 'PATCH')) return true;
     // Other routes (typing, threads, commands) keep discord.js's own waiting; tell the scheduler
     // anyway when the limit is on one of our buckets.
@@ -85,9 +96,9 @@ export class DiscordRateLimitFeed {
     return false;
   }
 
-  keyForUrl(url: string): string | undefined {
+  keyForUrl(url: string, method?: string): string | undefined {
     try {
-      return this.keyForPath(new URL(url).pathname);
+      return this.keyForPath(new URL(url).pathname, method);
     } catch {
       return undefined;
     }
@@ -95,7 +106,7 @@ export class DiscordRateLimitFeed {
 
   /** REST `response` event: headers → scheduler. */
   onResponse(request: APIRequest, response: ResponseLike): void {
-    const key = this.keyForPath(request.path);
+    const key = this.keyForPath(request.path, request.method);
     const body = response.body as { cancel?: () => Promise<void> } | null;
     // The event hands us a clone; release its body so it does not buffer the whole response.
     void body?.cancel?.().catch(() => {});

@@ -12,6 +12,7 @@ import {
   type SlackMessageEvent,
   stripBotMention,
 } from './events.js';
+import { slackHistoryReader } from './history.js';
 import type { SlackLimits } from './rate-limits.js';
 import type { SerialByKey } from './serial.js';
 import { chooseSink } from './sinks.js';
@@ -91,6 +92,19 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
           onPosted: (c, t) => deps.threads.mark(teamId, c, t),
         },
       );
+      // A mention at the top of a channel opens its thread: nothing in it the assistant has not seen.
+      const opensThread = trigger.kind === 'mention' && !ev.thread_ts;
+      const history = opensThread
+        ? undefined
+        : slackHistoryReader({
+            client,
+            teamId,
+            channel,
+            threadTs: place.threadId,
+            bot,
+            users: deps.users,
+            limits: deps.limits,
+          });
       const msg: IncomingMessage = {
         eventId: `${channel}:${ts}`,
         place,
@@ -111,6 +125,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         isFromBot: false,
         receivedAt,
         sink,
+        ...(history !== undefined ? { history } : {}),
       };
       deps.logger.debug({ eventId: msg.eventId, text }, 'slack message for the bot');
       void handler.handle(msg).catch((err: unknown) => {

@@ -10,12 +10,15 @@ export interface SlackLimits {
   update: { limit: number; windowMs: number };
   /** chat.appendStream / chat.stopStream: counted like tier 3, per workspace. */
   append: { limit: number; windowMs: number };
+  /** conversations.replies / conversations.history (thread context): tier 3, per workspace. */
+  history: { limit: number; windowMs: number };
 }
 
 export const DEFAULT_SLACK_LIMITS: SlackLimits = {
   post: { limit: 1, windowMs: 1000 },
   update: { limit: 50, windowMs: 60_000 },
   append: { limit: 50, windowMs: 60_000 },
+  history: { limit: 50, windowMs: 60_000 },
 };
 
 export function postBucket(limits: SlackLimits, team: string, channel: string): BucketRef {
@@ -28,6 +31,10 @@ export function updateBucket(limits: SlackLimits, team: string): BucketRef {
 
 export function appendBucket(limits: SlackLimits, team: string): BucketRef {
   return { key: `slack:${team}:append`, ...limits.append };
+}
+
+export function historyBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:history`, ...limits.history };
 }
 
 // Errors where trying the same call again may work.

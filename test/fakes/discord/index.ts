@@ -193,6 +193,22 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       gateway.dispatch('MESSAGE_CREATE', json);
       return json;
     },
+    /** A message written before the test (no gateway event): a user's, or the bot's (`authorId` = botUser.id). */
+    seedMessage(channelId: string, authorId: string, content: string): string {
+      const channel = mustChannel(channelId);
+      const author = state.user(authorId);
+      const m: FakeMessage = {
+        id: state.nextId(),
+        channelId: channel.id,
+        ...(channel.guildId === undefined ? {} : { guildId: channel.guildId }),
+        authorId: author.id,
+        content,
+        createdAt: Date.now(),
+        edits: 0,
+      };
+      state.messages.set(m.id, m);
+      return m.id;
+    },
     /** Send a payload again, as a gateway replay would. */
     redispatch(t: string, d: Record<string, unknown>): void {
       gateway.dispatch(t, d);

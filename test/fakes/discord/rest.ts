@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeGateway } from './gateway.js';
 import { HttpError, notFound, readJson, sendJson } from './http-util.js';
 import { MessageWrites } from './message-writes.js';
-import { channelJson, userJson } from './payloads.js';
+import { channelJson, messageJson, userJson } from './payloads.js';
 import type { FakeRateLimiter } from './rate-limit.js';
 import type { FakeCommand, FakeDiscordState } from './state.js';
 
@@ -65,6 +65,7 @@ export class FakeRest {
       { method: 'GET', pattern: rx(`/channels/${ID}`), handler: ([c]) => ok(this.channel(c)) },
       { method: 'POST', pattern: rx(`/channels/${ID}/typing`), handler: () => ok(null, 204) },
       { method: 'POST', pattern: rx(`/channels/${ID}/messages`), handler: ([c], b) => w.create(c, b) },
+      { method: 'GET', pattern: rx(`/channels/${ID}/messages`), handler: ([c], _b, u) => ok(this.history(c, u)) },
       { method: 'PATCH', pattern: rx(`/channels/${ID}/messages/${ID}`), handler: ([c, m], b) => w.edit(c, m, b) },
       { method: 'DELETE', pattern: rx(`/channels/${ID}/messages/${ID}`), handler: ([c, m]) => w.remove(c, m) },
       {
@@ -241,6 +242,26 @@ export class FakeRest {
     const c = id === undefined ? undefined : this.state.channels.get(id);
     if (!c) throw notFound(10003, 'Unknown Channel');
     return channelJson(c, this.state);
+  }
+
+  /** GET /channels/{id}/messages: newest first, `limit` (1-100, default 50), `before` a message id. */
+  private history(id: string | undefined, url: URL) {
+    const channel = id === undefined ? undefined : this.state.channels.get(id);
+    if (!channel) throw notFound(10003, 'Unknown Channel');
+    const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
+    const before = url.searchParams.get('before');
+    return this.state
+      .channelMessages(channel.id)
+      .filter((m) => !m.ephemeral && (before === null || BigInt(m.id) < BigInt(before)))
+      .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1))
+      .slice(0, limit)
+      .map((m) => {
+        // Discord resolves the users a message mentions.
+        const mentioned = [...m.content.matchAll(/<@!?(\d+)>/g)].flatMap((x) =>
+          x[1] !== undefined && this.state.users.has(x[1]) ? [this.state.user(x[1])] : [],
+        );
+        return messageJson(m, this.state, mentioned);
+      });
   }
 
   private putCommands(key: string, body: unknown): FakeCommand[] {

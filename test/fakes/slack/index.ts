@@ -84,6 +84,14 @@ export interface FakeSlack {
   botMessages(channel: string, threadTs?: string): FakeMessage[];
   /** Records a user's message (so conversations.replies sees it) and returns its events. */
   userPost(p: UserPost): PostedByUser;
+  /**
+   * A message that was written before the test (no event is sent): a user's, the bot's own
+   * (`user` = botUserId with `botId`), or another app's (`botId` and `username`, subtype bot_message).
+   */
+  seedMessage(
+    channel: string,
+    m: { text: string; user?: string; threadTs?: string; botId?: string; username?: string; subtype?: string },
+  ): string;
   envelope(event: Record<string, unknown>, teamId?: string): Record<string, unknown>;
   sendEvent(event: Record<string, unknown>, opts?: EnvelopeOptions & { teamId?: string }): Promise<unknown>;
   postSignedEvent(
@@ -213,6 +221,19 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       const message = { type: 'message', ...common, channel_type: channelType };
       const mentioned = p.text.includes(`<@${p.botUserId ?? ids.botUserId}>`) && channelType !== 'im';
       return { ts: m.ts, message, mention: mentioned ? { type: 'app_mention', ...common } : undefined };
+    },
+    seedMessage(channel, m) {
+      const posted = state.add({
+        channel,
+        text: m.text,
+        format: 'mrkdwn',
+        ...(m.user !== undefined ? { user: m.user } : {}),
+        ...(m.threadTs !== undefined ? { threadTs: m.threadTs } : {}),
+        ...(m.botId !== undefined ? { botId: m.botId } : {}),
+        ...(m.username !== undefined ? { username: m.username } : {}),
+        ...(m.subtype !== undefined ? { subtype: m.subtype } : {}),
+      });
+      return posted.ts;
     },
     envelope,
     async sendEvent(event, o = {}) {

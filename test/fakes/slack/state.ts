@@ -14,6 +14,8 @@ export interface FakeMessage {
   /** Every version of the text, in order (first post, each update / append). */
   versions: string[];
   subtype?: string;
+  /** A bot's name on a bot_message (another app's post). */
+  username?: string;
 }
 
 export interface TokenInfo {
@@ -70,6 +72,15 @@ export class FakeState {
 
   /** The parent message and its replies, parent first (conversations.replies). */
   thread(channel: string, ts: string): FakeMessage[] {
-    return this.list(channel).filter((m) => m.ts === ts || m.threadTs === ts);
+    return this.list(channel)
+      .filter((m) => m.ts === ts || m.threadTs === ts)
+      .sort((a, b) => Number(a.ts) - Number(b.ts));
+  }
+
+  /** Top-level messages of a channel (and thread parents), newest first (conversations.history). */
+  topLevel(channel: string): FakeMessage[] {
+    return this.list(channel)
+      .filter((m) => m.threadTs === undefined || m.threadTs === m.ts)
+      .sort((a, b) => Number(b.ts) - Number(a.ts));
   }
 }

@@ -93,7 +93,24 @@ function messageJson(m: FakeMessage): Record<string, unknown> {
     bot_id: m.botId,
     text: m.text,
     subtype: m.subtype,
+    username: m.username,
   };
+}
+
+/** Slack's `latest`/`oldest` bounds of conversations.replies and .history (exclusive unless `inclusive`). */
+function inWindow(a: Args, ts: string): boolean {
+  const inclusive = a.inclusive === true || a.inclusive === 'true' || a.inclusive === '1';
+  const latest = str(a, 'latest');
+  const oldest = str(a, 'oldest');
+  const t = Number(ts);
+  if (latest !== undefined && (inclusive ? t > Number(latest) : t >= Number(latest))) return false;
+  if (oldest !== undefined && (inclusive ? t < Number(oldest) : t <= Number(oldest))) return false;
+  return true;
+}
+
+function limitOf(a: Args, def: number): number {
+  const n = Number(a.limit ?? def);
+  return Number.isFinite(n) && n > 0 ? Math.min(n, 1000) : def;
 }
 
 type Handler = (ctx: WebApiContext, a: Args, who: TokenInfo) => Record<string, unknown>;
@@ -172,9 +189,19 @@ const handlers: Record<string, Handler> = {
   'assistant.threads.setTitle': () => ({}),
   'reactions.add': () => ({}),
   'reactions.remove': () => ({}),
+  // Oldest first from the parent, as Slack pages a thread; `limit` cuts from the old end.
   'conversations.replies': (c, a) => {
     const channel = req(a, 'channel');
-    return { messages: c.state.thread(channel, req(a, 'ts')).map(messageJson), has_more: false };
+    const all = c.state.thread(channel, req(a, 'ts')).filter((m) => inWindow(a, m.ts));
+    const limit = limitOf(a, 1000);
+    return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
+  },
+  // Newest first, top-level messages only.
+  'conversations.history': (c, a) => {
+    const channel = req(a, 'channel');
+    const all = c.state.topLevel(channel).filter((m) => inWindow(a, m.ts));
+    const limit = limitOf(a, 100);
+    return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
   },
   'users.info': (c, a) => {
     const id = req(a, 'user');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import type { DiscordConnector } from '../../../src/connectors/discord/index.js';
-import type { Relay } from '../../../src/core/relay.js';
+import type { Relay, RelaySettings } from '../../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
 import { openStore, type Store } from '../../../src/store/index.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
@@ -21,6 +21,8 @@ export interface StackOptions {
   chunkDelayMs?: number;
   editIntervalMs?: number;
   assumedBudget?: { limit: number; windowMs: number };
+  /** Relay settings a test is about (e.g. context). */
+  relaySettings?: Partial<RelaySettings>;
 }
 
 export interface Stack {
@@ -56,7 +58,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       form: opts.form ?? 'b',
       store,
       botId: BOT,
-      settings: { userMessagesPerMinute: 100, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
+      settings: {
+        userMessagesPerMinute: 100,
+        streamEditIntervalMs: opts.editIntervalMs ?? 100,
+        ...opts.relaySettings,
+      },
     });
     const connector = await connectTo(fake, relay, {
       replyMode: opts.replyMode ?? 'thread',

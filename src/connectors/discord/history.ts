@@ -1,0 +1,94 @@
+import { type Client, Routes } from 'discord.js';
+import type { HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
+import { toPlatformError } from './errors.js';
+import { type BucketBudget, channelReadBucket } from './rate-limits.js';
+
+// A Discord place's earlier messages, for the context of a new conversation
+// (core/thread-context.ts): one `GET /channels/{id}/messages?limit&before`, newest first. Mentions
+// become display names; the bot's own messages are the assistant's.
+
+interface ApiUser {
+  id: string;
+  username?: string;
+  global_name?: string | null;
+  bot?: boolean;
+}
+
+interface ApiMessage {
+  id: string;
+  type?: number;
+  content?: string;
+  timestamp?: string;
+  author?: ApiUser;
+  mentions?: ApiUser[];
+}
+
+// Default (0) and reply (19) messages are someone writing; the rest are system messages.
+const CONTENT_TYPES = new Set([0, 19]);
+/** Discord returns at most 100 messages a request. */
+const MAX_LIMIT = 100;
+
+export interface DiscordHistoryInit {
+  client: Client;
+  /** Where the place's messages are: its thread, else its channel (replyChannelId). */
+  channelId: string;
+  guildId: string | undefined;
+  budget?: BucketBudget;
+}
+
+export function discordHistoryReader(init: DiscordHistoryInit): HistoryReader {
+  const bucket = channelReadBucket(init.channelId, init.budget);
+  return {
+    buckets: [bucket],
+    async recent(req: HistoryRequest): Promise<PlaceMessage[]> {
+      const query = new URLSearchParams({ limit: String(Math.min(MAX_LIMIT, Math.max(1, req.limit))) });
+      if (req.beforeMessageId !== undefined) query.set('before', req.beforeMessageId);
+      let raw: ApiMessage[];
+      try {
+        raw = (await init.client.rest.get(Routes.channelMessages(init.channelId), { query })) as ApiMessage[];
+      } catch (err) {
+        throw toPlatformError(err, bucket.key);
+      }
+      return raw.filter((m) => m.type === undefined || CONTENT_TYPES.has(m.type)).map((m) => toPlaceMessage(init, m));
+    },
+  };
+}
+
+function displayName(init: DiscordHistoryInit, user: ApiUser | undefined): string {
+  if (user === undefined) return 'someone';
+  const member =
+    init.guildId !== undefined ? init.client.guilds.cache.get(init.guildId)?.members.cache.get(user.id) : undefined;
+  return member?.displayName ?? user.global_name ?? user.username ?? 'someone';
+}
+
+function toPlaceMessage(init: DiscordHistoryInit, m: ApiMessage): PlaceMessage {
+  const own = m.author?.id !== undefined && m.author.id === init.client.user?.id;
+  const mentioned = new Map((m.mentions ?? []).map((u) => [u.id, u]));
+  const nameOf = (id: string) => {
+    const user = mentioned.get(id) ?? init.client.users.cache.get(id);
+    return user === undefined ? 'someone' : displayName(init, { ...user, id });
+  };
+  return {
+    id: m.id,
+    author: displayName(init, m.author),
+    role: own ? 'assistant' : 'user',
+    text: readableContent(m.content ?? '', nameOf, (id) => {
+      const ch = init.client.channels.cache.get(id);
+      return ch !== undefined && 'name' in ch && typeof ch.name === 'string' ? ch.name : 'channel';
+    }),
+    ts: m.timestamp ?? new Date(0).toISOString(),
+  };
+}
+
+/** Discord markup → what a person reads: `<@123>` → `@Ann`, `<#1>` → `#general`, roles, emoji. */
+export function readableContent(
+  content: string,
+  nameOf: (userId: string) => string,
+  channelName: (channelId: string) => string = () => 'channel',
+): string {
+  return content
+    .replace(/<@!?(\d+)>/g, (_m, id: string) => `@${nameOf(id)}`)
+    .replace(/<@&\d+>/g, '@role')
+    .replace(/<#(\d+)>/g, (_m, id: string) => `#${channelName(id)}`)
+    .replace(/<a?(:\w+:)\d+>/g, '$1');
+}
