@@ -21,6 +21,8 @@ export interface SlackStackOptions {
   limits?: Partial<SlackLimits>;
   chunkDelayMs?: number;
   editIntervalMs?: number;
+  /** ATTACHMENT_MAX_BYTES for the connector. */
+  attachmentMaxBytes?: number;
 }
 
 export interface SlackStack {
@@ -77,6 +79,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     http: server,
     socketPingTimeoutMs: 500,
     ...(opts.limits ? { limits: opts.limits } : {}),
+    ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
   });
   await connector.start(tracked);
   if (opts.mode !== 'http') await fake.waitConnected();
