@@ -21,6 +21,8 @@ export interface StackOptions {
   chunkDelayMs?: number;
   editIntervalMs?: number;
   assumedBudget?: { limit: number; windowMs: number };
+  /** ATTACHMENT_MAX_BYTES for the connector. */
+  attachmentMaxBytes?: number;
 }
 
 export interface Stack {
@@ -62,6 +64,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       replyMode: opts.replyMode ?? 'thread',
       observer: relay.rateLimits,
       assumedBudget: budget,
+      ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
     });
     return { store, relay, connector };
   };
