@@ -48,7 +48,7 @@ const upstream: Handler = (req, res) => {
 };
 
 const slackApi =
-  (scopes = 'app_mentions:read,chat:write,im:history,channels:history,users:read'): Handler =>
+  (scopes = 'app_mentions:read,chat:write,im:history,channels:history,files:read,users:read'): Handler =>
   (req, res) => {
     const token = req.headers.authorization;
     if (req.url === '/api/auth.test') {
@@ -183,7 +183,7 @@ describe('doctor checks', () => {
     });
     expect(row(rows, 'slack scopes')).toMatchObject({
       status: 'FAIL',
-      detail: 'missing: im:history, channels:history',
+      detail: 'missing: im:history, channels:history, files:read',
     });
     expect(row(rows, 'slack HTTP mode').status).toBe('ok');
   });

@@ -6,7 +6,9 @@ import { type CheckRow, fail, ok, skip } from './types.js';
 // token for Socket Mode (apps.connections.open: it hands out a websocket URL, which we do not
 // open), and the signing secret for HTTP mode.
 
-export const NEEDED_SCOPES = ['app_mentions:read', 'chat:write', 'im:history', 'channels:history'];
+// files:read: without it Slack answers file downloads with a sign-in page and every shared file
+// is reported to the user as a failed download.
+export const NEEDED_SCOPES = ['app_mentions:read', 'chat:write', 'im:history', 'channels:history', 'files:read'];
 
 const TOKEN_HINTS: Record<string, string> = {
   invalid_auth: 'check the token',
