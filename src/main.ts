@@ -98,6 +98,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       config: config.discord,
       logger: componentLogger(root, 'discord'),
       rateLimits: scheduler,
+      attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(discord);
     probes.discord = () => discord.isReady();
@@ -110,6 +111,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       rateLimits: scheduler,
       installations: store.installations,
       http: server,
+      attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(slack);
     probes.slack = () => slack.isReady();

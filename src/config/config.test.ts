@@ -29,6 +29,7 @@ describe('config', () => {
       maxQueuedReplies: 256,
       userMessagesPerMinute: 20,
       streamEditIntervalMs: 1000,
+      attachmentMaxBytes: 200_000,
     });
     expect(c.discord).toMatchObject({ apiUrl: 'https://discord.com/api', replyMode: 'thread', allowedGuilds: [] });
     expect(c.slack).toBeUndefined();

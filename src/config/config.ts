@@ -65,6 +65,8 @@ export interface ServiceConfig {
   maxQueuedReplies: number;
   userMessagesPerMinute: number;
   streamEditIntervalMs: number;
+  /** ATTACHMENT_MAX_BYTES: the largest text-like file whose text is sent upstream. */
+  attachmentMaxBytes: number;
 }
 
 export interface Config {
@@ -207,6 +209,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
       streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
+      attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
     },
   };
 }

@@ -94,6 +94,7 @@ export const envSchema = z.object({
   MAX_QUEUED_REPLIES: intVar(256, 0),
   USER_MESSAGES_PER_MINUTE: intVar(20, 1),
   STREAM_EDIT_INTERVAL_MS: intVar(1000, 0),
+  ATTACHMENT_MAX_BYTES: intVar(200_000, 1),
 });
 
 export type RawEnv = z.infer<typeof envSchema>;

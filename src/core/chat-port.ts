@@ -2,6 +2,8 @@
 // the core never knows which form, which HTTP client, or which stream format is behind it: it
 // sees only the capabilities below and an opaque flavor.
 
+import type { AttachmentInfo } from './attachments.js';
+
 /** Where a message came from, sent as `metadata` with every upstream send (absent values left out). */
 export interface ChatMetadata {
   source: 'slack' | 'discord' | 'terminal' | 'test';
@@ -16,6 +18,8 @@ export interface ChatMetadata {
    * `off`): what the assistant has not seen, e.g. a thread it was mentioned in midway.
    */
   context?: ContextMessage[];
+  /** Files of the message that are described rather than sent as text (images, PDFs, …). */
+  attachments?: AttachmentInfo[];
 }
 
 /** One earlier message of a place, as the upstream receives it in `metadata.context`. */

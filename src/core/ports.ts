@@ -3,6 +3,7 @@
 // provides persistence; src/upstream provides the ChatService (see chat-port.ts). "Where" is one
 // value, the Place (place.ts), from the connector's intake to the reply sink and the store keys.
 
+import type { Attachment } from './attachments.js';
 import type { ContextMessage } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
 
@@ -28,6 +29,12 @@ export interface IncomingMessage {
   userName?: string;
   /** The user's text with the bot's own mention removed, trimmed. */
   text: string;
+  /**
+   * The message's files, already downloaded by the connector (which owns the token): text-like
+   * files carry their text, others a description, skipped ones the reason. A message with files
+   * and no text is still answered.
+   */
+  attachments?: Attachment[];
   isDm: boolean;
   mentionsBot: boolean;
   isFromBot: boolean;

@@ -149,6 +149,25 @@ describe('relay', () => {
     expect(conn.contentsIn('C3')).toEqual([MESSAGES.tooLong(10)]);
   });
 
+  it('files: a message of files only is answered; text within CHAT_MAX_MESSAGE_CHARS; skipped files told first', async () => {
+    const { conn, chat, run } = setup({ settings: { maxMessageChars: 70 } });
+    const files = [
+      { name: 'a.txt', type: 'text/plain', size: 2, text: 'hi' },
+      { name: 'long.txt', type: 'text/plain', size: 80, text: 'z'.repeat(80) },
+      { name: 'p.png', type: 'image/png', size: 2000 },
+    ];
+    expect(await run(conn.send({ text: '', attachments: files }))).toEqual(status('answered'));
+    const sent = chat.requests[0]?.message ?? '';
+    expect(sent.length).toBeLessThanOrEqual(70);
+    expect(sent).toBe('File: a.txt\n```txt\nhi\n```\n\n[attached: p.png (image/png, 2 kB)]');
+    expect(chat.requests[0]?.metadata?.attachments).toEqual([{ name: 'p.png', type: 'image/png', size: 2000 }]);
+    const shown = conn.contentsIn('C1');
+    expect(shown[0]).toBe('One file was not passed to the assistant: long.txt (too long for the message).');
+    expect(shown[1]).toBe(`You said: ${sent}`);
+    // No text and no file: still nothing to answer.
+    expect(await run(conn.send({ text: ' ', attachments: [] }))).toEqual(status('ignored'));
+  });
+
   it('answers one place in arrival order, one call at a time, in one conversation; a full queue is told', async () => {
     const { conn, chat, run, gate } = setup({ settings: { maxQueuePerPlace: 2 } });
     const g = gate();

@@ -19,6 +19,7 @@ import {
   placeKey,
   type RateLimitObserver,
 } from './ports.js';
+import { attachmentBlock, skippedNotice } from './attachments.js';
 import { type TurnHooks, runTurn } from './reply-turn.js';
 import { RateLimitScheduler } from './scheduler.js';
 import { fenceCloser } from './split.js';
@@ -272,7 +273,9 @@ export function createRelay(deps: RelayDeps): Relay {
     if (msg.isFromBot) return r('ignored');
     if (!allowed(msg)) return r('not_allowed');
     const text = msg.text.trim();
-    if (!hasVisibleText(text)) return r('ignored');
+    const files = msg.attachments ?? [];
+    // Files are content too: a file sent without a word is still a question.
+    if (!hasVisibleText(text) && files.length === 0) return r('ignored');
     // Refusals before markSeen leave the event unseen: a platform retry may still be answered.
     if (draining) return notice(msg, MESSAGES.restarting).then(() => ({ status: 'interrupted' }));
     if (places.waiting + slots.waiting >= maxQueued) {
@@ -307,7 +310,16 @@ export function createRelay(deps: RelayDeps): Relay {
     if (settings.maxMessageChars !== undefined && text.length > settings.maxMessageChars) {
       return notice(msg, MESSAGES.tooLong(settings.maxMessageChars)).then(() => ({ status: 'failed' }));
     }
-    const queued = inPlace(msg, () => answer(msg, text));
+    const withFiles =
+      files.length === 0 ? undefined : attachmentBlock(files, { userText: text, maxChars: settings.maxMessageChars });
+    const queued = inPlace(msg, async () => {
+      // Files that did not make it are named first, in the place's turn, so the notice comes
+      // before the reply; the rest of the message still goes upstream.
+      if (withFiles !== undefined && withFiles.skipped.length > 0) {
+        await notice(msg, skippedNotice(withFiles.skipped));
+      }
+      return answer(msg, withFiles?.messageText ?? text);
+    });
     if (queued !== undefined) return queued;
     return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
   }

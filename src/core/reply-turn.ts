@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { attachmentInfo } from './attachments.js';
 import { type ChatMetadata, ChatError, type ChatService, type ChatStream, type SendRequest } from './chat-port.js';
 import type { Conversations, ConversationTurn } from './conversations.js';
 import type { BridgeMetrics } from './metrics-port.js';
@@ -55,6 +56,8 @@ export function chatMetadata(msg: IncomingMessage): ChatMetadata {
   md.userId = msg.userId;
   if (msg.userName !== undefined) md.userName = msg.userName;
   md.messageId = msg.messageId;
+  const files = attachmentInfo(msg.attachments ?? []);
+  if (files.length > 0) md.attachments = files;
   return md;
 }
 

@@ -49,7 +49,7 @@ const upstream: Handler = (req, res) => {
 
 const slackApi =
   (
-    scopes = 'app_mentions:read,chat:write,im:history,channels:history,groups:history,mpim:history,users:read',
+    scopes = 'app_mentions:read,chat:write,im:history,channels:history,groups:history,mpim:history,files:read,users:read',
   ): Handler =>
   (req, res) => {
     const token = req.headers.authorization;
@@ -185,7 +185,7 @@ describe('doctor checks', () => {
     });
     expect(row(rows, 'slack scopes')).toMatchObject({
       status: 'FAIL',
-      detail: 'missing: im:history, channels:history, groups:history, mpim:history',
+      detail: 'missing: im:history, channels:history, groups:history, mpim:history, files:read',
     });
     expect(row(rows, 'slack HTTP mode').status).toBe('ok');
   });

@@ -7,6 +7,8 @@ import { type CheckRow, fail, ok, skip } from './types.js';
 // open), and the signing secret for HTTP mode.
 
 // The *:history scopes also let the bridge read a place's earlier messages (thread context).
+// files:read: without it Slack answers file downloads with a sign-in page and every shared file
+// is reported to the user as a failed download.
 export const NEEDED_SCOPES = [
   'app_mentions:read',
   'chat:write',
@@ -14,6 +16,7 @@ export const NEEDED_SCOPES = [
   'channels:history',
   'groups:history',
   'mpim:history',
+  'files:read',
 ];
 
 const TOKEN_HINTS: Record<string, string> = {

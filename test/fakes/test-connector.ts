@@ -173,6 +173,7 @@ export class TestConnector implements Connector {
       sink: this.sink(place),
     };
     if (init.userName !== undefined) msg.userName = init.userName;
+    if (init.attachments !== undefined) msg.attachments = init.attachments;
     return msg;
   }
 

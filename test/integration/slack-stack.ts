@@ -25,6 +25,8 @@ export interface SlackStackOptions {
   form?: 'a' | 'b';
   /** Relay settings a test is about (e.g. context). */
   relaySettings?: Partial<RelaySettings>;
+  /** ATTACHMENT_MAX_BYTES for the connector. */
+  attachmentMaxBytes?: number;
 }
 
 export interface SlackStack {
@@ -85,6 +87,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     http: server,
     socketPingTimeoutMs: 500,
     ...(opts.limits ? { limits: opts.limits } : {}),
+    ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
   });
   await connector.start(tracked);
   if (opts.mode !== 'http') await fake.waitConnected();

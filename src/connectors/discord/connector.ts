@@ -17,6 +17,7 @@ import {
   type ReplyTarget,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
+import { collectAttachments, type PlatformFile } from '../attachments.js';
 import { createDiscordClient } from './client.js';
 import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
 import { toPlatformError } from './errors.js';
@@ -47,6 +48,8 @@ export interface DiscordConnectorOptions {
   assumedBudget?: BucketBudget;
   /** How long start() waits for the gateway to be ready. */
   readyTimeoutMs?: number;
+  /** ATTACHMENT_MAX_BYTES: the largest text-like file passed on (default 200000). */
+  attachmentMaxBytes?: number;
 }
 
 export interface DiscordConnector extends Connector {
@@ -87,7 +90,26 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       thread,
     );
     if (!route) return;
-    const msg = toIncoming(message, route, client, logger, now(), opts.assumedBudget);
+    const receivedAt = now();
+    // Files are fetched before the message goes on, in the place's order (a later message of the
+    // place waits). CDN URLs carry their own signature: the bot token is never sent with them.
+    const files = [...message.attachments.values()].map((a): PlatformFile => ({
+      name: a.name,
+      type: a.contentType ?? '',
+      size: a.size,
+      downloadUrl: a.url,
+      publicUrl: a.url,
+    }));
+    const attachments =
+      files.length === 0
+        ? undefined
+        : await collectAttachments(files, {
+            logger,
+            ...(opts.attachmentMaxBytes !== undefined ? { maxBytes: opts.attachmentMaxBytes } : {}),
+          });
+    if (stopping) return;
+    const msg = toIncoming(message, route, client, logger, receivedAt, opts.assumedBudget);
+    if (attachments !== undefined) msg.attachments = attachments;
     logger.info(
       { eventId: msg.eventId, channelId: msg.place.channelId, threadId: msg.place.threadId, dm: msg.isDm },
       'discord: message',

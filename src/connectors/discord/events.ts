@@ -49,9 +49,9 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
   const { botId } = ctx;
   const mentionsBot = message.mentions.users.has(botId) || new RegExp(`<@!?${botId}>`).test(message.content);
   const text = stripBotMention(message.content, botId);
-  // Whitespace, zero-width characters or the bare mention: nothing to ask (no upstream call, no
-  // thread, no typing). The bridge reads no attachments on Discord, so none are lost here.
-  if (!hasVisibleText(text)) return undefined;
+  // Whitespace, zero-width characters or the bare mention, and no file: nothing to ask (no
+  // upstream call, no thread, no typing). Files are content: a file alone is a question.
+  if (!hasVisibleText(text) && message.attachments.size === 0) return undefined;
   const channel = message.channel;
   const base = { mentionsBot, text };
 

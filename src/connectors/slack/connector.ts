@@ -40,6 +40,8 @@ export interface SlackConnectorOptions {
   /** Socket Mode ping timeout and reconnect back-off step; tests shorten it. */
   socketPingTimeoutMs?: number;
   now?: () => number;
+  /** ATTACHMENT_MAX_BYTES: the largest text-like file passed on (default 200000). */
+  attachmentMaxBytes?: number;
 }
 
 export interface SlackConnector extends Connector {
@@ -124,6 +126,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     threads: new ThreadMembership(logger, now),
     users: new UserNames(now),
     serial,
+    ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
     handler: () => (started ? handler : undefined),
     now,
   };

@@ -1,4 +1,5 @@
 import type { Place } from '../../core/ports.js';
+import type { PlatformFile } from '../attachments.js';
 
 // Which Slack events are messages for the bot, and where their conversation lives.
 
@@ -14,6 +15,34 @@ export interface SlackMessageEvent {
   ts?: string;
   thread_ts?: string;
   team?: string;
+  /** Files shared with the message (subtype `file_share`). */
+  files?: SlackFile[];
+}
+
+/** The fields of a message's file this connector reads. */
+export interface SlackFile {
+  id?: string;
+  name?: string;
+  title?: string;
+  mimetype?: string;
+  size?: number;
+  /** `hosted`, `snippet`, `external`, `tombstone`, `hidden_by_limit`, … */
+  mode?: string;
+  /** Needs the bot token in the Authorization header; never given to the upstream. */
+  url_private?: string;
+  url_private_download?: string;
+}
+
+/** A Slack file as the shared downloader sees it: fetched with the bot token in a header. */
+export function slackFile(f: SlackFile, token: string | undefined): PlatformFile {
+  const url = f.mode === 'external' || f.mode === 'tombstone' ? undefined : (f.url_private_download ?? f.url_private);
+  return {
+    name: f.name ?? f.title ?? f.id ?? 'file',
+    type: f.mimetype ?? '',
+    size: f.size ?? 0,
+    ...(url !== undefined ? { downloadUrl: url } : {}),
+    ...(token !== undefined ? { headers: { authorization: `Bearer ${token}` } } : {}),
+  };
 }
 
 export type Trigger =

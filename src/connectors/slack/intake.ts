@@ -2,6 +2,7 @@ import type { webApi } from '@slack/bolt';
 import type { SlackConfig } from '../../config/config.js';
 import { type IncomingMessage, type MessageHandler, placeKey } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
+import { collectAttachments } from '../attachments.js';
 import type { SlackDestination } from './destination.js';
 import {
   allowed,
@@ -10,6 +11,7 @@ import {
   mentions,
   placeOf,
   type SlackMessageEvent,
+  slackFile,
   stripBotMention,
 } from './events.js';
 import { slackHistoryReader } from './history.js';
@@ -30,6 +32,8 @@ export interface IntakeDeps {
   threads: ThreadMembership;
   users: UserNames;
   serial: SerialByKey;
+  /** ATTACHMENT_MAX_BYTES (default 200000). */
+  attachmentMaxBytes?: number;
   /** The relay; undefined before start and after stop. */
   handler(): MessageHandler | undefined;
   now(): number;
@@ -72,7 +76,20 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
       const handler = deps.handler();
       if (!handler) return;
       const text = stripBotMention(ev.text ?? '', bot.userId);
-      const userName = await deps.users.name(client, teamId, user);
+      // Files are fetched here, with the bot token in a header, before the message goes on (in
+      // the place's order, so a later message of the place waits for them).
+      const [userName, attachments] = await Promise.all([
+        deps.users.name(client, teamId, user),
+        ev.files !== undefined && ev.files.length > 0
+          ? collectAttachments(
+              ev.files.map((f) => slackFile(f, client.token)),
+              {
+                logger: deps.logger,
+                ...(deps.attachmentMaxBytes !== undefined ? { maxBytes: deps.attachmentMaxBytes } : {}),
+              },
+            )
+          : undefined,
+      ]);
       const isDm = ev.channel_type === 'im';
       const dest: SlackDestination = {
         client,
@@ -120,6 +137,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         userId: user,
         ...(userName ? { userName } : {}),
         text,
+        ...(attachments !== undefined ? { attachments } : {}),
         isDm,
         mentionsBot: trigger.kind === 'mention' || mentions(ev.text, bot.userId),
         isFromBot: false,

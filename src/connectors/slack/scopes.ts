@@ -4,6 +4,7 @@ export const BOT_SCOPES = [
   'assistant:write',
   'channels:history',
   'chat:write',
+  'files:read',
   'groups:history',
   'im:history',
   'im:read',

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGateway } from './gateway.js';
 import { channelJson, guildJson, memberJson, messageJson, userJson } from './payloads.js';
@@ -31,6 +31,23 @@ export interface DispatchMessageInput {
   authorIsBot?: boolean;
   /** Message type; 0 = default. Anything else but 19 (reply) is a system message. */
   type?: number;
+  /** Files on the message, served at their CDN `url` by the fake (no token needed, like Discord's CDN). */
+  attachments?: FakeAttachmentInput[];
+}
+
+export interface FakeAttachmentInput {
+  name: string;
+  /** `content_type` (omitted when undefined, as Discord does for unknown types). */
+  contentType?: string;
+  content: string | Buffer;
+  /** Declared `size` (default the content's byte length). */
+  size?: number;
+}
+
+/** A request for an attachment's CDN URL. */
+export interface CdnDownload {
+  path: string;
+  authorization: string | undefined;
 }
 
 export interface DispatchInteractionInput {
@@ -68,7 +85,30 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
   const gateway = new FakeGateway(state, token, gatewayUrl, opts.heartbeatIntervalMs ?? 30_000);
   const rest = new FakeRest(state, token, limiter, gateway, gatewayUrl);
 
-  const server = createServer((req, res) => void rest.handle(req, res));
+  // The CDN: attachments by their signed URL, no token involved.
+  const cdnFiles = new Map<string, { content: Buffer; contentType: string | undefined }>();
+  const cdnDownloads: CdnDownload[] = [];
+  const serveCdn = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (!path.startsWith('/attachments/') || req.method !== 'GET') return false;
+    cdnDownloads.push({ path: req.url ?? '', authorization: req.headers.authorization });
+    const file = cdnFiles.get(path);
+    if (file === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('This content is no longer available.');
+      return true;
+    }
+    res.writeHead(200, {
+      'content-type': file.contentType ?? 'application/octet-stream',
+      'content-length': String(file.content.length),
+    });
+    res.end(file.content);
+    return true;
+  };
+  const server = createServer((req, res) => {
+    if (serveCdn(req, res)) return;
+    void rest.handle(req, res);
+  });
   server.on('upgrade', (req, socket, head) => {
     if ((req.url ?? '').startsWith('/gateway')) gateway.handleUpgrade(req, socket, head);
     else socket.destroy();
@@ -130,6 +170,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     get rateLimitHits(): number {
       return state.rateLimitHits;
     },
+    /** Requests for attachments' CDN URLs, in order. */
+    cdnDownloads,
 
     addGuild(name = 'guild'): string {
       const id = state.nextId();
@@ -190,6 +232,22 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       state.messages.set(m.id, m);
       const json = messageJson(m, state, input.mentionsBot ? [botUser] : []);
       if (input.type !== undefined) json.type = input.type;
+      json.attachments = (input.attachments ?? []).map((a) => {
+        const id = state.nextId();
+        const content = typeof a.content === 'string' ? Buffer.from(a.content) : a.content;
+        const path = `/attachments/${channel.id}/${id}/${encodeURIComponent(a.name)}`;
+        cdnFiles.set(path, { content, contentType: a.contentType });
+        // Discord signs CDN URLs (expiry and HMAC in the query); the signature is no secret.
+        const url = `http://${base}${path}?ex=${Math.floor(Date.now() / 1000 + 86_400).toString(16)}&is=0&hm=${randomBytes(8).toString('hex')}&`;
+        return {
+          id,
+          filename: a.name,
+          size: a.size ?? content.length,
+          url,
+          proxy_url: url,
+          ...(a.contentType !== undefined ? { content_type: a.contentType } : {}),
+        };
+      });
       gateway.dispatch('MESSAGE_CREATE', json);
       return json;
     },

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeFiles, type FakeFileInput, type FileDownload } from './files.js';
 import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
 import { signSlackRequest } from './signer.js';
@@ -9,7 +10,8 @@ import { type FakeMessage, FakeState } from './state.js';
 import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
 import { WriteLog, type WriteLogEntry } from './write-log.js';
 
-export type { ApiCall, FakeMessage, RateModel, RateModelName, WriteLogEntry };
+export type { ApiCall, FakeFileInput, FakeMessage, FileDownload, RateModel, RateModelName, WriteLogEntry };
+export { LOGIN_PAGE } from './files.js';
 export { signSlackRequest };
 
 // A loopback Slack: Web API under /api/, Socket Mode WebSocket under /link, plus helpers to
@@ -42,6 +44,8 @@ export interface UserPost {
   teamId?: string;
   /** The bot a mention addresses (default the fake's bot; OAuth installs have their own). */
   botUserId?: string;
+  /** Files shared with the message: hosted at their `url_private`, and the event's subtype is `file_share`. */
+  files?: FakeFileInput[];
 }
 
 export interface PostedByUser {
@@ -64,6 +68,10 @@ export interface FakeSlack {
   oauthTeamId: string;
   calls: ApiCall[];
   switches: WebApiSwitches;
+  /** Requests for shared files, in order (path, whether the token was accepted). */
+  fileDownloads: FileDownload[];
+  /** Refuse the bot token for files (as for a token without files:read): the login page is served. */
+  refuseFileToken(refuse: boolean): void;
   readonly socketConnected: boolean;
   readonly socketConnections: number;
   readonly rateLimitHits: number;
@@ -126,6 +134,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
 
   let port = 0;
   const base = () => `http://127.0.0.1:${port}`;
+  const files = new FakeFiles(state, base, ids.teamId);
   const ctx: WebApiContext = {
     state,
     limiter,
@@ -139,6 +148,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     onCall: (c) => emitter.emit('call', c),
   };
   const server: Server = createServer((req, res) => {
+    if (files.handle(req, res)) return;
     if ((req.url ?? '').startsWith('/api/') && req.method === 'POST') {
       handleWebApi(ctx, req, res).catch(() => {
         res.statusCode = 500;
@@ -176,6 +186,10 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     oauthTeamId: 'T0OAUTH',
     calls,
     switches,
+    fileDownloads: files.downloads,
+    refuseFileToken: (refuse) => {
+      files.refuseTokens = refuse;
+    },
     get socketConnected() {
       return socket.connected;
     },
@@ -216,6 +230,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         event_ts: m.ts,
         team: p.teamId ?? ids.teamId,
         ...(p.threadTs ? { thread_ts: p.threadTs } : {}),
+        ...(p.files !== undefined && p.files.length > 0
+          ? { subtype: 'file_share', files: p.files.map((f) => files.add(f)) }
+          : {}),
       };
       const channelType = p.channelType ?? (p.channel.startsWith('D') ? 'im' : 'channel');
       const message = { type: 'message', ...common, channel_type: channelType };

@@ -10,7 +10,7 @@ export type Args = Record<string, unknown>;
 
 /** The scopes manifest.json asks for, as a real installation of it would have. */
 const BOT_SCOPES =
-  'app_mentions:read,assistant:write,channels:history,chat:write,groups:history,im:history,im:read,im:write,mpim:history,reactions:write,users:read';
+  'app_mentions:read,assistant:write,channels:history,chat:write,files:read,groups:history,im:history,im:read,im:write,mpim:history,reactions:write,users:read';
 
 export interface ApiCall {
   method: string;

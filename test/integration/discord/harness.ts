@@ -64,6 +64,7 @@ export interface ConnectOptions {
   observer?: RateLimitObserver;
   assumedBudget?: { limit: number; windowMs: number };
   isOwnThread?: (threadId: string) => boolean;
+  attachmentMaxBytes?: number;
 }
 
 /** A started connector logged into `fake` (call again for a "restarted" bridge). */
@@ -84,6 +85,7 @@ export async function connectTo(
     ...(opts.observer ? { rateLimits: opts.observer } : {}),
     ...(opts.assumedBudget ? { assumedBudget: opts.assumedBudget } : {}),
     ...(opts.isOwnThread ? { isOwnThread: opts.isOwnThread } : {}),
+    ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
   });
   await connector.start(handler);
   return connector;

@@ -23,6 +23,8 @@ export interface StackOptions {
   assumedBudget?: { limit: number; windowMs: number };
   /** Relay settings a test is about (e.g. context). */
   relaySettings?: Partial<RelaySettings>;
+  /** ATTACHMENT_MAX_BYTES for the connector. */
+  attachmentMaxBytes?: number;
 }
 
 export interface Stack {
@@ -68,6 +70,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       replyMode: opts.replyMode ?? 'thread',
       observer: relay.rateLimits,
       assumedBudget: budget,
+      ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
     });
     return { store, relay, connector };
   };
