@@ -21,7 +21,7 @@ export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): Re
 
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
   const post = postBucket(deps.limits, dest.teamId, dest.channel);
-  const update = updateBucket(deps.limits, dest.teamId);
+  const update = updateBucket(deps.limits, dest.teamId, dest.channel);
   const working = createWorkingIndicator(dest, deps);
   return {
     maxChars: EDIT_MAX_CHARS,

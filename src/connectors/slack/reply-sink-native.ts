@@ -35,8 +35,8 @@ interface StreamState {
 
 export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
   const post = postBucket(deps.limits, dest.teamId, dest.channel);
-  const append = appendBucket(deps.limits, dest.teamId);
-  const update = updateBucket(deps.limits, dest.teamId);
+  const append = appendBucket(deps.limits, dest.teamId, dest.channel);
+  const update = updateBucket(deps.limits, dest.teamId, dest.channel);
   const working = createWorkingIndicator(dest, deps);
   const messages = new Map<string, StreamState>();
   /** After chat.startStream failed, every later message of this reply is posted and edited. */
