@@ -1,4 +1,4 @@
-import { ChannelBlame } from './budget/channel-blame.js';
+import { ChannelBlame, PROBE_MS } from './budget/channel-blame.js';
 import { LearnedMemory } from './budget/memory.js';
 import { BudgetModel, MINUTE } from './budget/model.js';
 import type { WriteOutcome } from './budget/outcome.js';
@@ -280,6 +280,7 @@ export class RateLimitScheduler implements WriteScheduler {
       if (confirmed === undefined) return;
       // Another channel's write went through the workspace bucket after a 429 in `confirmed`:
       // that channel has a limit of its own. Learn it, paced from the end of its block.
+      (states[i] as BudgetModel).endProbe();
       const shadow = this.buckets.get(shadowKey(slot.key, confirmed));
       if (shadow === undefined) return;
       shadow.learn(now, now);
@@ -315,11 +316,14 @@ export class RateLimitScheduler implements WriteScheduler {
     const channel = slot.ref.channelKey;
     if (channel !== undefined) {
       const shadow = this.state({ key: shadowKey(slot.key, channel), ref: slot.ref, shadow: true }, now);
-      const blame = this.blame.limited(slot.key, channel, now, !shadow.unlimited);
+      const blame = this.blame.limited(slot.key, channel, now, rl.retryAfterMs, !shadow.unlimited);
       if (blame !== 'workspace') {
         // Only this channel waits; the other channels go on in the workspace bucket.
         if (blame === 'channel') shadow.learn(now, grantedAt);
-        else shadow.lastLimitedAt = now;
+        else {
+          shadow.lastLimitedAt = now;
+          target.probe(now, PROBE_MS);
+        }
         shadow.block(now, rl.retryAfterMs);
         return;
       }
@@ -354,11 +358,15 @@ export class RateLimitScheduler implements WriteScheduler {
         continue;
       }
       const states = w.slots.map((s) => this.state(s, now));
-      const at = states.reduce((m, s) => Math.max(m, s.readyAt(now, w.rank === EDIT_RANK, this.horizonMs)), 0);
+      const ready = states.map((s) => s.readyAt(now, w.rank === EDIT_RANK, this.horizonMs));
+      const at = Math.max(0, ...ready);
       if (at <= now) {
         granted.push([w, this.grantAll(w.slots, states, now)]);
       } else {
-        for (const s of w.slots) reserved.add(s.key);
+        // A write held only by its channel's own limit leaves the workspace budget to the other
+        // channels (a per-channel 429 must not block them); otherwise it keeps all it waits for.
+        const onlyChannel = w.slots.every((s, i) => s.shadow || (ready[i] as number) <= now);
+        for (const s of w.slots) if (!onlyChannel || s.shadow) reserved.add(s.key);
         nextAt = Math.min(nextAt, at);
         remaining.push(w);
       }

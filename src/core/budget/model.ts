@@ -10,8 +10,8 @@ import type { LearnedBudget, RateLimitInfo } from '../ports.js';
 //
 // A 429 is evidence: the bucket shrinks to what the platform actually accepted (at most 0.7x,
 // never below one write per window) and is paced after the block; while no 429 comes and writes
-// wait for budget it grows back (+5% or one write per window per minute, never above 2x the
-// default, and for 10 minutes never above 90% of the rate that met the 429). A bucket whose
+// wait for budget it grows back (+5% a minute, or one write per window below the default; never
+// above 2x the default, and for 10 minutes never above 90% of the rate that met the 429). A bucket whose
 // platform sends headers (limit, remaining, reset) follows them instead of guessing.
 
 export const MINUTE = 60_000;
@@ -57,6 +57,8 @@ export class BudgetModel {
   blockedUntil = 0;
   /** From headers: at most `remaining` more grants until `until`. */
   allowance: { remaining: number; until: number } | undefined;
+  /** While a 429 is being blamed (see probe), at most one token. */
+  private probeUntil = 0;
   /** From headers: the platform's bucket is full again at this time (its window resets). */
   private resetAt: number | undefined;
   /** Final writes that live replies will need here (see WriteScheduler.hold). */
@@ -143,7 +145,8 @@ export class BudgetModel {
 
   private refill(now: number): void {
     if (now <= this.last) return;
-    this.tokens = Math.min(this.burst, this.tokens + (now - this.last) * this.rate);
+    const cap = now < this.probeUntil ? Math.min(1, this.burst) : this.burst;
+    this.tokens = Math.min(cap, this.tokens + (now - this.last) * this.rate);
     this.last = now;
     if (this.resetAt !== undefined && now >= this.resetAt) {
       this.tokens = this.burst;
@@ -167,7 +170,11 @@ export class BudgetModel {
     let cap = d.rate * MAX_GROWTH;
     if (recent) cap = Math.min(cap, SAFETY * this.rateAt429);
     if (this.rate < cap) {
-      this.rate = Math.min(cap, Math.max(this.rate * GROWTH, this.rate + this.floorRate));
+      // Below the default it may climb by a write per window a minute (a deep cut recovers in
+      // minutes, not hours); above it only by 5%, so that 90% of a rate that met a 429 is below
+      // the platform's limit again.
+      const step = this.rate < d.rate ? Math.min(d.rate, this.rate + this.floorRate) : 0;
+      this.rate = Math.min(cap, Math.max(this.rate * GROWTH, step));
       this.dirty = true;
     }
     // The burst only grows back once the 429 is old: a platform with a smaller burst than ours
@@ -277,7 +284,7 @@ export class BudgetModel {
   learn(now: number, grantedAt: number): boolean {
     const prevLimitedAt = this.lastLimitedAt;
     this.lastLimitedAt = now;
-    if (grantedAt < this.lastShrinkAt) return false;
+    if (grantedAt <= this.lastShrinkAt) return false;
     this.refill(now);
     const span = this.windowMs + this.marginMs;
     const accepted = this.acceptedSince(now - span);
@@ -303,8 +310,25 @@ export class BudgetModel {
     }
     this.lastShrinkAt = now;
     this.growthCheckAt = now;
+    this.probeUntil = 0;
     this.dirty = true;
     return true;
+  }
+
+  /**
+   * A 429 made this bucket suspect without blaming it yet: until the next answer decides, one
+   * write at a time (a burst into an empty platform bucket would be refused whole).
+   */
+  probe(now: number, untilMs: number): void {
+    if (this.unlimited) return;
+    this.refill(now);
+    this.tokens = Math.min(this.tokens, 1);
+    this.probeUntil = now + untilMs;
+  }
+
+  /** The suspicion was decided. */
+  endProbe(): void {
+    this.probeUntil = 0;
   }
 
   /**
