@@ -32,7 +32,8 @@ describe('RateLimitScheduler', () => {
   it('paces a short-window bucket: one write per window/limit, no burst (safe against any window)', async () => {
     // Was: five at once, the sixth after the window (a sliding log). A token bucket with the
     // same burst would put nearly two windows' worth in one window against a fixed-window limit;
-    // pacing keeps the full rate and can never exceed `limit` in any window.
+    // pacing keeps the full rate and can never exceed `limit` in any window. (With headers, the
+    // platform's own count allows bursts again.)
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 50 });
     const start = clock.now();

@@ -5,8 +5,8 @@ import type { LearnedBudget, RateLimitInfo } from '../ports.js';
 // Platforms publish little ("50+ per minute, short bursts allowed"); the algorithm and the burst
 // behind it are unknown. The connector's limit per window is a first guess, turned into a token
 // bucket that can never put more than `limit` writes in any window: burst b and rate
-// (limit - b + 1) per window (+ margin). Per-minute buckets start with a modest burst, short ones
-// with none (pacing gives the full rate and is safe against fixed, sliding and token limits).
+// (limit - b + 1) per window (+ margin), which is safe against fixed, sliding and token limits.
+// Per-minute buckets start with a modest burst, short ones with none.
 //
 // A 429 is evidence: the bucket shrinks to what the platform actually accepted (at most 0.7x,
 // never below one write per window) and is paced after the block; while no 429 comes and writes
@@ -97,6 +97,8 @@ export class BudgetModel {
   defaults(): { rate: number; burst: number } {
     const span = this.windowMs + this.marginMs;
     if (this.headers) return { rate: this.limit / span, burst: this.limit };
+    // A per-minute bucket allows a modest burst; a short one is paced (the full rate, and safe
+    // against window limits), until headers tell the platform's own count.
     const burst = this.windowMs >= 10_000 ? clamp(Math.floor(this.limit / 10), 1, MAX_START_BURST) : 1;
     return { rate: (this.limit - burst + 1) / span, burst };
   }
@@ -282,19 +284,14 @@ export class BudgetModel {
    * Returns whether the model shrank.
    */
   learn(now: number, grantedAt: number): boolean {
-    const prevLimitedAt = this.lastLimitedAt;
     this.lastLimitedAt = now;
     if (grantedAt <= this.lastShrinkAt) return false;
     this.refill(now);
     const span = this.windowMs + this.marginMs;
     const accepted = this.acceptedSince(now - span);
-    // What the platform accepted over the last window, and (sharper) since its previous 429,
-    // when the bucket was known to be empty: everything after that was its sustained rate.
-    let estimate = (SAFETY * accepted) / span;
-    if (now - prevLimitedAt < span && now > prevLimitedAt) {
-      const since = Math.max(0, this.acceptedSince(prevLimitedAt) - 1);
-      estimate = Math.min(estimate, (SAFETY * since) / (now - prevLimitedAt));
-    }
+    // What the platform accepted over the last window. (Not "since its previous 429": in a storm
+    // of 429s nothing is accepted between them, and that would cut the rate to the floor.)
+    const estimate = (SAFETY * accepted) / span;
     const d = this.defaults();
     if (this.unlimited) {
       this.unlimited = false;
@@ -304,7 +301,10 @@ export class BudgetModel {
       this.tokens = this.burst;
     } else {
       this.rateAt429 = this.rate;
-      this.rate = Math.max(this.floorRate, Math.min(this.rate * SHRINK, estimate));
+      // Fewer accepted than one burst is no evidence of the rate (a 429 storm right at the start,
+      // a bucket shared with someone else): then only the multiplicative cut.
+      const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
+      this.rate = Math.max(this.floorRate, cut);
       this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), accepted));
       this.tokens = Math.min(this.tokens, this.burst);
     }
@@ -364,8 +364,13 @@ export class BudgetModel {
       const until = now + info.resetAfterMs + this.marginMs;
       if (info.remaining <= 0) this.blockedUntil = Math.max(this.blockedUntil, until);
       else this.allowance = { remaining: info.remaining, until };
-      // With the platform's own limit known, its bucket is full again at the reset.
-      if (this.headers) this.resetAt = until;
+      // With the platform's own limit known, its count is ours, and its bucket is full again at
+      // the reset.
+      if (this.headers) {
+        this.refill(now);
+        if (now >= this.last) this.tokens = Math.min(this.burst, Math.max(0, info.remaining));
+        this.resetAt = until;
+      }
     }
     this.lastActivity = now;
   }
