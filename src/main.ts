@@ -4,6 +4,7 @@ import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/relay.js';
 import { RateLimitScheduler } from './core/scheduler.js';
+import { createBudgetRepo } from './store/budget-repo.js';
 import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
 import { MigrationError, openStore, type Store } from './store/index.js';
@@ -78,7 +79,12 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
   const chat = createChatService({ ...config.upstream, logger: componentLogger(root, 'upstream') });
-  const scheduler = new RateLimitScheduler({ clock: systemClock });
+  const scheduler = new RateLimitScheduler({
+    clock: systemClock,
+    // What was learned about the platforms' limits survives a restart.
+    store: createBudgetRepo(store.db),
+    onStoreError: (err) => log.warn({ err }, 'could not keep a learned rate limit'),
+  });
   const server = createHttpServer({
     host: config.service.host,
     port: config.service.port,
@@ -191,6 +197,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       await Promise.allSettled(connectors.map((c) => c.stop()));
       await server.close();
       await chat.close();
+      scheduler.close(); // saves the newest lessons before the database closes
       store.close();
     },
   };

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { PlatformRateLimitedError, type ReplySink } from './ports.js';
-import type { WriteScheduler } from './scheduler.js';
+import { errorOutcome, okOutcome, type WriteScheduler } from './scheduler.js';
 
 // A short message from the bridge itself (slow down, too long, reset done): one final post,
 // through the same scheduler as replies. Best effort: a failure is logged, never thrown.
@@ -14,14 +14,16 @@ export async function postNotice(
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const grant = await scheduler.acquire(sink.buckets('post'), 'final');
-      const res = await sink.post(text, { final: true, part: 0 }).finally(() => grant.done());
-      for (const info of res.rateLimits ?? []) scheduler.observe(info);
+      try {
+        grant.done(okOutcome(await sink.post(text, { final: true, part: 0 })));
+      } catch (err) {
+        grant.done(errorOutcome(err));
+        throw err;
+      }
       return;
     } catch (err) {
-      if (err instanceof PlatformRateLimitedError) {
-        scheduler.limited(err.bucket, err.retryAfterMs);
-        continue;
-      }
+      // A 429 went to the scheduler with the grant: try again when it allows.
+      if (err instanceof PlatformRateLimitedError) continue;
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not post a notice');
       return;
     }

@@ -83,6 +83,12 @@ export interface BucketRef {
   /** Writes allowed per window (a default; learned values from headers replace it). */
   limit: number;
   windowMs: number;
+  /**
+   * The channel a write in a workspace-wide bucket goes to. The scheduler then also keeps an
+   * implicit per-channel bucket (`${key}#${channelKey}`), unlimited until a 429 that only this
+   * channel gets teaches it a limit: platforms may limit a method per channel without saying so.
+   */
+  channelKey?: string;
 }
 
 /** What the platform told us about a bucket on a successful write (from rate-limit headers). */
@@ -288,3 +294,25 @@ export interface RateLimitObserver {
 }
 
 export const ignoreRateLimits: RateLimitObserver = { observe: () => {}, limited: () => {} };
+
+// ---- learned rate-limit budgets (the scheduler's memory across restarts) ----
+
+/** What the scheduler learned about one bucket (see src/core/budget). */
+export interface LearnedBudget {
+  /** Bucket key; a per-channel bucket is `${workspaceBucketKey}#${channelKey}`. */
+  key: string;
+  /** Sustained writes per minute. */
+  perMinute: number;
+  /** Writes allowed at once (token bucket capacity). */
+  burst: number;
+  /** When the last 429 came (epoch ms), and the rate (per minute) assumed then. */
+  limitedAt?: number;
+  limitedPerMinute?: number;
+  updatedAt: number;
+}
+
+/** Keeps learned budgets so a restart does not relearn them by 429s. Implemented in src/store. */
+export interface BudgetStore {
+  load(): LearnedBudget[];
+  save(b: LearnedBudget): void;
+}

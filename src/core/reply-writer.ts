@@ -1,5 +1,5 @@
 import { PlatformRateLimitedError, PlatformWriteError, type WriteResult } from './ports.js';
-import type { WriteGrant, WritePriority } from './scheduler.js';
+import { errorOutcome, okOutcome, type WriteGrant, type WritePriority } from './scheduler.js';
 import { cutAt, fenceCloser, splitOnce } from './split.js';
 import type { FinishOptions, ReplyWriterOptions, WriterResult } from './reply-writer-options.js';
 
@@ -256,13 +256,12 @@ export class ReplyWriter {
         result = await sink.edit(this.msg.id, text, opts);
       }
     } catch (err) {
-      grant.done();
+      grant.done(errorOutcome(err));
       await this.onWriteError(err);
       return false;
     }
-    grant.done();
+    grant.done(okOutcome(result));
     this.retries = 0;
-    for (const info of result.rateLimits ?? []) scheduler.observe(info);
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.part > 0 ? 'continuation' : 'post');
     this.msg.sent = text;
     this.msg.final = final;
@@ -290,10 +289,10 @@ export class ReplyWriter {
   }
 
   private async onWriteError(err: unknown): Promise<void> {
-    const { scheduler, metrics, platform, logger } = this.o;
+    const { metrics, platform, logger } = this.o;
     if (err instanceof PlatformRateLimitedError) {
-      // The scheduler holds the bucket; the loop retries with whatever text is current then.
-      scheduler.limited(err.bucket, err.retryAfterMs);
+      // The grant told the scheduler, which holds the bucket; the loop retries with whatever text
+      // is current then.
       metrics.platformRateLimited(platform, err.bucket);
       logger.warn({ bucket: err.bucket, retryAfterMs: err.retryAfterMs }, 'platform rate limit hit');
       return;

@@ -29,17 +29,19 @@ describe('RateLimitScheduler', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
-  it('holds the 6th write of a 5-per-5s bucket until the window (plus margin) has passed', async () => {
+  it('paces a short-window bucket: one write per window/limit, no burst (safe against any window)', async () => {
+    // Was: five at once, the sixth after the window (a sliding log). A token bucket with the
+    // same burst would put nearly two windows' worth in one window against a fixed-window limit;
+    // pacing keeps the full rate and can never exceed `limit` in any window. (With headers, the
+    // platform's own count allows bursts again.)
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 50 });
     const start = clock.now();
-    for (let i = 0; i < 5; i++) await s.acquire([chan('a')], 'edit');
-    let at = 0;
-    void s.acquire([chan('a')], 'edit').then(() => (at = clock.now()));
-    await clock.advance(5049);
-    expect(at).toBe(0);
-    await clock.advance(1);
-    expect(at).toBe(start + 5050);
+    const times: number[] = [];
+    for (let i = 0; i < 6; i++) void s.acquire([chan('a')], 'edit').then(() => times.push(clock.now() - start));
+    await clock.advance(6000);
+    expect(times).toEqual([0, 1010, 2020, 3030, 4040, 5050]);
+    expect(maxInWindow(times, 5000)).toBeLessThanOrEqual(5);
     // another bucket is not affected
     let other = false;
     void s.acquire([chan('b')], 'edit').then(() => (other = true));
@@ -76,6 +78,8 @@ describe('RateLimitScheduler', () => {
     await clock.settle();
     expect(order).toEqual([]);
     await clock.advance(500);
+    expect(order).toEqual(['final']); // the edit had budget at once, but the final reserved it
+    await clock.advance(500); // the shared bucket is paced at 2 per second
     expect(order).toEqual(['final', 'edit']);
   });
 
@@ -84,16 +88,14 @@ describe('RateLimitScheduler', () => {
     const s = new RateLimitScheduler({ clock, marginMs: 10 });
     await s.acquire([chan('a', 50, 1000)], 'edit');
     s.observe({ bucket: 'ch:a', limit: 2, remaining: 0, resetAfterMs: 300 });
-    let at = 0;
     const t0 = clock.now();
-    void s.acquire([chan('a', 50, 1000)], 'edit').then(() => (at = clock.now()));
-    await clock.advance(310);
-    expect(at).toBe(t0 + 310);
-    // learned limit 2: a third write waits until the first leaves the window (t0 + 1000 + margin)
-    let third = 0;
-    void s.acquire([chan('a', 50, 1000)], 'edit').then(() => (third = clock.now()));
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) void s.acquire([chan('a', 50, 1000)], 'edit').then(() => times.push(clock.now() - t0));
     await clock.advance(2000);
-    expect(third).toBe(t0 + 1010);
+    // the platform's window of 2 is full again at the reset: two go then, the third is paced at
+    // the learned 2 per window (was: after the first left a sliding window, 1010)
+    expect(times.slice(0, 2)).toEqual([310, 310]);
+    expect(times[2]).toBeGreaterThanOrEqual(310 + 505);
   });
 
   it('a remaining allowance from headers caps grants until its reset', async () => {
@@ -105,7 +107,8 @@ describe('RateLimitScheduler', () => {
     for (let i = 0; i < 3; i++) void s.acquire([chan('a', 100, 1000)], 'edit').then(() => times.push(clock.now()));
     await clock.advance(1000);
     const t0 = clock.now() - 1000;
-    expect(times).toEqual([t0, t0, t0 + 400]);
+    // paced at 100 per second (was: both at once), the third only after the reset
+    expect(times).toEqual([t0 + 10, t0 + 20, t0 + 400]);
   });
 
   it('a 429 blocks the bucket for retry-after plus margin', async () => {
@@ -166,38 +169,47 @@ describe('RateLimitScheduler', () => {
     expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
   });
 
-  it("edits leave the budget held for live replies' finals; finals may use it", async () => {
+  it("edits leave the budget held for live replies' finals; finals go at once", async () => {
+    // Was a 5-per-5 s bucket whose 5th slot was the final's. With token buckets, what a held final
+    // needs is a token within the final horizon (2 s): a slowly refilling per-minute bucket.
     const clock = new ManualClock();
-    const s = new RateLimitScheduler({ clock, marginMs: 10 });
-    const release = s.hold([chan('a')]); // one live reply will need a final
-    for (let i = 0; i < 4; i++) await s.acquire([chan('a')], 'edit');
-    let edit = false;
-    void s.acquire([chan('a')], 'edit').then(() => (edit = true));
-    await Promise.resolve();
-    expect(edit).toBe(false); // the 5th slot is the final's
-    let final = false;
-    void s.acquire([chan('a')], 'final').then(() => (final = true));
-    await Promise.resolve();
-    expect(final).toBe(true); // at once, not after the window
-    release();
-    await clock.advance(5011);
-    expect(edit).toBe(true);
+    const s = new RateLimitScheduler({ clock, marginMs: 0 });
+    const team: BucketRef = { key: 'team', limit: 50, windowMs: 60_000 }; // burst 4, 47 per minute
+    const releases = [s.hold([team]), s.hold([team]), s.hold([team])];
+    let edits = 0;
+    for (let i = 0; i < 4; i++) void s.acquire([team], 'edit').then(() => edits++);
+    await clock.settle();
+    // 3 finals held, 1.6 tokens refill within 2 s: an edit may leave no less than 1.4 tokens
+    expect(edits).toBe(2);
+    const finals: number[] = [];
+    for (let i = 0; i < 3; i++) void s.acquire([team], 'final').then(() => finals.push(clock.now()));
+    await clock.settle();
+    expect(finals).toHaveLength(2); // at once, not behind the waiting edits
+    await clock.advance(2000);
+    expect(finals).toHaveLength(3); // the third within the horizon
+    expect(edits).toBe(2);
+    for (const r of releases) r();
+    await clock.advance(5000);
+    expect(edits).toBe(4);
   });
 
   it('with more live replies than budget, edits wait and every final still goes', async () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 10 });
     const bucket = chan('team', 3, 1000);
-    const releases = Array.from({ length: 5 }, () => s.hold([bucket]));
+    // 10 held finals: more than the bucket can pay within the horizon (6)
+    const releases = Array.from({ length: 10 }, () => s.hold([bucket]));
+    expect(s.canAffordFinal([bucket])).toBe(false);
     let edits = 0;
     for (let i = 0; i < 5; i++) void s.acquire([bucket], 'edit').then(() => edits++);
     const finals: number[] = [];
     for (let i = 0; i < 5; i++) void s.acquire([bucket], 'final').then(() => finals.push(clock.now()));
-    await clock.advance(1500);
+    await clock.advance(2000);
     expect(edits).toBe(0);
-    expect(finals).toHaveLength(5); // 3 at once, 2 after the window
+    expect(finals).toHaveLength(5); // paced, 3 per second
     for (const r of releases) r();
     for (const r of releases) r(); // releasing twice is harmless
+    expect(s.canAffordFinal([bucket])).toBe(true);
     await clock.advance(3000);
     expect(edits).toBe(5);
   });

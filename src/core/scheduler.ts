@@ -1,14 +1,22 @@
-import type { BucketRef, Clock, RateLimitInfo, RateLimitObserver } from './ports.js';
+import { ChannelBlame, PROBE_MS } from './budget/channel-blame.js';
+import { LearnedMemory } from './budget/memory.js';
+import { BudgetModel, MINUTE } from './budget/model.js';
+import type { WriteOutcome } from './budget/outcome.js';
+import type { BucketRef, BudgetStore, Clock, RateLimitInfo, RateLimitObserver } from './ports.js';
+
+export { errorOutcome, okOutcome, type WriteOutcome } from './budget/outcome.js';
 
 // One rate-limit scheduler for every platform write of every reply.
 //
-// Each bucket keeps a log of the times its writes were answered (see WriteGrant) and allows at
-// most `limit` of them in any window of `windowMs + margin` (a sliding window is never looser
-// than the platforms' fixed windows, and the margin absorbs clock jitter and request latency).
-// What the platform says replaces the defaults: a learned limit, a `remaining` allowance until
-// the reset, and blocks from 429s. Waiters are served by priority (final > first > edit), FIFO
-// within a priority; since each reply has at most one write pending, FIFO gives round-robin
-// fairness across replies.
+// Each bucket is a learned token bucket (budget/model.ts): the connector's limit per window is a
+// first guess, 429s shrink it, quiet pressure grows it back, headers replace it. A write in a
+// workspace-wide bucket that names its channel also counts in an implicit per-channel bucket,
+// unlimited until a 429 blames that channel (budget/channel-blame.ts). Every write's outcome comes
+// back through its grant's done(): accepted (with headers), refused (429) or failed.
+//
+// Waiters are served by priority (final > first > edit), FIFO within a priority; since each reply
+// has at most one write pending, FIFO gives round-robin fairness across replies. Live replies
+// hold their final's budget, so intermediate edits never spend what the finals need.
 
 export type WritePriority = 'final' | 'first' | 'edit';
 
@@ -21,18 +29,25 @@ export interface SchedulerOptions {
   marginMs?: number;
   /** A bucket with no activity for this long is forgotten (bounded memory). Default 10 min. */
   forgetAfterMs?: number;
+  /**
+   * A held final must be payable within this long (tokens now plus what refills meanwhile):
+   * edits leave that much, and canAffordFinal asks it. Default 2 s.
+   */
+  finalHorizonMs?: number;
+  /** Where learned budgets are kept across restarts. */
+  store?: BudgetStore;
+  /** A bucket's learned budget is written at most this often. Default 5 s. */
+  saveEveryMs?: number;
+  /** A store that failed (the lesson is kept in memory). */
+  onStoreError?: (err: unknown) => void;
 }
 
-/**
- * A granted write. `done()` once the platform answered: the write then counts in its buckets
- * from that moment, not from the grant, since the platform counted it somewhere in between —
- * under load a request can reach it hundreds of ms after the grant, and the next one less late.
- */
+/** A granted write. `done(outcome)` once the platform answered (default: accepted). */
 export interface WriteGrant {
-  done(): void;
+  done(outcome?: WriteOutcome): void;
 }
 
-/** What a ReplyWriter needs: acquire before a write, report what the platform said after it. */
+/** What the pump needs: acquire before a write, report its outcome through the grant. */
 export interface WriteScheduler extends RateLimitObserver {
   acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant>;
   /**
@@ -40,38 +55,50 @@ export interface WriteScheduler extends RateLimitObserver {
    * budget free, so finals never wait behind edits. Returns the release (idempotent).
    */
   hold(buckets: readonly BucketRef[]): () => void;
+  /**
+   * Would one more live reply's final fit, with the finals already held, in what these buckets
+   * can pay within the final horizon? (A reply that would not can post once when it ends.)
+   */
+  canAffordFinal(buckets: readonly BucketRef[]): boolean;
 }
 
-interface BucketState {
+/** A bucket a write counts in: one of its BucketRefs, or the implicit per-channel bucket of one. */
+interface Slot {
   key: string;
-  limit: number;
-  windowMs: number;
-  /** Times of granted writes (moved to their answer by done()), oldest first; at most `limit`. */
-  grants: number[];
-  blockedUntil: number;
-  /** From headers: at most `remaining` more grants until `until`. */
-  allowance: { remaining: number; until: number } | undefined;
-  lastActivity: number;
-  /** Made by a 429 before any write: the first BucketRef seen supplies the real budget. */
-  provisional: boolean;
-  /** Final writes that live replies will need here (see hold). */
-  held: number;
+  ref: BucketRef;
+  shadow: boolean;
 }
 
 interface Waiter {
   seq: number;
   rank: number;
-  buckets: readonly BucketRef[];
+  slots: readonly Slot[];
   resolve: (grant: WriteGrant) => void;
   reject: (err: unknown) => void;
   cleanup: () => void;
+}
+
+export function shadowKey(key: string, channelKey: string): string {
+  return `${key}#${channelKey}`;
+}
+
+function expand(buckets: readonly BucketRef[]): Slot[] {
+  const slots: Slot[] = [];
+  for (const ref of buckets) {
+    slots.push({ key: ref.key, ref, shadow: false });
+    if (ref.channelKey !== undefined) slots.push({ key: shadowKey(ref.key, ref.channelKey), ref, shadow: true });
+  }
+  return slots;
 }
 
 export class RateLimitScheduler implements WriteScheduler {
   private readonly clock: Clock;
   private readonly marginOverride: number | undefined;
   private readonly forgetAfterMs: number;
-  private readonly buckets = new Map<string, BucketState>();
+  private readonly horizonMs: number;
+  private readonly buckets = new Map<string, BudgetModel>();
+  private readonly memory: LearnedMemory;
+  private readonly blame = new ChannelBlame();
   /** Sorted by (rank, seq). */
   private waiters: Waiter[] = [];
   private seq = 0;
@@ -81,31 +108,27 @@ export class RateLimitScheduler implements WriteScheduler {
   constructor(opts: SchedulerOptions) {
     this.clock = opts.clock;
     this.marginOverride = opts.marginMs;
-    this.forgetAfterMs = opts.forgetAfterMs ?? 10 * 60_000;
+    this.forgetAfterMs = opts.forgetAfterMs ?? 10 * MINUTE;
+    this.horizonMs = opts.finalHorizonMs ?? 2000;
+    this.memory = new LearnedMemory(opts.store, opts.saveEveryMs ?? 5000, opts.onStoreError ?? (() => {}));
   }
 
   acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const now = this.clock.now();
     this.sweep(now);
-    const states = buckets.map((b) => this.state(b, now));
+    const slots = expand(buckets);
+    const states = slots.map((s) => this.state(s, now));
     const rank = PRIORITY_RANK[priority];
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
     if (
-      !this.waiters.some((w) => sharesBucket(w.buckets, buckets)) &&
-      states.every((s) => this.readyAt(s, now, rank) <= now)
+      !this.waiters.some((w) => sharesBucket(w.slots, slots)) &&
+      states.every((s) => s.readyAt(now, rank === EDIT_RANK, this.horizonMs) <= now)
     ) {
-      return Promise.resolve(this.grantAll(states, now));
+      return Promise.resolve(this.grantAll(slots, states, now));
     }
     return new Promise<WriteGrant>((resolve, reject) => {
-      const waiter: Waiter = {
-        seq: this.seq++,
-        rank,
-        buckets,
-        resolve,
-        reject,
-        cleanup: () => {},
-      };
+      const waiter: Waiter = { seq: this.seq++, rank, slots, resolve, reject, cleanup: () => {} };
       if (signal !== undefined) {
         const onAbort = () => {
           this.waiters = this.waiters.filter((w) => w !== waiter);
@@ -120,40 +143,27 @@ export class RateLimitScheduler implements WriteScheduler {
     });
   }
 
+  /** Out-of-band headers (an SDK's response event): as if they came with a write's answer. */
   observe(info: RateLimitInfo): void {
-    const now = this.clock.now();
     const s = this.buckets.get(info.bucket);
     if (s === undefined) return; // a bucket we never wrote to: nothing to correct
-    if (info.limit !== undefined && info.limit > 0) {
-      s.limit = info.limit;
-      if (s.grants.length > s.limit) s.grants.splice(0, s.grants.length - s.limit);
-    }
-    if (info.resetAfterMs !== undefined && info.resetAfterMs > s.windowMs) s.windowMs = info.resetAfterMs;
-    if (info.remaining !== undefined && info.resetAfterMs !== undefined) {
-      const until = now + info.resetAfterMs + this.margin(s);
-      if (info.remaining <= 0) s.blockedUntil = Math.max(s.blockedUntil, until);
-      else s.allowance = { remaining: info.remaining, until };
-    }
-    s.lastActivity = now;
+    s.observe(info, this.clock.now());
     this.serve();
   }
 
+  /**
+   * An out-of-band 429 (a call that was no granted write): the bucket is blocked and paced after,
+   * but learns nothing, since the write it refused was not ours to count.
+   */
   limited(bucket: string, retryAfterMs: number): void {
     const now = this.clock.now();
-    let s = this.buckets.get(bucket);
-    if (s === undefined) {
-      // A 429 on a bucket we have no state for (e.g. reported out of band): remember the block.
-      s = this.state({ key: bucket, limit: 1, windowMs: retryAfterMs }, now);
-      s.provisional = true;
-    }
-    s.blockedUntil = Math.max(s.blockedUntil, now + retryAfterMs + this.margin(s));
-    s.lastActivity = now;
+    this.limitedKey(bucket, retryAfterMs, now);
     this.serve();
   }
 
   hold(buckets: readonly BucketRef[]): () => void {
     const now = this.clock.now();
-    const states = buckets.map((b) => this.state(b, now));
+    const states = expand(buckets).map((s) => this.state(s, now));
     for (const s of states) s.held++;
     let released = false;
     return () => {
@@ -164,15 +174,34 @@ export class RateLimitScheduler implements WriteScheduler {
     };
   }
 
-  /** Numbers for tests. */
+  canAffordFinal(buckets: readonly BucketRef[]): boolean {
+    const now = this.clock.now();
+    return expand(buckets).every((slot) => this.state(slot, now).affords(now, this.horizonMs, 1));
+  }
+
+  /** Numbers for tests and metrics. */
   stats(): { buckets: number; waiting: number } {
     return { buckets: this.buckets.size, waiting: this.waiters.length };
   }
 
-  /** Reject every waiter and stop the timer (tests; the service lets replies write their finals). */
+  /** A bucket's current model (per minute), for tests and metrics; undefined if not known. */
+  budget(key: string): { perMinute: number; burst: number; blockedUntil: number; learned: boolean } | undefined {
+    const s = this.buckets.get(key);
+    if (s === undefined) return undefined;
+    return {
+      perMinute: s.unlimited ? Number.POSITIVE_INFINITY : s.rate * MINUTE,
+      burst: s.burst,
+      blockedUntil: s.blockedUntil,
+      learned: Number.isFinite(s.lastShrinkAt),
+    };
+  }
+
+  /** Reject every waiter, stop the timer and save what was learned (shutdown). */
   close(reason: unknown = new Error('scheduler closed')): void {
     this.timer?.clear();
     this.timer = undefined;
+    const now = this.clock.now();
+    for (const s of this.buckets.values()) this.memory.save(s, now, true);
     const ws = this.waiters;
     this.waiters = [];
     for (const w of ws) {
@@ -181,79 +210,126 @@ export class RateLimitScheduler implements WriteScheduler {
     }
   }
 
-  private margin(s: { windowMs: number }): number {
-    return this.marginOverride ?? Math.max(50, Math.ceil(s.windowMs * 0.05));
+  private margin(windowMs: number): number {
+    return this.marginOverride ?? Math.max(50, Math.ceil(windowMs * 0.05));
   }
 
-  private state(ref: BucketRef, now: number): BucketState {
-    let s = this.buckets.get(ref.key);
+  private state(slot: Slot, now: number): BudgetModel {
+    let s = this.buckets.get(slot.key);
     if (s === undefined) {
-      s = {
-        key: ref.key,
-        limit: Math.max(1, ref.limit),
-        windowMs: ref.windowMs,
-        grants: [],
-        blockedUntil: 0,
-        allowance: undefined,
-        lastActivity: now,
-        provisional: false,
-        held: 0,
-      };
-      this.buckets.set(ref.key, s);
+      const { limit, windowMs } = slot.ref;
+      s = new BudgetModel({
+        key: slot.key,
+        limit,
+        windowMs,
+        marginMs: this.margin(windowMs),
+        now,
+        shadow: slot.shadow,
+      });
+      const learned = this.memory.get(slot.key);
+      if (learned !== undefined) s.applyLearned(learned, now);
+      this.buckets.set(slot.key, s);
     } else if (s.provisional) {
-      s.provisional = false;
-      s.limit = Math.max(1, ref.limit);
-      s.windowMs = ref.windowMs;
+      s.reconfigure(slot.ref.limit, slot.ref.windowMs, this.margin(slot.ref.windowMs), now);
     }
     return s;
   }
 
-  /**
-   * The earliest time a write of this rank may be granted in this bucket. Intermediate edits leave
-   * the budget held for live replies' finals; with more replies than budget they wait (possibly
-   * for good: the reply's final write then carries all its text) — edits slow down, finals do not.
-   */
-  private readyAt(s: BucketState, now: number, rank: number): number {
-    const keep = rank === EDIT_RANK ? s.held : 0;
-    const cap = s.limit - keep;
-    if (cap <= 0) return Number.POSITIVE_INFINITY;
-    let at = s.blockedUntil;
-    if (s.allowance !== undefined) {
-      if (now >= s.allowance.until) s.allowance = undefined;
-      else if (s.allowance.remaining <= keep) at = Math.max(at, s.allowance.until);
+  private limitedKey(bucket: string, retryAfterMs: number, now: number): void {
+    let s = this.buckets.get(bucket);
+    if (s === undefined) {
+      // A 429 on a bucket we have no state for: remember the block until a write names it.
+      s = new BudgetModel({ key: bucket, limit: 1, windowMs: retryAfterMs, marginMs: this.margin(retryAfterMs), now });
+      s.provisional = true;
+      this.buckets.set(bucket, s);
     }
-    if (s.grants.length >= cap) {
-      const oldest = s.grants[s.grants.length - cap] as number;
-      at = Math.max(at, oldest + s.windowMs + this.margin(s));
-    }
-    return at;
+    s.lastLimitedAt = now;
+    s.block(now, retryAfterMs);
   }
 
-  /** Grant a write in every bucket; its done() moves the grant's time to when the platform answered. */
-  private grantAll(states: readonly BucketState[], at: number): WriteGrant {
-    for (const s of states) this.grant(s, at);
+  /** Grant a write in every bucket; its done() reports what the platform said. */
+  private grantAll(slots: readonly Slot[], states: readonly BudgetModel[], at: number): WriteGrant {
+    for (const s of states) s.grant(at);
     let settled = false;
     return {
-      done: () => {
+      done: (outcome: WriteOutcome = { ok: true }) => {
         if (settled) return;
         settled = true;
         const now = this.clock.now();
-        if (now <= at) return;
-        for (const s of states) {
-          const i = s.grants.lastIndexOf(at);
-          if (i < 0) continue; // already out of the log
-          s.grants[i] = now;
-          s.grants.sort((a, b) => a - b);
-        }
+        if (outcome.ok) this.accepted(slots, states, at, outcome.rateLimits ?? [], now);
+        else if ('rateLimited' in outcome) this.refused(slots, states, at, outcome.rateLimited, now);
+        // A write that failed otherwise may have counted: its token stays spent.
+        for (const s of states) this.memory.save(s, now);
+        this.serve();
       },
     };
   }
 
-  private grant(s: BucketState, now: number): void {
-    s.grants.push(now);
-    if (s.grants.length > s.limit) s.grants.splice(0, s.grants.length - s.limit);
-    if (s.allowance !== undefined) s.allowance.remaining--;
-    s.lastActivity = now;
+  private accepted(
+    slots: readonly Slot[],
+    states: readonly BudgetModel[],
+    grantedAt: number,
+    rateLimits: readonly RateLimitInfo[],
+    now: number,
+  ): void {
+    slots.forEach((slot, i) => {
+      (states[i] as BudgetModel).accept(now);
+      const channel = slot.ref.channelKey;
+      if (slot.shadow || channel === undefined) return;
+      const confirmed = this.blame.accepted(slot.key, channel, now, grantedAt);
+      if (confirmed === undefined) return;
+      // Another channel's write went through the workspace bucket after a 429 in `confirmed`:
+      // that channel has a limit of its own. Learn it, paced from the end of its block.
+      (states[i] as BudgetModel).endProbe();
+      const shadow = this.buckets.get(shadowKey(slot.key, confirmed));
+      if (shadow === undefined) return;
+      shadow.learn(now, now);
+      shadow.block(now, Math.max(0, shadow.blockedUntil - now - shadow.marginMs));
+      this.memory.save(shadow, now);
+    });
+    for (const info of rateLimits) this.buckets.get(info.bucket)?.observe(info, now);
+  }
+
+  private refused(
+    slots: readonly Slot[],
+    states: readonly BudgetModel[],
+    grantedAt: number,
+    rl: { retryAfterMs: number; bucket?: string; global?: boolean },
+    now: number,
+  ): void {
+    // The refused write was not spent anywhere.
+    for (const s of states) s.refund();
+    if (rl.global) {
+      // The platform paused everything for a moment: block, but no bucket of ours is to blame.
+      slots.forEach((slot, i) => {
+        if (!slot.shadow) (states[i] as BudgetModel).block(now, rl.retryAfterMs);
+      });
+      return;
+    }
+    const i = rl.bucket === undefined ? 0 : slots.findIndex((s) => !s.shadow && s.key === rl.bucket);
+    if (i < 0) {
+      this.limitedKey(rl.bucket as string, rl.retryAfterMs, now);
+      return;
+    }
+    const slot = slots[i] as Slot;
+    const target = states[i] as BudgetModel;
+    const channel = slot.ref.channelKey;
+    if (channel !== undefined) {
+      const shadow = this.state({ key: shadowKey(slot.key, channel), ref: slot.ref, shadow: true }, now);
+      const blame = this.blame.limited(slot.key, channel, now, rl.retryAfterMs, !shadow.unlimited);
+      if (blame !== 'workspace') {
+        // Only this channel waits; the other channels go on in the workspace bucket.
+        if (blame === 'channel') shadow.learn(now, grantedAt);
+        else {
+          shadow.lastLimitedAt = now;
+          target.probe(now, PROBE_MS);
+        }
+        shadow.block(now, rl.retryAfterMs);
+        return;
+      }
+    }
+    target.learn(now, grantedAt);
+    target.block(now, rl.retryAfterMs);
   }
 
   private insert(w: Waiter): void {
@@ -277,16 +353,20 @@ export class RateLimitScheduler implements WriteScheduler {
     const remaining: Waiter[] = [];
     const granted: Array<[Waiter, WriteGrant]> = [];
     for (const w of this.waiters) {
-      if (w.buckets.some((b) => reserved.has(b.key))) {
+      if (w.slots.some((s) => reserved.has(s.key))) {
         remaining.push(w);
         continue;
       }
-      const states = w.buckets.map((b) => this.state(b, now));
-      const at = states.reduce((m, s) => Math.max(m, this.readyAt(s, now, w.rank)), 0);
+      const states = w.slots.map((s) => this.state(s, now));
+      const ready = states.map((s) => s.readyAt(now, w.rank === EDIT_RANK, this.horizonMs));
+      const at = Math.max(0, ...ready);
       if (at <= now) {
-        granted.push([w, this.grantAll(states, now)]);
+        granted.push([w, this.grantAll(w.slots, states, now)]);
       } else {
-        for (const b of w.buckets) reserved.add(b.key);
+        // A write held only by its channel's own limit leaves the workspace budget to the other
+        // channels (a per-channel 429 must not block them); otherwise it keeps all it waits for.
+        const onlyChannel = w.slots.every((s, i) => s.shadow || (ready[i] as number) <= now);
+        for (const s of w.slots) if (!onlyChannel || s.shadow) reserved.add(s.key);
         nextAt = Math.min(nextAt, at);
         remaining.push(w);
       }
@@ -317,20 +397,20 @@ export class RateLimitScheduler implements WriteScheduler {
     this.timer = { clear: () => handle.clear(), at };
   }
 
-  /** Forget buckets idle long enough that they hold no limit worth knowing (bounded memory). */
+  /** Forget buckets idle long enough (bounded memory); what they learned stays in LearnedMemory. */
   private sweep(now: number): void {
     if (now - this.lastSweep < 1000 && this.buckets.size < 10_000) return;
     this.lastSweep = now;
-    const inUse = new Set(this.waiters.flatMap((w) => w.buckets.map((b) => b.key)));
+    const inUse = new Set(this.waiters.flatMap((w) => w.slots.map((s) => s.key)));
     for (const [key, s] of this.buckets) {
-      if (inUse.has(key) || s.held > 0) continue;
-      const quietSince = Math.max(s.lastActivity, s.blockedUntil, s.allowance?.until ?? 0);
-      const windowOver = (s.grants.at(-1) ?? 0) + s.windowMs + this.margin(s) <= now;
-      if (windowOver && now - quietSince >= this.forgetAfterMs) this.buckets.delete(key);
+      if (inUse.has(key) || !s.forgettable(now, this.forgetAfterMs)) continue;
+      this.memory.save(s, now, true);
+      this.buckets.delete(key);
+      if (!s.shadow) this.blame.forget(key);
     }
   }
 }
 
-function sharesBucket(a: readonly BucketRef[], b: readonly BucketRef[]): boolean {
+function sharesBucket(a: readonly Slot[], b: readonly Slot[]): boolean {
   return a.some((x) => b.some((y) => y.key === x.key));
 }

@@ -25,12 +25,18 @@ export function postBucket(limits: SlackLimits, team: string, channel: string): 
   return { key: `slack:${team}:${channel}:post`, ...limits.post };
 }
 
-export function updateBucket(limits: SlackLimits, team: string): BucketRef {
-  return { key: `slack:${team}:update`, ...limits.update };
+// Per workspace, but a write names its channel: should Slack also limit a channel's updates, the
+// scheduler learns that channel's limit without slowing the others.
+export function updateBucket(limits: SlackLimits, team: string, channel?: string): BucketRef {
+  const ref: BucketRef = { key: `slack:${team}:update`, ...limits.update };
+  if (channel !== undefined) ref.channelKey = channel;
+  return ref;
 }
 
-export function appendBucket(limits: SlackLimits, team: string): BucketRef {
-  return { key: `slack:${team}:append`, ...limits.append };
+export function appendBucket(limits: SlackLimits, team: string, channel?: string): BucketRef {
+  const ref: BucketRef = { key: `slack:${team}:append`, ...limits.append };
+  if (channel !== undefined) ref.channelKey = channel;
+  return ref;
 }
 
 export function historyBucket(limits: SlackLimits, team: string): BucketRef {

@@ -16,7 +16,7 @@ export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): Re
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
   const { channelId: channel, threadId: threadTs } = dest.place;
   const post = postBucket(deps.limits, teamOf(dest.place), channel);
-  const update = updateBucket(deps.limits, teamOf(dest.place));
+  const update = updateBucket(deps.limits, teamOf(dest.place), channel);
   const working = createWorkingIndicator(dest, deps);
   return {
     maxChars: EDIT_MAX_CHARS,

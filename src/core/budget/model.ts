@@ -1,0 +1,388 @@
+import type { LearnedBudget, RateLimitInfo } from '../ports.js';
+
+// One bucket's budget as a learned token bucket: a sustained rate and a burst.
+//
+// Platforms publish little ("50+ per minute, short bursts allowed"); the algorithm and the burst
+// behind it are unknown. The connector's limit per window is a first guess, turned into a token
+// bucket that can never put more than `limit` writes in any window: burst b and rate
+// (limit - b + 1) per window (+ margin), which is safe against fixed, sliding and token limits.
+// Per-minute buckets start with a modest burst, short ones with none.
+//
+// A 429 is evidence: the bucket shrinks to what the platform actually accepted (at most 0.7x,
+// never below one write per window) and is paced after the block; while no 429 comes and writes
+// wait for budget it grows back (+5% a minute, or one write per window below the default; never
+// above 2x the default, and for 10 minutes never above 90% of the rate that met the 429). A bucket whose
+// platform sends headers (limit, remaining, reset) follows them instead of guessing.
+
+export const MINUTE = 60_000;
+/** After a 429 the rate is at most this fraction of what it was. */
+const SHRINK = 0.7;
+/** An estimate from accepted writes is discounted by this much (ours are never exact). */
+const SAFETY = 0.9;
+const GROWTH = 1.05;
+const MAX_GROWTH = 2;
+/** For this long after a 429 the rate stays below 90% of the one that met it. */
+export const RECENT_LIMIT_MS = 10 * MINUTE;
+const MAX_START_BURST = 4;
+
+export interface ModelInit {
+  key: string;
+  limit: number;
+  windowMs: number;
+  marginMs: number;
+  now: number;
+  /** An implicit per-channel bucket: unlimited until a 429 teaches it a limit. */
+  shadow?: boolean;
+}
+
+export class BudgetModel {
+  readonly key: string;
+  readonly shadow: boolean;
+  /** The reference budget: the connector's default, or the platform's headers once seen. */
+  limit: number;
+  windowMs: number;
+  marginMs: number;
+  /** The platform sent a limit in headers: those numbers replace the guess. */
+  headers = false;
+  /** A shadow bucket that has not met a 429 yet. */
+  unlimited: boolean;
+  /** Made by a 429 reported before any write: the first BucketRef supplies the real budget. */
+  provisional = false;
+  /** Tokens per ms. */
+  rate: number;
+  burst: number;
+  private tokens: number;
+  /** Tokens are valued at this time; in the future while a block lasts (no refill during it). */
+  private last: number;
+  blockedUntil = 0;
+  /** From headers: at most `remaining` more grants until `until`. */
+  allowance: { remaining: number; until: number } | undefined;
+  /** While a 429 is being blamed (see probe), at most one token. */
+  private probeUntil = 0;
+  /** From headers: the platform's bucket is full again at this time (its window resets). */
+  private resetAt: number | undefined;
+  /** Final writes that live replies will need here (see WriteScheduler.hold). */
+  held = 0;
+  lastActivity: number;
+  lastShrinkAt = Number.NEGATIVE_INFINITY;
+  lastLimitedAt = Number.NEGATIVE_INFINITY;
+  /** The rate (per ms) assumed when the last 429 came. */
+  rateAt429 = 0;
+  private growthCheckAt: number;
+  /** Some write waited for this bucket's tokens since the last growth check (demand is there). */
+  private pressed = false;
+  /** Times of accepted writes within the last window (for estimates after a 429). */
+  private accepted: number[] = [];
+  /** Learned numbers changed since they were last saved. */
+  dirty = false;
+  lastSavedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(init: ModelInit) {
+    this.key = init.key;
+    this.shadow = init.shadow ?? false;
+    this.unlimited = this.shadow;
+    this.limit = Math.max(1, init.limit);
+    this.windowMs = Math.max(1, init.windowMs);
+    this.marginMs = init.marginMs;
+    const d = this.defaults();
+    this.rate = d.rate;
+    this.burst = d.burst;
+    this.tokens = d.burst;
+    this.last = init.now;
+    this.lastActivity = init.now;
+    this.growthCheckAt = init.now;
+  }
+
+  /** The first guess for this bucket's reference budget. */
+  defaults(): { rate: number; burst: number } {
+    const span = this.windowMs + this.marginMs;
+    if (this.headers) return { rate: this.limit / span, burst: this.limit };
+    // A per-minute bucket allows a modest burst; a short one is paced (the full rate, and safe
+    // against window limits), until headers tell the platform's own count.
+    const burst = this.windowMs >= 10_000 ? clamp(Math.floor(this.limit / 10), 1, MAX_START_BURST) : 1;
+    return { rate: (this.limit - burst + 1) / span, burst };
+  }
+
+  /** Never less than one write per window. */
+  private get floorRate(): number {
+    return 1 / (this.windowMs + this.marginMs);
+  }
+
+  /** A provisional bucket meets its real budget. */
+  reconfigure(limit: number, windowMs: number, marginMs: number, now: number): void {
+    this.provisional = false;
+    this.limit = Math.max(1, limit);
+    this.windowMs = Math.max(1, windowMs);
+    this.marginMs = marginMs;
+    this.refill(now);
+    const d = this.defaults();
+    this.rate = d.rate;
+    this.burst = d.burst;
+    this.tokens = Math.min(this.tokens, this.burst);
+  }
+
+  /** Restore what was learned before (a restart, or a bucket forgotten while idle). */
+  applyLearned(l: LearnedBudget, now: number): void {
+    const d = this.defaults();
+    this.unlimited = false;
+    this.rate = clamp(l.perMinute / MINUTE, this.floorRate, d.rate * MAX_GROWTH);
+    this.burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, 1));
+    this.tokens = Math.min(this.tokens, this.burst);
+    if (l.limitedAt !== undefined) {
+      this.lastLimitedAt = l.limitedAt;
+      this.lastShrinkAt = l.limitedAt;
+      this.rateAt429 = (l.limitedPerMinute ?? l.perMinute) / MINUTE;
+    }
+    this.growthCheckAt = now;
+  }
+
+  toLearned(now: number): LearnedBudget {
+    const l: LearnedBudget = { key: this.key, perMinute: this.rate * MINUTE, burst: this.burst, updatedAt: now };
+    if (Number.isFinite(this.lastLimitedAt)) {
+      l.limitedAt = this.lastLimitedAt;
+      l.limitedPerMinute = this.rateAt429 * MINUTE;
+    }
+    return l;
+  }
+
+  private refill(now: number): void {
+    if (now <= this.last) return;
+    const cap = now < this.probeUntil ? Math.min(1, this.burst) : this.burst;
+    this.tokens = Math.min(cap, this.tokens + (now - this.last) * this.rate);
+    this.last = now;
+    if (this.resetAt !== undefined && now >= this.resetAt) {
+      this.tokens = this.burst;
+      this.resetAt = undefined;
+    }
+  }
+
+  /** Bring tokens and growth up to `now`. */
+  refresh(now: number): void {
+    this.refill(now);
+    if (now - this.growthCheckAt < MINUTE) return;
+    const quiet = now - this.lastLimitedAt >= MINUTE;
+    if (this.pressed && quiet && !this.unlimited) this.grow(now);
+    this.pressed = false;
+    this.growthCheckAt = now;
+  }
+
+  private grow(now: number): void {
+    const d = this.defaults();
+    const recent = now - this.lastShrinkAt < RECENT_LIMIT_MS;
+    let cap = d.rate * MAX_GROWTH;
+    if (recent) cap = Math.min(cap, SAFETY * this.rateAt429);
+    if (this.rate < cap) {
+      // Below the default it may climb by a write per window a minute (a deep cut recovers in
+      // minutes, not hours); above it only by 5%, so that 90% of a rate that met a 429 is below
+      // the platform's limit again.
+      const step = this.rate < d.rate ? Math.min(d.rate, this.rate + this.floorRate) : 0;
+      this.rate = Math.min(cap, Math.max(this.rate * GROWTH, step));
+      this.dirty = true;
+    }
+    // The burst only grows back once the 429 is old: a platform with a smaller burst than ours
+    // would otherwise refuse the same burst again.
+    if (!recent && this.burst < d.burst) {
+      this.burst += 1;
+      this.dirty = true;
+    }
+  }
+
+  /**
+   * The earliest time a write may be granted here. An intermediate edit (isEdit) leaves the
+   * budget that live replies' finals need: after it, the tokens left plus what refills within
+   * `horizonMs` must still pay every held final.
+   */
+  readyAt(now: number, isEdit: boolean, horizonMs: number): number {
+    this.refresh(now);
+    let at = this.blockedUntil;
+    if (this.unlimited) return at;
+    const keep = isEdit ? this.held : 0;
+    if (this.allowance !== undefined) {
+      if (now >= this.allowance.until) this.allowance = undefined;
+      else if (this.allowance.remaining <= keep) at = Math.max(at, this.allowance.until);
+    }
+    const need = isEdit ? Math.max(1, this.held + 1 - this.rate * horizonMs) : 1;
+    if (need > this.burst) {
+      this.pressed = true;
+      return Number.POSITIVE_INFINITY; // until a hold is released
+    }
+    if (this.tokens < need) {
+      let t = Math.max(now, this.last) + Math.ceil((need - this.tokens) / this.rate);
+      if (this.resetAt !== undefined) t = Math.min(t, Math.max(now, this.resetAt));
+      if (t > now) this.pressed = true;
+      at = Math.max(at, t);
+    } else if (this.last > now) {
+      at = Math.max(at, this.last);
+    }
+    return at;
+  }
+
+  /** Can this bucket pay `extra` more writes beyond the held finals within the horizon? */
+  affords(now: number, horizonMs: number, extra: number): boolean {
+    this.refresh(now);
+    const until = now + horizonMs;
+    if (this.blockedUntil > until) return false;
+    if (this.unlimited) return true;
+    const need = this.held + extra;
+    if (this.allowance !== undefined && now < this.allowance.until && this.allowance.until > until) {
+      if (this.allowance.remaining < need) return false;
+    }
+    const from = Math.max(now, this.last);
+    const by = until <= from ? this.tokens : Math.min(this.burst, this.tokens + (until - from) * this.rate);
+    return by >= need;
+  }
+
+  grant(now: number): void {
+    this.refill(now);
+    this.lastActivity = now;
+    if (this.unlimited) return;
+    this.tokens -= 1;
+    if (this.tokens < 1) this.pressed = true;
+    if (this.allowance !== undefined) this.allowance.remaining--;
+  }
+
+  /**
+   * The platform accepted the write. It counted it somewhere between the grant and now (under load
+   * a request can reach it hundreds of ms late, the next one less late): so the write's token
+   * refills from the answer, not the grant.
+   */
+  accept(now: number): void {
+    this.lastActivity = now;
+    this.accepted.push(now);
+    this.trimAccepted(now);
+    if (this.unlimited || now < this.last) return;
+    this.refill(now);
+    this.tokens = Math.min(this.tokens, this.burst - 1);
+  }
+
+  /** The write was refused (or the refusal was another bucket's): its token was not spent. */
+  refund(): void {
+    if (this.unlimited) return;
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+    if (this.allowance !== undefined) this.allowance.remaining++;
+  }
+
+  /** Accepted writes in (from, to]. */
+  acceptedSince(from: number): number {
+    let n = 0;
+    for (let i = this.accepted.length - 1; i >= 0 && (this.accepted[i] as number) > from; i--) n++;
+    return n;
+  }
+
+  private trimAccepted(now: number): void {
+    const from = now - this.windowMs - this.marginMs;
+    let drop = 0;
+    while (drop < this.accepted.length && (this.accepted[drop] as number) <= from) drop++;
+    const max = 4 * this.limit + 16;
+    drop = Math.max(drop, this.accepted.length - max);
+    if (drop > 0) this.accepted.splice(0, drop);
+  }
+
+  /**
+   * A 429 that blames this bucket. The first after a change of the model shrinks it; one for a
+   * write granted before the last shrink was sent under the old model and only extends the block.
+   * Returns whether the model shrank.
+   */
+  learn(now: number, grantedAt: number): boolean {
+    this.lastLimitedAt = now;
+    if (grantedAt <= this.lastShrinkAt) return false;
+    this.refill(now);
+    const span = this.windowMs + this.marginMs;
+    const accepted = this.acceptedSince(now - span);
+    // What the platform accepted over the last window. (Not "since its previous 429": in a storm
+    // of 429s nothing is accepted between them, and that would cut the rate to the floor.)
+    const estimate = (SAFETY * accepted) / span;
+    const d = this.defaults();
+    if (this.unlimited) {
+      this.unlimited = false;
+      this.rateAt429 = Math.max(this.floorRate, accepted / span);
+      this.rate = Math.max(this.floorRate, estimate);
+      this.burst = clamp(Math.floor(accepted / 2), 1, d.burst);
+      this.tokens = this.burst;
+    } else {
+      this.rateAt429 = this.rate;
+      // Fewer accepted than one burst is no evidence of the rate (a 429 storm right at the start,
+      // a bucket shared with someone else): then only the multiplicative cut.
+      const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
+      this.rate = Math.max(this.floorRate, cut);
+      this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), accepted));
+      this.tokens = Math.min(this.tokens, this.burst);
+    }
+    this.lastShrinkAt = now;
+    this.growthCheckAt = now;
+    this.probeUntil = 0;
+    this.dirty = true;
+    return true;
+  }
+
+  /**
+   * A 429 made this bucket suspect without blaming it yet: until the next answer decides, one
+   * write at a time (a burst into an empty platform bucket would be refused whole).
+   */
+  probe(now: number, untilMs: number): void {
+    if (this.unlimited) return;
+    this.refill(now);
+    this.tokens = Math.min(this.tokens, 1);
+    this.probeUntil = now + untilMs;
+  }
+
+  /** The suspicion was decided. */
+  endProbe(): void {
+    this.probeUntil = 0;
+  }
+
+  /**
+   * The platform refused writes for `retryAfterMs`. When the block ends one write may go and the
+   * rest are paced at the sustained rate: never every waiter at once.
+   */
+  block(now: number, retryAfterMs: number): void {
+    this.refill(now);
+    const end = now + retryAfterMs + this.marginMs;
+    this.blockedUntil = Math.max(this.blockedUntil, end);
+    this.lastActivity = now;
+    if (this.unlimited) return;
+    const at = Math.max(end, this.last);
+    const refilled = Math.min(this.burst, this.tokens + (at - this.last) * this.rate);
+    this.tokens = Math.min(1, refilled);
+    this.last = at;
+  }
+
+  /** Headers from a write's answer (or an SDK's event). */
+  observe(info: RateLimitInfo, now: number): void {
+    if (info.resetAfterMs !== undefined && info.resetAfterMs > this.windowMs) this.windowMs = info.resetAfterMs;
+    if (info.limit !== undefined && info.limit > 0 && (!this.headers || info.limit !== this.limit)) {
+      this.refill(now);
+      this.headers = true;
+      this.unlimited = false;
+      this.limit = info.limit;
+      const d = this.defaults();
+      this.rate = d.rate;
+      this.burst = d.burst;
+      this.tokens = Math.min(this.tokens, this.burst);
+    }
+    if (info.remaining !== undefined && info.resetAfterMs !== undefined) {
+      const until = now + info.resetAfterMs + this.marginMs;
+      if (info.remaining <= 0) this.blockedUntil = Math.max(this.blockedUntil, until);
+      else this.allowance = { remaining: info.remaining, until };
+      // With the platform's own limit known, its count is ours, and its bucket is full again at
+      // the reset.
+      if (this.headers) {
+        this.refill(now);
+        if (now >= this.last) this.tokens = Math.min(this.burst, Math.max(0, info.remaining));
+        this.resetAt = until;
+      }
+    }
+    this.lastActivity = now;
+  }
+
+  /** Idle long enough that its runtime state says nothing (learned numbers are kept elsewhere). */
+  forgettable(now: number, forgetAfterMs: number): boolean {
+    if (this.held > 0) return false;
+    const quietSince = Math.max(this.lastActivity, this.blockedUntil, this.allowance?.until ?? 0, this.last);
+    return now - quietSince >= forgetAfterMs;
+  }
+}
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, n));
+}

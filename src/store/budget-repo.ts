@@ -1,0 +1,60 @@
+import type Database from 'better-sqlite3';
+import type { BudgetStore, LearnedBudget } from '../core/ports.js';
+
+// The scheduler's learned rate-limit budgets (migrations/0003_learned_budgets.sql). A lesson older
+// than `maxAgeMs` is dropped when loading: limits change, and relearning one costs a 429 or two.
+
+interface Row {
+  bucket_key: string;
+  per_minute: number;
+  burst: number;
+  limited_at: number | null;
+  limited_per_minute: number | null;
+  updated_at: number;
+}
+
+export interface BudgetRepoOptions {
+  /** Forget lessons older than this (default 7 days). */
+  maxAgeMs?: number;
+  now?: () => number;
+}
+
+export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions = {}): BudgetStore {
+  const maxAgeMs = opts.maxAgeMs ?? 7 * 24 * 60 * 60_000;
+  const now = opts.now ?? Date.now;
+  const prune = db.prepare('DELETE FROM learned_budgets WHERE updated_at < ?');
+  const all = db.prepare('SELECT * FROM learned_budgets');
+  const upsert = db.prepare(
+    `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
+     VALUES (@key, @perMinute, @burst, @limitedAt, @limitedPerMinute, @updatedAt)
+     ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
+       limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
+       updated_at = excluded.updated_at`,
+  );
+  return {
+    load() {
+      prune.run(now() - maxAgeMs);
+      return (all.all() as Row[]).map((r) => {
+        const b: LearnedBudget = {
+          key: r.bucket_key,
+          perMinute: r.per_minute,
+          burst: r.burst,
+          updatedAt: r.updated_at,
+        };
+        if (r.limited_at !== null) b.limitedAt = r.limited_at;
+        if (r.limited_per_minute !== null) b.limitedPerMinute = r.limited_per_minute;
+        return b;
+      });
+    },
+    save(b) {
+      upsert.run({
+        key: b.key,
+        perMinute: b.perMinute,
+        burst: b.burst,
+        limitedAt: b.limitedAt ?? null,
+        limitedPerMinute: b.limitedPerMinute ?? null,
+        updatedAt: b.updatedAt,
+      });
+    },
+  };
+}
