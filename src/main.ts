@@ -35,6 +35,14 @@ export async function run(_args: string[]): Promise<number> {
     }
     throw err;
   }
+  if (config.postgres) {
+    // The PostgreSQL store exists (migrate, doctor) but the core does not run on it yet: running on
+    // SQLite instead would let replicas that meant to share a database answer events twice.
+    process.stderr.write(
+      'Configuration error:\n  - DATABASE_URL: `start` does not run on PostgreSQL yet (`migrate` and `doctor` do); unset it to run on SQLite at DATABASE_PATH\n',
+    );
+    return 2;
+  }
   const root = createLogger({ level: config.service.logLevel });
   const log = componentLogger(root, 'main');
   installCrashHandlers(log);

@@ -60,3 +60,45 @@ describe('assistant-bridge migrate', () => {
     expect(res.stderr).toMatch(/PORT/);
   });
 });
+
+describe('assistant-bridge migrate with DATABASE_URL', async () => {
+  const { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } = await import('../../test/support/pg.js');
+  const skip = await pgSkipReason();
+  const schema = testSchemaName();
+  afterEach(async () => {
+    if (!skip) await dropSchema(schema);
+  });
+
+  it.skipIf(skip !== undefined)(
+    'migrates PostgreSQL once, then finds it up to date; never prints the password',
+    async () => {
+      const pg = (await import('pg')).default;
+      const admin = new pg.Client({ connectionString: PG_TEST_URL });
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA "${schema}"`).finally(() => admin.end());
+      const u = new URL(PG_TEST_URL);
+      u.password = 'not-needed-with-trust';
+      u.searchParams.set('options', `-c search_path=${schema}`);
+      const env = { DATABASE_PATH: join(dir, 'unused.db'), DATABASE_URL: u.toString() };
+
+      const first = await migrateCli(env);
+      expect(first).toMatchObject({ code: 0, stderr: '' });
+      expect(first.stdout).toMatch(/^applied \d+ migration\(s\) to postgres(ql)?:\/\/[^:]*@[^ ]+: 0001_init/);
+      const again = await migrateCli(env);
+      expect(again).toMatchObject({ code: 0, stderr: '' });
+      expect(again.stdout).toMatch(/ is up to date\n$/);
+      expect(first.stdout + again.stdout).not.toContain('not-needed-with-trust');
+    },
+  );
+
+  it('says in one line when PostgreSQL does not answer', async () => {
+    const res = await migrateCli({
+      DATABASE_PATH: join(dir, 'unused.db'),
+      DATABASE_URL: 'postgres://bridge:s3cret@127.0.0.1:1/bridge',
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^cannot migrate postgres:\/\/bridge@127\.0\.0\.1:1\/bridge: unreachable: /);
+    expect(res.stderr).not.toContain('s3cret');
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

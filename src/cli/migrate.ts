@@ -8,7 +8,10 @@ export interface MigrateIo {
   env?: Env;
 }
 
-/** `assistant-bridge migrate`: apply migrations/ to DATABASE_PATH and exit. */
+/**
+ * `assistant-bridge migrate`: apply migrations/ to DATABASE_PATH and exit; with DATABASE_URL,
+ * migrations/postgres/ to that PostgreSQL database instead.
+ */
 export async function run(
   _args: string[],
   io: MigrateIo = { stdout: process.stdout, stderr: process.stderr },
@@ -16,6 +19,7 @@ export async function run(
   let path = 'the database';
   try {
     const raw = parseRawEnv(readEnv(io.env ?? process.env));
+    if (raw.DATABASE_URL !== undefined) return await migratePostgres(raw.DATABASE_URL, io);
     path = raw.DATABASE_PATH;
     // The bare database, not openStore: the repositories prepare statements on tables that a
     // fresh database does not have until the migrations below have run.
@@ -47,5 +51,33 @@ export async function run(
       return 1;
     }
     throw err;
+  }
+}
+
+async function migratePostgres(url: string, io: MigrateIo): Promise<number> {
+  // Loaded only here: the SQLite path needs no PostgreSQL driver.
+  const { classifyPgError, createPgPool, describePgUrl, migratePg } = await import('../store/pg/index.js');
+  const where = describePgUrl(url);
+  const pool = createPgPool(url);
+  try {
+    // Under the same advisory lock replicas take at start: safe while they run or start.
+    const applied = await migratePg(pool);
+    io.stdout.write(
+      applied.length === 0
+        ? `database ${where} is up to date\n`
+        : `applied ${applied.length} migration(s) to ${where}: ${applied.join(', ')}\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof MigrationError) {
+      io.stderr.write(`migration failed: ${err.message}\n`);
+      return 1;
+    }
+    const bad = classifyPgError(err);
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr.write(`cannot migrate ${where}: ${bad?.reason ?? message}\n`);
+    return 1;
+  } finally {
+    await pool.end().catch(() => undefined);
   }
 }

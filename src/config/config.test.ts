@@ -151,3 +151,37 @@ describe('BOT_ROUTES', () => {
     expect(botFor({ platform: 'test', workspaceId: 'T1', channelId: 'C2' })).toBe('default-bot');
   });
 });
+
+describe('config: DATABASE_URL and replicas', () => {
+  const env = { ...base, DISCORD_BOT_TOKEN: 'x' };
+
+  it('uses SQLite unless DATABASE_URL names PostgreSQL, and names this replica', () => {
+    const c = loadConfig(env);
+    expect(c.postgres).toBeUndefined();
+    expect(c.replica).toEqual({ id: expect.stringMatching(new RegExp(`-${process.pid}$`)), leaseSeconds: 15 });
+    for (const url of ['postgres://u:p@db:5432/bridge', 'postgresql://db/bridge?sslmode=require']) {
+      expect(loadConfig({ ...env, DATABASE_URL: url }).postgres).toEqual({ url });
+    }
+    expect(loadConfig({ ...env, DATABASE_URL: ' ', REPLICA_ID: 'web-1', REPLICA_LEASE_SECONDS: '30' })).toMatchObject({
+      postgres: undefined,
+      replica: { id: 'web-1', leaseSeconds: 30 },
+    });
+  });
+
+  it('refuses another scheme by name, without echoing the URL (it may hold a password)', () => {
+    for (const url of ['mysql://u:hunter2@db/x', 'sqlite:./x.db', 'postgres://', 'hunter2']) {
+      let message = '';
+      try {
+        loadConfig({ ...env, DATABASE_URL: url });
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+      expect(message).not.toContain('hunter2');
+    }
+    expect(() => loadConfig({ ...env, REPLICA_LEASE_SECONDS: '0' })).toThrow(
+      /REPLICA_LEASE_SECONDS: must be at least 1/,
+    );
+  });
+});

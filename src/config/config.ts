@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { parse as parseDotenv } from 'dotenv';
 import { envSchema, type RawEnv } from './env-schema.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
@@ -69,11 +70,27 @@ export interface ServiceConfig {
   attachmentMaxBytes: number;
 }
 
+/** DATABASE_URL: PostgreSQL instead of SQLite. The URL may hold a password: never log it. */
+export interface PostgresConfig {
+  url: string;
+}
+
+/** This replica in a database several replicas share. */
+export interface ReplicaConfig {
+  /** REPLICA_ID; default hostname and pid. */
+  id: string;
+  /** REPLICA_LEASE_SECONDS: a heartbeat older than this means the replica is gone. */
+  leaseSeconds: number;
+}
+
 export interface Config {
   upstream: UpstreamConfig;
   slack: SlackConfig | undefined;
   discord: DiscordConfig | undefined;
   service: ServiceConfig;
+  /** Set when DATABASE_URL is: PostgreSQL holds the data; unset: SQLite at service.databasePath. */
+  postgres: PostgresConfig | undefined;
+  replica: ReplicaConfig;
 }
 
 /** A configuration mistake: printed as its message (no stack), exit status 2. */
@@ -97,11 +114,15 @@ export function readEnv(env: Env = process.env, dotenvPath = '.env'): Env {
   return { ...fromFile, ...env };
 }
 
+const REDACTED = new Set(['DATABASE_URL']);
+
 export function parseRawEnv(env: Env): RawEnv {
   const result = envSchema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((i) => {
       const name = String(i.path[0] ?? 'environment');
+      // A database URL may carry a password: say what was wrong, not what was given.
+      if (REDACTED.has(name)) return `${name}: ${i.message}`;
       return `${name}: ${i.message} (got ${JSON.stringify(env[name] ?? '')})`;
     });
     throw new ConfigError(problems);
@@ -210,6 +231,11 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
       streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
       attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
+    },
+    postgres: raw.DATABASE_URL !== undefined ? { url: raw.DATABASE_URL } : undefined,
+    replica: {
+      id: raw.REPLICA_ID ?? `${hostname()}-${process.pid}`,
+      leaseSeconds: raw.REPLICA_LEASE_SECONDS,
     },
   };
 }

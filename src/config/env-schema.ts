@@ -39,6 +39,18 @@ const urlVar = (def?: string) =>
     z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
   );
 
+// DATABASE_URL holds a password: its checks never echo it (parseRawEnv redacts it too).
+const postgresUrlVar = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .trim()
+    .refine((v) => /^postgres(ql)?:\/\/[^/?#]/i.test(v) && URL.canParse(v), {
+      message: 'must be a postgres:// or postgresql:// URL (unset it to use SQLite at DATABASE_PATH)',
+    })
+    .optional(),
+);
+
 const listVar = z.preprocess(
   emptyToUndefined,
   z
@@ -95,6 +107,9 @@ export const envSchema = z.object({
   USER_MESSAGES_PER_MINUTE: intVar(20, 1),
   STREAM_EDIT_INTERVAL_MS: intVar(1000, 0),
   ATTACHMENT_MAX_BYTES: intVar(200_000, 1),
+  DATABASE_URL: postgresUrlVar,
+  REPLICA_ID: optionalString,
+  REPLICA_LEASE_SECONDS: intVar(15, 1, 3600),
 });
 
 export type RawEnv = z.infer<typeof envSchema>;

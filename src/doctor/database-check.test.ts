@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/index.js';
-import { checkDatabasePath } from './database-check.js';
+import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../../test/support/pg.js';
+import { createPgStore } from '../store/pg/index.js';
+import { checkDatabasePath, checkPostgres } from './database-check.js';
 
 // The doctor's database row says why the database cannot be written, with a hint that fits.
 
@@ -63,5 +65,43 @@ describe('doctor: database', () => {
     const folder = checkDatabasePath(path);
     expect(folder.status).toBe('FAIL');
     expect(folder.hint).toMatch(/writable by this user/);
+  });
+});
+
+describe('doctor: database on PostgreSQL (DATABASE_URL)', async () => {
+  const skip = await pgSkipReason();
+  const schema = testSchemaName();
+  const url = () => {
+    const u = new URL(PG_TEST_URL);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    return u.toString();
+  };
+  afterEach(async () => {
+    if (!skip) await dropSchema(schema);
+  });
+
+  it.skipIf(skip !== undefined)('asks for migrate on a database behind, then passes once migrated', async () => {
+    const { default: pg } = await import('pg');
+    const admin = new pg.Client({ connectionString: PG_TEST_URL });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA "${schema}"`).finally(() => admin.end());
+
+    const behind = await checkPostgres(url());
+    expect(behind).toMatchObject({ check: 'database', status: 'FAIL' });
+    expect(behind.detail).toMatch(/schema version 0, this release needs \d+: run assistant-bridge migrate/);
+    expect(behind.hint).toMatch(/assistant-bridge migrate/);
+
+    await (await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 })).close();
+    const row = await checkPostgres(url());
+    expect(row).toMatchObject({ check: 'database', status: 'ok' });
+    expect(row.detail).toMatch(/^postgres(ql)?:\/\/\S+: PostgreSQL \d+\S*( \S+)*, writable, schema version \d+$/);
+  });
+
+  it('names an unreachable server without its password', async () => {
+    const row = await checkPostgres('postgres://bridge:s3cret@127.0.0.1:1/bridge', { timeoutMs: 2000 });
+    expect(row).toMatchObject({ check: 'database', status: 'FAIL' });
+    expect(row.detail).toMatch(/^postgres:\/\/bridge@127\.0\.0\.1:1\/bridge: unreachable: /);
+    expect(row.hint).toMatch(/up and reachable/);
+    expect(JSON.stringify(row)).not.toContain('s3cret');
   });
 });

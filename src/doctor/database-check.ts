@@ -16,9 +16,57 @@ import { type CheckRow, fail, ok } from './types.js';
 /** Doctor can afford to wait for a lock a running bridge holds for a moment; the bridge cannot. */
 const DOCTOR_BUSY_TIMEOUT_MS = 2000;
 
-export function checkDatabase(config: Config): CheckRow {
+export async function checkDatabase(config: Config): Promise<CheckRow> {
+  if (config.postgres) return checkPostgres(config.postgres.url);
   return checkDatabasePath(config.service.databasePath);
 }
+
+// DATABASE_URL: the server answers (`select 1`), the schema is this release's (doctor does not
+// migrate a database other replicas share: that is `migrate`'s job, under its lock), and a real
+// write commits. The URL is shown without its password.
+export async function checkPostgres(url: string, opts: { timeoutMs?: number } = {}): Promise<CheckRow> {
+  const { checkPgSchema, classifyPgError, createPgPool, describePgUrl } = await import('../store/pg/index.js');
+  const where = describePgUrl(url);
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  const pool = createPgPool(url, { poolMax: 1, connectTimeoutMs: timeoutMs, statementTimeoutMs: timeoutMs });
+  try {
+    await pool.query('SELECT 1');
+    const version = await checkPgSchema(pool);
+    // The probe's own table, under a replica id of its own: a real committed write, left behind as one row.
+    await pool.query(
+      `INSERT INTO store_health (replica_id, probed_at) VALUES ('doctor', $1)
+       ON CONFLICT (replica_id) DO UPDATE SET probed_at = excluded.probed_at`,
+      [Date.now()],
+    );
+    const server = await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v");
+    return ok('database', `${where}: PostgreSQL ${server.rows[0]?.v ?? '?'}, writable, schema version ${version}`);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof MigrationError) {
+      return fail(
+        'database',
+        `${where}: ${message}`,
+        /run assistant-bridge migrate/.test(message)
+          ? 'run `assistant-bridge migrate` with this DATABASE_URL (replicas also migrate when they start)'
+          : 'use the assistant-bridge release that wrote this database, or another DATABASE_URL',
+      );
+    }
+    const bad = classifyPgError(err);
+    return fail('database', `${where}: ${bad?.reason ?? message}`, PG_HINTS[bad?.kind ?? 'io']);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+const PG_HINTS: Record<StoreFailureKind, string> = {
+  readonly: 'DATABASE_URL points at a read-only server (a standby?): use the primary',
+  missing: 'the database (or schema) in DATABASE_URL does not exist: create it, or correct the URL',
+  locked: 'the server did not answer in time (locks held, or overloaded): check its activity (pg_stat_activity)',
+  full: 'the PostgreSQL server is out of disk space',
+  io: 'check that the server in DATABASE_URL is up and reachable from here, and the user and password',
+  corrupt: 'the server reports damaged data: see its logs',
+  closed: 'the connection was closed while doctor used it: run doctor again',
+};
 
 export function checkDatabasePath(path: string, opts: { busyTimeoutMs?: number } = {}): CheckRow {
   let store: ReturnType<typeof openStore> | undefined;

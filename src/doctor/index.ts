@@ -27,8 +27,8 @@ export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<Che
   }
   const http = createProbe(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   try {
-    const database = checkDatabase(config);
-    const groups = await Promise.all([
+    const [database, ...groups] = await Promise.all([
+      checkDatabase(config),
       checkUpstream(config.upstream, http),
       checkSlack(config.slack, http),
       checkDiscord(config.discord, http),

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type ConversationRecord, type ConversationStore, type Place, placeKey } from '../core/ports.js';
 
-interface Row {
+export interface Row {
   platform: string;
   workspace_id: string | null;
   channel_id: string;
@@ -14,7 +14,7 @@ interface Row {
   last_used_at: number;
 }
 
-function toRecord(r: Row): ConversationRecord {
+export function toRecord(r: Row): ConversationRecord {
   const place: Place = { platform: r.platform as Place['platform'], channelId: r.channel_id };
   if (r.workspace_id !== null) place.workspaceId = r.workspace_id;
   if (r.thread_id !== null) place.threadId = r.thread_id;

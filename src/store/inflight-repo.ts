@@ -7,7 +7,7 @@ import {
   readReplyTarget,
 } from '../core/ports.js';
 
-interface Row {
+export interface Row {
   id: number;
   platform: string;
   event_id: string;
@@ -20,7 +20,7 @@ interface Row {
   updated_at: number;
 }
 
-function toRecord(r: Row): InFlightRecord {
+export function toRecord(r: Row): InFlightRecord {
   return {
     id: r.id,
     platform: r.platform as Platform,

@@ -136,7 +136,8 @@ describe('store', () => {
   it('applies a new migration on reopen, and rolls back a failing one', () => {
     const migrations = join(dir, 'migrations');
     mkdirSync(migrations);
-    for (const f of readdirSync(defaultMigrationsDir()))
+    // The SQL files only: migrations/postgres/ is PostgreSQL's, which SQLite's loader never reads.
+    for (const f of readdirSync(defaultMigrationsDir()).filter((n) => n.endsWith('.sql')))
       copyFileSync(join(defaultMigrationsDir(), f), join(migrations, f));
     const path = join(dir, 'bridge.db');
     const before = currentVersion(open(path, { migrationsDir: migrations }).db);

@@ -141,4 +141,15 @@ describe('assistant-bridge start with bad configuration', () => {
     expect(stderr).toContain('MAX_CONCURRENT_REPLIES');
     expect(stderr).not.toMatch(/\n\s+at /);
   });
+
+  it('exits 2 naming DATABASE_URL: start does not run on PostgreSQL yet', async () => {
+    const { code, stderr } = await runCli({
+      ...{ CHAT_API_URL: 'http://127.0.0.1:1', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'b' },
+      DISCORD_BOT_TOKEN: 'x',
+      DATABASE_URL: 'postgres://bridge:s3cret@127.0.0.1:1/bridge',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/DATABASE_URL: `start` does not run on PostgreSQL yet/);
+    expect(stderr).not.toContain('s3cret');
+  });
 });

@@ -1,0 +1,147 @@
+import type { LearnedBudget } from '../core/ports.js';
+import type { ConversationRecord, InFlightRecord, InFlightState, Place, Platform, ReplyTarget } from '../core/ports.js';
+import type { StoreHealth } from './health.js';
+import type { InstallationKey } from './installation-repo.js';
+
+export type { InstallationKey } from './installation-repo.js';
+
+// One asynchronous port over everything the store holds, so SQLite (one process) and PostgreSQL
+// (several replicas sharing a database) can stand behind the same interface. The core's ports in
+// src/core/ports.ts are still synchronous; this is where they are meant to move. Every operation
+// that two replicas may race on is atomic in the database itself (insert-if-absent,
+// compare-and-set, conditional upsert), never a read followed by a write in the caller.
+//
+// A storage failure (database down, read-only, full, a statement timeout) rejects with a
+// StoreUnavailableError (code 'STORE_UNAVAILABLE') and shows in health(); errors about the data
+// reject as they are.
+
+/**
+ * What `replaceIfUnchanged` expects to find: `undefined` no mapping for the place at all; `null` a
+ * mapping whose upstream id is not known yet; a string, a mapping with that upstream id.
+ */
+export type ExpectedUpstreamId = string | null | undefined;
+
+/** The `expected` argument for a record as read by `get` (undefined: none was found). */
+export function expectedOf(rec: ConversationRecord | undefined): ExpectedUpstreamId {
+  return rec === undefined ? undefined : (rec.upstreamId ?? null);
+}
+
+export interface AsyncConversationStore {
+  get(place: Place): Promise<ConversationRecord | undefined>;
+  /** Insert or replace the mapping of a place. */
+  put(rec: ConversationRecord): Promise<void>;
+  touch(place: Place, at: number): Promise<void>;
+  delete(place: Place): Promise<void>;
+  /**
+   * Compare-and-set: writes `next` only if the place's mapping is still what the caller read
+   * (see ExpectedUpstreamId). Of two replicas renewing the same expired place, exactly one gets
+   * true; the other reads the winner's mapping and uses it. `next.place` must be `place`.
+   */
+  replaceIfUnchanged(place: Place, expectedUpstreamId: ExpectedUpstreamId, next: ConversationRecord): Promise<boolean>;
+}
+
+export interface AsyncEventStore {
+  /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
+  markSeen(platform: Platform, eventId: string, at: number): Promise<boolean>;
+  /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
+  prune(before: number): Promise<number>;
+}
+
+/** An in-flight reply and the replica streaming it. */
+export interface OwnedInFlightRecord extends InFlightRecord {
+  owner: string;
+}
+
+export interface AsyncInFlightStore {
+  begin(rec: {
+    platform: Platform;
+    eventId: string;
+    target: ReplyTarget;
+    upstreamId?: string;
+    at: number;
+    /** The replica streaming the reply (REPLICA_ID). */
+    owner: string;
+  }): Promise<number>;
+  progress(id: number, messageIds: string[], lastText: string, at: number): Promise<void>;
+  setUpstreamId(id: number, upstreamId: string): Promise<void>;
+  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): Promise<void>;
+  /** Replies still `streaming`, optionally for one platform, oldest first. */
+  listOpen(platform?: Platform): Promise<OwnedInFlightRecord[]>;
+  /** Replies still `streaming` whose owner is one of `owners` (replicas found gone), oldest first. */
+  listOpenOwnedBy(owners: readonly string[]): Promise<OwnedInFlightRecord[]>;
+  /**
+   * Moves a streaming reply from `from` to `to` if `from` still owns it: of two replicas taking
+   * over one gone replica's reply, exactly one gets true and repairs it.
+   */
+  claim(id: number, from: string, to: string, at: number): Promise<boolean>;
+  /** Remove finished records older than `before`. */
+  prune(before: number): Promise<number>;
+}
+
+/** Slack OAuth installations, as src/store/installation-repo.ts keeps them. */
+export interface AsyncInstallationStore {
+  save(key: InstallationKey, userId: string | undefined, installationJson: string, at: number): Promise<void>;
+  /** The installation of a team, or of its enterprise's org-wide install. */
+  find(key: InstallationKey): Promise<string | undefined>;
+  delete(key: InstallationKey): Promise<number>;
+  count(): Promise<number>;
+}
+
+/** Replicas announce themselves; one whose heartbeat is older than the lease is gone. */
+export interface ReplicaRegistry {
+  /** Insert or refresh this replica's heartbeat. */
+  heartbeat(replicaId: string, at: number): Promise<void>;
+  /** Replicas whose heartbeat is at most `leaseMs` old at `now`, sorted. */
+  live(now: number, leaseMs: number): Promise<string[]>;
+  /** Replicas whose heartbeat is older than `leaseMs` at `now`, sorted. */
+  gone(now: number, leaseMs: number): Promise<string[]>;
+}
+
+/**
+ * Who answers in a place, so one place's replies keep their order across replicas. A lease is
+ * held until released, or until both its last renewal and its holder's heartbeat are older than
+ * the lease; then any replica may take it over.
+ */
+export interface PlaceLeases {
+  /** true when `replicaId` holds the lease afterwards (newly, again, or taken over). */
+  tryAcquire(placeKey: string, replicaId: string, now: number, leaseMs: number): Promise<boolean>;
+  /** Refreshes a lease `replicaId` holds; false when it holds it no more. */
+  renew(placeKey: string, replicaId: string, now: number): Promise<boolean>;
+  /** Gives a lease up; a lease held by another replica is left alone. */
+  release(placeKey: string, replicaId: string): Promise<void>;
+  /** The replica holding the lease, if any (expired or not). */
+  holder(placeKey: string): Promise<string | undefined>;
+}
+
+/** A rate-limit bucket as the scheduler learned it (table `learned_budgets`; see src/core/budget). */
+export type LearnedBudgetRow = LearnedBudget;
+
+export interface BudgetStore {
+  load(): Promise<LearnedBudgetRow[]>;
+  /** Insert or replace the row of `row.key`. */
+  save(row: LearnedBudgetRow): Promise<void>;
+}
+
+export type StoreBackend = 'sqlite' | 'postgres';
+
+export interface AsyncStore {
+  readonly backend: StoreBackend;
+  /** Where the data is, without secrets: a file path, or postgres://user@host:port/db. */
+  readonly location: string;
+  conversations: AsyncConversationStore;
+  events: AsyncEventStore;
+  inflight: AsyncInFlightStore;
+  installations: AsyncInstallationStore;
+  replicas: ReplicaRegistry;
+  leases: PlaceLeases;
+  budgets: BudgetStore;
+  /** The schema version applied (the newest migration recorded). */
+  schemaVersion(): Promise<number>;
+  isOpen(): boolean;
+  /** Whether the database can take writes now, and if not why (what /readyz shows). */
+  health(): StoreHealth;
+  /** Commits a real write now and updates health(). */
+  probe(): Promise<StoreHealth>;
+  onHealthChange(listener: (health: StoreHealth) => void): () => void;
+  close(): Promise<void>;
+}

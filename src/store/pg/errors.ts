@@ -1,0 +1,51 @@
+import { type StoreFailure, type StoreFailureKind, StoreUnavailableError } from '../health.js';
+
+// PostgreSQL's failures in the store's own terms (StoreFailureKind), so /readyz, doctor and the
+// core read them the same as SQLite's. Errors about the data (a constraint, a type) are not
+// storage failures: undefined.
+
+const PREFIX: Record<StoreFailureKind, string> = {
+  readonly: 'not writable',
+  missing: 'missing',
+  locked: 'locked',
+  full: 'disk full',
+  io: 'unreachable',
+  corrupt: 'corrupt',
+  closed: 'closed',
+};
+
+const failure = (kind: StoreFailureKind, detail: string): StoreFailure => ({
+  ok: false,
+  kind,
+  reason: `${PREFIX[kind]}: ${detail}`,
+});
+
+/** Node's socket errors: the server is not there, or went away. */
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN']);
+
+export function classifyPgError(err: unknown): StoreFailure | undefined {
+  if (err instanceof StoreUnavailableError) return { ok: false, kind: err.kind, reason: err.message };
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (NETWORK.has(code)) return failure('io', `${code}: ${message}`);
+    // SQLSTATE, https://www.postgresql.org/docs/current/errcodes-appendix.html
+    if (code === '25006') return failure('readonly', message); // read_only_sql_transaction (a standby)
+    if (code === '53100') return failure('full', message); // disk_full
+    if (code === '55P03' || code === '57014') return failure('locked', message); // lock_not_available, statement timeout
+    if (code === '3D000' || code === '3F000') return failure('missing', message); // no such database / schema
+    if (code === 'XX001' || code === 'XX002') return failure('corrupt', message); // data_corrupted, index_corrupted
+    // connection exceptions, insufficient resources, shutdowns, authentication
+    if (/^(08|53|57P|28)/.test(code)) return failure('io', message);
+    return undefined;
+  }
+  if (/pool after calling end|Client was closed/i.test(message)) return failure('closed', message);
+  if (
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable/i.test(
+      message,
+    )
+  ) {
+    return failure('io', message);
+  }
+  return undefined;
+}

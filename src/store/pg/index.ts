@@ -1,0 +1,495 @@
+import pg from 'pg';
+import { type ConversationRecord, type Place, placeKey, type Platform, readReplyTarget } from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
+import type {
+  AsyncStore,
+  ExpectedUpstreamId,
+  LearnedBudgetRow,
+  OwnedInFlightRecord,
+  PlaceLeases,
+  ReplicaRegistry,
+} from '../async-port.js';
+import { StoreUnavailableError, type Timers } from '../health.js';
+import type { InstallationKey } from '../installation-repo.js';
+import type { Migration } from '../migrate.js';
+import { conversationParams } from '../sqlite-async.js';
+import { classifyPgError } from './errors.js';
+import { createAsyncHealthMonitor } from './health.js';
+import { checkPgSchema, loadPgMigrations, migratePg, pgSchemaVersion, quoteIdent } from './migrate.js';
+
+export { classifyPgError } from './errors.js';
+export { checkPgSchema, defaultPgMigrationsDir, loadPgMigrations, migratePg, pgSchemaVersion } from './migrate.js';
+
+// The async store port on PostgreSQL, for several replicas sharing one database. A small pool;
+// every statement parameterised and bounded by a statement timeout, so a stuck database shows as
+// a failed operation (and on /readyz) rather than as replies that hang. Races between replicas are
+// settled by the database: ON CONFLICT for insert-if-absent and upserts, conditional UPDATEs for
+// compare-and-set (under READ COMMITTED the second writer waits for the first's row lock, then
+// re-checks the condition against the row the first committed).
+
+export interface PgStoreOptions {
+  /** Connections in the pool. Default 4. */
+  poolMax?: number;
+  /** Per statement, enforced by the server. Default 5000. */
+  statementTimeoutMs?: number;
+  /** Connecting (TCP + authentication). Default 5000. */
+  connectTimeoutMs?: number;
+  /** Puts this schema first on the connections' search_path (created when migrating). Tests use one each. */
+  schema?: string;
+  /** Apply pending migrations on open (default true); false: refuse a schema that is not current. */
+  migrate?: boolean;
+  migrations?: Migration[];
+  /** Names this replica's row in store_health. Default 'default'. */
+  replicaId?: string;
+  logger?: Logger;
+  /** Between health probes. 0: no periodic probe (probe() still works). Default 5000. */
+  probeIntervalMs?: number;
+  /** First re-probe after a failure, doubling up to probeIntervalMs. Default 250. */
+  probeRetryMs?: number;
+  timers?: Timers;
+}
+
+/** The URL without its password (and query), for logs, errors and doctor. */
+export function describePgUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const user = u.username ? `${decodeURIComponent(u.username)}@` : '';
+    return `${u.protocol}//${user}${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+const INT8_OID = 20;
+
+/** A pool with this store's settings; BIGINT columns (epoch ms, ids) read back as numbers. */
+export function createPgPool(url: string, opts: PgStoreOptions = {}): pg.Pool {
+  const types = new pg.TypeOverrides();
+  // Epoch milliseconds and row ids stay far below 2^53.
+  types.setTypeParser(INT8_OID, (v: string) => Number(v));
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolMax ?? 4,
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+    statement_timeout: opts.statementTimeoutMs ?? 5000,
+    // Client side too: a server that stops answering altogether must not hang a caller.
+    query_timeout: (opts.statementTimeoutMs ?? 5000) + 2000,
+    idle_in_transaction_session_timeout: 10_000,
+    application_name: 'assistant-bridge',
+    types,
+    ...(opts.schema !== undefined ? { options: `-c search_path=${quoteIdent(opts.schema)}` } : {}),
+  });
+  // An idle connection the server drops emits 'error' on the pool; unhandled, it would crash the
+  // process. The next query gets a fresh connection, and the health probe reports the outage.
+  pool.on('error', (err) => opts.logger?.warn({ err: err.message }, 'idle PostgreSQL connection lost'));
+  return pool;
+}
+
+const unrefTimers: Timers = {
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  },
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+interface ConversationRow {
+  platform: string;
+  workspace_id: string | null;
+  channel_id: string;
+  thread_id: string | null;
+  bot_id: string;
+  form: string;
+  upstream_id: string | null;
+  created_at: number;
+  last_used_at: number;
+}
+
+interface InFlightRow {
+  id: number;
+  platform: string;
+  event_id: string;
+  target: string;
+  message_ids: string;
+  last_text: string;
+  upstream_id: string | null;
+  state: OwnedInFlightRecord['state'];
+  owner: string;
+  started_at: number;
+  updated_at: number;
+}
+
+function conversationFromRow(r: ConversationRow): ConversationRecord {
+  const place: Place = { platform: r.platform as Platform, channelId: r.channel_id };
+  if (r.workspace_id !== null) place.workspaceId = r.workspace_id;
+  if (r.thread_id !== null) place.threadId = r.thread_id;
+  return {
+    place,
+    botId: r.bot_id,
+    flavor: r.form,
+    upstreamId: r.upstream_id ?? undefined,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+  };
+}
+
+function inFlightFromRow(r: InFlightRow): OwnedInFlightRecord {
+  return {
+    id: r.id,
+    platform: r.platform as Platform,
+    eventId: r.event_id,
+    target: readReplyTarget(JSON.parse(r.target)),
+    messageIds: JSON.parse(r.message_ids) as string[],
+    lastText: r.last_text,
+    upstreamId: r.upstream_id ?? undefined,
+    state: r.state,
+    owner: r.owner,
+    startedAt: r.started_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+const CONVERSATION_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+const CONVERSATION_COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)`;
+
+function conversationArgs(place: Place, rec: ConversationRecord): unknown[] {
+  const p = conversationParams(place, rec);
+  return [
+    p.key,
+    p.platform,
+    p.workspaceId,
+    p.channelId,
+    p.threadId,
+    p.botId,
+    p.form,
+    p.upstreamId,
+    p.createdAt,
+    p.lastUsedAt,
+  ];
+}
+
+/**
+ * Connects, migrates (under an advisory lock, see migrate.ts) or checks the schema, and starts the
+ * health probe. Rejects with MigrationError for a schema it cannot use, or with the connection's
+ * error when the database cannot be reached.
+ */
+export async function createPgStore(url: string, opts: PgStoreOptions = {}): Promise<AsyncStore> {
+  const pool = createPgPool(url, opts);
+  const location = describePgUrl(url);
+  const replicaId = opts.replicaId ?? 'default';
+  const log = opts.logger;
+  try {
+    const migrations = opts.migrations ?? loadPgMigrations();
+    if (opts.migrate !== false) {
+      const applied = await migratePg(pool, {
+        migrations,
+        ...(opts.schema !== undefined ? { schema: opts.schema } : {}),
+      });
+      if (applied.length > 0) log?.info({ applied, database: location }, 'database migrated');
+    } else {
+      await checkPgSchema(pool, migrations);
+    }
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+
+  let open = true;
+  const monitor = createAsyncHealthMonitor({
+    write: async () => {
+      await pool.query(
+        `INSERT INTO store_health (replica_id, probed_at) VALUES ($1, $2)
+         ON CONFLICT (replica_id) DO UPDATE SET probed_at = excluded.probed_at`,
+        [replicaId, Date.now()],
+      );
+    },
+    classify: classifyPgError,
+    intervalMs: opts.probeIntervalMs ?? 5000,
+    retryMs: opts.probeRetryMs ?? 250,
+    timers: opts.timers ?? unrefTimers,
+  });
+  monitor.onChange((h) => {
+    if (h.ok) log?.info('database writable again');
+    else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
+  });
+
+  /** One statement; storage failures are reported to the monitor and rethrown as StoreUnavailableError. */
+  const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> => {
+    if (!open) throw new StoreUnavailableError('closed', 'closed: the database has been closed');
+    try {
+      return await pool.query<R>(text, values);
+    } catch (err) {
+      const bad = monitor.report(err);
+      if (bad) throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
+      throw err;
+    }
+  };
+  const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
+
+  const replicas: ReplicaRegistry = {
+    async heartbeat(id, at) {
+      await q(
+        `INSERT INTO replicas (replica_id, started_at, heartbeat_at) VALUES ($1, $2, $2)
+         ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+        [id, at],
+      );
+    },
+    async live(now, leaseMs) {
+      const r = await q<{ replica_id: string }>(
+        'SELECT replica_id FROM replicas WHERE heartbeat_at >= $1 ORDER BY replica_id',
+        [now - leaseMs],
+      );
+      return r.rows.map((x) => x.replica_id);
+    },
+    async gone(now, leaseMs) {
+      const r = await q<{ replica_id: string }>(
+        'SELECT replica_id FROM replicas WHERE heartbeat_at < $1 ORDER BY replica_id',
+        [now - leaseMs],
+      );
+      return r.rows.map((x) => x.replica_id);
+    },
+  };
+
+  const leases: PlaceLeases = {
+    async tryAcquire(key, id, now, leaseMs) {
+      // The conflicting row is locked while the WHERE is checked: of two replicas taking over one
+      // stale lease, the second re-reads the first's fresh row and gets no row back.
+      const r = await q(
+        `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at) VALUES ($1, $2, $3, $3)
+         ON CONFLICT (place_key) DO UPDATE SET
+           holder = excluded.holder, renewed_at = excluded.renewed_at,
+           acquired_at = CASE WHEN place_leases.holder = excluded.holder
+                              THEN place_leases.acquired_at ELSE excluded.acquired_at END
+         WHERE place_leases.holder = excluded.holder
+            OR (place_leases.renewed_at < $4
+                AND NOT EXISTS (SELECT 1 FROM replicas r
+                                WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= $4))`,
+        [key, id, now, now - leaseMs],
+      );
+      return changed(r);
+    },
+    async renew(key, id, now) {
+      return changed(
+        await q('UPDATE place_leases SET renewed_at = $1 WHERE place_key = $2 AND holder = $3', [now, key, id]),
+      );
+    },
+    async release(key, id) {
+      await q('DELETE FROM place_leases WHERE place_key = $1 AND holder = $2', [key, id]);
+    },
+    async holder(key) {
+      const r = await q<{ holder: string }>('SELECT holder FROM place_leases WHERE place_key = $1', [key]);
+      return r.rows[0]?.holder;
+    },
+  };
+
+  await monitor.probe();
+  monitor.start();
+
+  const installKey = (key: InstallationKey) => [key.teamId ?? '', key.enterpriseId ?? ''];
+
+  return {
+    backend: 'postgres',
+    location,
+    conversations: {
+      async get(place) {
+        const r = await q<ConversationRow>('SELECT * FROM conversations WHERE place_key = $1', [placeKey(place)]);
+        const row = r.rows[0];
+        return row ? conversationFromRow(row) : undefined;
+      },
+      async put(rec) {
+        await q(
+          `INSERT INTO conversations ${CONVERSATION_COLUMNS} VALUES ${CONVERSATION_VALUES}
+           ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, form = excluded.form,
+             upstream_id = excluded.upstream_id, created_at = excluded.created_at, last_used_at = excluded.last_used_at`,
+          conversationArgs(rec.place, rec),
+        );
+      },
+      async touch(place, at) {
+        await q('UPDATE conversations SET last_used_at = $1 WHERE place_key = $2', [at, placeKey(place)]);
+      },
+      async delete(place) {
+        await q('DELETE FROM conversations WHERE place_key = $1', [placeKey(place)]);
+      },
+      async replaceIfUnchanged(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord) {
+        const args = conversationArgs(place, next);
+        if (expected === undefined) {
+          return changed(
+            await q(
+              `INSERT INTO conversations ${CONVERSATION_COLUMNS} VALUES ${CONVERSATION_VALUES} ON CONFLICT (place_key) DO NOTHING`,
+              args,
+            ),
+          );
+        }
+        if (expected === null) {
+          return changed(
+            await q(
+              `UPDATE conversations SET bot_id = $2, form = $3, upstream_id = $4, created_at = $5, last_used_at = $6
+               WHERE place_key = $1 AND upstream_id IS NULL`,
+              [args[0], args[5], args[6], args[7], args[8], args[9]],
+            ),
+          );
+        }
+        return changed(
+          await q(
+            `UPDATE conversations SET bot_id = $2, form = $3, upstream_id = $4, created_at = $5, last_used_at = $6
+             WHERE place_key = $1 AND upstream_id = $7`,
+            [args[0], args[5], args[6], args[7], args[8], args[9], expected],
+          ),
+        );
+      },
+    },
+    events: {
+      async markSeen(platform, eventId, at) {
+        return changed(
+          await q(
+            'INSERT INTO processed_events (platform, event_id, seen_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+            [platform, eventId, at],
+          ),
+        );
+      },
+      async prune(before) {
+        return (await q('DELETE FROM processed_events WHERE seen_at < $1', [before])).rowCount ?? 0;
+      },
+    },
+    inflight: {
+      async begin(rec) {
+        const r = await q<{ id: number }>(
+          `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, owner, started_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
+          [rec.platform, rec.eventId, JSON.stringify(rec.target), rec.upstreamId ?? null, rec.owner, rec.at],
+        );
+        const id = r.rows[0]?.id;
+        if (id === undefined) throw new Error('INSERT ... RETURNING id returned no row');
+        return id;
+      },
+      async progress(id, messageIds, lastText, at) {
+        await q('UPDATE replies_in_flight SET message_ids = $1, last_text = $2, updated_at = $3 WHERE id = $4', [
+          JSON.stringify(messageIds),
+          lastText,
+          at,
+          id,
+        ]);
+      },
+      async setUpstreamId(id, upstreamId) {
+        await q('UPDATE replies_in_flight SET upstream_id = $1 WHERE id = $2', [upstreamId, id]);
+      },
+      async finish(id, state, at) {
+        await q('UPDATE replies_in_flight SET state = $1, updated_at = $2 WHERE id = $3', [state, at, id]);
+      },
+      async listOpen(platform) {
+        const r =
+          platform === undefined
+            ? await q<InFlightRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id")
+            : await q<InFlightRow>(
+                "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND platform = $1 ORDER BY id",
+                [platform],
+              );
+        return r.rows.map(inFlightFromRow);
+      },
+      async listOpenOwnedBy(owners) {
+        if (owners.length === 0) return [];
+        const r = await q<InFlightRow>(
+          "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND owner = ANY($1::text[]) ORDER BY id",
+          [[...owners]],
+        );
+        return r.rows.map(inFlightFromRow);
+      },
+      async claim(id, from, to, at) {
+        return changed(
+          await q(
+            "UPDATE replies_in_flight SET owner = $1, updated_at = $2 WHERE id = $3 AND owner = $4 AND state = 'streaming'",
+            [to, at, id, from],
+          ),
+        );
+      },
+      async prune(before) {
+        return (
+          (await q("DELETE FROM replies_in_flight WHERE state <> 'streaming' AND updated_at < $1", [before]))
+            .rowCount ?? 0
+        );
+      },
+    },
+    installations: {
+      async save(key, userId, json, at) {
+        await q(
+          `INSERT INTO slack_installations (team_id, enterprise_id, user_id, installation, updated_at) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (team_id, enterprise_id) DO UPDATE SET user_id = excluded.user_id,
+             installation = excluded.installation, updated_at = excluded.updated_at`,
+          [...installKey(key), userId ?? null, json, at],
+        );
+      },
+      async find(key) {
+        const r = await q<{ installation: string }>(
+          'SELECT installation FROM slack_installations WHERE team_id = $1 AND enterprise_id = $2',
+          installKey(key),
+        );
+        if (r.rows[0]) return r.rows[0].installation;
+        // An org-wide install answers for every team of its enterprise.
+        if (!key.enterpriseId) return undefined;
+        const org = await q<{ installation: string }>(
+          "SELECT installation FROM slack_installations WHERE enterprise_id = $1 AND team_id = ''",
+          [key.enterpriseId],
+        );
+        return org.rows[0]?.installation;
+      },
+      async delete(key) {
+        return (
+          (await q('DELETE FROM slack_installations WHERE team_id = $1 AND enterprise_id = $2', installKey(key)))
+            .rowCount ?? 0
+        );
+      },
+      async count() {
+        const r = await q<{ n: number }>('SELECT COUNT(*)::int AS n FROM slack_installations');
+        return r.rows[0]?.n ?? 0;
+      },
+    },
+    replicas,
+    leases,
+    budgets: {
+      async load() {
+        const r = await q<{
+          bucket_key: string;
+          per_minute: number;
+          burst: number;
+          limited_at: number | null;
+          limited_per_minute: number | null;
+          updated_at: number;
+        }>('SELECT * FROM learned_budgets ORDER BY bucket_key');
+        return r.rows.map((x): LearnedBudgetRow => {
+          const b: LearnedBudgetRow = {
+            key: x.bucket_key,
+            perMinute: x.per_minute,
+            burst: x.burst,
+            updatedAt: x.updated_at,
+          };
+          if (x.limited_at !== null) b.limitedAt = x.limited_at;
+          if (x.limited_per_minute !== null) b.limitedPerMinute = x.limited_per_minute;
+          return b;
+        });
+      },
+      async save(row) {
+        await q(
+          `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
+             limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
+             updated_at = excluded.updated_at`,
+          [row.key, row.perMinute, row.burst, row.limitedAt ?? null, row.limitedPerMinute ?? null, row.updatedAt],
+        );
+      },
+    },
+    schemaVersion: () => pgSchemaVersion(pool),
+    isOpen: () => open,
+    health: () => monitor.health(),
+    probe: () => monitor.probe(),
+    onHealthChange: (listener) => monitor.onChange(listener),
+    async close() {
+      if (!open) return;
+      open = false;
+      monitor.stop();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,222 @@
+import { createBudgetRepo } from './budget-repo.js';
+import { type ConversationRecord, type Place, placeKey, type Platform } from '../core/ports.js';
+import type {
+  AsyncStore,
+  ExpectedUpstreamId,
+  LearnedBudgetRow,
+  OwnedInFlightRecord,
+  PlaceLeases,
+  ReplicaRegistry,
+} from './async-port.js';
+import { toRecord as conversationFromRow, type Row as ConversationRow } from './conversation-repo.js';
+import { classifyStoreError, StoreUnavailableError } from './health.js';
+import type { Store } from './index.js';
+import { toRecord as inFlightFromRow, type Row as InFlightRow } from './inflight-repo.js';
+import { currentVersion } from './migrate.js';
+
+// The async store port over the better-sqlite3 Store: the existing (health-guarded) repositories
+// where they suffice, and statements of its own for what several replicas need (migration 0004).
+// better-sqlite3 is synchronous and this process holds the only connection that writes, so every
+// operation is atomic already; the compare-and-set ones still run in IMMEDIATE transactions so two
+// processes on one file (a `migrate` next to a running bridge) cannot interleave them.
+
+/** Runs a synchronous SQLite call as a promise; storage failures become StoreUnavailableError. */
+function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    try {
+      return fn(...args);
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) throw err;
+      const bad = classifyStoreError(err);
+      if (!bad) throw err;
+      store.probe(); // the store's own monitor records the failure and re-probes until it heals
+      throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
+    }
+  };
+}
+
+interface OwnedRow extends InFlightRow {
+  owner: string;
+}
+
+const owned = (r: OwnedRow): OwnedInFlightRecord => ({ ...inFlightFromRow(r), owner: r.owner });
+
+export function createSqliteAsyncStore(store: Store): AsyncStore {
+  const { db } = store;
+  const g = <A extends unknown[], R>(fn: (...args: A) => R) => guard(store, fn);
+
+  // ---- conversations: compare-and-set ----
+  const getConversation = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE place_key = ?');
+  const insertIfAbsent = db.prepare(
+    `INSERT INTO conversations (place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)
+     VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @form, @upstreamId, @createdAt, @lastUsedAt)
+     ON CONFLICT (place_key) DO NOTHING`,
+  );
+  const replaceWhere = (condition: string) =>
+    db.prepare(
+      `UPDATE conversations SET bot_id = @botId, form = @form, upstream_id = @upstreamId, created_at = @createdAt,
+         last_used_at = @lastUsedAt WHERE place_key = @key AND ${condition}`,
+    );
+  const replaceIfNull = replaceWhere('upstream_id IS NULL');
+  const replaceIfEqual = replaceWhere('upstream_id = @expected');
+  const replaceIfUnchanged = db.transaction(
+    (place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean => {
+      const params = conversationParams(place, next);
+      if (expected === undefined) return insertIfAbsent.run(params).changes === 1;
+      if (expected === null) return replaceIfNull.run(params).changes === 1;
+      return replaceIfEqual.run({ ...params, expected }).changes === 1;
+    },
+  );
+
+  // ---- in flight, with owners ----
+  const begin = db.prepare(
+    `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, owner, started_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const listAll = db.prepare<[], OwnedRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id");
+  const listFor = db.prepare<[string], OwnedRow>(
+    "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND platform = ? ORDER BY id",
+  );
+  const listOwned = db.prepare<[string], OwnedRow>(
+    `SELECT * FROM replies_in_flight WHERE state = 'streaming'
+       AND owner IN (SELECT value FROM json_each(?)) ORDER BY id`,
+  );
+  const claim = db.prepare(
+    "UPDATE replies_in_flight SET owner = ?, updated_at = ? WHERE id = ? AND owner = ? AND state = 'streaming'",
+  );
+
+  // ---- replicas and leases ----
+  const heartbeat = db.prepare(
+    `INSERT INTO replicas (replica_id, started_at, heartbeat_at) VALUES (?, ?, ?)
+     ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+  );
+  const live = db.prepare<[number], { replica_id: string }>(
+    'SELECT replica_id FROM replicas WHERE heartbeat_at >= ? ORDER BY replica_id',
+  );
+  const gone = db.prepare<[number], { replica_id: string }>(
+    'SELECT replica_id FROM replicas WHERE heartbeat_at < ? ORDER BY replica_id',
+  );
+  const acquire = db.prepare(
+    `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at) VALUES (@key, @holder, @now, @now)
+     ON CONFLICT (place_key) DO UPDATE SET
+       holder = excluded.holder, renewed_at = excluded.renewed_at,
+       acquired_at = CASE WHEN place_leases.holder = excluded.holder THEN place_leases.acquired_at ELSE excluded.acquired_at END
+     WHERE place_leases.holder = excluded.holder
+        OR (place_leases.renewed_at < @stale
+            AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= @stale))`,
+  );
+  const renew = db.prepare('UPDATE place_leases SET renewed_at = ? WHERE place_key = ? AND holder = ?');
+  const release = db.prepare('DELETE FROM place_leases WHERE place_key = ? AND holder = ?');
+  const holder = db.prepare<[string], { holder: string }>('SELECT holder FROM place_leases WHERE place_key = ?');
+
+  // ---- budgets ----
+  // The scheduler's own repository: one table layout, one mapping.
+  const budgetRepo = createBudgetRepo(db);
+
+  const replicas: ReplicaRegistry = {
+    heartbeat: g((id: string, at: number) => {
+      heartbeat.run(id, at, at);
+    }),
+    live: g((now: number, leaseMs: number) => live.all(now - leaseMs).map((r) => r.replica_id)),
+    gone: g((now: number, leaseMs: number) => gone.all(now - leaseMs).map((r) => r.replica_id)),
+  };
+  const leases: PlaceLeases = {
+    tryAcquire: g(
+      (key: string, replicaId: string, now: number, leaseMs: number) =>
+        acquire.run({ key, holder: replicaId, now, stale: now - leaseMs }).changes === 1,
+    ),
+    renew: g((key: string, replicaId: string, now: number) => renew.run(now, key, replicaId).changes === 1),
+    release: g((key: string, replicaId: string) => {
+      release.run(key, replicaId);
+    }),
+    holder: g((key: string) => holder.get(key)?.holder),
+  };
+
+  return {
+    backend: 'sqlite',
+    location: store.path,
+    conversations: {
+      get: g((place: Place) => {
+        const row = getConversation.get(placeKey(place));
+        return row ? conversationFromRow(row) : undefined;
+      }),
+      put: g((rec: ConversationRecord) => store.conversations.put(rec)),
+      touch: g((place: Place, at: number) => store.conversations.touch(place, at)),
+      delete: g((place: Place) => store.conversations.delete(place)),
+      replaceIfUnchanged: g((place: Place, expected: ExpectedUpstreamId, next: ConversationRecord) =>
+        replaceIfUnchanged.immediate(place, expected, next),
+      ),
+    },
+    events: {
+      markSeen: g((platform: Platform, eventId: string, at: number) => store.events.markSeen(platform, eventId, at)),
+      prune: g((before: number) => store.events.prune(before)),
+    },
+    inflight: {
+      begin: g((rec: Parameters<AsyncStore['inflight']['begin']>[0]) =>
+        Number(
+          begin.run(
+            rec.platform,
+            rec.eventId,
+            JSON.stringify(rec.target),
+            rec.upstreamId ?? null,
+            rec.owner,
+            rec.at,
+            rec.at,
+          ).lastInsertRowid,
+        ),
+      ),
+      progress: g((id: number, messageIds: string[], lastText: string, at: number) =>
+        store.inflight.progress(id, messageIds, lastText, at),
+      ),
+      setUpstreamId: g((id: number, upstreamId: string) => store.inflight.setUpstreamId(id, upstreamId)),
+      finish: g((id: number, state: 'done' | 'interrupted' | 'failed', at: number) =>
+        store.inflight.finish(id, state, at),
+      ),
+      listOpen: g((platform?: Platform) => (platform === undefined ? listAll.all() : listFor.all(platform)).map(owned)),
+      listOpenOwnedBy: g((owners: readonly string[]) =>
+        owners.length === 0 ? [] : listOwned.all(JSON.stringify(owners)).map(owned),
+      ),
+      claim: g((id: number, from: string, to: string, at: number) => claim.run(to, at, id, from).changes === 1),
+      prune: g((before: number) => store.inflight.prune(before)),
+    },
+    installations: {
+      save: g((key, userId: string | undefined, json: string, at: number) =>
+        store.installations.save(key, userId, json, at),
+      ),
+      find: g((key) => store.installations.find(key)),
+      delete: g((key) => store.installations.delete(key)),
+      count: g(() => store.installations.count()),
+    },
+    replicas,
+    leases,
+    budgets: {
+      load: g(() => budgetRepo.load().sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))),
+      save: g((row: LearnedBudgetRow) => budgetRepo.save(row)),
+    },
+    schemaVersion: g(() => currentVersion(db)),
+    isOpen: () => store.isOpen(),
+    health: () => store.health(),
+    probe: async () => store.probe(),
+    onHealthChange: (listener) => store.onHealthChange(listener),
+    close: async () => store.close(),
+  };
+}
+
+/** The named parameters of a conversation row, keyed by `place` (which `next.place` must match). */
+export function conversationParams(place: Place, next: ConversationRecord) {
+  const key = placeKey(place);
+  if (placeKey(next.place) !== key)
+    throw new Error(`replaceIfUnchanged: record for ${placeKey(next.place)}, not ${key}`);
+  return {
+    key,
+    platform: place.platform,
+    workspaceId: place.workspaceId ?? null,
+    channelId: place.channelId,
+    threadId: place.threadId ?? null,
+    botId: next.botId,
+    form: next.flavor,
+    upstreamId: next.upstreamId ?? null,
+    createdAt: next.createdAt,
+    lastUsedAt: next.lastUsedAt,
+  };
+}
