@@ -21,6 +21,11 @@ export interface BridgeMetrics {
   queueDepth(n: number): void;
   /** Replies currently streaming. */
   inFlight(n: number): void;
+  /**
+   * A reply entered (+1) or left (-1) post-once mode: the budgets could not pay its final, so it
+   * shows a working indicator and posts its whole text once at the end.
+   */
+  postOnce(platform: Platform, delta: 1 | -1): void;
 }
 
 const noop = () => {};
@@ -38,4 +43,5 @@ export const noopMetrics: BridgeMetrics = {
   dedupHit: noop,
   queueDepth: noop,
   inFlight: noop,
+  postOnce: noop,
 };

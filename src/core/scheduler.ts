@@ -4,7 +4,7 @@ import { BudgetModel, MINUTE } from './budget/model.js';
 import type { WriteOutcome } from './budget/outcome.js';
 import type { BucketRef, BudgetStore, Clock, RateLimitInfo, RateLimitObserver } from './ports.js';
 
-export { errorOutcome, okOutcome, type WriteOutcome } from './budget/outcome.js';
+export { errorOutcome, okOutcome, unusedOutcome, type WriteOutcome } from './budget/outcome.js';
 
 // One rate-limit scheduler for every platform write of every reply.
 //
@@ -258,6 +258,7 @@ export class RateLimitScheduler implements WriteScheduler {
         const now = this.clock.now();
         if (outcome.ok) this.accepted(slots, states, at, outcome.rateLimits ?? [], now);
         else if ('rateLimited' in outcome) this.refused(slots, states, at, outcome.rateLimited, now);
+        else if ('unused' in outcome) for (const s of states) s.refund();
         // A write that failed otherwise may have counted: its token stays spent.
         for (const s of states) this.memory.save(s, now);
         this.serve();

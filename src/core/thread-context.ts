@@ -8,9 +8,8 @@ import {
   type Place,
   type PlaceMessage,
   placeKey,
-  PlatformRateLimitedError,
 } from './ports.js';
-import type { WriteScheduler } from './scheduler.js';
+import { errorOutcome, type WriteScheduler } from './scheduler.js';
 import type { ContextMode } from './upstream-message.js';
 import { MESSAGES } from './user-messages.js';
 import { hasVisibleText } from './visible-text.js';
@@ -84,12 +83,13 @@ async function scheduledRead(
 ): Promise<PlaceMessage[]> {
   const grant = await scheduler.acquire(reader.buckets, 'first', signal);
   try {
-    return await reader.recent(req);
-  } catch (err) {
-    if (err instanceof PlatformRateLimitedError) scheduler.limited(err.bucket, err.retryAfterMs);
-    throw err;
-  } finally {
+    const messages = await reader.recent(req);
     grant.done();
+    return messages;
+  } catch (err) {
+    // Through the grant like every write: a 429 blocks and teaches the bucket it was granted in.
+    grant.done(errorOutcome(err));
+    throw err;
   }
 }
 

@@ -44,6 +44,14 @@ describe('metrics', () => {
     expect(lines.some((l) => l.includes('code="other"'))).toBe(true);
   });
 
+  it('counts the replies in post-once mode per platform', async () => {
+    const m = createMetrics({ defaultMetrics: false, platforms: ['slack'] });
+    m.postOnce('slack', 1);
+    m.postOnce('slack', 1);
+    m.postOnce('slack', -1);
+    expect(await m.text()).toContain('bridge_replies_post_once{platform="slack"} 1');
+  });
+
   it('the outcome and 429 series of each configured platform exist with value 0 from start-up', async () => {
     const text = await createMetrics({ defaultMetrics: false, platforms: ['slack', 'discord'] }).text();
     for (const platform of ['slack', 'discord']) {
@@ -51,6 +59,7 @@ describe('metrics', () => {
       expect(text).toContain(`bridge_replies_finished_total{platform="${platform}"} 0`);
       expect(text).toContain(`bridge_replies_interrupted_total{platform="${platform}"} 0`);
       expect(text).toContain(`bridge_replies_failed_total{platform="${platform}",reason="internal"} 0`);
+      expect(text).toContain(`bridge_replies_post_once{platform="${platform}"} 0`);
     }
     expect(text).toContain('bridge_platform_rate_limited_total{platform="slack",bucket="slack:update"} 0');
     expect(text).toContain('bridge_platform_rate_limited_total{platform="discord",bucket="discord:global"} 0');

@@ -84,6 +84,12 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     registers,
   });
   const inFlight = new Gauge({ name: 'bridge_replies_in_flight', help: 'Replies currently streaming.', registers });
+  const postOnce = new Gauge<'platform'>({
+    name: 'bridge_replies_post_once',
+    help: 'Replies not streaming because the rate budgets could not pay their final: each posts its text once at the end.',
+    labelNames: ['platform'],
+    registers,
+  });
 
   // Values that can come from outside the process are bounded (see labels.ts).
   const reasons = new BoundedLabel(30);
@@ -96,6 +102,7 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     for (const reason of FAILURE_REASONS) failed.inc({ platform, reason: reasons.value(reason) }, 0);
     for (const bucket of BUCKET_KINDS[platform]) rateLimited.inc({ platform, bucket: buckets.value(bucket) }, 0);
     for (const kind of ['post', 'edit', 'continuation']) writes.inc({ platform, kind }, 0);
+    postOnce.set({ platform }, 0);
   }
 
   return {
@@ -116,5 +123,6 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     dedupHit: (platform: Platform) => dedup.inc({ platform }),
     queueDepth: (n: number) => queueDepth.set(n),
     inFlight: (n: number) => inFlight.set(n),
+    postOnce: (platform: Platform, delta: 1 | -1) => postOnce.inc({ platform }, delta),
   };
 }

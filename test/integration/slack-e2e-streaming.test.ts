@@ -96,9 +96,10 @@ it('20 concurrent replies in one workspace finish exact with zero 429s under the
     expect(msgs).toHaveLength(1);
     expect(msgs[0]?.text).toBe(renderMrkdwn(longMarkdown(300 + i * 10)));
   });
-  // Every reply got its final update; with 20 live replies on an 8/s budget the scheduler holds
-  // the budget for those finals rather than spending it on intermediate edits.
-  expect(fake.calls.filter((c) => c.method === 'chat.update').length).toBeGreaterThanOrEqual(20);
+  // 20 live replies on an 8/s update budget: the replies that streamed hold their finals, and the
+  // ones whose final the budget could not pay posted their whole text once at the end (no
+  // update at all). Either way, one message per reply.
+  expect(fake.calls.filter((c) => c.method === 'chat.postMessage' && c.result === 'ok').length).toBe(20);
   const limited = fake.calls.filter((c) => c.result === 'ratelimited');
   expect(limited.map((c) => `${c.method} ${String(c.args.channel)} ${c.at}`)).toEqual([]);
   expect(fake.rateLimitHits).toBe(0);

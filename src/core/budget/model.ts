@@ -201,7 +201,7 @@ export class BudgetModel {
       if (now >= this.allowance.until) this.allowance = undefined;
       else if (this.allowance.remaining <= keep) at = Math.max(at, this.allowance.until);
     }
-    const need = isEdit ? Math.max(1, this.held + 1 - this.rate * horizonMs) : 1;
+    const need = isEdit ? this.editNeed(horizonMs) : 1;
     if (need > this.burst) {
       this.pressed = true;
       return Number.POSITIVE_INFINITY; // until a hold is released
@@ -215,6 +215,19 @@ export class BudgetModel {
       at = Math.max(at, this.last);
     }
     return at;
+  }
+
+  /**
+   * Tokens an intermediate edit needs in hand. While the burst can keep every held final in hand,
+   * it does: a final then leaves the moment its reply ends, not a refill later. Beyond that the
+   * finals are paid within the horizon (tokens now plus what refills meanwhile); more than the
+   * burst is never asked (infinite: edits wait until a hold is released).
+   */
+  private editNeed(horizonMs: number): number {
+    const all = this.held + 1;
+    if (all <= this.burst) return all;
+    const withRefill = all - this.rate * horizonMs;
+    return withRefill > this.burst ? withRefill : Math.max(1, this.burst);
   }
 
   /** Can this bucket pay `extra` more writes beyond the held finals within the horizon? */

@@ -17,7 +17,11 @@ export type WriteOutcome =
       };
     }
   /** Failed for another reason (network, refused content): counts as spent, teaches nothing. */
-  | { ok: false; error: true };
+  | { ok: false; error: true }
+  /** Never sent (the writer had nothing left to write once granted): the token is given back. */
+  | { ok: false; unused: true };
+
+export const unusedOutcome: WriteOutcome = { ok: false, unused: true };
 
 export function okOutcome(result: WriteResult): WriteOutcome {
   return result.rateLimits === undefined ? { ok: true } : { ok: true, rateLimits: result.rateLimits };

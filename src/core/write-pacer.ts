@@ -1,0 +1,104 @@
+import type { BridgeMetrics } from './metrics-port.js';
+import type { Clock, Platform, ReplySink } from './ports.js';
+import type { WriteGrant, WritePriority, WriteScheduler } from './scheduler.js';
+
+// When a reply's next write may leave: the edit interval between two writes of one message, the
+// write's priority, the scheduler's grant, the budget held for the reply's final, and whether the
+// reply streams at all ("post once" when the budgets cannot pay one more live reply's final).
+
+export type StreamMode = 'stream' | 'post-once';
+
+export interface PacerOptions {
+  sink: ReplySink;
+  scheduler: WriteScheduler;
+  clock: Clock;
+  editIntervalMs: number;
+  platform: Platform;
+  metrics: BridgeMetrics;
+}
+
+export class WritePacer {
+  private modeChosen: StreamMode | undefined;
+  /** An intermediate edit waiting for budget: aborted when the reply ends (the final replaces it). */
+  private pendingEdit: AbortController | undefined;
+  /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
+  private releaseHold: (() => void) | undefined;
+  /** This reply counts in the post-once gauge. */
+  private inPostOnceGauge = false;
+
+  constructor(private readonly o: PacerOptions) {}
+
+  get mode(): StreamMode | undefined {
+    return this.modeChosen;
+  }
+
+  /**
+   * Before the reply's first post while the upstream still runs: stream if the budgets can pay
+   * this reply's final besides those of the live replies, else post the whole text once at the end
+   * (the working indicator, which costs no write budget, shows meanwhile).
+   */
+  chooseMode(): StreamMode {
+    if (this.modeChosen !== undefined) return this.modeChosen;
+    const { scheduler, sink, metrics, platform } = this.o;
+    this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
+    if (this.modeChosen === 'post-once') {
+      this.inPostOnceGauge = true;
+      metrics.postOnce(platform, 1);
+    }
+    return this.modeChosen;
+  }
+
+  /**
+   * When the current message may be written next. While the reply streams, at most once per edit
+   * interval; once it ended, at once: the final is paced by the buckets alone.
+   */
+  dueAt(lastWriteAt: number | undefined, ending: boolean): number {
+    if (ending || lastWriteAt === undefined) return this.o.clock.now();
+    return lastWriteAt + this.o.editIntervalMs;
+  }
+
+  /**
+   * Finals of a reply the user already sees come first; a post (the first text, or a post-once
+   * reply's only one) after them; intermediate edits last, leaving what held finals need.
+   */
+  priority(op: 'post' | 'edit', final: boolean, shown: boolean): WritePriority {
+    if (op === 'edit') return final ? 'final' : 'edit';
+    return final && shown ? 'final' : 'first';
+  }
+
+  /** A grant for one write; undefined when an intermediate edit was overtaken by the end. */
+  async acquire(op: 'post' | 'edit', priority: WritePriority): Promise<WriteGrant | undefined> {
+    const pending = priority === 'edit' ? new AbortController() : undefined;
+    this.pendingEdit = pending;
+    try {
+      return await this.o.scheduler.acquire(this.o.sink.buckets(op), priority, pending?.signal);
+    } catch {
+      return undefined; // an edit overtaken by the end of the reply, or the scheduler was closed
+    } finally {
+      if (this.pendingEdit === pending) this.pendingEdit = undefined;
+    }
+  }
+
+  /** From the first message on, a streaming reply will need a final edit: hold budget for it. */
+  holdFinal(): void {
+    if (this.releaseHold !== undefined || this.modeChosen === 'post-once') return;
+    this.releaseHold = this.o.scheduler.hold(this.o.sink.buckets('edit'));
+  }
+
+  /**
+   * The upstream ended: an edit still queued would show stale text and then need another write, so
+   * it is dropped and the writer asks again with the final's priority.
+   */
+  ended(): void {
+    this.pendingEdit?.abort();
+  }
+
+  /** The reply is over: release what it held. Idempotent. */
+  close(): void {
+    this.releaseHold?.();
+    if (this.inPostOnceGauge) {
+      this.inPostOnceGauge = false;
+      this.o.metrics.postOnce(this.o.platform, -1);
+    }
+  }
+}
