@@ -101,7 +101,7 @@ describe('RateLimitScheduler', () => {
   it('a remaining allowance from headers caps grants until its reset', async () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 0 });
-    await s.acquire([chan('a', 100, 1000)], 'edit');
+    (await s.acquire([chan('a', 100, 1000)], 'edit')).done(); // answered: no longer in flight
     s.observe({ bucket: 'ch:a', remaining: 2, resetAfterMs: 400 });
     const times: number[] = [];
     for (let i = 0; i < 3; i++) void s.acquire([chan('a', 100, 1000)], 'edit').then(() => times.push(clock.now()));

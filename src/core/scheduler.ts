@@ -256,6 +256,7 @@ export class RateLimitScheduler implements WriteScheduler {
         if (settled) return;
         settled = true;
         const now = this.clock.now();
+        for (const s of states) s.settle();
         if (outcome.ok) this.accepted(slots, states, at, outcome.rateLimits ?? [], now);
         else if ('rateLimited' in outcome) this.refused(slots, states, at, outcome.rateLimited, now);
         else if ('unused' in outcome) for (const s of states) s.refund();

@@ -57,6 +57,11 @@ export class BudgetModel {
   blockedUntil = 0;
   /** From headers: at most `remaining` more grants until `until`. */
   allowance: { remaining: number; until: number } | undefined;
+  /**
+   * Writes granted here and not answered yet. A `remaining` header counts only what the platform
+   * has seen: the writes still on their way will spend from it too.
+   */
+  inFlight = 0;
   /** While a 429 is being blamed (see probe), at most one token. */
   private probeUntil = 0;
   /** From headers: the platform's bucket is full again at this time (its window resets). */
@@ -246,6 +251,7 @@ export class BudgetModel {
   }
 
   grant(now: number): void {
+    this.inFlight++;
     this.refill(now);
     this.lastActivity = now;
     if (this.unlimited) return;
@@ -266,6 +272,11 @@ export class BudgetModel {
     if (this.unlimited || now < this.last) return;
     this.refill(now);
     this.tokens = Math.min(this.tokens, this.burst - 1);
+  }
+
+  /** A granted write was answered (whatever the answer): it is no longer on its way. */
+  settle(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
   }
 
   /** The write was refused (or the refusal was another bucket's): its token was not spent. */
@@ -375,13 +386,15 @@ export class BudgetModel {
     }
     if (info.remaining !== undefined && info.resetAfterMs !== undefined) {
       const until = now + info.resetAfterMs + this.marginMs;
-      if (info.remaining <= 0) this.blockedUntil = Math.max(this.blockedUntil, until);
-      else this.allowance = { remaining: info.remaining, until };
+      // What the platform has left, less what we already granted and it has not counted yet.
+      const remaining = info.remaining - this.inFlight;
+      if (remaining <= 0) this.blockedUntil = Math.max(this.blockedUntil, until);
+      else this.allowance = { remaining, until };
       // With the platform's own limit known, its count is ours, and its bucket is full again at
       // the reset.
       if (this.headers) {
         this.refill(now);
-        if (now >= this.last) this.tokens = Math.min(this.burst, Math.max(0, info.remaining));
+        if (now >= this.last) this.tokens = Math.min(this.burst, Math.max(0, remaining));
         this.resetAt = until;
       }
     }
