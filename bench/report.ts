@@ -7,6 +7,8 @@ export interface Pcts {
 
 export interface LevelResult {
   platform: 'discord' | 'slack';
+  /** Slack: the fake's rate-limit model (test/fakes/slack/rate-models.ts). */
+  model?: string;
   level: number;
   channels: number;
   replies: number;
@@ -30,6 +32,26 @@ export interface LevelResult {
   /** Exact replies / seconds from the first user message to the last final text. */
   repliesPerSecond: number | null;
   wallSeconds: number | null;
+  /** Accepted message writes by method (Slack: the fake's write log). */
+  writesByMethod?: Record<string, number>;
+  /** The most 429s any one bucket gave. */
+  rateLimitedMaxPerBucket?: number;
+  /** floorMs minus the last upstream end: the best client without updates (Slack only). */
+  floorAfterEndMs?: number | null;
+  /** The last reply's final write minus the last upstream end, when every reply ended exact. */
+  lastFinalAfterEndMs?: number | null;
+  notes: string[];
+}
+
+/** A bridge at rest, then lone replies one after another. */
+export interface LoneResult {
+  variant: 'slack-edit' | 'slack-native' | 'discord';
+  replies: number;
+  exact: number;
+  /** VmRSS a second after ready, before any message. */
+  idleRssMb: number | null;
+  /** Last platform write minus the upstream's end. */
+  finalTextMs: Pcts;
   notes: string[];
 }
 
@@ -53,6 +75,8 @@ export const TARGETS = {
   finalText: 'p50 ≤ 50 ms (where the bucket allows)',
   rateLimited: '0 at 50 concurrent',
   rss: '≤ 150 MB at 200',
+  idleRss: '≤ 100 MB idle',
+  loneFinal: 'lone reply final text p50 ≤ 50 ms after the upstream end',
   throughput: '≥ 20 replies/s',
 };
 
@@ -71,6 +95,7 @@ export function formatTable(doc: {
   workload: { replyChars: number; chunks: number; chunkDelayMs: number; repliesPerChannel: number };
   results: LevelResult[];
   naive: NaiveResult[];
+  lone?: LoneResult[];
 }): string {
   const w = doc.workload;
   const out: string[] = [];
@@ -79,36 +104,95 @@ export function formatTable(doc: {
     `Each reply: ${w.replyChars} chars streamed in ${w.chunks} chunks ${w.chunkDelayMs} ms apart; up to ${w.repliesPerChannel} concurrent replies per channel.`,
     '',
   );
-  out.push(
-    table(
-      [
-        'platform',
-        'replies',
-        'exact',
-        'first text p50/p99 ms',
-        'final text p50/p99 ms',
-        'writes/reply',
-        '429s (fake)',
-        'peak RSS MB',
-        'CPU s/reply',
-        'replies/s',
-      ],
-      doc.results.map((r) => [
-        r.platform,
-        String(r.level),
-        `${r.exact}/${r.replies}`,
-        p(r.firstTextMs),
-        p(r.finalTextMs),
-        f(r.writesPerReply),
-        r.bridgeCounted429 === r.rateLimited
-          ? String(r.rateLimited)
-          : `${r.rateLimited} (metric ${r.bridgeCounted429})`,
-        f(r.peakRssMb),
-        f(r.cpuSecondsPerReply),
-        f(r.repliesPerSecond),
-      ]),
-    ),
-  );
+  const methods = (r: LevelResult) =>
+    Object.entries(r.writesByMethod ?? {})
+      .map(([m, n]) => `${m.replace(/^chat\./, '')} ${n}`)
+      .join(', ') || '–';
+  const rl = (r: LevelResult) =>
+    `${r.bridgeCounted429 === r.rateLimited ? String(r.rateLimited) : `${r.rateLimited} (metric ${r.bridgeCounted429})`}${
+      r.rateLimited > 0 && r.rateLimitedMaxPerBucket !== undefined ? ` (≤ ${r.rateLimitedMaxPerBucket}/bucket)` : ''
+    }`;
+  const slack = doc.results.filter((r) => r.platform === 'slack');
+  const others = doc.results.filter((r) => r.platform !== 'slack');
+  if (slack.length > 0) {
+    out.push(
+      'Slack, per rate-limit model of the fake (edit mode). "last final / floor" are ms after the last upstream end: when the last reply was final, and the floor (floorMs: the earliest any client could have every reply final under that model, posting each reply once when it ends).',
+      '',
+      table(
+        [
+          'model',
+          'replies',
+          'exact',
+          'first text p50/p99 ms',
+          'final text p50/p99 ms',
+          'last final / floor ms',
+          'writes (accepted)',
+          '429s',
+          'peak RSS MB',
+        ],
+        slack.map((r) => [
+          r.model ?? 'default',
+          String(r.level),
+          `${r.exact}/${r.replies}`,
+          p(r.firstTextMs),
+          p(r.finalTextMs),
+          `${f(r.lastFinalAfterEndMs)} / ${f(r.floorAfterEndMs)}`,
+          methods(r),
+          rl(r),
+          f(r.peakRssMb),
+        ]),
+      ),
+      '',
+    );
+  }
+  if (others.length > 0) {
+    out.push(
+      table(
+        [
+          'platform',
+          'replies',
+          'exact',
+          'first text p50/p99 ms',
+          'final text p50/p99 ms',
+          'writes/reply',
+          '429s (fake)',
+          'peak RSS MB',
+          'CPU s/reply',
+          'replies/s',
+        ],
+        others.map((r) => [
+          r.platform,
+          String(r.level),
+          `${r.exact}/${r.replies}`,
+          p(r.firstTextMs),
+          p(r.finalTextMs),
+          f(r.writesPerReply),
+          rl(r),
+          f(r.peakRssMb),
+          f(r.cpuSecondsPerReply),
+          f(r.repliesPerSecond),
+        ]),
+      ),
+    );
+  }
+  if (doc.lone && doc.lone.length > 0) {
+    const at200 = (variant: LoneResult['variant']) => {
+      const rs = doc.results.filter(
+        (r) => r.level === 200 && (variant === 'discord' ? r.platform === 'discord' : r.platform === 'slack'),
+      );
+      if (variant === 'slack-native' || rs.length === 0) return '–';
+      return rs.map((r) => `${f(r.peakRssMb)}${r.model ? ` (${r.model})` : ''}`).join(', ');
+    };
+    out.push(
+      '',
+      `Memory and the lone reply (targets: ${TARGETS.idleRss}, ${TARGETS.rss}; ${TARGETS.loneFinal}):`,
+      '',
+      table(
+        ['bridge', 'idle RSS MB', 'peak RSS MB at 200', 'lone replies exact', 'lone final text p50/p99 ms'],
+        doc.lone.map((l) => [l.variant, f(l.idleRssMb), at200(l.variant), `${l.exact}/${l.replies}`, p(l.finalTextMs)]),
+      ),
+    );
+  }
   out.push(
     '',
     `Targets (not asserted): exact ${TARGETS.exact}; first text ${TARGETS.firstText}; final text ${TARGETS.finalText}; 429s ${TARGETS.rateLimited}; RSS ${TARGETS.rss}; throughput ${TARGETS.throughput}.`,
@@ -140,7 +224,12 @@ export function formatTable(doc: {
       .filter((s): s is string => s !== undefined);
     if (ratio.length > 0) out.push('', `Naive vs bridge on Discord (writes tried per reply) at ${ratio.join('; ')}.`);
   }
-  const notes = doc.results.flatMap((r) => r.notes.map((n) => `- ${r.platform} ${r.level}: ${n}`));
+  const notes = [
+    ...doc.results.flatMap((r) =>
+      r.notes.map((n) => `- ${r.platform}${r.model ? ` [${r.model}]` : ''} ${r.level}: ${n}`),
+    ),
+    ...(doc.lone ?? []).flatMap((l) => l.notes.map((n) => `- ${l.variant}: ${n}`)),
+  ];
   if (notes.length > 0) out.push('', 'Notes:', ...notes);
   return out.join('\n');
 }

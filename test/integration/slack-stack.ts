@@ -2,13 +2,14 @@ import type { SlackStreaming } from '../../src/config/config.js';
 import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
 import type { HandleResult, IncomingMessage, MessageHandler } from '../../src/core/ports.js';
-import type { Relay } from '../../src/core/relay.js';
+import type { Relay, RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 import { relayToEmulator } from '../fakes/relay-settings.js';
+import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -21,6 +22,13 @@ export interface SlackStackOptions {
   limits?: Partial<SlackLimits>;
   chunkDelayMs?: number;
   editIntervalMs?: number;
+  /** Other relay settings (e.g. maxConcurrentReplies for many replies at once). */
+  relay?: Partial<RelaySettings>;
+  /**
+   * Puts a timing proxy between the upstream client and the emulator that notes when each
+   * reply's stream ended; replies are keyed by `tag-<id>` in the user's message.
+   */
+  timeUpstream?: boolean;
 }
 
 export interface SlackStack {
@@ -33,6 +41,8 @@ export interface SlackStack {
   eventsUrl: string;
   results: HandleResult[];
   settled(n: number): Promise<HandleResult[]>;
+  /** When each tagged reply's upstream stream started and ended (with `timeUpstream`). */
+  upstream: TimingProxy | undefined;
   /** Upstream chat calls (send or stream). */
   chatRequests(): Emulator['requests'];
   close(): Promise<void>;
@@ -40,18 +50,26 @@ export interface SlackStack {
 
 export const API_KEY = 'test-key';
 export const BOT = 'demo-bot';
+/** How a user's message names its reply for `timeUpstream`: `tag-<id>`. */
+export const TAG_PATTERN = /\btag-([A-Za-z0-9_-]+)/;
 
 export async function startSlackStack(opts: SlackStackOptions = {}): Promise<SlackStack> {
   const fake = await startFakeSlack(opts.fake);
   const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
   const server = await startMiniServer();
+  const upstream = opts.timeUpstream ? await startTimingProxy(emu.url, { tagPattern: TAG_PATTERN }) : undefined;
   const store = openStore(':memory:');
   const relay = relayToEmulator({
-    url: emu.url,
+    url: upstream?.url ?? emu.url,
     apiKey: API_KEY,
     form: 'b',
     store,
-    settings: { defaultBotId: BOT, userMessagesPerMinute: 1000, streamEditIntervalMs: opts.editIntervalMs ?? 100 },
+    settings: {
+      defaultBotId: BOT,
+      userMessagesPerMinute: 1000,
+      streamEditIntervalMs: opts.editIntervalMs ?? 100,
+      ...opts.relay,
+    },
   });
   const results: HandleResult[] = [];
   let waiters: { n: number; resolve: () => void }[] = [];
@@ -88,6 +106,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     server,
     eventsUrl: `${server.url}/slack/events`,
     results,
+    upstream,
     settled(n) {
       if (results.length >= n) return Promise.resolve(results);
       return new Promise((resolve) => waiters.push({ n, resolve: () => resolve(results) }));
@@ -98,6 +117,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       await relay.drain(2000);
       store.close();
       await server.close();
+      await upstream?.close();
       await emu.close();
       await fake.close();
     },
