@@ -303,7 +303,7 @@ async function main(): Promise<void> {
   const lone: LoneResult[] = [];
   const log = (s: string) => process.stderr.write(`${s}\n`);
   log(
-    `bench: ${platforms.join('+')} at ${levels.join(', ')} concurrent replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
+    `bench: ${platforms.join('+')}: discord at ${levels.join(', ')}, slack at ${slackLevels.join(', ')} under ${slackModels.join(', ')}; replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
   );
   for (const platform of platforms) {
     const runs: { level: number; model?: RateModelName }[] =
