@@ -9,7 +9,7 @@ import { floodBodies, type RawResult } from '../test/fakes/raw-http.js';
 import { startFakeSlack } from '../test/fakes/slack/index.js';
 import { type BridgeProcess, metricSum, startBridge } from './bridge-process.js';
 import { percentile, round } from './text.js';
-import { startTimingProxy } from './timing-proxy.js';
+import { startTimingProxy } from '../test/fakes/timing-proxy.js';
 
 // The hostile-input section (issue 12): what oversized unsigned bodies cost the bridge's memory,
 // whether /healthz stays quick under them and under a decoding-heavy upstream, and what 500 users

@@ -10,6 +10,8 @@ export interface Pcts {
 
 export interface LevelResult {
   platform: 'discord' | 'slack';
+  /** Slack: the fake's rate-limit model (test/fakes/slack/rate-models.ts). */
+  model?: string;
   level: number;
   channels: number;
   replies: number;
@@ -33,6 +35,26 @@ export interface LevelResult {
   /** Exact replies / seconds from the first user message to the last final text. */
   repliesPerSecond: number | null;
   wallSeconds: number | null;
+  /** Accepted message writes by method (Slack: the fake's write log). */
+  writesByMethod?: Record<string, number>;
+  /** The most 429s any one bucket gave. */
+  rateLimitedMaxPerBucket?: number;
+  /** floorMs minus the last upstream end: the best client without updates (Slack only). */
+  floorAfterEndMs?: number | null;
+  /** The last reply's final write minus the last upstream end, when every reply ended exact. */
+  lastFinalAfterEndMs?: number | null;
+  notes: string[];
+}
+
+/** A bridge at rest, then lone replies one after another. */
+export interface LoneResult {
+  variant: 'slack-edit' | 'slack-native' | 'discord';
+  replies: number;
+  exact: number;
+  /** VmRSS a second after ready, before any message. */
+  idleRssMb: number | null;
+  /** Last platform write minus the upstream's end. */
+  finalTextMs: Pcts;
   notes: string[];
 }
 
@@ -56,6 +78,8 @@ export const TARGETS = {
   finalText: 'p50 ≤ 50 ms (where the bucket allows)',
   rateLimited: '0 at 50 concurrent',
   rss: '≤ 150 MB at 200',
+  idleRss: '≤ 100 MB idle',
+  loneFinal: 'lone reply final text p50 ≤ 50 ms after the upstream end',
   throughput: '≥ 20 replies/s',
 };
 
@@ -76,6 +100,7 @@ export function formatTable(doc: {
   naive: NaiveResult[];
   decoding?: DecodingResult | undefined;
   hostile?: HostileResult | undefined;
+  lone?: LoneResult[];
 }): string {
   const w = doc.workload;
   const out: string[] = [];
@@ -84,7 +109,48 @@ export function formatTable(doc: {
     `Each reply: ${w.replyChars} chars streamed in ${w.chunks} chunks ${w.chunkDelayMs} ms apart; up to ${w.repliesPerChannel} concurrent replies per channel.`,
     '',
   );
-  if (doc.results.length > 0) {
+  const methods = (r: LevelResult) =>
+    Object.entries(r.writesByMethod ?? {})
+      .map(([m, n]) => `${m.replace(/^chat\./, '')} ${n}`)
+      .join(', ') || '–';
+  const rl = (r: LevelResult) =>
+    `${r.bridgeCounted429 === r.rateLimited ? String(r.rateLimited) : `${r.rateLimited} (metric ${r.bridgeCounted429})`}${
+      r.rateLimited > 0 && r.rateLimitedMaxPerBucket !== undefined ? ` (≤ ${r.rateLimitedMaxPerBucket}/bucket)` : ''
+    }`;
+  const slack = doc.results.filter((r) => r.platform === 'slack');
+  const others = doc.results.filter((r) => r.platform !== 'slack');
+  if (slack.length > 0) {
+    out.push(
+      'Slack, per rate-limit model of the fake (edit mode). "last final / floor" are ms after the last upstream end: when the last reply was final, and the floor (floorMs: the earliest any client could have every reply final under that model, posting each reply once when it ends).',
+      '',
+      table(
+        [
+          'model',
+          'replies',
+          'exact',
+          'first text p50/p99 ms',
+          'final text p50/p99 ms',
+          'last final / floor ms',
+          'writes (accepted)',
+          '429s',
+          'peak RSS MB',
+        ],
+        slack.map((r) => [
+          r.model ?? 'default',
+          String(r.level),
+          `${r.exact}/${r.replies}`,
+          p(r.firstTextMs),
+          p(r.finalTextMs),
+          `${f(r.lastFinalAfterEndMs)} / ${f(r.floorAfterEndMs)}`,
+          methods(r),
+          rl(r),
+          f(r.peakRssMb),
+        ]),
+      ),
+      '',
+    );
+  }
+  if (others.length > 0) {
     out.push(
       table(
         [
@@ -99,27 +165,43 @@ export function formatTable(doc: {
           'CPU s/reply',
           'replies/s',
         ],
-        doc.results.map((r) => [
+        others.map((r) => [
           r.platform,
           String(r.level),
           `${r.exact}/${r.replies}`,
           p(r.firstTextMs),
           p(r.finalTextMs),
           f(r.writesPerReply),
-          r.bridgeCounted429 === r.rateLimited
-            ? String(r.rateLimited)
-            : `${r.rateLimited} (metric ${r.bridgeCounted429})`,
+          rl(r),
           f(r.peakRssMb),
           f(r.cpuSecondsPerReply),
           f(r.repliesPerSecond),
         ]),
       ),
     );
+  }
+  if (doc.lone && doc.lone.length > 0) {
+    const at200 = (variant: LoneResult['variant']) => {
+      const rs = doc.results.filter(
+        (r) => r.level === 200 && (variant === 'discord' ? r.platform === 'discord' : r.platform === 'slack'),
+      );
+      if (variant === 'slack-native' || rs.length === 0) return '–';
+      return rs.map((r) => `${f(r.peakRssMb)}${r.model ? ` (${r.model})` : ''}`).join(', ');
+    };
     out.push(
       '',
-      `Targets (not asserted): exact ${TARGETS.exact}; first text ${TARGETS.firstText}; final text ${TARGETS.finalText}; 429s ${TARGETS.rateLimited}; RSS ${TARGETS.rss}; throughput ${TARGETS.throughput}.`,
+      `Memory and the lone reply (targets: ${TARGETS.idleRss}, ${TARGETS.rss}; ${TARGETS.loneFinal}):`,
+      '',
+      table(
+        ['bridge', 'idle RSS MB', 'peak RSS MB at 200', 'lone replies exact', 'lone final text p50/p99 ms'],
+        doc.lone.map((l) => [l.variant, f(l.idleRssMb), at200(l.variant), `${l.exact}/${l.replies}`, p(l.finalTextMs)]),
+      ),
     );
   }
+  out.push(
+    '',
+    `Targets (not asserted): exact ${TARGETS.exact}; first text ${TARGETS.firstText}; final text ${TARGETS.finalText}; 429s ${TARGETS.rateLimited}; RSS ${TARGETS.rss}; throughput ${TARGETS.throughput}.`,
+  );
   if (doc.naive.length > 0) {
     out.push(
       '',
@@ -149,7 +231,12 @@ export function formatTable(doc: {
   }
   if (doc.decoding) out.push('', formatDecoding(doc.decoding));
   if (doc.hostile) out.push('', formatHostile(doc.hostile));
-  const notes = doc.results.flatMap((r) => r.notes.map((n) => `- ${r.platform} ${r.level}: ${n}`));
+  const notes = [
+    ...doc.results.flatMap((r) =>
+      r.notes.map((n) => `- ${r.platform}${r.model ? ` [${r.model}]` : ''} ${r.level}: ${n}`),
+    ),
+    ...(doc.lone ?? []).flatMap((l) => l.notes.map((n) => `- ${l.variant}: ${n}`)),
+  ];
   if (notes.length > 0) out.push('', 'Notes:', ...notes);
   // Sections left out (no levels with --decode-only or --hostile-only) leave no double gaps.
   return out.join('\n').replace(/\n{3,}/g, '\n\n');

@@ -1,6 +1,7 @@
-import { renderMrkdwn } from '../src/connectors/slack/render.js';
+import { renderMarkdownText, renderMrkdwn } from '../src/connectors/slack/render.js';
 import { type FakeDiscord, startFakeDiscord } from '../test/fakes/discord/index.js';
-import { type FakeSlack, startFakeSlack } from '../test/fakes/slack/index.js';
+import { type FakeSlack, type RateModelName, startFakeSlack } from '../test/fakes/slack/index.js';
+import { floorMs } from '../test/fakes/slack/rate-models.js';
 import { joinSplit, squash } from './text.js';
 
 // One platform's side of a run: the fake with its rate limits on, users writing to the bot,
@@ -32,12 +33,27 @@ export interface PlatformRig {
   writes(h: ReplyHandle): Write[];
   /** 429 answers of the fake, all methods. */
   rateLimitHits(): number;
+  /** 429 answers by the bucket that refused. */
+  rateLimitHitsByBucket(): Record<string, number>;
+  /** Accepted message writes by method (Slack: the fake's write log; Discord: POST/PATCH). */
+  writesByMethod(): Record<string, number>;
+  /** The rate-limit model the fake enforces (Slack), for the results. */
+  rateModel: string | undefined;
+  /**
+   * The earliest time every reply could be final under the fake's model (floorMs), given when
+   * each reply's upstream ended; undefined where there is no such floor (Discord).
+   */
+  floor(ends: readonly { h: ReplyHandle; endAt: number }[], start: number): number | undefined;
   close(): Promise<void>;
 }
 
 export interface RigOptions {
   /** Number of channels the users write in. */
   channels: number;
+  /** Slack: the fake's rate-limit model (default: the fake's default). */
+  rateModel?: RateModelName;
+  /** Slack: SLACK_STREAMING for the bridge (default edit). */
+  streaming?: 'edit' | 'native';
 }
 
 interface DiscordHandle extends ReplyHandle {
@@ -83,6 +99,19 @@ export async function discordRig(opts: RigOptions): Promise<PlatformRig> {
         .map((r) => ({ at: r.at, status: r.status }));
     },
     rateLimitHits: () => fake.rateLimitHits,
+    rateLimitHitsByBucket: () => ({}),
+    writesByMethod() {
+      const out: Record<string, number> = {};
+      for (const r of fake.record) {
+        if (r.status < 200 || r.status >= 300 || !isMessageWrite(r.path)) continue;
+        if (r.method !== 'POST' && r.method !== 'PATCH') continue;
+        const k = `${r.method} messages`;
+        out[k] = (out[k] ?? 0) + 1;
+      }
+      return out;
+    },
+    rateModel: undefined,
+    floor: () => undefined,
     close: () => fake.close(),
   };
 }
@@ -93,12 +122,20 @@ interface SlackHandle extends ReplyHandle {
 }
 
 export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
-  const fake: FakeSlack = await startFakeSlack();
+  const fake: FakeSlack = await startFakeSlack(opts.rateModel ? { rateModel: opts.rateModel } : {});
+  const streaming = opts.streaming ?? 'edit';
+  // Edit mode writes mrkdwn `text`; native streams write `markdown_text`.
+  const render = streaming === 'native' ? renderMarkdownText : renderMrkdwn;
   const channels = Array.from({ length: Math.max(1, opts.channels) }, (_, i) => `C0BENCH${String(i).padStart(4, '0')}`);
   const botParts = (h: SlackHandle) => fake.botMessages(h.channel, h.threadTs);
   return {
     platform: 'slack',
-    env: { SLACK_BOT_TOKEN: fake.botToken, SLACK_APP_TOKEN: fake.appToken, SLACK_API_URL: fake.apiUrl },
+    env: {
+      SLACK_BOT_TOKEN: fake.botToken,
+      SLACK_APP_TOKEN: fake.appToken,
+      SLACK_API_URL: fake.apiUrl,
+      SLACK_STREAMING: streaming,
+    },
     async send(i, tag, text) {
       const channel = channels[i % channels.length] ?? '';
       const user = `U0BENCH${String(i).padStart(5, '0')}`;
@@ -115,15 +152,15 @@ export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
     exact(h, expected) {
       const parts = botParts(h as SlackHandle).map((m) => m.text);
       if (parts.length === 0) return false;
-      if (parts.length === 1) return parts[0] === renderMrkdwn(expected);
+      if (parts.length === 1) return parts[0] === render(expected);
       // Split replies are rendered part by part; compare without whitespace and fence lines.
       const norm = (s: string) => squash(s).replace(/```[a-z]*/g, '');
-      return norm(parts.join('')) === norm(renderMrkdwn(expected));
+      return norm(parts.join('')) === norm(render(expected));
     },
     shownChars(h, expected) {
       return {
         shown: botParts(h as SlackHandle).reduce((n, m) => n + m.text.length, 0),
-        full: renderMrkdwn(expected).length,
+        full: render(expected).length,
       };
     },
     writes(h) {
@@ -140,6 +177,21 @@ export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
         .map((c) => ({ at: c.at, status: c.result === 'ratelimited' ? 429 : c.result === 'ok' ? 200 : 400 }));
     },
     rateLimitHits: () => fake.rateLimitHits,
+    rateLimitHitsByBucket: () => ({ ...fake.rateLimitHitsByBucket }),
+    writesByMethod() {
+      const out: Record<string, number> = {};
+      for (const w of fake.writeLog) if (w.accepted) out[w.method] = (out[w.method] ?? 0) + 1;
+      return out;
+    },
+    rateModel: fake.rateModel.name,
+    floor(ends, start) {
+      const replies = ends.map(({ h, endAt }) => ({
+        channel: (h as SlackHandle).channel,
+        endAt,
+        posts: Math.max(1, botParts(h as SlackHandle).length),
+      }));
+      return floorMs(fake.rateModel, replies, start);
+    },
     async close() {
       await fake.close();
     },

@@ -10,10 +10,11 @@ import { metricSum, startBridge } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
 import { type HostileResult, runHostile } from './hostile.js';
 import { runNaive } from './naive.js';
-import { formatTable, type LevelResult, type NaiveResult } from './report.js';
+import { formatTable, type LevelResult, type LoneResult, type NaiveResult } from './report.js';
 import { discordRig, type Platform, type PlatformRig, type ReplyHandle, slackRig } from './rigs.js';
 import { percentile, round } from './text.js';
-import { startTimingProxy } from './timing-proxy.js';
+import { isRateModelName, RATE_MODEL_NAMES, type RateModelName } from '../test/fakes/slack/rate-models.js';
+import { startTimingProxy } from '../test/fakes/timing-proxy.js';
 
 // `npm run bench`: the real bridge (a child process: real Bolt, discord.js, undici, SQLite)
 // between the emulator and the loopback fakes with their rate limits on, at several levels of
@@ -23,9 +24,12 @@ const { values: args } = parseArgs({
   options: {
     platform: { type: 'string', default: 'all' },
     levels: { type: 'string', default: '1,10,50,200' },
+    'slack-models': { type: 'string', default: 'token,fixed-window,strict' },
+    'slack-levels': { type: 'string', default: '1,20,200' },
+    lone: { type: 'string', default: '5' },
     'naive-levels': { type: 'string', default: '1,10,50' },
     'per-channel': { type: 'string', default: '4' },
-    'max-level-seconds': { type: 'string', default: '70' },
+    'max-level-seconds': { type: 'string', default: '60' },
     long: { type: 'string', default: '3000' },
     chunks: { type: 'string', default: '150' },
     delay: { type: 'string', default: '20' },
@@ -49,14 +53,27 @@ const MAX_LEVEL_MS = Number(args['max-level-seconds']) * 1000;
 const levels = String(args.levels).split(',').filter(Boolean).map(Number);
 const naiveLevels = String(args['naive-levels']).split(',').filter(Boolean).map(Number);
 const platforms: Platform[] = args.platform === 'all' ? ['discord', 'slack'] : [args.platform as Platform];
+const slackLevels = String(args['slack-levels']).split(',').filter(Boolean).map(Number);
+const slackModels = String(args['slack-models'])
+  .split(',')
+  .map((m) => m.trim())
+  .filter(Boolean)
+  .map((m) => {
+    if (!isRateModelName(m)) throw new Error(`--slack-models: ${m} is not one of ${RATE_MODEL_NAMES.join(', ')}`);
+    return m;
+  });
+const LONE = Math.max(0, Number(args.lone));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function runLevel(platform: Platform, level: number): Promise<LevelResult> {
+async function runLevel(platform: Platform, level: number, model?: RateModelName): Promise<LevelResult> {
   const emulator = await startEmulator({ port: 0, apiKey: API_KEY, bots: ['demo-bot'], maxRecordedRequests: 1000 });
   const proxy = await startTimingProxy(emulator.url);
   const channels = Math.ceil(level / PER_CHANNEL);
-  const rig: PlatformRig = platform === 'discord' ? await discordRig({ channels }) : await slackRig({ channels });
+  const rig: PlatformRig =
+    platform === 'discord'
+      ? await discordRig({ channels })
+      : await slackRig({ channels, ...(model ? { rateModel: model } : {}) });
   const notes: string[] = [];
   let bridge: Awaited<ReturnType<typeof startBridge>> | undefined;
   try {
@@ -148,10 +165,21 @@ async function runLevel(platform: Platform, level: number): Promise<LevelResult>
       if (handles.length < level) notes.push(`${level - handles.length} messages could not be sent`);
     }
     const wall = (lastFinal - t0) / 1000;
+    // The floor: when the best client without updates (post each reply once when it ends)
+    // could have every reply final under the fake's model; both it and our last final are
+    // given after the last upstream end, so the difference is what the bridge's scheduling costs.
+    const ends = handles.flatMap((h) => {
+      const endAt = proxy.timings.get(h.tag)?.endAt;
+      return endAt === undefined ? [] : [{ h, endAt }];
+    });
+    const lastEnd = Math.max(...ends.map((e) => e.endAt));
+    const floor = ends.length === level ? rig.floor(ends, t0) : undefined;
+    const byBucket = rig.rateLimitHitsByBucket();
     if (exact < level && b.logTail.length > 0)
       notes.push(`bridge log tail: ${b.logTail.slice(-3).join(' | ').slice(0, 600)}`);
     return {
       platform,
+      ...(rig.rateModel ? { model: rig.rateModel } : {}),
       level,
       channels,
       replies: level,
@@ -166,6 +194,68 @@ async function runLevel(platform: Platform, level: number): Promise<LevelResult>
       cpuSecondsPerReply: round((cpu1 - cpu0) / Math.max(1, handles.length), 4),
       repliesPerSecond: round(exact / Math.max(0.001, wall), 2),
       wallSeconds: round(wall, 2),
+      writesByMethod: rig.writesByMethod(),
+      rateLimitedMaxPerBucket: Math.max(0, ...Object.values(byBucket)),
+      floorAfterEndMs: floor === undefined ? null : round(floor - lastEnd, 0),
+      lastFinalAfterEndMs: exact === level && ends.length === level ? round(lastFinal - lastEnd, 0) : null,
+      notes,
+    };
+  } finally {
+    await bridge?.stop().catch(() => null);
+    await rig.close().catch(() => {});
+    await proxy.close().catch(() => {});
+    await emulator.close().catch(() => {});
+  }
+}
+
+type LoneVariant = LoneResult['variant'];
+
+/**
+ * A bridge with nothing to do (idle RSS after a second), then `count` lone replies one after
+ * another, each awaited until the platform shows it exact: the final text latency after the
+ * upstream's end, with no other reply competing for the platform's buckets.
+ */
+async function runLone(variant: LoneVariant, count: number): Promise<LoneResult> {
+  const emulator = await startEmulator({ port: 0, apiKey: API_KEY, bots: ['demo-bot'], maxRecordedRequests: 1000 });
+  const proxy = await startTimingProxy(emulator.url);
+  const rig: PlatformRig =
+    variant === 'discord'
+      ? await discordRig({ channels: 1 })
+      : await slackRig({ channels: 1, rateModel: 'token', streaming: variant === 'slack-native' ? 'native' : 'edit' });
+  const notes: string[] = [];
+  let bridge: Awaited<ReturnType<typeof startBridge>> | undefined;
+  try {
+    bridge = await startBridge({
+      CHAT_API_URL: proxy.url,
+      CHAT_API_KEY: API_KEY,
+      CHAT_API_FORM: 'a',
+      CHAT_BOT_ID: 'demo-bot',
+      ...rig.env,
+    });
+    await sleep(1000);
+    const idleRss = bridge.rssMb();
+    const finals: number[] = [];
+    let exact = 0;
+    for (let i = 0; i < count; i++) {
+      const h = await rig.send(i, `${variant}-lone${i}`, DIRECTIVES);
+      const t0 = Date.now();
+      while (!rig.exact(h, EXPECTED) && Date.now() - t0 < 20_000) await sleep(20);
+      if (!rig.exact(h, EXPECTED)) {
+        notes.push(`lone ${i}: not exact after 20 s`);
+        continue;
+      }
+      exact += 1;
+      const ok = rig.writes(h).filter((w) => w.status >= 200 && w.status < 300);
+      const endAt = proxy.timings.get(h.tag)?.endAt;
+      const last = ok[ok.length - 1];
+      if (endAt !== undefined && last) finals.push(last.at - endAt);
+    }
+    return {
+      variant,
+      replies: count,
+      exact,
+      idleRssMb: round(idleRss),
+      finalTextMs: { p50: round(percentile(finals, 50)), p99: round(percentile(finals, 99)) },
       notes,
     };
   } finally {
@@ -217,9 +307,10 @@ async function main(): Promise<void> {
   const started = Date.now();
   const results: LevelResult[] = [];
   const naive: NaiveResult[] = [];
+  const lone: LoneResult[] = [];
   const log = (s: string) => process.stderr.write(`${s}\n`);
   log(
-    `bench: ${platforms.join('+')} at ${levels.join(', ')} concurrent replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
+    `bench: ${platforms.join('+')}: discord at ${levels.join(', ')}, slack at ${slackLevels.join(', ')} under ${slackModels.join(', ')}; replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
   );
   const hostileOnly = args['hostile-only'] === true;
   let decoding: DecodingResult | undefined;
@@ -230,11 +321,25 @@ async function main(): Promise<void> {
   }
   const decodeOnly = args['decode-only'] === true || hostileOnly;
   for (const platform of decodeOnly ? [] : platforms) {
-    for (const level of levels) {
-      log(`bench: ${platform} ${level} ...`);
-      const r = await runLevel(platform, level);
-      log(`bench: ${platform} ${level}: ${r.exact}/${r.replies} exact in ${r.wallSeconds} s`);
+    const runs: { level: number; model?: RateModelName }[] =
+      platform === 'slack'
+        ? slackModels.flatMap((model) => slackLevels.map((level) => ({ level, model })))
+        : levels.map((level) => ({ level }));
+    for (const { level, model } of runs) {
+      const name = `${platform}${model ? ` [${model}]` : ''} ${level}`;
+      log(`bench: ${name} ...`);
+      const r = await runLevel(platform, level, model);
+      log(`bench: ${name}: ${r.exact}/${r.replies} exact in ${r.wallSeconds} s`);
       results.push(r);
+    }
+  }
+  if (LONE > 0 && !decodeOnly) {
+    const variants: LoneVariant[] = [];
+    if (platforms.includes('slack')) variants.push('slack-edit', 'slack-native');
+    if (platforms.includes('discord')) variants.push('discord');
+    for (const v of variants) {
+      log(`bench: lone ${v} x${LONE} ...`);
+      lone.push(await runLone(v, LONE));
     }
   }
   for (const level of decodeOnly ? [] : naiveLevels) {
@@ -273,13 +378,13 @@ async function main(): Promise<void> {
       upstream: 'emulator Form A, sse-json, via a timing proxy',
       bridge:
         'node dist/cli.js start (child process), LOG_LEVEL=warn, MAX_CONCURRENT_REPLIES=256, STREAM_EDIT_INTERVAL_MS default',
-      fakes:
-        'test/fakes with default rate limits: Discord 5 writes / 5 s per channel; Slack chat.postMessage 1/s per channel, chat.update 50/min per workspace',
+      fakes: `test/fakes with rate limits on: Discord 5 writes / 5 s per channel; Slack under the models ${slackModels.join(', ')} (test/fakes/slack/rate-models.ts)`,
     },
     results,
     naive,
     decoding,
     hostile,
+    lone,
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
   process.stdout.write(`${formatTable(doc)}\n`);

@@ -9,6 +9,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 import { relayToEmulator } from '../fakes/relay-settings.js';
+import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -27,6 +28,13 @@ export interface SlackStackOptions {
   relaySettings?: Partial<RelaySettings>;
   /** ATTACHMENT_MAX_BYTES for the connector. */
   attachmentMaxBytes?: number;
+  /** Other relay settings (e.g. maxConcurrentReplies for many replies at once). */
+  relay?: Partial<RelaySettings>;
+  /**
+   * Puts a timing proxy between the upstream client and the emulator that notes when each
+   * reply's stream ended; replies are keyed by `tag-<id>` in the user's message.
+   */
+  timeUpstream?: boolean;
 }
 
 export interface SlackStack {
@@ -39,6 +47,8 @@ export interface SlackStack {
   eventsUrl: string;
   results: HandleResult[];
   settled(n: number): Promise<HandleResult[]>;
+  /** When each tagged reply's upstream stream started and ended (with `timeUpstream`). */
+  upstream: TimingProxy | undefined;
   /** Upstream chat calls (send or stream). */
   chatRequests(): Emulator['requests'];
   close(): Promise<void>;
@@ -46,14 +56,17 @@ export interface SlackStack {
 
 export const API_KEY = 'test-key';
 export const BOT = 'demo-bot';
+/** How a user's message names its reply for `timeUpstream`: `tag-<id>`. */
+export const TAG_PATTERN = /\btag-([A-Za-z0-9_-]+)/;
 
 export async function startSlackStack(opts: SlackStackOptions = {}): Promise<SlackStack> {
   const fake = await startFakeSlack(opts.fake);
   const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
   const server = await startMiniServer();
+  const upstream = opts.timeUpstream ? await startTimingProxy(emu.url, { tagPattern: TAG_PATTERN }) : undefined;
   const store = openStore(':memory:');
   const relay = relayToEmulator({
-    url: emu.url,
+    url: upstream?.url ?? emu.url,
     apiKey: API_KEY,
     form: opts.form ?? 'b',
     store,
@@ -62,6 +75,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       userMessagesPerMinute: 1000,
       streamEditIntervalMs: opts.editIntervalMs ?? 100,
       ...opts.relaySettings,
+      ...opts.relay,
     },
   });
   const results: HandleResult[] = [];
@@ -100,6 +114,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     server,
     eventsUrl: `${server.url}/slack/events`,
     results,
+    upstream,
     settled(n) {
       if (results.length >= n) return Promise.resolve(results);
       return new Promise((resolve) => waiters.push({ n, resolve: () => resolve(results) }));
@@ -110,6 +125,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       await relay.drain(2000);
       store.close();
       await server.close();
+      await upstream?.close();
       await emu.close();
       await fake.close();
     },

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 // A transparent loopback proxy in front of the emulator that notes, per reply, when the
 // upstream wrote its first text and when its body ended. The emulator has no hooks for that,
 // and reading the bytes on the wire is what "the upstream's first chunk" means anyway.
-// Replies are keyed by a tag in the user's message (`bench-<tag>`).
+// Replies are keyed by a tag in the user's message (`bench-<tag>` unless `tagPattern` says
+// otherwise). Used by the bench and by integration tests that measure time to final text.
 
 export interface UpstreamTiming {
   tag: string;
@@ -19,23 +20,38 @@ export interface UpstreamTiming {
 
 const TAG_RE = /bench-([A-Za-z0-9_-]+)/;
 
+export interface TimingProxyOptions {
+  /** Finds a reply's tag in the request body: the first capture group. */
+  tagPattern?: RegExp;
+}
+
 export interface TimingProxy {
   url: string;
   timings: Map<string, UpstreamTiming>;
+  /** Resolves once `n` tagged replies have ended (rejects after `timeoutMs`). */
+  waitEnded(n: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startTimingProxy(target: string): Promise<TimingProxy> {
+export async function startTimingProxy(target: string, opts: TimingProxyOptions = {}): Promise<TimingProxy> {
+  const tagRe = opts.tagPattern ?? TAG_RE;
   const t = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const timings = new Map<string, UpstreamTiming>();
+  let ended = 0;
+  let waiters: { n: number; resolve: () => void }[] = [];
+  const noteEnd = () => {
+    ended += 1;
+    for (const w of waiters.filter((x) => ended >= x.n)) w.resolve();
+    waiters = waiters.filter((x) => ended < x.n);
+  };
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const tag = TAG_RE.exec(body.toString('utf8'))?.[1];
+      const tag = tagRe.exec(body.toString('utf8'))?.[1];
       const timing: UpstreamTiming | undefined = tag === undefined ? undefined : { tag, requestAt: Date.now() };
       if (timing) timings.set(timing.tag, timing);
       const headers = { ...req.headers, host: t.host };
@@ -50,7 +66,10 @@ export async function startTimingProxy(target: string): Promise<TimingProxy> {
             res.write(c);
           });
           upRes.on('end', () => {
-            if (timing) timing.endAt = Date.now();
+            if (timing) {
+              timing.endAt = Date.now();
+              noteEnd();
+            }
             res.end();
           });
           upRes.on('error', () => res.destroy());
@@ -68,6 +87,22 @@ export async function startTimingProxy(target: string): Promise<TimingProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     timings,
+    waitEnded(n, timeoutMs = 60_000) {
+      if (ended >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`timing proxy: ${ended}/${n} replies ended in time`)),
+          timeoutMs,
+        );
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    },
     async close() {
       server.closeAllConnections();
       agent.destroy();
