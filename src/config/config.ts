@@ -67,6 +67,8 @@ export interface ServiceConfig {
   streamEditIntervalMs: number;
   /** ATTACHMENT_MAX_BYTES: the largest text-like file whose text is sent upstream. */
   attachmentMaxBytes: number;
+  /** FEEDBACK: finished replies carry thumbs up/down. */
+  feedback: boolean;
 }
 
 export interface Config {
@@ -210,6 +212,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
       streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
       attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
+      feedback: raw.FEEDBACK === 'on',
     },
   };
 }

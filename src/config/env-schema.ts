@@ -95,6 +95,7 @@ export const envSchema = z.object({
   USER_MESSAGES_PER_MINUTE: intVar(20, 1),
   STREAM_EDIT_INTERVAL_MS: intVar(1000, 0),
   ATTACHMENT_MAX_BYTES: intVar(200_000, 1),
+  FEEDBACK: enumVar(['on', 'off'], 'on'),
 });
 
 export type RawEnv = z.infer<typeof envSchema>;

@@ -1,4 +1,4 @@
-import { PlatformRateLimitedError, PlatformWriteError, type WriteResult } from './ports.js';
+import { PlatformRateLimitedError, PlatformWriteError, type WriteOptions, type WriteResult } from './ports.js';
 import type { WriteGrant, WritePriority } from './scheduler.js';
 import { cutAt, fenceCloser, splitOnce } from './split.js';
 import type { FinishOptions, ReplyWriterOptions, WriterResult } from './reply-writer-options.js';
@@ -46,6 +46,8 @@ export class ReplyWriter {
   private pendingEdit: AbortController | undefined;
   /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
   private releaseHold: (() => void) | undefined;
+  /** Set by finish(): the reply's last write shows feedback buttons. */
+  private feedback = false;
 
   constructor(opts: ReplyWriterOptions) {
     this.o = opts;
@@ -70,6 +72,7 @@ export class ReplyWriter {
   async finish(opts: FinishOptions = {}): Promise<WriterResult> {
     if (!this.ending) {
       this.ending = true;
+      this.feedback = opts.feedback === true;
       // An edit still queued for budget would show stale text and then need another write: drop
       // it, so the loop makes the final write now, with the final's priority.
       this.pendingEdit?.abort();
@@ -170,7 +173,7 @@ export class ReplyWriter {
 
       if (this.ending) {
         if (!this.needsWork()) return;
-        if (!(await this.writeWhenDue(desired, true))) continue;
+        if (!(await this.writeWhenDue(desired, true, true))) continue;
         return;
       }
 
@@ -208,7 +211,7 @@ export class ReplyWriter {
   }
 
   /** Write once the message's edit interval has passed. False: nothing written (retry). */
-  private async writeWhenDue(text: string, final: boolean): Promise<boolean> {
+  private async writeWhenDue(text: string, final: boolean, last = false): Promise<boolean> {
     if (this.msg.id !== undefined) {
       const due = this.msg.lastWriteAt + this.o.editIntervalMs;
       const now = this.o.clock.now();
@@ -218,10 +221,10 @@ export class ReplyWriter {
         return false;
       }
     }
-    return this.write(text, final);
+    return this.write(text, final, last);
   }
 
-  private async write(text: string, final: boolean): Promise<boolean> {
+  private async write(text: string, final: boolean, last: boolean): Promise<boolean> {
     const { sink, scheduler, clock, platform, metrics } = this.o;
     const op = this.msg.id === undefined ? 'post' : 'edit';
     const priority: WritePriority = final ? 'final' : op === 'post' ? 'first' : 'edit';
@@ -238,7 +241,12 @@ export class ReplyWriter {
     const startedAt = clock.now();
     let result: WriteResult;
     try {
-      const opts = { final, part: this.part };
+      const opts: WriteOptions = { final, part: this.part };
+      if (this.o.replyKey !== undefined) opts.replyKey = this.o.replyKey;
+      if (last) {
+        opts.last = true;
+        if (this.feedback) opts.feedback = true;
+      }
       if (this.msg.id === undefined) {
         const posted = await sink.post(text, opts);
         this.msg.id = posted.messageId;
