@@ -8,6 +8,7 @@ import type { InstallationRepo } from '../../store/index.js';
 import { type BoltApp, clientOptions, createBoltApp } from './app.js';
 import { createAssistant } from './assistant.js';
 import { boltLogger } from './bolt-logger.js';
+import { registerControlActions } from './controls.js';
 import type { SlackMessageEvent } from './events.js';
 import { createInstallationStore } from './installation-store.js';
 import { type IntakeDeps, intake } from './intake.js';
@@ -130,6 +131,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     handler: () => (started ? handler : undefined),
     now,
   };
+  registerControlActions(app, deps.handler, logger);
   registerListeners(
     app,
     deps,
