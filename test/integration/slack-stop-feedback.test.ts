@@ -167,9 +167,9 @@ it('feedback: thumbs up is stored and thanked, a second vote replaces it, the ne
   const again = stack.fake.userPost({ channel: 'C1', text: 'once more', threadTs: post.ts });
   await stack.fake.postSignedEvent(stack.eventsUrl, stack.fake.envelope(again.message));
   await stack.settled(3);
-  const [, second, third] = stack.chatRequests();
-  expect(second?.metadata?.feedback).toEqual([{ messageId: expect.any(String), vote: 'down', at: expect.any(String) }]);
-  expect(third?.metadata?.feedback).toBeUndefined();
+  const [, second, third] = stack.chatRequests().map((r) => r.metadata as { feedback?: unknown } | undefined);
+  expect(second?.feedback).toEqual([{ messageId: expect.any(String), vote: 'down', at: expect.any(String) }]);
+  expect(third?.feedback).toBeUndefined();
   expect(votes()).toEqual([{ user_id: 'U0USER', vote: 'down', delivered_at: expect.any(Number) }]);
 });
 
