@@ -30,6 +30,11 @@ export function sectionTexts(mrkdwn: string): string[] {
   return out;
 }
 
+/** The text as section blocks, no controls (what a message shows once its reply is over). */
+export function textBlocks(mrkdwn: string): KnownBlock[] {
+  return sectionTexts(mrkdwn).map((text) => ({ type: 'section', text: { type: 'mrkdwn', text } }));
+}
+
 /** The feedback element: Slack's thumbs up/down, values carrying the vote and the reply. */
 export function feedbackBlock(replyKey: string): KnownBlock {
   return {
@@ -61,10 +66,7 @@ export function feedbackBlock(replyKey: string): KnownBlock {
 export function replyBlocks(mrkdwn: string, opts: WriteOptions): KnownBlock[] | undefined {
   const key = opts.replyKey;
   if (key === undefined) return undefined;
-  const blocks: KnownBlock[] = sectionTexts(mrkdwn).map((text) => ({
-    type: 'section',
-    text: { type: 'mrkdwn', text },
-  }));
+  const blocks = textBlocks(mrkdwn);
   if (!opts.final) {
     blocks.push({
       type: 'actions',
