@@ -183,3 +183,16 @@ it('FEEDBACK off: a finished reply shows no buttons', async () => {
   expect(hasControls(reply)).toBe(false);
   expect(feedbackValues(reply)).toBeUndefined();
 });
+
+it('native streams: no Stop button while streaming, feedback buttons appended by chat.stopStream', async () => {
+  const { stack } = await start({ streaming: 'auto', relaySettings: { feedback: true } });
+  const root = stack.fake.userPost({ channel: 'D1', text: 'thread root' });
+  await stack.fake.sendEvent(stack.fake.userPost({ channel: 'D1', text: 'hi native', threadTs: root.ts }).message);
+  await stack.settled(1);
+  const [reply] = stack.fake.botMessages('D1', root.ts);
+  expect(reply?.streaming).toBe(false);
+  expect(feedbackValues(reply)).toBeDefined();
+  const starts = stack.fake.calls.filter((c) => c.method === 'chat.startStream' || c.method === 'chat.appendStream');
+  expect(starts.length).toBeGreaterThan(0);
+  expect(starts.every((c) => c.args.blocks === undefined)).toBe(true);
+});
