@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../store/index.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { createChatService } from '../upstream/index.js';
 import { run, table } from './conversations.js';
@@ -102,6 +106,30 @@ describe('conversations show', () => {
     const at = lines[1]?.indexOf('MESSAGE') ?? -1;
     const cont = lines.find((l) => l.trim() === 'lines' && l.indexOf('lines') === at);
     expect(cont).toBeDefined();
+  });
+
+  it('lists the votes kept in the local database below the history', async () => {
+    const [id] = await seed('b', [['hello']]);
+    const dir = mkdtempSync(join(tmpdir(), 'cli-votes-'));
+    try {
+      const path = join(dir, 'bridge.db');
+      const store = openStore(path, { probeIntervalMs: 0 });
+      const at = Date.parse('2025-01-02T03:04:05Z');
+      const base = { placeKey: 'slack:T1:C1:1.2', upstreamId: id, messageId: 'm-1', at };
+      store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U1', vote: 'up' });
+      store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U2', vote: 'down', at: at + 1000 });
+      store.feedback.vote({ ...base, replyKey: 'r9', userId: 'U1', vote: 'up', upstreamId: 'another' });
+      store.feedback.delivered([{ replyKey: 'r1', userId: 'U1' }], at + 5);
+      store.close();
+      const r = await cli(['show', id as string], 'b', { DATABASE_PATH: path });
+      expect(r.code).toBe(0);
+      const after = r.stdout.slice(r.stdout.indexOf('feedback (2 votes)'));
+      expect(after).toMatch(/TIME\s+USER\s+VOTE\s+UPSTREAM\s+MESSAGE\n/);
+      expect(after).toMatch(/2025-01-02T03:04:05.000Z\s+U1\s+up\s+sent\s+m-1\n/);
+      expect(after).toMatch(/2025-01-02T03:04:06.000Z\s+U2\s+down\s+pending\s+m-1\n/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('Form B: --limit and --before page the history', async () => {

@@ -1,16 +1,38 @@
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { type Config, ConfigError, type Env, loadConfig, readEnv } from '../config/config.js';
 import type { ChatService, ConversationList, HistoryPage } from '../core/chat-port.js';
+import type { FeedbackVote } from '../core/ports.js';
+import { createFeedbackRepo } from '../store/feedback-repo.js';
 import { createChatService } from '../upstream/index.js';
 import { describeError } from './chat.js';
 
 // `assistant-bridge conversations list | show ID`: the upstream's list (A4/B4) and history
-// (A3/B3) endpoints as plain aligned tables.
+// (A3/B3) endpoints as plain aligned tables; `show` adds the votes kept in the local database.
 
 export interface ConversationsIo {
   stdout?: { write(s: string): unknown };
   stderr?: { write(s: string): unknown };
   env?: Env;
   createService?: (cfg: Config['upstream']) => ChatService;
+  /** The votes on a conversation's replies (default: read from DATABASE_PATH, when it exists). */
+  readVotes?: (databasePath: string, conversationId: string) => FeedbackVote[];
+}
+
+/**
+ * Votes on an upstream conversation's replies, from the SQLite file, opened read-only: nothing
+ * when the file or its feedback table is not there (a database never started, an older schema).
+ */
+export function localVotes(databasePath: string, conversationId: string): FeedbackVote[] {
+  if (databasePath === ':memory:' || !existsSync(databasePath)) return [];
+  const db = new Database(databasePath, { readonly: true, fileMustExist: true });
+  try {
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'feedback_votes'").get();
+    if (table === undefined) return [];
+    return createFeedbackRepo(db).forConversation(conversationId);
+  } finally {
+    db.close();
+  }
 }
 
 const USAGE = `usage: assistant-bridge conversations list [--bot ID] [--page N] [--limit N] [--since ISO-DATE]
@@ -91,6 +113,13 @@ export async function run(args: string[], io: ConversationsIo = {}): Promise<num
       stdout.write(
         renderHistory(await service.history(botId, id, { ...num('limit'), ...str('before'), ...str('after') })),
       );
+      let votes: FeedbackVote[] = [];
+      try {
+        votes = (io.readVotes ?? localVotes)(config.service.databasePath, id);
+      } catch (err) {
+        stderr.write(`could not read the votes from ${config.service.databasePath}: ${String(err)}\n`);
+      }
+      stdout.write(renderVotes(votes));
     }
     return 0;
   } catch (err) {
@@ -134,6 +163,19 @@ export function renderHistory(page: HistoryPage): string {
   );
   if (page.hasMore) out += 'more messages: page with --before/--after and a message id\n';
   return out;
+}
+
+/** The votes on the conversation's replies, below the history (nothing when there are none). */
+export function renderVotes(votes: FeedbackVote[]): string {
+  if (votes.length === 0) return '';
+  const rows = votes.map((v) => [
+    new Date(v.at).toISOString(),
+    v.userId,
+    v.vote,
+    v.deliveredAt === undefined ? 'pending' : 'sent',
+    v.messageId,
+  ]);
+  return `\nfeedback (${votes.length} ${votes.length === 1 ? 'vote' : 'votes'})\n${table(['TIME', 'USER', 'VOTE', 'UPSTREAM', 'MESSAGE'], rows)}`;
 }
 
 function oneLine(text: string, max: number): string {

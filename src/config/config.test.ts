@@ -30,6 +30,7 @@ describe('config', () => {
       userMessagesPerMinute: 20,
       streamEditIntervalMs: 1000,
       attachmentMaxBytes: 200_000,
+      feedback: true,
     });
     expect(c.discord).toMatchObject({ apiUrl: 'https://discord.com/api', replyMode: 'thread', allowedGuilds: [] });
     expect(c.slack).toBeUndefined();
@@ -87,6 +88,7 @@ describe('config', () => {
     ['CHAT_REPLY_MAX_SECONDS', '-1', /CHAT_REPLY_MAX_SECONDS/],
     ['BOT_ROUTES', 'slack:T1', /BOT_ROUTES/],
     ['CONTEXT_MODE', 'transcript', /CONTEXT_MODE: must be one of: message, metadata, off/],
+    ['FEEDBACK', 'yes', /FEEDBACK: must be one of: on, off/],
     ['CONTEXT_MAX_MESSAGES', 'many', /CONTEXT_MAX_MESSAGES: must be a whole number/],
     ['CONTEXT_MAX_CHARS', '-1', /CONTEXT_MAX_CHARS/],
   ])('stops on a malformed %s naming it', (name, value, pattern) => {

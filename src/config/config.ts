@@ -68,6 +68,8 @@ export interface ServiceConfig {
   streamEditIntervalMs: number;
   /** ATTACHMENT_MAX_BYTES: the largest text-like file whose text is sent upstream. */
   attachmentMaxBytes: number;
+  /** FEEDBACK: finished replies carry thumbs up/down. */
+  feedback: boolean;
 }
 
 /** DATABASE_URL: PostgreSQL instead of SQLite. The URL may hold a password: never log it. */
@@ -231,6 +233,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
       streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
       attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
+      feedback: raw.FEEDBACK === 'on',
     },
     postgres: raw.DATABASE_URL !== undefined ? { url: raw.DATABASE_URL } : undefined,
     replica: {

@@ -110,6 +110,7 @@ export const envSchema = z.object({
   DATABASE_URL: postgresUrlVar,
   REPLICA_ID: optionalString,
   REPLICA_LEASE_SECONDS: intVar(15, 1, 3600),
+  FEEDBACK: enumVar(['on', 'off'], 'on'),
 });
 
 export type RawEnv = z.infer<typeof envSchema>;

@@ -20,6 +20,17 @@ export interface ChatMetadata {
   context?: ContextMessage[];
   /** Files of the message that are described rather than sent as text (images, PDFs, …). */
   attachments?: AttachmentInfo[];
+  /** The user's votes on earlier replies of this conversation, sent once with their next message. */
+  feedback?: FeedbackNote[];
+}
+
+/** One vote in `metadata.feedback`. */
+export interface FeedbackNote {
+  /** The upstream's id of the reply voted on when known, else the platform message id. */
+  messageId: string;
+  vote: 'up' | 'down';
+  /** When the user voted, ISO 8601. */
+  at: string;
 }
 
 /** One earlier message of a place, as the upstream receives it in `metadata.context`. */

@@ -8,6 +8,10 @@ export interface BridgeMetrics {
   replyFinished(platform: Platform): void;
   replyFailed(platform: Platform, reason: string): void;
   replyInterrupted(platform: Platform): void;
+  /** A reply its asker stopped (it also counts as finished). */
+  replyStopped(platform: Platform): void;
+  /** A thumbs up/down recorded on a reply. */
+  feedbackVote(platform: Platform, vote: 'up' | 'down'): void;
   /** Seconds from the message's arrival to the first upstream text. */
   upstreamFirstToken(platform: Platform, seconds: number): void;
   /** Seconds from the message's arrival to the first text shown on the platform. */
@@ -35,6 +39,8 @@ export const noopMetrics: BridgeMetrics = {
   replyFinished: noop,
   replyFailed: noop,
   replyInterrupted: noop,
+  replyStopped: noop,
+  feedbackVote: noop,
   upstreamFirstToken: noop,
   platformFirstText: noop,
   platformWrite: noop,

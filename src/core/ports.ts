@@ -140,6 +140,15 @@ export interface WriteOptions {
   final: boolean;
   /** 0 for the first message of a reply, 1.. for continuations. */
   part: number;
+  /**
+   * The reply's key (MessageHandler.stop / vote): a sink that can carry controls shows a Stop
+   * control on every write that is not `final`, and none on final writes. Absent: no controls.
+   */
+  replyKey?: string;
+  /** The reply's very last write (its last message, final text): the controls go away. */
+  last?: boolean;
+  /** With `last`: show thumbs up/down (FEEDBACK on, the reply finished). */
+  feedback?: boolean;
 }
 
 /**
@@ -198,6 +207,7 @@ export interface HandleResult {
     | 'user_rate_limited'
     | 'queue_full'
     | 'reset'
+    | 'stopped' // `stop` written by the asker while their reply streamed
     | 'failed'
     | 'interrupted';
 }
@@ -210,7 +220,18 @@ export interface MessageHandler {
   handle(msg: IncomingMessage): Promise<HandleResult>;
   /** Start a fresh conversation for a place (Discord /reset, Slack `reset`). */
   reset(place: Place): Promise<void>;
+  /**
+   * A Stop control was used on a reply (its WriteOptions.replyKey) by `userId`. Only the asker
+   * may stop a reply; a reply that already ended is `not_found` (nothing to do).
+   */
+  stop?(replyKey: string, userId: string): StopResult;
+  /** A thumbs up/down on a finished reply; the user's last vote on a reply wins. */
+  vote?(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
 }
+
+export type StopResult = 'stopped' | 'not_owner' | 'not_found';
+export type Vote = 'up' | 'down';
+export type VoteResult = 'recorded' | 'not_found';
 
 // ---- persistence ports (implemented in src/store with better-sqlite3) ----
 
@@ -266,6 +287,45 @@ export interface InFlightStore {
   /** Replies still `streaming` (left by a crash), optionally for one platform. */
   listOpen(platform?: Platform): InFlightRecord[];
   /** Remove finished records older than `before`. */
+  prune(before: number): number;
+}
+
+/** A finished reply that showed feedback buttons: what a vote on it needs to know. */
+export interface FeedbackReply {
+  replyKey: string;
+  platform: Platform;
+  placeKey: string;
+  /** The upstream conversation the reply belongs to (undefined if the upstream never named it). */
+  upstreamId: string | undefined;
+  /** The upstream's id of the reply when it gave one, else the reply's last platform message id. */
+  messageId: string;
+  at: number;
+}
+
+export interface FeedbackVote {
+  replyKey: string;
+  userId: string;
+  placeKey: string;
+  upstreamId: string | undefined;
+  messageId: string;
+  vote: Vote;
+  at: number;
+  /** When it was sent upstream (metadata.feedback); undefined while pending. */
+  deliveredAt: number | undefined;
+}
+
+export interface FeedbackStore {
+  rememberReply(reply: FeedbackReply): void;
+  reply(replyKey: string): FeedbackReply | undefined;
+  /** Insert or replace the user's vote on the reply (pending again until delivered). */
+  vote(v: Omit<FeedbackVote, 'deliveredAt'>): void;
+  /** The user's votes in an upstream conversation not yet sent upstream, oldest first. */
+  pending(upstreamId: string, userId: string): FeedbackVote[];
+  /** Mark votes as sent upstream. */
+  delivered(votes: { replyKey: string; userId: string }[], at: number): void;
+  /** Every vote on replies of an upstream conversation, oldest first (the CLI). */
+  forConversation(upstreamId: string): FeedbackVote[];
+  /** Forget replies (not votes) remembered before `before`. */
   prune(before: number): number;
 }
 

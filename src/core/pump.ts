@@ -32,6 +32,8 @@ export interface PumpOptions extends Omit<ReplyWriterOptions, 'onFatal'> {
   limit?: AbortSignal;
   /** Read when the source ends normally: a note to end the reply with (e.g. it was capped). */
   endNote?: () => string | undefined;
+  /** A reply that ends normally (a limit or stop included) shows thumbs up/down on its last write. */
+  feedback?: boolean;
 }
 
 export interface PumpResult extends WriterResult {
@@ -54,7 +56,7 @@ export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Pr
 
   const it = source[Symbol.asyncIterator]();
   let outcome: PumpResult['outcome'] = 'done';
-  let finish: { note?: string; replacement?: string } = {};
+  let finish: { note?: string; replacement?: string; feedback?: boolean } = {};
   let sourceError: unknown;
   try {
     for (;;) {
@@ -101,6 +103,7 @@ export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Pr
     opts.signal?.removeEventListener('abort', onAbort);
     opts.limit?.removeEventListener('abort', onLimit);
   }
+  if (opts.feedback === true && outcome === 'done' && sourceError === undefined) finish.feedback = true;
   const result = await writer.finish(finish);
   if (result.error !== undefined) outcome = 'failed';
   const out: PumpResult = { ...result, outcome };

@@ -4,7 +4,7 @@ import { ManualClock } from '../../test/fakes/manual-clock.js';
 import { TestConnector, type TestConnectorOptions } from '../../test/fakes/test-connector.js';
 import { silentLogger } from '../logger.js';
 import { ChatError } from './chat-port.js';
-import { openMemoryStore } from '../../test/fakes/memory-store.js';
+import { MemoryFeedbackStore, openMemoryStore } from '../../test/fakes/memory-store.js';
 import { type BridgeMetrics, noopMetrics } from './metrics-port.js';
 import type { Connector, HandleResult, IncomingMessage, Place } from './ports.js';
 import { type BotRouter, createRelay, type RelaySettings } from './relay.js';
@@ -18,6 +18,7 @@ function setup(
     botFor?: BotRouter;
     metrics?: BridgeMetrics;
     connector?: TestConnectorOptions;
+    feedback?: boolean;
   } = {},
 ) {
   const clock = new ManualClock();
@@ -30,6 +31,7 @@ function setup(
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,
+    ...(opts.feedback === true ? { feedback: new MemoryFeedbackStore() } : {}),
     metrics: opts.metrics ?? noopMetrics,
     logger: silentLogger,
     clock,
@@ -38,6 +40,7 @@ function setup(
       userMessagesPerMinute: 100,
       maxConcurrentReplies: 8,
       streamEditIntervalMs: 1000,
+      ...(opts.feedback === true ? { feedback: true } : {}),
       ...opts.settings,
     }),
   });
@@ -334,6 +337,72 @@ describe('relay', () => {
     expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`]);
     expect(interrupted).toEqual(['test']);
     expect(store.inflight.listOpen()).toEqual([]);
+  });
+});
+
+describe('relay: stop and feedback', () => {
+  const until = (cond: () => boolean) =>
+    new Promise<void>((resolve) => {
+      const tick = () => (cond() ? resolve() : setImmediate(tick));
+      tick();
+    });
+
+  it('only the asker stops a reply: text so far, the note, the upstream cancelled, counted', async () => {
+    const stopped: string[] = [];
+    const { conn, chat, relay, run, gate } = setup({
+      metrics: { ...noopMetrics, replyStopped: (p) => stopped.push(p) },
+    });
+    chat.script = () => ({ chunks: ['Started', ' never'], gate: gate().promise });
+    const reply = conn.send({ text: 'slow', userId: 'U1' });
+    await run(until(() => conn.writes.length > 0));
+    const key = conn.writes[0]?.replyKey ?? '';
+    expect(key).not.toBe('');
+    expect(conn.writes[0]).toMatchObject({ final: false });
+    expect(relay.stop(key, 'U2')).toBe('not_owner');
+    expect(relay.stop(key, 'U1')).toBe('stopped');
+    expect(await run(reply)).toEqual(status('answered'));
+    expect(conn.contentsIn('C1')).toEqual([`Started${MESSAGES.stopped}`]);
+    expect(conn.writes.at(-1)).toMatchObject({ final: true, last: true, replyKey: key });
+    expect(chat.cancelled).toBe(1);
+    expect(stopped).toEqual(['test']);
+    expect(relay.stop(key, 'U1')).toBe('not_found');
+  });
+
+  it('"stop" from the asker stops their reply in the place; from another user it is a message', async () => {
+    const { conn, chat, run, gate } = setup();
+    const held = gate();
+    chat.script = (req) => (req.message === 'slow' ? { chunks: ['Started', ' never'], gate: held.promise } : {});
+    const reply = conn.send({ text: 'slow', userId: 'U1' });
+    await run(until(() => conn.writes.length > 0));
+    const other = conn.send({ text: 'stop', userId: 'U2' });
+    expect(await run(conn.send({ text: 'STOP', userId: 'U1' }))).toEqual(status('stopped'));
+    expect(await run(reply)).toEqual(status('answered'));
+    expect(await run(other)).toEqual(status('answered'));
+    expect(chat.requests.map((r) => r.message)).toEqual(['slow', 'stop']);
+    expect(conn.contentsIn('C1')[0]).toBe(`Started${MESSAGES.stopped}`);
+  });
+
+  it('feedback: the last write asks for buttons; a vote goes upstream once with the next message', async () => {
+    const votes: string[] = [];
+    const { conn, chat, relay, run } = setup({
+      feedback: true,
+      metrics: { ...noopMetrics, feedbackVote: (_p, v) => votes.push(v) },
+    });
+    await run(conn.send({ text: 'hello', userId: 'U1' }));
+    const last = conn.writes.at(-1);
+    expect(last).toMatchObject({ final: true, last: true, feedback: true });
+    const key = last?.replyKey ?? '';
+    expect(await relay.vote(key, 'U1', 'up')).toBe('recorded');
+    expect(await relay.vote(key, 'U1', 'down')).toBe('recorded');
+    expect(await relay.vote('unknown', 'U1', 'up')).toBe('not_found');
+    expect(votes).toEqual(['up', 'down']);
+    await run(conn.send({ text: 'again', userId: 'U2' }));
+    await run(conn.send({ text: 'more', userId: 'U1' }));
+    await run(conn.send({ text: 'and more', userId: 'U1' }));
+    const meta = chat.requests.map((r) => r.metadata?.feedback);
+    expect(meta[1]).toBeUndefined(); // another user's message
+    expect(meta[2]).toEqual([{ messageId: last?.messageId, vote: 'down', at: expect.any(String) }]);
+    expect(meta[3]).toBeUndefined();
   });
 });
 

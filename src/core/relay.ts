@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { ChatService } from './chat-port.js';
@@ -11,6 +12,7 @@ import {
   type Connector,
   type ConversationStore,
   type EventStore,
+  type FeedbackStore,
   type HandleResult,
   type IncomingMessage,
   type InFlightStore,
@@ -18,6 +20,9 @@ import {
   type Place,
   placeKey,
   type RateLimitObserver,
+  type StopResult,
+  type Vote,
+  type VoteResult,
 } from './ports.js';
 import { attachmentBlock, skippedNotice } from './attachments.js';
 import { type TurnHooks, runTurn } from './reply-turn.js';
@@ -51,6 +56,8 @@ export interface RelaySettings {
   /** CHAT_REPLY_MAX_CHARS (enforced by the chat client; named in the notice). */
   replyMaxChars?: number;
   streamEditIntervalMs: number;
+  /** FEEDBACK: finished replies carry thumbs up/down. Default false (main.ts passes the config). */
+  feedback?: boolean;
   /** Messages waiting per place besides the one being answered. Default 10. */
   maxQueuePerPlace?: number;
   /**
@@ -70,6 +77,8 @@ export interface RelayDeps {
   conversations: ConversationStore;
   events: EventStore;
   inflight: InFlightStore;
+  /** Where votes are kept; absent: votes are refused as unknown and none go upstream. */
+  feedback?: FeedbackStore;
   metrics: BridgeMetrics;
   logger: Logger;
   clock: Clock;
@@ -82,6 +91,8 @@ export interface RelayDeps {
 }
 
 export interface Relay extends MessageHandler {
+  stop(replyKey: string, userId: string): StopResult;
+  vote(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
   /** Edit replies a crash left streaming (text so far + note); reports what became of them. */
   recoverInterrupted(connectors: Connector[]): Promise<RecoveryReport>;
   /** SIGTERM: refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
@@ -105,6 +116,20 @@ export interface RecoveryReport {
 }
 
 const RESET_RE = /^reset$/i;
+const STOP_RE = /^stop$/i;
+/** Replies remembered for votes this long (their votes are kept). */
+const FEEDBACK_REPLY_KEEP_MS = 90 * 24 * 3600_000;
+
+/** A reply being written now: who asked, where, and how to stop it. */
+interface LiveReply {
+  replyKey: string;
+  askerId: string;
+  placeKey: string;
+  platform: Place['platform'];
+  stop: AbortController;
+  /** Resolves when the reply's turn is over (its feedback record written). */
+  done: Promise<void>;
+}
 /** Dedup is kept this long (CONTRACT: 24 hours); finished reply records a week, for diagnosis. */
 const DEDUP_KEEP_MS = 24 * 3600_000;
 const INFLIGHT_KEEP_MS = 7 * 24 * 3600_000;
@@ -137,6 +162,9 @@ export function createRelay(deps: RelayDeps): Relay {
   let draining = false;
   let running = 0;
   let lastPrune = clock.now();
+  /** Replies being written, by reply key and by place (one per place: the place queue). */
+  const live = new Map<string, LiveReply>();
+  const liveByPlace = new Map<string, LiveReply>();
 
   /** Forget old dedup entries and finished reply records, at most once an hour (cheap, synchronous). */
   function maybePrune(now: number): void {
@@ -145,6 +173,7 @@ export function createRelay(deps: RelayDeps): Relay {
     try {
       const events_ = events.prune(now - DEDUP_KEEP_MS);
       const replies = inflight.prune(now - INFLIGHT_KEEP_MS);
+      deps.feedback?.prune(now - FEEDBACK_REPLY_KEEP_MS);
       if (events_ + replies > 0) logger.debug({ events: events_, replies }, 'pruned old records');
     } catch (err) {
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning old records failed');
@@ -228,6 +257,18 @@ export function createRelay(deps: RelayDeps): Relay {
       release();
       reportQueue();
     };
+    const replyKey = randomUUID();
+    let turnDone: () => void = () => {};
+    const entry: LiveReply = {
+      replyKey,
+      askerId: msg.userId,
+      placeKey: placeKey(msg.place),
+      platform: msg.place.platform,
+      stop: new AbortController(),
+      done: new Promise<void>((resolve) => (turnDone = resolve)),
+    };
+    live.set(replyKey, entry);
+    liveByPlace.set(entry.placeKey, entry);
     try {
       if (shutdown.signal.aborted) {
         releaseSlot();
@@ -246,6 +287,9 @@ export function createRelay(deps: RelayDeps): Relay {
           streaming: settings.streaming,
           editIntervalMs: settings.streamEditIntervalMs,
           onUpstreamEnd: releaseSlot,
+          replyKey,
+          stop: entry.stop.signal,
+          feedback: { store: deps.feedback, show: settings.feedback === true },
           context: threadContext,
           ...(settings.maxMessageChars !== undefined ? { maxMessageChars: settings.maxMessageChars } : {}),
           ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),
@@ -264,8 +308,41 @@ export function createRelay(deps: RelayDeps): Relay {
       releaseSlot();
       return await unexpected(msg, err);
     } finally {
+      live.delete(replyKey);
+      if (liveByPlace.get(entry.placeKey) === entry) liveByPlace.delete(entry.placeKey);
+      turnDone();
       releaseSlot();
     }
+  }
+
+  function stopReply(replyKey: string, userId: string): StopResult {
+    const entry = live.get(replyKey);
+    if (entry === undefined) return 'not_found';
+    if (entry.askerId !== userId) return 'not_owner';
+    if (!entry.stop.signal.aborted) entry.stop.abort();
+    return 'stopped';
+  }
+
+  async function vote(replyKey: string, userId: string, v: Vote): Promise<VoteResult> {
+    const store = deps.feedback;
+    if (store === undefined) return 'not_found';
+    // The buttons show with the reply's last write, a moment before its record is written.
+    const entry = live.get(replyKey);
+    if (entry !== undefined) await entry.done;
+    const reply = store.reply(replyKey);
+    if (reply === undefined) return 'not_found';
+    store.vote({
+      replyKey,
+      userId,
+      placeKey: reply.placeKey,
+      upstreamId: reply.upstreamId,
+      messageId: reply.messageId,
+      vote: v,
+      at: clock.now(),
+    });
+    metrics.feedbackVote(reply.platform, v);
+    logger.info({ platform: reply.platform, vote: v }, 'feedback recorded');
+    return 'recorded';
   }
 
   function dispatch(msg: IncomingMessage): Promise<HandleResult> {
@@ -303,6 +380,15 @@ export function createRelay(deps: RelayDeps): Relay {
       });
       if (queued !== undefined) return queued;
       return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
+    }
+    if (STOP_RE.test(text) && files.length === 0) {
+      // `stop` from the asker while their reply streams here stops it; from anyone else, or
+      // with nothing streaming, it is an ordinary message.
+      const reply = liveByPlace.get(placeKey(msg.place));
+      if (reply !== undefined && reply.askerId === msg.userId) {
+        stopReply(reply.replyKey, msg.userId);
+        return r('stopped');
+      }
     }
     if (!userLimits.tryTake(`${platform}:${msg.userId}`, clock.now())) {
       return notice(msg, MESSAGES.slowDown).then(() => ({ status: 'user_rate_limited' }));
@@ -343,6 +429,9 @@ export function createRelay(deps: RelayDeps): Relay {
       void p.finally(() => pending.delete(p)).catch(() => {});
       return p;
     },
+
+    stop: stopReply,
+    vote,
 
     async reset(place: Place): Promise<void> {
       // In the place's order, so a reset never overtakes a reply being written there.

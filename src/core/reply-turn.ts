@@ -1,9 +1,17 @@
 import type { Logger } from 'pino';
 import { attachmentInfo } from './attachments.js';
-import { type ChatMetadata, ChatError, type ChatService, type ChatStream, type SendRequest } from './chat-port.js';
+import {
+  type ChatMetadata,
+  ChatError,
+  type ChatService,
+  type ChatStream,
+  type FeedbackNote,
+  type SendRequest,
+} from './chat-port.js';
 import type { Conversations, ConversationTurn } from './conversations.js';
 import type { BridgeMetrics } from './metrics-port.js';
-import type { Clock, IncomingMessage, InFlightStore } from './ports.js';
+import type { Clock, FeedbackStore, FeedbackVote, IncomingMessage, InFlightStore } from './ports.js';
+import { placeKey } from './ports.js';
 import { pump } from './pump.js';
 import type { WriteScheduler } from './scheduler.js';
 import type { ThreadContext } from './thread-context.js';
@@ -35,6 +43,14 @@ export interface TurnDeps {
   maxMessageChars?: number;
   /** Called once, the moment the upstream request has ended (its slot can go to the next message). */
   onUpstreamEnd?: () => void;
+  /** The reply's key, for the sink's Stop and feedback controls (WriteOptions.replyKey). */
+  replyKey?: string;
+  /** The asker stopped the reply: it ends like a limit, with the text so far and MESSAGES.stopped. */
+  stop?: AbortSignal;
+  /** FEEDBACK: votes are stored here, and pending ones go upstream with the voter's next message. */
+  feedback?: { store: FeedbackStore | undefined; show: boolean };
+  /** The upstream conversation of the reply as it is known now (set as it becomes known). */
+  onConversation?: (upstreamId: string | undefined) => void;
   hooks?: TurnHooks;
 }
 
@@ -45,6 +61,10 @@ export interface TurnHooks {
 }
 
 export type TurnStatus = 'answered' | 'interrupted' | 'failed';
+
+function feedbackNotes(votes: FeedbackVote[]): FeedbackNote[] {
+  return votes.map((v) => ({ messageId: v.messageId, vote: v.vote, at: new Date(v.at).toISOString() }));
+}
 
 /** The upstream's `metadata`: where the message was written (its origin) and by whom. */
 export function chatMetadata(msg: IncomingMessage): ChatMetadata {
@@ -92,7 +112,11 @@ export async function runTurn(
     conv = { ...conv, conversationId: id };
     conversations.captured(msg.place, botId, id);
     inflight.setUpstreamId(recId, id);
+    deps.onConversation?.(id);
   };
+  deps.onConversation?.(conv.conversationId);
+  /** The upstream's id of its reply, when it names one (for the votes on it). */
+  let replyMessageId: string | undefined;
   const firstToken = () => {
     if (gotText) return;
     gotText = true;
@@ -112,6 +136,29 @@ export async function runTurn(
           log.warn({ seconds: maxMs / 1000 }, 'reply passed its deadline; upstream request aborted');
           limit.abort(MESSAGES.replyDeadline(Math.round(maxMs / 1000)));
         }, maxMs);
+  // The asker's Stop ends the reply the same way as the deadline: upstream aborted, text kept.
+  const onStop = () => {
+    if (!limit.signal.aborted) limit.abort(MESSAGES.stopped);
+  };
+  if (deps.stop?.aborted) onStop();
+  deps.stop?.addEventListener('abort', onStop, { once: true });
+
+  // The user's votes in this conversation not yet sent: they go with this message, and count as
+  // delivered once the upstream took it.
+  const feedbackStore = deps.feedback?.store;
+  const pendingVotes = (): FeedbackVote[] => {
+    if (feedbackStore === undefined || conv.conversationId === undefined) return [];
+    try {
+      return feedbackStore.pending(conv.conversationId, msg.userId);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'reading pending feedback failed');
+      return [];
+    }
+  };
+  const delivered = (votes: FeedbackVote[]) => {
+    if (votes.length === 0 || feedbackStore === undefined) return;
+    bestEffort(log, 'marking feedback as delivered', () => feedbackStore.delivered(votes, clock.now()));
+  };
 
   async function* deltas(): AsyncGenerator<string> {
     try {
@@ -144,17 +191,24 @@ export async function runTurn(
         composed = compose(await deps.context.load(msg, log));
       }
       carried = composed.included.length > 0;
+      const votes = pendingVotes();
       const req: SendRequest = {
         botId,
         message: composed.message,
-        metadata: { ...chatMetadata(msg), ...composed.metadata },
+        metadata: {
+          ...chatMetadata(msg),
+          ...composed.metadata,
+          ...(votes.length > 0 ? { feedback: feedbackNotes(votes) } : {}),
+        },
         signal: upstream.signal,
       };
       if (conv.conversationId !== undefined) req.conversationId = conv.conversationId;
       try {
         if (!deps.streaming || conv.useSend) {
           const res = await chat.send(req);
+          delivered(votes);
           capture(res.conversationId);
+          if (res.messageId !== undefined) replyMessageId = res.messageId;
           if (res.endReason === 'too_long') capped = true;
           if (res.text !== '') {
             firstToken();
@@ -163,6 +217,7 @@ export async function runTurn(
           return;
         }
         const stream = await chat.stream(req);
+        delivered(votes);
         current = stream;
         capture(stream.conversationId);
         let named = stream.conversationId !== undefined;
@@ -172,6 +227,7 @@ export async function runTurn(
             firstToken();
             yield ev.text;
           } else if (ev.type === 'ids') {
+            if (ev.messageId !== undefined) replyMessageId = ev.messageId;
             if (ev.conversationId !== undefined) named = true;
             capture(ev.conversationId);
           } else {
@@ -231,6 +287,8 @@ export async function runTurn(
       current?.cancel();
     },
     limit: limit.signal,
+    ...(deps.replyKey !== undefined ? { replyKey: deps.replyKey } : {}),
+    feedback: deps.feedback?.show === true && deps.replyKey !== undefined,
     endNote: () => {
       if (!capped) return undefined;
       log.warn({ chars: deps.replyMaxChars }, 'reply passed its character cap; upstream request aborted');
@@ -238,8 +296,35 @@ export async function runTurn(
     },
   });
   deadline?.clear();
+  deps.stop?.removeEventListener('abort', onStop);
   // A limit stopped the reply: make sure the upstream request is gone too.
   if (limit.signal.aborted) upstream.abort();
+  const stopped = limit.signal.aborted && limit.signal.reason === MESSAGES.stopped;
+  if (stopped) {
+    log.info('reply stopped by its asker');
+    metrics.replyStopped(platform);
+  }
+  // Votes on the reply need its conversation and id after the process forgot the reply.
+  const lastMessage = result.messageIds.at(-1);
+  if (
+    result.outcome === 'done' &&
+    deps.feedback?.show === true &&
+    feedbackStore !== undefined &&
+    deps.replyKey !== undefined &&
+    lastMessage !== undefined
+  ) {
+    const replyKey = deps.replyKey;
+    bestEffort(log, 'remembering a reply for feedback', () =>
+      feedbackStore.rememberReply({
+        replyKey,
+        platform,
+        placeKey: placeKey(msg.place),
+        upstreamId: conv.conversationId,
+        messageId: replyMessageId ?? lastMessage,
+        at: clock.now(),
+      }),
+    );
+  }
 
   if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, signal.aborted);
   // The place now holds this message and its reply: a cached history of it is out of date.

@@ -28,6 +28,8 @@ export interface ReplyWriterOptions {
   onFirstText?: (at: number) => void;
   /** Called once when a write fails for good (the caller stops reading upstream). */
   onFatal?: (err: unknown) => void;
+  /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
+  replyKey?: string;
   /** Retries of a write the sink says may work again (network), with growing delay. */
   maxWriteRetries?: number;
   retryBaseMs?: number;
@@ -38,6 +40,8 @@ export interface FinishOptions {
   note?: string;
   /** The whole reply when it has no content (e.g. an error message). */
   replacement?: string;
+  /** The last write shows thumbs up/down (WriteOptions.feedback). */
+  feedback?: boolean;
 }
 
 export interface WriterResult {

@@ -34,6 +34,9 @@ export class ReplyWriter {
   private firstShown = false;
   private yielded = false;
 
+  /** Set by finish(): the reply's last write shows feedback buttons. */
+  private feedback = false;
+
   constructor(opts: ReplyWriterOptions) {
     this.o = opts;
     this.text = new ReplyText(opts.prefix);
@@ -52,6 +55,7 @@ export class ReplyWriter {
   /** End the reply: the last write of the last message, then resolve. */
   async finish(opts: FinishOptions = {}): Promise<WriterResult> {
     if (!this.text.ended) {
+      this.feedback = opts.feedback === true;
       this.text.end(opts);
       this.pacer.ended();
       this.wakeOnEnd?.();
@@ -153,9 +157,18 @@ export class ReplyWriter {
     return msg.createdAt + Math.max(0, maxAge - this.o.editIntervalMs);
   }
 
-  /** What every write of this reply tells the sink (built here only). */
-  private writeOptions(final: boolean): WriteOptions {
-    return { final, part: this.ledger.part };
+  /**
+   * What every write of this reply tells the sink (built here only): the reply's key for its
+   * controls (Stop), and on the reply's last write (`last`) whether it shows feedback buttons.
+   */
+  private writeOptions(final: boolean, continues: boolean): WriteOptions {
+    const opts: WriteOptions = { final, part: this.ledger.part };
+    if (this.o.replyKey !== undefined) opts.replyKey = this.o.replyKey;
+    if (final && !continues && this.text.ended) {
+      opts.last = true;
+      if (this.feedback) opts.feedback = true;
+    }
+    return opts;
   }
 
   private async write(op: 'post' | 'edit', final: boolean): Promise<void> {
@@ -170,7 +183,7 @@ export class ReplyWriter {
       return;
     }
     const startedAt = clock.now();
-    const opts = this.writeOptions(plan.final);
+    const opts = this.writeOptions(plan.final, plan.next !== undefined);
     let result: WriteResult;
     try {
       if (op === 'post') {

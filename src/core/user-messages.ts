@@ -33,6 +33,14 @@ export const MESSAGES = {
       ? '\n\n_(reply cut: it was too long)_'
       : `\n\n_(reply cut: it was longer than ${chars} characters)_`;
   },
+  /** Ends a reply its asker stopped (Stop control, or `stop` written in the place). */
+  stopped: '\n\n_(stopped)_',
+  /** Ephemeral: someone else used a reply's Stop control. */
+  stopNotOwner: 'Only the person who asked can stop this reply.',
+  /** Ephemeral: a thumbs up/down was recorded. */
+  feedbackThanks: 'Thanks for your feedback!',
+  /** Ephemeral: a vote on a reply the bridge no longer knows. */
+  feedbackUnknown: 'This reply can no longer be rated.',
   /** More messages wait for a slot than MAX_QUEUED_REPLIES: nothing was taken. */
   overloaded: 'The assistant is handling too many messages right now. Please send yours again in a minute.',
   /** The bridge is shutting down before it could answer. */
@@ -53,6 +61,7 @@ export const MESSAGES = {
 /** Room a reply keeps free in every message so that a note fits after a crash. */
 export const NOTE_RESERVE = Math.max(
   MESSAGES.interrupted.length,
+  MESSAGES.stopped.length,
   MESSAGES.streamError.length,
   MESSAGES.replyDeadline(99_999).length,
   MESSAGES.replyTooLong(9_999_999).length,

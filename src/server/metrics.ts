@@ -56,6 +56,10 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
   const interrupted = counter('bridge_replies_interrupted_total', 'Replies cut off (reset, idle timeout, shutdown).', [
     'platform',
   ]);
+  const stopped = counter('bridge_replies_stopped_total', 'Replies stopped by their asker (Stop, or `stop`).', [
+    'platform',
+  ]);
+  const feedback = counter('bridge_feedback_total', 'Thumbs up/down votes recorded on replies.', ['platform', 'vote']);
   const firstToken = latency(
     'bridge_upstream_first_token_seconds',
     'Seconds from the message arriving to the first upstream text.',
@@ -98,7 +102,8 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
   const codes = new BoundedLabel(50);
 
   for (const platform of opts.platforms ?? []) {
-    for (const c of [started, finished, interrupted, dedup]) c.inc({ platform }, 0);
+    for (const c of [started, finished, interrupted, stopped, dedup]) c.inc({ platform }, 0);
+    for (const vote of ['up', 'down']) feedback.inc({ platform, vote }, 0);
     for (const reason of FAILURE_REASONS) failed.inc({ platform, reason: reasons.value(reason) }, 0);
     for (const bucket of BUCKET_KINDS[platform]) rateLimited.inc({ platform, bucket: buckets.value(bucket) }, 0);
     for (const kind of ['post', 'edit', 'continuation']) writes.inc({ platform, kind }, 0);
@@ -113,6 +118,8 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     replyFinished: (platform: Platform) => finished.inc({ platform }),
     replyFailed: (platform: Platform, reason: string) => failed.inc({ platform, reason: reasons.value(reason) }),
     replyInterrupted: (platform: Platform) => interrupted.inc({ platform }),
+    replyStopped: (platform: Platform) => stopped.inc({ platform }),
+    feedbackVote: (platform: Platform, vote: 'up' | 'down') => feedback.inc({ platform, vote }),
     upstreamFirstToken: (platform: Platform, seconds: number) => firstToken.observe({ platform }, seconds),
     platformFirstText: (platform: Platform, seconds: number) => firstText.observe({ platform }, seconds),
     platformWrite: (platform: Platform, kind) => writes.inc({ platform, kind }),

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationStore, EventStore, InFlightStore } from '../core/ports.js';
+import type { ConversationStore, EventStore, FeedbackStore, InFlightStore } from '../core/ports.js';
 import type { Logger } from '../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
+import { createFeedbackRepo } from './feedback-repo.js';
 import { createHealthMonitor, guardRepo, type StoreHealth, type Timers } from './health.js';
 import { createInFlightRepo } from './inflight-repo.js';
 import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
@@ -27,6 +28,7 @@ export interface Store {
   conversations: ConversationStore;
   events: EventStore;
   inflight: InFlightStore;
+  feedback: FeedbackStore;
   installations: InstallationRepo;
   isOpen(): boolean;
   /** Whether the database can take writes now, and if not why (what /readyz shows). */
@@ -124,6 +126,7 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
       conversations: guardRepo(createConversationRepo(db), monitor, ['put', 'touch', 'delete']),
       events: guardRepo(createEventRepo(db), monitor, ['markSeen', 'prune']),
       inflight: guardRepo(createInFlightRepo(db), monitor, ['begin', 'progress', 'setUpstreamId', 'finish', 'prune']),
+      feedback: guardRepo(createFeedbackRepo(db), monitor, ['rememberReply', 'vote', 'delivered', 'prune']),
       installations: guardRepo(createInstallationRepo(db), monitor, ['save', 'delete']),
       isOpen: () => db.open,
       health: () => monitor.health(),

@@ -2,6 +2,9 @@ import {
   type ConversationRecord,
   type ConversationStore,
   type EventStore,
+  type FeedbackReply,
+  type FeedbackStore,
+  type FeedbackVote,
   type InFlightRecord,
   type InFlightState,
   type InFlightStore,
@@ -137,6 +140,54 @@ export interface MemoryStore {
   events: MemoryEventStore;
   inflight: MemoryInFlightStore;
   close(): void;
+}
+
+/** Votes in memory (FeedbackStore), same contract as src/store/feedback-repo.ts. */
+export class MemoryFeedbackStore implements FeedbackStore {
+  private readonly replies = new Map<string, FeedbackReply>();
+  private readonly votes = new Map<string, FeedbackVote>();
+
+  rememberReply(reply: FeedbackReply): void {
+    this.replies.set(reply.replyKey, { ...reply });
+  }
+
+  reply(replyKey: string): FeedbackReply | undefined {
+    const r = this.replies.get(replyKey);
+    return r === undefined ? undefined : { ...r };
+  }
+
+  vote(v: Omit<FeedbackVote, 'deliveredAt'>): void {
+    this.votes.set(`${v.replyKey}\u0000${v.userId}`, { ...v, deliveredAt: undefined });
+  }
+
+  pending(upstreamId: string, userId: string): FeedbackVote[] {
+    return this.forConversation(upstreamId).filter((v) => v.userId === userId && v.deliveredAt === undefined);
+  }
+
+  delivered(votes: { replyKey: string; userId: string }[], at: number): void {
+    for (const v of votes) {
+      const rec = this.votes.get(`${v.replyKey}\u0000${v.userId}`);
+      if (rec !== undefined && rec.deliveredAt === undefined) rec.deliveredAt = at;
+    }
+  }
+
+  forConversation(upstreamId: string): FeedbackVote[] {
+    return [...this.votes.values()]
+      .filter((v) => v.upstreamId === upstreamId)
+      .sort((a, b) => a.at - b.at)
+      .map((v) => ({ ...v }));
+  }
+
+  prune(before: number): number {
+    let n = 0;
+    for (const [k, r] of this.replies) {
+      if (r.at < before) {
+        this.replies.delete(k);
+        n++;
+      }
+    }
+    return n;
+  }
 }
 
 export function openMemoryStore(): MemoryStore {

@@ -1,5 +1,12 @@
 import { noopMetrics } from '../../src/core/metrics-port.js';
-import { type ConversationStore, type EventStore, type InFlightStore, systemClock } from '../../src/core/ports.js';
+import {
+  type ConversationStore,
+  type EventStore,
+  type FeedbackStore,
+  type InFlightStore,
+  systemClock,
+} from '../../src/core/ports.js';
+import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/relay.js';
 import { silentLogger } from '../../src/logger.js';
 import { type ChatForm, createChatService } from '../../src/upstream/index.js';
@@ -22,10 +29,11 @@ export function relayToEmulator(opts: {
   url: string;
   apiKey: string;
   form: ChatForm;
-  store: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore };
+  store: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore; feedback?: FeedbackStore };
   /** The bot every place is routed to (default the emulator's `demo-bot`). */
   botId?: string;
   settings?: Partial<RelaySettings>;
+  metrics?: BridgeMetrics;
 }): Relay {
   const chat = createChatService({
     url: opts.url,
@@ -42,7 +50,8 @@ export function relayToEmulator(opts: {
     conversations: opts.store.conversations,
     events: opts.store.events,
     inflight: opts.store.inflight,
-    metrics: noopMetrics,
+    ...(opts.store.feedback !== undefined ? { feedback: opts.store.feedback } : {}),
+    metrics: opts.metrics ?? noopMetrics,
     logger: silentLogger,
     clock: systemClock,
     settings: testRelaySettings(opts.settings),

@@ -43,6 +43,10 @@ export interface RecordedWrite {
   final: boolean;
   part: number;
   at: number;
+  /** The write's controls as the core asked for them (WriteOptions). */
+  replyKey?: string;
+  last?: boolean;
+  feedback?: boolean;
 }
 
 export interface RecordedMessage {
@@ -240,7 +244,18 @@ export class TestConnector implements Connector {
         m.writes++;
       }
     }
-    this.writes.push({ op, messageId: id as string, channelKey, text, final: opts.final, part: opts.part, at: now });
+    this.writes.push({
+      op,
+      messageId: id as string,
+      channelKey,
+      text,
+      final: opts.final,
+      part: opts.part,
+      at: now,
+      ...(opts.replyKey !== undefined ? { replyKey: opts.replyKey } : {}),
+      ...(opts.last !== undefined ? { last: opts.last } : {}),
+      ...(opts.feedback !== undefined ? { feedback: opts.feedback } : {}),
+    });
     const res: PostResult = { messageId: id as string };
     if (this.reportHeaders) {
       res.rateLimits = [

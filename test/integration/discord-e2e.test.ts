@@ -156,11 +156,13 @@ it('twelve concurrent long replies in two channels finish exact with zero 429s',
   );
   expect(fake.rateLimitHits).toBe(0);
   for (const t of threads) expect(fake.botMessages(t.id).length).toBeGreaterThanOrEqual(2);
-  // the budget was actually reached: some thread saw more writes than one window allows
+  // The run needed many windows of budget (the limiter was exercised), yet each reply cost few
+  // writes: its parts, and at most a few edits (later replies post once when the budget is short).
   const perThread = threads.map(
     (t) => fake.record.filter((r) => r.channelId === t.id && r.path.includes('/messages')).length,
   );
-  expect(Math.max(...perThread)).toBeGreaterThan(budget.limit);
+  expect(perThread.reduce((a, b) => a + b, 0)).toBeGreaterThan(4 * budget.limit);
+  threads.forEach((t, i) => expect(perThread[i]).toBeLessThanOrEqual(fake.botMessages(t.id).length + 4));
 }, 30_000);
 
 it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a restart keeps the thread conversation', async () => {

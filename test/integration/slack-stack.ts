@@ -1,6 +1,7 @@
 import type { SlackStreaming } from '../../src/config/config.js';
 import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
+import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import type { HandleResult, IncomingMessage, MessageHandler } from '../../src/core/ports.js';
 import type { Relay, RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
@@ -35,6 +36,8 @@ export interface SlackStackOptions {
    * reply's stream ended; replies are keyed by `tag-<id>` in the user's message.
    */
   timeUpstream?: boolean;
+  /** The relay's metrics (default none). */
+  metrics?: BridgeMetrics;
 }
 
 export interface SlackStack {
@@ -71,6 +74,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     form: opts.form ?? 'b',
     store,
     botId: BOT,
+    ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     settings: {
       userMessagesPerMinute: 1000,
       streamEditIntervalMs: opts.editIntervalMs ?? 100,
@@ -89,6 +93,8 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       return r;
     },
     reset: (place) => relay.reset(place),
+    stop: (key, user) => relay.stop(key, user),
+    vote: (key, user, vote) => relay.vote(key, user, vote),
   };
   const config = slackConfig(fake, {
     streaming: opts.streaming ?? 'edit',

@@ -20,6 +20,7 @@ import type { Logger } from '../../logger.js';
 import { collectAttachments, type PlatformFile } from '../attachments.js';
 import { createDiscordClient } from './client.js';
 import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
+import { handleControl, isControl } from './controls.js';
 import { toPlatformError } from './errors.js';
 import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
@@ -123,6 +124,10 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
 
   const onInteraction = (interaction: Interaction): void => {
     if (stopping || !handler) return;
+    if (interaction.isButton() && isControl(interaction.customId)) {
+      void handleControl(interaction, handler, logger);
+      return;
+    }
     if (!interaction.isChatInputCommand()) {
       // Every interaction gets an answer, or the user sees "This interaction failed".
       void answerUnknownInteraction(interaction, logger);
@@ -215,13 +220,14 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     async markInterrupted(target: ReplyTarget, messageId: string, text: string): Promise<void> {
       try {
         if (isInteractionTarget(target.data)) {
-          await editInteractionMessage(client.rest, target.data, messageId, text);
+          await editInteractionMessage(client.rest, target.data, messageId, text, []);
           return;
         }
         // Replies are written in the thread when there is one (thread mode, DMs have none).
         const channelId = replyChannelId(target.place);
+        // `components: []` takes away a Stop button the crash left on the message.
         await client.rest.patch(Routes.channelMessage(channelId, messageId), {
-          body: { content: text, allowed_mentions: NO_MENTIONS },
+          body: { content: text, allowed_mentions: NO_MENTIONS, components: [] },
         });
       } catch (err) {
         throw toPlatformError(err, `discord:channel:${replyChannelId(target.place)}`);

@@ -8,6 +8,7 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
+import { replyComponents } from './controls.js';
 import { toPlatformError } from './errors.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, NO_MENTIONS } from './reply-sink.js';
@@ -32,6 +33,8 @@ export function isInteractionTarget(data: ReplyTarget['data']): data is Interact
 
 export class InteractionReplySink implements ReplySink {
   readonly maxChars = DISCORD_MAX_CHARS;
+  /** A message that carried a Stop button needs its final write, even with the text unchanged. */
+  readonly needsFinalWrite = true;
   readonly target: ReplyTarget & { data: InteractionTargetData };
   private readonly bucket: BucketRef;
   private originalUsed = false;
@@ -59,9 +62,10 @@ export class InteractionReplySink implements ReplySink {
   async showWorking(): Promise<void> {}
   async clearWorking(): Promise<void> {}
 
-  async post(text: string, _opts: WriteOptions): Promise<PostResult> {
+  async post(text: string, opts: WriteOptions): Promise<PostResult> {
     const { applicationId, token } = this.target.data;
-    const body = { content: text, allowed_mentions: NO_MENTIONS };
+    const components = replyComponents(opts);
+    const body = { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
     try {
       if (!this.originalUsed) {
         const res = (await this.rest.patch(Routes.webhookMessage(applicationId, token, '@original'), {
@@ -78,9 +82,9 @@ export class InteractionReplySink implements ReplySink {
     }
   }
 
-  async edit(messageId: string, text: string, _opts: WriteOptions): Promise<WriteResult> {
+  async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
-      await editInteractionMessage(this.rest, this.target.data, messageId, text);
+      await editInteractionMessage(this.rest, this.target.data, messageId, text, replyComponents(opts));
       return {};
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
@@ -98,9 +102,11 @@ export async function editInteractionMessage(
   data: InteractionTargetData,
   messageId: string,
   text: string,
+  /** The message's buttons (undefined: leave them as they are). */
+  components?: unknown[],
 ): Promise<void> {
   await rest.patch(Routes.webhookMessage(data.applicationId, data.token, messageId), {
-    body: { content: text, allowed_mentions: NO_MENTIONS },
+    body: { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) },
     auth: false,
   });
 }

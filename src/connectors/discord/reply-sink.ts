@@ -9,6 +9,7 @@ import type {
   WriteResult,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
+import { replyComponents } from './controls.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
 
@@ -50,6 +51,8 @@ export interface ChannelSinkInit {
 
 export class ChannelReplySink implements ReplySink {
   readonly maxChars = DISCORD_MAX_CHARS;
+  /** A message that carried a Stop button needs its final write, even with the text unchanged. */
+  readonly needsFinalWrite = true;
   readonly target: ReplyTarget;
   private readonly channelId: string;
   private readonly bucket: BucketRef;
@@ -96,6 +99,8 @@ export class ChannelReplySink implements ReplySink {
     try {
       await this.ensureThread();
       const body: Record<string, unknown> = { content: text, allowed_mentions: NO_MENTIONS };
+      const components = replyComponents(opts);
+      if (components !== undefined) body.components = components;
       if (opts.part === 0 && this.init.replyTo) {
         body.message_reference = {
           message_id: this.init.replyTo.messageId,
@@ -110,10 +115,11 @@ export class ChannelReplySink implements ReplySink {
     }
   }
 
-  async edit(messageId: string, text: string, _opts: WriteOptions): Promise<WriteResult> {
+  async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
+      const components = replyComponents(opts);
       await this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), {
-        body: { content: text, allowed_mentions: NO_MENTIONS },
+        body: { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) },
       });
       return {};
     } catch (err) {

@@ -8,6 +8,7 @@ import type { InstallationRepo } from '../../store/index.js';
 import { type BoltApp, clientOptions, createBoltApp } from './app.js';
 import { createAssistant } from './assistant.js';
 import { boltLogger } from './bolt-logger.js';
+import { registerControlActions, textBlocks } from './controls.js';
 import type { SlackMessageEvent } from './events.js';
 import { createInstallationStore } from './installation-store.js';
 import { type IntakeDeps, intake } from './intake.js';
@@ -130,6 +131,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     handler: () => (started ? handler : undefined),
     now,
   };
+  registerControlActions(app, deps.handler, logger);
   registerListeners(
     app,
     deps,
@@ -212,7 +214,14 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
             markdown_text: renderMarkdownText(text),
           });
         } else {
-          await client.chat.update({ channel: target.place.channelId, ts: messageId, text: renderMrkdwn(text) });
+          // The blocks replace the ones the message showed (its text and Stop button) as well.
+          const rendered = renderMrkdwn(text);
+          await client.chat.update({
+            channel: target.place.channelId,
+            ts: messageId,
+            text: rendered,
+            blocks: textBlocks(rendered),
+          });
         }
       } catch (err) {
         throw translateSlackError(err, `slack:${target.place.workspaceId ?? '-'}:update`);

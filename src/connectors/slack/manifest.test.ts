@@ -7,12 +7,21 @@ import { BOT_EVENTS, BOT_SCOPES } from './scopes.js';
 describe('manifest.json', () => {
   const manifest = JSON.parse(readFileSync(new URL('../../../manifest.json', import.meta.url), 'utf8')) as {
     oauth_config: { scopes: { bot: string[] } };
-    settings: { event_subscriptions: { bot_events: string[] }; socket_mode_enabled: boolean };
+    settings: {
+      event_subscriptions: { bot_events: string[]; request_url: string };
+      interactivity: { is_enabled: boolean; request_url?: string };
+      socket_mode_enabled: boolean;
+    };
   };
 
   it('lists the bot scopes and events the connector needs, Socket Mode on', () => {
     expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([...BOT_SCOPES].sort());
     expect([...manifest.settings.event_subscriptions.bot_events].sort()).toEqual([...BOT_EVENTS].sort());
     expect(manifest.settings.socket_mode_enabled).toBe(true);
+  });
+
+  it('turns interactivity on (Stop and feedback buttons), on the events URL for HTTP mode', () => {
+    expect(manifest.settings.interactivity.is_enabled).toBe(true);
+    expect(manifest.settings.interactivity.request_url).toBe(manifest.settings.event_subscriptions.request_url);
   });
 });

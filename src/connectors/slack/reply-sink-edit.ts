@@ -1,6 +1,7 @@
 import type { PostResult, ReplySink, ReplyTarget, WriteResult } from '../../core/ports.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
 import { createWorkingIndicator } from './working.js';
 
@@ -20,16 +21,21 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   const working = createWorkingIndicator(dest, deps);
   return {
     maxChars: EDIT_MAX_CHARS,
+    // A message that carried a Stop button needs its final write, even with the text unchanged.
+    needsFinalWrite: true,
     target: replyTarget(dest, 'edit'),
     buckets: (op) => [op === 'post' ? post : update],
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
-    async post(text): Promise<PostResult> {
+    async post(text, opts): Promise<PostResult> {
       try {
+        const rendered = renderMrkdwn(text);
+        const blocks = replyBlocks(rendered, opts);
         const res = await dest.client.chat.postMessage({
           channel,
           ...(threadTs ? { thread_ts: threadTs } : {}),
-          text: renderMrkdwn(text),
+          text: rendered,
+          ...(blocks !== undefined ? { blocks } : {}),
           unfurl_links: false,
           unfurl_media: false,
         });
@@ -39,9 +45,16 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
         throw translateSlackError(err, post.key);
       }
     },
-    async edit(messageId, text): Promise<WriteResult> {
+    async edit(messageId, text, opts): Promise<WriteResult> {
       try {
-        await dest.client.chat.update({ channel, ts: messageId, text: renderMrkdwn(text) });
+        const rendered = renderMrkdwn(text);
+        const blocks = replyBlocks(rendered, opts);
+        await dest.client.chat.update({
+          channel,
+          ts: messageId,
+          text: rendered,
+          ...(blocks !== undefined ? { blocks } : {}),
+        });
         return {};
       } catch (err) {
         throw translateSlackError(err, update.key);

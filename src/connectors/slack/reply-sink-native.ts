@@ -9,6 +9,7 @@ import { scrubSecrets } from '../../logger.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { appendBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyTarget } from './reply-sink-edit.js';
+import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
 import { createWorkingIndicator } from './working.js';
 
@@ -118,7 +119,14 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         state.shown = rendered;
       }
       if (opts.final && state.streaming) {
-        await dest.client.chat.stopStream({ channel: channel, ts: messageId });
+        // Native streams take no blocks while they stream (no Stop button; `stop` written in
+        // the thread still works); stopStream appends the finished reply's feedback buttons.
+        const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
+        await dest.client.chat.stopStream({
+          channel: channel,
+          ts: messageId,
+          ...(withFeedback && opts.replyKey !== undefined ? { blocks: [feedbackBlock(opts.replyKey)] } : {}),
+        });
         state.streaming = false;
       }
     } catch (err) {

@@ -61,6 +61,8 @@ export interface DispatchButtonInput {
   channelId: string;
   userId: string;
   customId: string;
+  /** The bot's message carrying the button (default: a made-up message in no channel's list). */
+  messageId?: string | undefined;
 }
 
 export interface ShownMessage {
@@ -72,6 +74,8 @@ export interface ShownMessage {
   messageReference: unknown;
   interactionId?: string;
   ephemeral?: boolean;
+  /** The message's buttons as last written. */
+  components: unknown[];
 }
 
 export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
@@ -284,6 +288,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     /** A user clicks a button (custom id `customId`) on a message of the bot's; returns the interaction id. */
     dispatchButton(input: DispatchButtonInput): { id: string; token: string } {
       const channel = mustChannel(input.channelId);
+      const real = input.messageId === undefined ? undefined : state.messages.get(input.messageId);
+      if (real !== undefined) {
+        return dispatchAnyInteraction(input.channelId, input.userId, {
+          type: 3,
+          data: { custom_id: input.customId, component_type: 2 },
+          message: messageJson(real, state),
+        });
+      }
       // The message carrying the button; not stored, so it shows up in no channel's messages.
       const carrier: FakeMessage = {
         id: state.nextId(),
@@ -345,6 +357,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
         messageReference: m.messageReference,
         ...(m.interactionId === undefined ? {} : { interactionId: m.interactionId }),
         ...(m.ephemeral === undefined ? {} : { ephemeral: m.ephemeral }),
+        components: m.components ?? [],
       }));
     },
     botMessages(channelId: string): ShownMessage[] {

@@ -31,6 +31,7 @@ export class MessageWrites {
       content,
       allowedMentions: body.allowed_mentions,
       messageReference: body.message_reference,
+      ...(Array.isArray(body.components) ? { components: body.components as unknown[] } : {}),
       createdAt: Date.now(),
       edits: 0,
     };
@@ -93,6 +94,7 @@ export class MessageWrites {
     const data = (body.data as Record<string, unknown> | undefined) ?? {};
     i.callbackType = type;
     i.ephemeral = ((Number(data.flags) || 0) & 64) !== 0;
+    if (typeof data.content === 'string') i.callbackContent = data.content;
     let msg: FakeMessage | undefined;
     if (type === 4 || type === 5) {
       // Type 4 shows the content now; type 5 ("thinking") makes an empty original to edit later.
@@ -126,6 +128,7 @@ export class MessageWrites {
     const content = this.content(body);
     const ephemeral = ((Number(body.flags) || 0) & 64) !== 0;
     const m = this.newInteractionMessage(i.id, i.channelId, i.guildId, content, body.allowed_mentions, ephemeral);
+    if (Array.isArray(body.components)) m.components = body.components as unknown[];
     return { status: 200, body: messageJson(m, this.state), headers };
   }
 
@@ -181,6 +184,7 @@ export class MessageWrites {
 
   private applyEdit(m: FakeMessage, body: Record<string, unknown>): void {
     if ('content' in body) m.content = this.content(body);
+    if (Array.isArray(body.components)) m.components = body.components as unknown[];
     m.allowedMentions = body.allowed_mentions;
     m.editedAt = Date.now();
     m.edits += 1;

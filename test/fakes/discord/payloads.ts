@@ -118,7 +118,7 @@ export function messageJson(m: FakeMessage, state: FakeDiscordState, mentions: F
     mention_roles: [],
     attachments: [],
     embeds: [],
-    components: [],
+    components: m.components ?? [],
     pinned: false,
     type: m.messageReference ? 19 : 0,
     flags: m.ephemeral ? 64 : 0,

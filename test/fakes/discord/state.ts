@@ -53,6 +53,8 @@ export interface FakeMessage {
   /** Set when the message came from an interaction webhook. */
   interactionId?: string;
   ephemeral?: boolean;
+  /** Buttons as last written (an edit without `components` keeps them). */
+  components?: unknown[];
   createdAt: number;
   editedAt?: number;
   edits: number;

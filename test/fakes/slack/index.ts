@@ -6,11 +6,20 @@ import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
 import { signSlackRequest } from './signer.js';
 import { type EnvelopeOptions, FakeSocketMode } from './socket-mode.js';
-import { type FakeMessage, FakeState } from './state.js';
+import { type FakeEphemeral, type FakeMessage, FakeState } from './state.js';
 import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
 import { WriteLog, type WriteLogEntry } from './write-log.js';
 
-export type { ApiCall, FakeFileInput, FakeMessage, FileDownload, RateModel, RateModelName, WriteLogEntry };
+export type {
+  ApiCall,
+  FakeEphemeral,
+  FakeFileInput,
+  FakeMessage,
+  FileDownload,
+  RateModel,
+  RateModelName,
+  WriteLogEntry,
+};
 export { LOGIN_PAGE } from './files.js';
 export { signSlackRequest };
 
@@ -54,6 +63,22 @@ export interface PostedByUser {
   message: Record<string, unknown>;
   /** The `app_mention` event, when the text mentions the bot. */
   mention: Record<string, unknown> | undefined;
+}
+
+/** A user clicks a button (or a feedback button) of a message of the bot's. */
+export interface Click {
+  actionId: string;
+  value: string;
+  /** Default U0USER. */
+  user?: string;
+  channel: string;
+  /** The message carrying the button. */
+  messageTs: string;
+  /** The message's thread, if it is in one. */
+  threadTs?: string;
+  /** `button` (default) or `feedback_buttons`. */
+  elementType?: string;
+  teamId?: string;
 }
 
 export interface FakeSlack {
@@ -101,6 +126,14 @@ export interface FakeSlack {
     m: { text: string; user?: string; threadTs?: string; botId?: string; username?: string; subtype?: string },
   ): string;
   envelope(event: Record<string, unknown>, teamId?: string): Record<string, unknown>;
+  /** Ephemeral messages the bot posted (chat.postEphemeral), in order. */
+  readonly ephemerals: readonly FakeEphemeral[];
+  /** The block_actions payload Slack sends for a click. */
+  blockActions(click: Click): Record<string, unknown>;
+  /** A click delivered over Socket Mode (envelope type `interactive`); resolves with the ack. */
+  sendClick(click: Click): Promise<unknown>;
+  /** A click delivered in HTTP mode: a signed form POST with `payload=<json>`. */
+  postClick(url: string, click: Click): Promise<{ status: number; body: string }>;
   sendEvent(event: Record<string, unknown>, opts?: EnvelopeOptions & { teamId?: string }): Promise<unknown>;
   postSignedEvent(
     url: string,
@@ -176,6 +209,46 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     ],
     is_ext_shared_channel: false,
   });
+
+  const blockActions = (click: Click) => {
+    const team = click.teamId ?? ids.teamId;
+    const message = state.get(click.channel, click.messageTs);
+    return {
+      type: 'block_actions',
+      team: { id: team, domain: 'fake' },
+      user: { id: click.user ?? 'U0USER', username: 'user', team_id: team },
+      api_app_id: 'A0FAKE',
+      token: 'legacy-verification-token',
+      trigger_id: `trig.${state.nextTs()}`,
+      response_url: `${base()}/actions/response`,
+      container: {
+        type: 'message',
+        message_ts: click.messageTs,
+        channel_id: click.channel,
+        is_ephemeral: false,
+        ...(click.threadTs !== undefined ? { thread_ts: click.threadTs } : {}),
+      },
+      channel: { id: click.channel, name: 'channel' },
+      message: {
+        type: 'message',
+        ts: click.messageTs,
+        text: message?.text ?? '',
+        ...(click.threadTs !== undefined ? { thread_ts: click.threadTs } : {}),
+        ...(message?.blocks !== undefined ? { blocks: message.blocks } : {}),
+      },
+      actions: [
+        {
+          type: click.elementType ?? 'button',
+          action_id: click.actionId,
+          block_id: 'b1',
+          value: click.value,
+          action_ts: String(Date.now() / 1000),
+        },
+      ],
+      is_enterprise_install: false,
+      enterprise: null,
+    };
+  };
 
   return {
     apiUrl: `${base()}/api/`,
@@ -253,6 +326,23 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       return posted.ts;
     },
     envelope,
+    ephemerals: state.ephemerals,
+    blockActions,
+    sendClick: (click) => socket.send('interactive', blockActions(click)),
+    async postClick(url, click) {
+      const raw = new URLSearchParams({ payload: JSON.stringify(blockActions(click)) }).toString();
+      const ts = Math.floor(Date.now() / 1000);
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-slack-signature': signSlackRequest(signingSecret, ts, raw),
+          'x-slack-request-timestamp': String(ts),
+        },
+        body: raw,
+      });
+      return { status: res.status, body: await res.text() };
+    },
     async sendEvent(event, o = {}) {
       return socket.send('events_api', envelope(event, o.teamId), o);
     },

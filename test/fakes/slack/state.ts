@@ -16,6 +16,16 @@ export interface FakeMessage {
   subtype?: string;
   /** A bot's name on a bot_message (another app's post). */
   username?: string;
+  /** Block Kit blocks as last written (undefined: none). chat.update without `blocks` keeps them. */
+  blocks?: Record<string, unknown>[];
+}
+
+/** A chat.postEphemeral: only `user` sees it, and it is not a message of the channel. */
+export interface FakeEphemeral {
+  channel: string;
+  user: string;
+  text: string;
+  threadTs?: string;
 }
 
 export interface TokenInfo {
@@ -27,6 +37,7 @@ export interface TokenInfo {
 
 export class FakeState {
   readonly tokens = new Map<string, TokenInfo>();
+  readonly ephemerals: FakeEphemeral[] = [];
   private readonly channels = new Map<string, Map<string, FakeMessage>>();
   private tsCounter = 0;
   private readonly base = Math.floor(Date.now() / 1000);

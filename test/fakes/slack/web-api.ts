@@ -84,6 +84,15 @@ function writeLength(method: string, a: Args): number {
   }
 }
 
+/** `blocks` as sent (a JSON string in a form body, an array in a JSON body); undefined when absent. */
+function blocksOf(a: Args): Record<string, unknown>[] | undefined {
+  let b: unknown = a.blocks;
+  if (b === undefined) return undefined;
+  if (typeof b === 'string') b = JSON.parse(b);
+  if (!Array.isArray(b)) throw new ApiError('invalid_blocks');
+  return b as Record<string, unknown>[];
+}
+
 function messageJson(m: FakeMessage): Record<string, unknown> {
   return {
     type: 'message',
@@ -132,13 +141,25 @@ const handlers: Record<string, Handler> = {
   'chat.postMessage': (c, a, who) => {
     const channel = req(a, 'channel');
     const { text, format } = contentOf(a);
-    const m = c.state.add({ channel, text, format, user: who.botUserId, botId: who.botId, ...threadOf(a) });
+    const blocks = blocksOf(a);
+    const m = c.state.add({
+      channel,
+      text,
+      format,
+      user: who.botUserId,
+      botId: who.botId,
+      ...threadOf(a),
+      ...(blocks !== undefined ? { blocks } : {}),
+    });
     return { channel, ts: m.ts, message: messageJson(m) };
   },
   'chat.update': (c, a) => {
     const m = existing(c, a);
     if (m.streaming) throw new ApiError('cant_update_message');
     const { text, format } = contentOf(a);
+    const blocks = blocksOf(a);
+    // As on Slack: an update without `blocks` keeps the message's blocks.
+    if (blocks !== undefined) m.blocks = blocks;
     c.state.setText(m, text, format);
     return { channel: m.channel, ts: m.ts, text };
   },
@@ -181,8 +202,18 @@ const handlers: Record<string, Handler> = {
     if (!m.streaming) throw new ApiError('message_not_in_streaming_state');
     const add = chunkText(a);
     if (add) c.state.setText(m, m.text + add, 'markdown');
+    const blocks = blocksOf(a);
+    if (blocks !== undefined) m.blocks = blocks;
     m.streaming = false;
     return { channel: m.channel, ts: m.ts, message: messageJson(m) };
+  },
+  'chat.postEphemeral': (c, a) => {
+    const channel = req(a, 'channel');
+    const user = req(a, 'user');
+    const text = str(a, 'text') ?? '';
+    if (text === '') throw new ApiError('no_text');
+    c.state.ephemerals.push({ channel, user, text, ...threadOf(a) });
+    return { message_ts: c.state.nextTs() };
   },
   'assistant.threads.setStatus': () => ({}),
   'assistant.threads.setSuggestedPrompts': () => ({}),

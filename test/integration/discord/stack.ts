@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import type { DiscordConnector } from '../../../src/connectors/discord/index.js';
+import type { BridgeMetrics } from '../../../src/core/metrics-port.js';
 import type { Relay, RelaySettings } from '../../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
 import { openStore, type Store } from '../../../src/store/index.js';
@@ -25,6 +26,8 @@ export interface StackOptions {
   relaySettings?: Partial<RelaySettings>;
   /** ATTACHMENT_MAX_BYTES for the connector. */
   attachmentMaxBytes?: number;
+  /** The relay's metrics (default none). */
+  metrics?: BridgeMetrics;
 }
 
 export interface Stack {
@@ -60,6 +63,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       form: opts.form ?? 'b',
       store,
       botId: BOT,
+      ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
       settings: {
         userMessagesPerMinute: 100,
         streamEditIntervalMs: opts.editIntervalMs ?? 100,

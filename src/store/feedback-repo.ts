@@ -1,0 +1,96 @@
+import type Database from 'better-sqlite3';
+import type { FeedbackReply, FeedbackStore, FeedbackVote, Platform, Vote } from '../core/ports.js';
+
+// Votes on replies (FEEDBACK): the replies that showed the buttons, and each user's last vote.
+
+interface ReplyRow {
+  reply_key: string;
+  platform: string;
+  place_key: string;
+  upstream_id: string | null;
+  message_id: string;
+  finished_at: number;
+}
+
+interface VoteRow {
+  reply_key: string;
+  user_id: string;
+  place_key: string;
+  upstream_id: string | null;
+  message_id: string;
+  vote: Vote;
+  voted_at: number;
+  delivered_at: number | null;
+}
+
+const toVote = (r: VoteRow): FeedbackVote => ({
+  replyKey: r.reply_key,
+  userId: r.user_id,
+  placeKey: r.place_key,
+  upstreamId: r.upstream_id ?? undefined,
+  messageId: r.message_id,
+  vote: r.vote,
+  at: r.voted_at,
+  deliveredAt: r.delivered_at ?? undefined,
+});
+
+export function createFeedbackRepo(db: Database.Database): FeedbackStore {
+  const remember = db.prepare(
+    `INSERT OR REPLACE INTO feedback_replies (reply_key, platform, place_key, upstream_id, message_id, finished_at)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const getReply = db.prepare<[string], ReplyRow>('SELECT * FROM feedback_replies WHERE reply_key = ?');
+  // A changed vote is news again: it goes upstream with the user's next message.
+  const upsert = db.prepare(
+    `INSERT INTO feedback_votes (reply_key, user_id, place_key, upstream_id, message_id, vote, voted_at, delivered_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
+     ON CONFLICT (reply_key, user_id) DO UPDATE SET vote = excluded.vote, voted_at = excluded.voted_at,
+       delivered_at = NULL`,
+  );
+  const pending = db.prepare<[string, string], VoteRow>(
+    `SELECT * FROM feedback_votes WHERE upstream_id = ? AND user_id = ? AND delivered_at IS NULL
+     ORDER BY voted_at, reply_key`,
+  );
+  const deliver = db.prepare(
+    'UPDATE feedback_votes SET delivered_at = ? WHERE reply_key = ? AND user_id = ? AND delivered_at IS NULL',
+  );
+  const forConversation = db.prepare<[string], VoteRow>(
+    'SELECT * FROM feedback_votes WHERE upstream_id = ? ORDER BY voted_at, reply_key',
+  );
+  const prune = db.prepare('DELETE FROM feedback_replies WHERE finished_at < ?');
+  const deliverAll = db.transaction((votes: { replyKey: string; userId: string }[], at: number) => {
+    for (const v of votes) deliver.run(at, v.replyKey, v.userId);
+  });
+  return {
+    rememberReply(r: FeedbackReply) {
+      remember.run(r.replyKey, r.platform, r.placeKey, r.upstreamId ?? null, r.messageId, r.at);
+    },
+    reply(replyKey) {
+      const r = getReply.get(replyKey);
+      if (r === undefined) return undefined;
+      return {
+        replyKey: r.reply_key,
+        platform: r.platform as Platform,
+        placeKey: r.place_key,
+        upstreamId: r.upstream_id ?? undefined,
+        messageId: r.message_id,
+        at: r.finished_at,
+      };
+    },
+    vote(v) {
+      upsert.run(v.replyKey, v.userId, v.placeKey, v.upstreamId ?? null, v.messageId, v.vote, v.at);
+    },
+    pending(upstreamId, userId) {
+      return pending.all(upstreamId, userId).map(toVote);
+    },
+    delivered(votes, at) {
+      deliverAll(votes, at);
+    },
+    forConversation(upstreamId) {
+      return forConversation.all(upstreamId).map(toVote);
+    },
+    prune(before) {
+      return prune.run(before).changes;
+    },
+  };
+}
