@@ -59,6 +59,10 @@ const PLATFORMS: Array<[string, Omit<TestConnectorOptions, 'clock'>]> = [
     },
   ],
   ['Discord (5 per 5 s, headers)', { bucketLimit: 5, bucketWindowMs: 5000, reportHeaders: true }],
+  [
+    'Discord with controls (5 per 5 s, headers, final always written)',
+    { bucketLimit: 5, bucketWindowMs: 5000, reportHeaders: true, needsFinalWrite: true },
+  ],
 ];
 
 describe('ReplyWriter: the final write', () => {
