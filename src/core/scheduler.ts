@@ -147,7 +147,9 @@ export class RateLimitScheduler implements WriteScheduler {
   observe(info: RateLimitInfo): void {
     const s = this.buckets.get(info.bucket);
     if (s === undefined) return; // a bucket we never wrote to: nothing to correct
-    s.observe(info, this.clock.now());
+    // Out of band (an SDK's response event): the write these headers answer is usually one of
+    // ours still in flight, already counted by the platform.
+    s.observe(info, this.clock.now(), 1);
     this.serve();
   }
 

@@ -371,8 +371,12 @@ export class BudgetModel {
     this.last = at;
   }
 
-  /** Headers from a write's answer (or an SDK's event). */
-  observe(info: RateLimitInfo, now: number): void {
+  /**
+   * Headers from a write's answer (or an SDK's event). `answered`: how many of the writes still
+   * in flight these headers may already count (1 for an SDK's response event, which comes before
+   * the write's own answer; 0 for the answer itself, whose grant is already settled).
+   */
+  observe(info: RateLimitInfo, now: number, answered = 0): void {
     if (info.resetAfterMs !== undefined && info.resetAfterMs > this.windowMs) this.windowMs = info.resetAfterMs;
     if (info.limit !== undefined && info.limit > 0 && (!this.headers || info.limit !== this.limit)) {
       this.refill(now);
@@ -387,7 +391,7 @@ export class BudgetModel {
     if (info.remaining !== undefined && info.resetAfterMs !== undefined) {
       const until = now + info.resetAfterMs + this.marginMs;
       // What the platform has left, less what we already granted and it has not counted yet.
-      const remaining = info.remaining - this.inFlight;
+      const remaining = info.remaining - Math.max(0, this.inFlight - answered);
       if (remaining <= 0) this.blockedUntil = Math.max(this.blockedUntil, until);
       else this.allowance = { remaining, until };
       // With the platform's own limit known, its count is ours, and its bucket is full again at
