@@ -25,23 +25,25 @@ import {
   type VoteResult,
 } from './ports.js';
 import { attachmentBlock, skippedNotice } from './attachments.js';
+import { recordVote } from './feedback-votes.js';
+import { LiveReplies } from './live-replies.js';
+import { type RecoveryReport, recoverInterrupted } from './recovery.js';
 import { type TurnHooks, runTurn } from './reply-turn.js';
 import { RateLimitScheduler } from './scheduler.js';
-import { fenceCloser } from './split.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { CONTEXT_OFF, type ContextSettings, ThreadContext } from './thread-context.js';
 import { hasVisibleText } from './visible-text.js';
+import { type AllowList, isAllowed } from './allowlist.js';
 import { UserRateLimiter } from './user-limits.js';
 import { MESSAGES } from './user-messages.js';
+
+export type { RecoveryReport } from './recovery.js';
 
 // Incoming message → checks → per-place queue → global concurrency → route → reply turn.
 // The checks run synchronously, before the first await, so replies in one place keep the order
 // in which the connector called handle().
 
-export interface AllowList {
-  workspaces: string[];
-  channels: string[];
-}
+export type { AllowList } from './allowlist.js';
 
 export interface RelaySettings {
   streaming: boolean;
@@ -102,34 +104,11 @@ export interface Relay extends MessageHandler {
   readonly rateLimits: RateLimitObserver;
 }
 
-/**
- * What start-up repair did with the replies the last run left open. Kept apart so a connector
- * without postInterrupted does not pass for a repair the user never saw.
- */
-export interface RecoveryReport {
-  /** The platform was edited or told: the user sees the reply was interrupted. */
-  repaired: number;
-  /** Nothing was shown and the connector cannot post a note: the user was not told. */
-  unrepairable: number;
-  /** The edit or the note threw. */
-  failed: number;
-}
-
 const RESET_RE = /^reset$/i;
 const STOP_RE = /^stop$/i;
 /** Replies remembered for votes this long (their votes are kept). */
 const FEEDBACK_REPLY_KEEP_MS = 90 * 24 * 3600_000;
 
-/** A reply being written now: who asked, where, and how to stop it. */
-interface LiveReply {
-  replyKey: string;
-  askerId: string;
-  placeKey: string;
-  platform: Place['platform'];
-  stop: AbortController;
-  /** Resolves when the reply's turn is over (its feedback record written). */
-  done: Promise<void>;
-}
 /** Dedup is kept this long (CONTRACT: 24 hours); finished reply records a week, for diagnosis. */
 const DEDUP_KEEP_MS = 24 * 3600_000;
 const INFLIGHT_KEEP_MS = 7 * 24 * 3600_000;
@@ -163,8 +142,7 @@ export function createRelay(deps: RelayDeps): Relay {
   let running = 0;
   let lastPrune = clock.now();
   /** Replies being written, by reply key and by place (one per place: the place queue). */
-  const live = new Map<string, LiveReply>();
-  const liveByPlace = new Map<string, LiveReply>();
+  const live = new LiveReplies();
 
   /** Forget old dedup entries and finished reply records, at most once an hour (cheap, synchronous). */
   function maybePrune(now: number): void {
@@ -182,23 +160,6 @@ export function createRelay(deps: RelayDeps): Relay {
 
   const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
-
-  function allowed(msg: IncomingMessage): boolean {
-    const { origin, place } = msg;
-    if (place.platform === 'test') return true;
-    const list = settings.allow[place.platform];
-    if (
-      list.workspaces.length > 0 &&
-      (origin.workspaceId === undefined || !list.workspaces.includes(origin.workspaceId))
-    ) {
-      return false;
-    }
-    if (list.channels.length > 0) {
-      const ids = [origin.channelId, origin.threadId, place.channelId, place.threadId];
-      if (!ids.some((id) => id !== undefined && list.channels.includes(id))) return false;
-    }
-    return true;
-  }
 
   /** Run `work` in the place's turn; undefined when the place's queue is full. */
   function inPlace(msg: IncomingMessage, work: () => Promise<HandleResult>): Promise<HandleResult> | undefined {
@@ -258,17 +219,7 @@ export function createRelay(deps: RelayDeps): Relay {
       reportQueue();
     };
     const replyKey = randomUUID();
-    let turnDone: () => void = () => {};
-    const entry: LiveReply = {
-      replyKey,
-      askerId: msg.userId,
-      placeKey: placeKey(msg.place),
-      platform: msg.place.platform,
-      stop: new AbortController(),
-      done: new Promise<void>((resolve) => (turnDone = resolve)),
-    };
-    live.set(replyKey, entry);
-    liveByPlace.set(entry.placeKey, entry);
+    const { entry, end: endLive } = live.begin(replyKey, msg.userId, placeKey(msg.place));
     try {
       if (shutdown.signal.aborted) {
         releaseSlot();
@@ -308,47 +259,15 @@ export function createRelay(deps: RelayDeps): Relay {
       releaseSlot();
       return await unexpected(msg, err);
     } finally {
-      live.delete(replyKey);
-      if (liveByPlace.get(entry.placeKey) === entry) liveByPlace.delete(entry.placeKey);
-      turnDone();
+      endLive();
       releaseSlot();
     }
-  }
-
-  function stopReply(replyKey: string, userId: string): StopResult {
-    const entry = live.get(replyKey);
-    if (entry === undefined) return 'not_found';
-    if (entry.askerId !== userId) return 'not_owner';
-    if (!entry.stop.signal.aborted) entry.stop.abort();
-    return 'stopped';
-  }
-
-  async function vote(replyKey: string, userId: string, v: Vote): Promise<VoteResult> {
-    const store = deps.feedback;
-    if (store === undefined) return 'not_found';
-    // The buttons show with the reply's last write, a moment before its record is written.
-    const entry = live.get(replyKey);
-    if (entry !== undefined) await entry.done;
-    const reply = store.reply(replyKey);
-    if (reply === undefined) return 'not_found';
-    store.vote({
-      replyKey,
-      userId,
-      placeKey: reply.placeKey,
-      upstreamId: reply.upstreamId,
-      messageId: reply.messageId,
-      vote: v,
-      at: clock.now(),
-    });
-    metrics.feedbackVote(reply.platform, v);
-    logger.info({ platform: reply.platform, vote: v }, 'feedback recorded');
-    return 'recorded';
   }
 
   function dispatch(msg: IncomingMessage): Promise<HandleResult> {
     const r = (status: HandleResult['status']) => Promise.resolve<HandleResult>({ status });
     if (msg.isFromBot) return r('ignored');
-    if (!allowed(msg)) return r('not_allowed');
+    if (!isAllowed(settings.allow, msg)) return r('not_allowed');
     const text = msg.text.trim();
     const files = msg.attachments ?? [];
     // Files are content too: a file sent without a word is still a question.
@@ -384,9 +303,9 @@ export function createRelay(deps: RelayDeps): Relay {
     if (STOP_RE.test(text) && files.length === 0) {
       // `stop` from the asker while their reply streams here stops it; from anyone else, or
       // with nothing streaming, it is an ordinary message.
-      const reply = liveByPlace.get(placeKey(msg.place));
+      const reply = live.inPlace(placeKey(msg.place));
       if (reply !== undefined && reply.askerId === msg.userId) {
-        stopReply(reply.replyKey, msg.userId);
+        live.stop(reply.replyKey, msg.userId);
         return r('stopped');
       }
     }
@@ -430,8 +349,9 @@ export function createRelay(deps: RelayDeps): Relay {
       return p;
     },
 
-    stop: stopReply,
-    vote,
+    stop: (replyKey: string, userId: string) => live.stop(replyKey, userId),
+    vote: (replyKey: string, userId: string, v: Vote) =>
+      recordVote({ feedback: deps.feedback, live, metrics, logger, clock }, replyKey, userId, v),
 
     async reset(place: Place): Promise<void> {
       // In the place's order, so a reset never overtakes a reply being written there.
@@ -448,58 +368,8 @@ export function createRelay(deps: RelayDeps): Relay {
       }
     },
 
-    async recoverInterrupted(connectors: Connector[]): Promise<RecoveryReport> {
-      const report: RecoveryReport = { repaired: 0, unrepairable: 0, failed: 0 };
-      for (const rec of inflight.listOpen()) {
-        const connector = connectors.find((c) => c.platform === rec.platform);
-        if (connector === undefined) continue; // that platform is not running now: leave it for later
-        const last = rec.messageIds.at(-1);
-        if (last === undefined) {
-          // Nothing was shown, and the event is deduplicated: without a word here the user's
-          // message would stay unanswered for good.
-          if (connector.postInterrupted === undefined) {
-            report.unrepairable++;
-            logger.warn({ platform: rec.platform }, 'cannot tell of an interrupted reply: the connector has no way');
-          } else {
-            try {
-              await connector.postInterrupted(rec.target, MESSAGES.interruptedBeforeText);
-              metrics.replyInterrupted(rec.platform);
-              report.repaired++;
-            } catch (err) {
-              report.failed++;
-              logger.warn(
-                { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
-                'could not tell of an interrupted reply',
-              );
-            }
-          }
-          inflight.finish(rec.id, 'interrupted', clock.now());
-          continue;
-        }
-        try {
-          await connector.markInterrupted(
-            rec.target,
-            last,
-            rec.lastText + fenceCloser(rec.lastText) + MESSAGES.interrupted,
-          );
-          inflight.finish(rec.id, 'interrupted', clock.now());
-          metrics.replyInterrupted(rec.platform);
-          report.repaired++;
-        } catch (err) {
-          report.failed++;
-          logger.warn(
-            { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
-            'could not mark an interrupted reply',
-          );
-          inflight.finish(rec.id, 'failed', clock.now());
-        }
-      }
-      if (report.unrepairable + report.failed > 0) {
-        logger.warn(report, 'some replies left open by the last run could not be marked interrupted');
-      } else if (report.repaired > 0) {
-        logger.info(report, 'marked replies left open by the last run as interrupted');
-      }
-      return report;
+    recoverInterrupted(connectors: Connector[]): Promise<RecoveryReport> {
+      return recoverInterrupted({ inflight, metrics, logger, clock }, connectors);
     },
 
     async drain(timeoutMs: number): Promise<void> {
