@@ -4,7 +4,7 @@ import type { BudgetStore, LearnedBudget } from '../core/ports.js';
 // The scheduler's learned rate-limit budgets (migrations/0003_learned_budgets.sql). A lesson older
 // than `maxAgeMs` is dropped when loading: limits change, and relearning one costs a 429 or two.
 
-interface Row {
+export interface BudgetRow {
   bucket_key: string;
   per_minute: number;
   burst: number;
@@ -19,6 +19,19 @@ export interface BudgetRepoOptions {
   now?: () => number;
 }
 
+/** A `learned_budgets` row as the scheduler reads it (SQLite and PostgreSQL keep one layout). */
+export function budgetFromRow(r: BudgetRow): LearnedBudget {
+  const b: LearnedBudget = { key: r.bucket_key, perMinute: r.per_minute, burst: r.burst, updatedAt: r.updated_at };
+  if (r.limited_at !== null) b.limitedAt = r.limited_at;
+  if (r.limited_per_minute !== null) b.limitedPerMinute = r.limited_per_minute;
+  return b;
+}
+
+/** The row's columns in table order: bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at. */
+export function budgetColumns(b: LearnedBudget): [string, number, number, number | null, number | null, number] {
+  return [b.key, b.perMinute, b.burst, b.limitedAt ?? null, b.limitedPerMinute ?? null, b.updatedAt];
+}
+
 export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions = {}): BudgetStore {
   const maxAgeMs = opts.maxAgeMs ?? 7 * 24 * 60 * 60_000;
   const now = opts.now ?? Date.now;
@@ -26,7 +39,7 @@ export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions 
   const all = db.prepare('SELECT * FROM learned_budgets');
   const upsert = db.prepare(
     `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
-     VALUES (@key, @perMinute, @burst, @limitedAt, @limitedPerMinute, @updatedAt)
+     VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
        limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
        updated_at = excluded.updated_at`,
@@ -34,27 +47,10 @@ export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions 
   return {
     load() {
       prune.run(now() - maxAgeMs);
-      return (all.all() as Row[]).map((r) => {
-        const b: LearnedBudget = {
-          key: r.bucket_key,
-          perMinute: r.per_minute,
-          burst: r.burst,
-          updatedAt: r.updated_at,
-        };
-        if (r.limited_at !== null) b.limitedAt = r.limited_at;
-        if (r.limited_per_minute !== null) b.limitedPerMinute = r.limited_per_minute;
-        return b;
-      });
+      return (all.all() as BudgetRow[]).map(budgetFromRow);
     },
     save(b) {
-      upsert.run({
-        key: b.key,
-        perMinute: b.perMinute,
-        burst: b.burst,
-        limitedAt: b.limitedAt ?? null,
-        limitedPerMinute: b.limitedPerMinute ?? null,
-        updatedAt: b.updatedAt,
-      });
+      upsert.run(...budgetColumns(b));
     },
   };
 }

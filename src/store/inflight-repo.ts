@@ -1,3 +1,4 @@
+import type { OwnedInFlightRecord } from './async-port.js';
 import type Database from 'better-sqlite3';
 import {
   type InFlightRecord,
@@ -34,6 +35,13 @@ export function toRecord(r: Row): InFlightRecord {
     updatedAt: r.updated_at,
   };
 }
+
+/** A row of the async port's stores, which also name the replica that owns the reply. */
+export interface OwnedRow extends Row {
+  owner: string;
+}
+
+export const toOwnedRecord = (r: OwnedRow): OwnedInFlightRecord => ({ ...toRecord(r), owner: r.owner });
 
 export function createInFlightRepo(db: Database.Database): InFlightStore {
   const begin = db.prepare(

@@ -1,17 +1,10 @@
 import { createBudgetRepo } from './budget-repo.js';
 import { type ConversationRecord, type Place, placeKey, type Platform } from '../core/ports.js';
-import type {
-  AsyncStore,
-  ExpectedUpstreamId,
-  LearnedBudgetRow,
-  OwnedInFlightRecord,
-  PlaceLeases,
-  ReplicaRegistry,
-} from './async-port.js';
+import type { AsyncStore, ExpectedUpstreamId, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from './async-port.js';
 import { toRecord as conversationFromRow, type Row as ConversationRow } from './conversation-repo.js';
 import { classifyStoreError, StoreUnavailableError } from './health.js';
 import type { Store } from './index.js';
-import { toRecord as inFlightFromRow, type Row as InFlightRow } from './inflight-repo.js';
+import { type OwnedRow, toOwnedRecord as owned } from './inflight-repo.js';
 import { currentVersion } from './migrate.js';
 
 // The async store port over the better-sqlite3 Store: the existing (health-guarded) repositories
@@ -34,12 +27,6 @@ function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (..
     }
   };
 }
-
-interface OwnedRow extends InFlightRow {
-  owner: string;
-}
-
-const owned = (r: OwnedRow): OwnedInFlightRecord => ({ ...inFlightFromRow(r), owner: r.owner });
 
 export function createSqliteAsyncStore(store: Store): AsyncStore {
   const { db } = store;

@@ -1,19 +1,15 @@
 import pg from 'pg';
-import { type ConversationRecord, type Place, placeKey, type Platform, readReplyTarget } from '../../core/ports.js';
+import { type ConversationRecord, type Place, placeKey } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import type {
-  AsyncStore,
-  ExpectedUpstreamId,
-  LearnedBudgetRow,
-  OwnedInFlightRecord,
-  PlaceLeases,
-  ReplicaRegistry,
-} from '../async-port.js';
+import type { AsyncStore, ExpectedUpstreamId } from '../async-port.js';
 import { StoreUnavailableError, type Timers } from '../health.js';
 import type { InstallationKey } from '../installation-repo.js';
 import type { Migration } from '../migrate.js';
+import { toRecord as conversationFromRow, type Row as ConversationRow } from '../conversation-repo.js';
+import { type OwnedRow, toOwnedRecord } from '../inflight-repo.js';
 import { conversationParams } from '../sqlite-async.js';
 import { classifyPgError } from './errors.js';
+import { pgBudgets, pgLeases, pgReplicas, type Query } from './coordination.js';
 import { createAsyncHealthMonitor } from './health.js';
 import { checkPgSchema, loadPgMigrations, migratePg, pgSchemaVersion, quoteIdent } from './migrate.js';
 
@@ -95,62 +91,6 @@ const unrefTimers: Timers = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-interface ConversationRow {
-  platform: string;
-  workspace_id: string | null;
-  channel_id: string;
-  thread_id: string | null;
-  bot_id: string;
-  form: string;
-  upstream_id: string | null;
-  created_at: number;
-  last_used_at: number;
-}
-
-interface InFlightRow {
-  id: number;
-  platform: string;
-  event_id: string;
-  target: string;
-  message_ids: string;
-  last_text: string;
-  upstream_id: string | null;
-  state: OwnedInFlightRecord['state'];
-  owner: string;
-  started_at: number;
-  updated_at: number;
-}
-
-function conversationFromRow(r: ConversationRow): ConversationRecord {
-  const place: Place = { platform: r.platform as Platform, channelId: r.channel_id };
-  if (r.workspace_id !== null) place.workspaceId = r.workspace_id;
-  if (r.thread_id !== null) place.threadId = r.thread_id;
-  return {
-    place,
-    botId: r.bot_id,
-    flavor: r.form,
-    upstreamId: r.upstream_id ?? undefined,
-    createdAt: r.created_at,
-    lastUsedAt: r.last_used_at,
-  };
-}
-
-function inFlightFromRow(r: InFlightRow): OwnedInFlightRecord {
-  return {
-    id: r.id,
-    platform: r.platform as Platform,
-    eventId: r.event_id,
-    target: readReplyTarget(JSON.parse(r.target)),
-    messageIds: JSON.parse(r.message_ids) as string[],
-    lastText: r.last_text,
-    upstreamId: r.upstream_id ?? undefined,
-    state: r.state,
-    owner: r.owner,
-    startedAt: r.started_at,
-    updatedAt: r.updated_at,
-  };
-}
-
 const CONVERSATION_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
 const CONVERSATION_COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)`;
 
@@ -216,7 +156,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   });
 
   /** One statement; storage failures are reported to the monitor and rethrown as StoreUnavailableError. */
-  const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> => {
+  const q: Query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
     if (!open) throw new StoreUnavailableError('closed', 'closed: the database has been closed');
     try {
       return await pool.query<R>(text, values);
@@ -228,61 +168,8 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   };
   const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
 
-  const replicas: ReplicaRegistry = {
-    async heartbeat(id, at) {
-      await q(
-        `INSERT INTO replicas (replica_id, started_at, heartbeat_at) VALUES ($1, $2, $2)
-         ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
-        [id, at],
-      );
-    },
-    async live(now, leaseMs) {
-      const r = await q<{ replica_id: string }>(
-        'SELECT replica_id FROM replicas WHERE heartbeat_at >= $1 ORDER BY replica_id',
-        [now - leaseMs],
-      );
-      return r.rows.map((x) => x.replica_id);
-    },
-    async gone(now, leaseMs) {
-      const r = await q<{ replica_id: string }>(
-        'SELECT replica_id FROM replicas WHERE heartbeat_at < $1 ORDER BY replica_id',
-        [now - leaseMs],
-      );
-      return r.rows.map((x) => x.replica_id);
-    },
-  };
-
-  const leases: PlaceLeases = {
-    async tryAcquire(key, id, now, leaseMs) {
-      // The conflicting row is locked while the WHERE is checked: of two replicas taking over one
-      // stale lease, the second re-reads the first's fresh row and gets no row back.
-      const r = await q(
-        `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at) VALUES ($1, $2, $3, $3)
-         ON CONFLICT (place_key) DO UPDATE SET
-           holder = excluded.holder, renewed_at = excluded.renewed_at,
-           acquired_at = CASE WHEN place_leases.holder = excluded.holder
-                              THEN place_leases.acquired_at ELSE excluded.acquired_at END
-         WHERE place_leases.holder = excluded.holder
-            OR (place_leases.renewed_at < $4
-                AND NOT EXISTS (SELECT 1 FROM replicas r
-                                WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= $4))`,
-        [key, id, now, now - leaseMs],
-      );
-      return changed(r);
-    },
-    async renew(key, id, now) {
-      return changed(
-        await q('UPDATE place_leases SET renewed_at = $1 WHERE place_key = $2 AND holder = $3', [now, key, id]),
-      );
-    },
-    async release(key, id) {
-      await q('DELETE FROM place_leases WHERE place_key = $1 AND holder = $2', [key, id]);
-    },
-    async holder(key) {
-      const r = await q<{ holder: string }>('SELECT holder FROM place_leases WHERE place_key = $1', [key]);
-      return r.rows[0]?.holder;
-    },
-  };
+  const replicas = pgReplicas(q);
+  const leases = pgLeases(q);
 
   await monitor.probe();
   monitor.start();
@@ -381,20 +268,20 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       async listOpen(platform) {
         const r =
           platform === undefined
-            ? await q<InFlightRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id")
-            : await q<InFlightRow>(
+            ? await q<OwnedRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id")
+            : await q<OwnedRow>(
                 "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND platform = $1 ORDER BY id",
                 [platform],
               );
-        return r.rows.map(inFlightFromRow);
+        return r.rows.map(toOwnedRecord);
       },
       async listOpenOwnedBy(owners) {
         if (owners.length === 0) return [];
-        const r = await q<InFlightRow>(
+        const r = await q<OwnedRow>(
           "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND owner = ANY($1::text[]) ORDER BY id",
           [[...owners]],
         );
-        return r.rows.map(inFlightFromRow);
+        return r.rows.map(toOwnedRecord);
       },
       async claim(id, from, to, at) {
         return changed(
@@ -447,39 +334,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     replicas,
     leases,
-    budgets: {
-      async load() {
-        const r = await q<{
-          bucket_key: string;
-          per_minute: number;
-          burst: number;
-          limited_at: number | null;
-          limited_per_minute: number | null;
-          updated_at: number;
-        }>('SELECT * FROM learned_budgets ORDER BY bucket_key');
-        return r.rows.map((x): LearnedBudgetRow => {
-          const b: LearnedBudgetRow = {
-            key: x.bucket_key,
-            perMinute: x.per_minute,
-            burst: x.burst,
-            updatedAt: x.updated_at,
-          };
-          if (x.limited_at !== null) b.limitedAt = x.limited_at;
-          if (x.limited_per_minute !== null) b.limitedPerMinute = x.limited_per_minute;
-          return b;
-        });
-      },
-      async save(row) {
-        await q(
-          `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
-             limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
-             updated_at = excluded.updated_at`,
-          [row.key, row.perMinute, row.burst, row.limitedAt ?? null, row.limitedPerMinute ?? null, row.updatedAt],
-        );
-      },
-    },
+    budgets: pgBudgets(q),
     schemaVersion: () => pgSchemaVersion(pool),
     isOpen: () => open,
     health: () => monitor.health(),

@@ -1,0 +1,90 @@
+import type pg from 'pg';
+import type { BudgetStore, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from '../async-port.js';
+import { budgetColumns, budgetFromRow, type BudgetRow } from '../budget-repo.js';
+
+// What several replicas coordinate through PostgreSQL: heartbeats, per-place leases, and the
+// rate-limit budgets they learned. Each takes the store's query function (storage failures are
+// reported to its health monitor there).
+
+export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
+
+const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
+
+export function pgReplicas(q: Query): ReplicaRegistry {
+  return {
+    async heartbeat(id, at) {
+      await q(
+        `INSERT INTO replicas (replica_id, started_at, heartbeat_at) VALUES ($1, $2, $2)
+         ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+        [id, at],
+      );
+    },
+    async live(now, leaseMs) {
+      const r = await q<{ replica_id: string }>(
+        'SELECT replica_id FROM replicas WHERE heartbeat_at >= $1 ORDER BY replica_id',
+        [now - leaseMs],
+      );
+      return r.rows.map((x) => x.replica_id);
+    },
+    async gone(now, leaseMs) {
+      const r = await q<{ replica_id: string }>(
+        'SELECT replica_id FROM replicas WHERE heartbeat_at < $1 ORDER BY replica_id',
+        [now - leaseMs],
+      );
+      return r.rows.map((x) => x.replica_id);
+    },
+  };
+}
+
+export function pgLeases(q: Query): PlaceLeases {
+  return {
+    async tryAcquire(key, id, now, leaseMs) {
+      // The conflicting row is locked while the WHERE is checked: of two replicas taking over one
+      // stale lease, the second re-reads the first's fresh row and gets no row back.
+      const r = await q(
+        `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at) VALUES ($1, $2, $3, $3)
+         ON CONFLICT (place_key) DO UPDATE SET
+           holder = excluded.holder, renewed_at = excluded.renewed_at,
+           acquired_at = CASE WHEN place_leases.holder = excluded.holder
+                              THEN place_leases.acquired_at ELSE excluded.acquired_at END
+         WHERE place_leases.holder = excluded.holder
+            OR (place_leases.renewed_at < $4
+                AND NOT EXISTS (SELECT 1 FROM replicas r
+                                WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= $4))`,
+        [key, id, now, now - leaseMs],
+      );
+      return changed(r);
+    },
+    async renew(key, id, now) {
+      return changed(
+        await q('UPDATE place_leases SET renewed_at = $1 WHERE place_key = $2 AND holder = $3', [now, key, id]),
+      );
+    },
+    async release(key, id) {
+      await q('DELETE FROM place_leases WHERE place_key = $1 AND holder = $2', [key, id]);
+    },
+    async holder(key) {
+      const r = await q<{ holder: string }>('SELECT holder FROM place_leases WHERE place_key = $1', [key]);
+      return r.rows[0]?.holder;
+    },
+  };
+}
+
+export function pgBudgets(q: Query): BudgetStore {
+  return {
+    async load() {
+      const r = await q<BudgetRow>('SELECT * FROM learned_budgets ORDER BY bucket_key');
+      return r.rows.map(budgetFromRow);
+    },
+    async save(row: LearnedBudgetRow) {
+      await q(
+        `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
+           limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
+           updated_at = excluded.updated_at`,
+        budgetColumns(row),
+      );
+    },
+  };
+}
