@@ -4,10 +4,11 @@ import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/relay.js';
 import { RateLimitScheduler } from './core/scheduler.js';
-import { createBudgetRepo } from './store/budget-repo.js';
+import { type BridgeStore, openBridgeStore } from './bridge-store.js';
 import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
-import { MigrationError, openStore, type Store } from './store/index.js';
+import { createCoordinator } from './replicas/coordinator.js';
+import { createPlaceLocks } from './replicas/place-locks.js';
 import { createChatService } from './upstream/index.js';
 
 /**
@@ -35,34 +36,16 @@ export async function run(_args: string[]): Promise<number> {
     }
     throw err;
   }
-  if (config.postgres) {
-    // The PostgreSQL store exists (migrate, doctor) but the core does not run on it yet: running on
-    // SQLite instead would let replicas that meant to share a database answer events twice.
-    process.stderr.write(
-      'Configuration error:\n  - DATABASE_URL: `start` does not run on PostgreSQL yet (`migrate` and `doctor` do); unset it to run on SQLite at DATABASE_PATH\n',
-    );
-    return 2;
-  }
   const root = createLogger({ level: config.service.logLevel });
   const log = componentLogger(root, 'main');
   installCrashHandlers(log);
 
-  let store: Store;
-  try {
-    store = openStore(config.service.databasePath, { logger: componentLogger(root, 'store') });
-  } catch (err) {
-    log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot open the database');
-    process.stderr.write(
-      err instanceof MigrationError
-        ? `${err.message}\n`
-        : `cannot open ${config.service.databasePath}: ${String(err)}\n`,
-    );
-    return 1;
-  }
+  const store = await openBridgeStore(config, root);
+  if (store === undefined) return 1;
 
   const bridge = await startBridge(config, store, root);
   if (!bridge) {
-    store.close();
+    await store.close();
     return 1;
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -82,7 +65,11 @@ export interface RunningBridge {
 }
 
 /** Builds and starts every part; undefined (after logging why) when a part cannot start. */
-export async function startBridge(config: Config, store: Store, root: Logger): Promise<RunningBridge | undefined> {
+export async function startBridge(
+  config: Config,
+  store: BridgeStore,
+  root: Logger,
+): Promise<RunningBridge | undefined> {
   const log = componentLogger(root, 'main');
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
@@ -90,7 +77,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
   const scheduler = new RateLimitScheduler({
     clock: systemClock,
     // What was learned about the platforms' limits survives a restart.
-    store: createBudgetRepo(store.db),
+    ...(store.budgets !== undefined ? { store: store.budgets } : {}),
     onStoreError: (err) => log.warn({ err }, 'could not keep a learned rate limit'),
   });
   const server = createHttpServer({
@@ -103,7 +90,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
 
   const connectors: Connector[] = [];
   // Open and writable: the store probes itself (every 5 s) and fails on its first write error.
-  const probes: Record<string, ReadinessProbe> = { database: healthProbe(store) };
+  const probes: Record<string, ReadinessProbe> = { database: healthProbe(store.data) };
   // Each platform's SDK is loaded only when that platform is configured: discord.js and Bolt
   // (with their dependency trees) are most of an idle bridge's memory.
   if (config.discord) {
@@ -123,7 +110,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       config: config.slack,
       logger: componentLogger(root, 'slack'),
       rateLimits: scheduler,
-      installations: store.installations,
+      installations: store.data.installations,
       http: server,
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
@@ -135,10 +122,23 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
   const relay = createRelay({
     chat,
     botFor: botRouter(config.upstream.routes, config.upstream.botId),
-    conversations: store.conversations,
-    events: store.events,
-    inflight: store.inflight,
-    feedback: store.feedback,
+    conversations: store.data.conversations,
+    events: store.data.events,
+    inflight: store.data.inflight,
+    ...(store.feedback !== undefined ? { feedback: store.feedback } : {}),
+    replicaId: config.replica.id,
+    // One process on SQLite answers every place alone; replicas on PostgreSQL take turns per place.
+    ...(store.data.backend === 'postgres'
+      ? {
+          placeLocks: createPlaceLocks({
+            leases: store.data.leases,
+            replicaId: config.replica.id,
+            leaseMs: config.replica.leaseSeconds * 1000,
+            clock: systemClock,
+            logger: componentLogger(root, 'replicas'),
+          }),
+        }
+      : {}),
     scheduler,
     metrics,
     logger: componentLogger(root, 'relay'),
@@ -173,11 +173,22 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
   }
   log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
 
-  // Replies a crash left half-written are edited to say they were interrupted. Before the
-  // connectors deliver messages: every reply still 'streaming' now belongs to the last run.
+  // This replica's heartbeat; the replies of replicas that stopped (or of this one's last run) are
+  // repaired: edited to say they were interrupted, before the connectors deliver messages.
+  const coordinator = createCoordinator({
+    store: store.data,
+    replicaId: config.replica.id,
+    leaseMs: config.replica.leaseSeconds * 1000,
+    clock: systemClock,
+    logger: componentLogger(root, 'replicas'),
+    repair: async (records) => {
+      await relay.recoverInterrupted(connectors, records);
+    },
+  });
   try {
+    const orphans = await withTimeout(coordinator.start(), RECOVER_TIMEOUT_MS);
     // The relay logs what it repaired, could not repair and failed to repair.
-    await withTimeout(relay.recoverInterrupted(connectors), RECOVER_TIMEOUT_MS);
+    await withTimeout(relay.recoverInterrupted(connectors, orphans), RECOVER_TIMEOUT_MS);
   } catch (err) {
     log.warn({ err: errText(err) }, 'could not mark earlier replies as interrupted');
   }
@@ -205,10 +216,11 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       // only then disconnect, since the last edits need the platform connections.
       await relay.drain(DRAIN_MS);
       await Promise.allSettled(connectors.map((c) => c.stop()));
+      await coordinator.stop(); // leaves the group: the others rebalance at once
       await server.close();
       await chat.close();
       scheduler.close(); // saves the newest lessons before the database closes
-      store.close();
+      await store.close();
     },
   };
 }

@@ -1,6 +1,13 @@
 import type { Logger } from 'pino';
 import type { ChatService } from './chat-port.js';
-import { type Clock, type ConversationStore, type Place, placeKey } from './ports.js';
+import {
+  type Clock,
+  type ConversationRecord,
+  type ConversationStore,
+  expectedOf,
+  type Place,
+  placeKey,
+} from './ports.js';
 
 // Place ↔ upstream conversation. When the bridge mints ids (Form B), the id is known before any
 // reply. When the upstream names conversations in its replies (capabilities.idsFromReplies, Form
@@ -40,40 +47,40 @@ export class Conversations {
   constructor(private readonly o: ConversationsOptions) {}
 
   /** The conversation for a message to this place, renewed when idle too long. */
-  begin(place: Place, botId: string): ConversationTurn {
+  async begin(place: Place, botId: string): Promise<ConversationTurn> {
     const now = this.o.clock.now();
-    const rec = this.o.store.get(place);
+    const rec = await this.o.store.get(place);
     if (rec !== undefined && rec.botId === botId && rec.flavor === this.o.chat.flavor) {
       const idle = now - rec.lastUsedAt > this.o.sessionIdleSeconds * 1000;
       if (!idle) {
-        this.o.store.touch(place, now);
+        await this.o.store.touch(place, now);
         if (rec.upstreamId !== undefined) {
           return { conversationId: rec.upstreamId, fresh: false, renewed: false, useSend: false };
         }
-        return this.create(place, botId, false);
+        return this.create(place, botId, false, rec);
       }
       this.o.logger.info(
         { idleSeconds: Math.round((now - rec.lastUsedAt) / 1000) },
         'conversation idle too long; renewing',
       );
-      return this.create(place, botId, rec.upstreamId !== undefined);
+      return this.create(place, botId, rec.upstreamId !== undefined, rec);
     }
     // No mapping, or one made for another bot or chat flavor (config changed): start quietly.
-    return this.create(place, botId, false);
+    return this.create(place, botId, false, rec);
   }
 
   /** The upstream no longer knows the conversation: a fresh one for the same place. */
-  renew(place: Place, botId: string): ConversationTurn {
+  async renew(place: Place, botId: string): Promise<ConversationTurn> {
     this.o.logger.info('upstream conversation gone; renewing');
-    return this.create(place, botId, true);
+    return this.create(place, botId, true, await this.o.store.get(place));
   }
 
   /** A reply named its conversation (idsFromReplies). */
-  captured(place: Place, botId: string, conversationId: string): void {
-    const rec = this.o.store.get(place);
+  async captured(place: Place, botId: string, conversationId: string): Promise<void> {
+    const rec = await this.o.store.get(place);
     if (rec === undefined || rec.botId !== botId) return;
     if (rec.upstreamId === conversationId) return;
-    this.o.store.put({ ...rec, upstreamId: conversationId });
+    await this.o.store.put({ ...rec, upstreamId: conversationId });
   }
 
   /** A stream for a new conversation ended without naming it (idsFromReplies). */
@@ -85,8 +92,8 @@ export class Conversations {
     this.streamsRevealNoId = true;
   }
 
-  reset(place: Place): void {
-    this.o.store.delete(place);
+  async reset(place: Place): Promise<void> {
+    await this.o.store.delete(place);
     const key = placeKey(place);
     this.resetMarks.delete(key);
     this.resetMarks.add(key);
@@ -96,10 +103,36 @@ export class Conversations {
     }
   }
 
-  private create(place: Place, botId: string, renewed: boolean): ConversationTurn {
+  /**
+   * A new conversation for the place, replacing `read` (the mapping as read, if any) only if no
+   * other replica replaced it meanwhile; if one did, its new conversation is this turn's too.
+   */
+  private async create(
+    place: Place,
+    botId: string,
+    renewed: boolean,
+    read: ConversationRecord | undefined,
+  ): Promise<ConversationTurn> {
     const now = this.o.clock.now();
     const minted = this.o.chat.mintConversationId();
-    this.o.store.put({ place, botId, flavor: this.o.chat.flavor, upstreamId: minted, createdAt: now, lastUsedAt: now });
+    const next: ConversationRecord = {
+      place,
+      botId,
+      flavor: this.o.chat.flavor,
+      upstreamId: minted,
+      createdAt: now,
+      lastUsedAt: now,
+    };
+    const { store } = this.o;
+    if (store.replaceIfUnchanged === undefined) await store.put(next);
+    else if (!(await store.replaceIfUnchanged(place, expectedOf(read), next))) {
+      const winner = await store.get(place);
+      if (winner !== undefined && winner.upstreamId !== undefined && winner.botId === botId) {
+        this.o.logger.info('another replica started the conversation first; using it');
+        return { conversationId: winner.upstreamId, fresh: false, renewed: false, useSend: false };
+      }
+      await store.put(next); // the winner's mapping is unusable (no id yet, another bot): ours
+    }
     const afterReset = this.resetMarks.delete(placeKey(place)) && !renewed;
     return {
       conversationId: minted,

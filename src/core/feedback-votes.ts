@@ -20,9 +20,9 @@ export async function recordVote(deps: VoteDeps, replyKey: string, userId: strin
   // The buttons show with the reply's last write, a moment before its record is written.
   const entry = deps.live.get(replyKey);
   if (entry !== undefined) await entry.done;
-  const reply = store.reply(replyKey);
+  const reply = await store.reply(replyKey);
   if (reply === undefined) return 'not_found';
-  store.vote({
+  await store.vote({
     replyKey,
     userId,
     placeKey: reply.placeKey,

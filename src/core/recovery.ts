@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { BridgeMetrics } from './metrics-port.js';
-import type { Clock, Connector, InFlightStore } from './ports.js';
+import type { Clock, Connector, InFlightRecord, InFlightStore } from './ports.js';
 import { fenceCloser } from './split.js';
 import { MESSAGES } from './user-messages.js';
 
@@ -27,10 +27,18 @@ export interface RecoveryDeps {
   clock: Clock;
 }
 
-export async function recoverInterrupted(deps: RecoveryDeps, connectors: Connector[]): Promise<RecoveryReport> {
+/**
+ * Repairs `records` (default: every reply still open, which at start-up of a lone bridge are all
+ * the last run's). With several replicas the caller passes the replies it claimed from gone ones.
+ */
+export async function recoverInterrupted(
+  deps: RecoveryDeps,
+  connectors: Connector[],
+  records?: readonly InFlightRecord[],
+): Promise<RecoveryReport> {
   const { inflight, metrics, logger, clock } = deps;
   const report: RecoveryReport = { repaired: 0, unrepairable: 0, failed: 0 };
-  for (const rec of inflight.listOpen()) {
+  for (const rec of records ?? (await inflight.listOpen())) {
     const connector = connectors.find((c) => c.platform === rec.platform);
     if (connector === undefined) continue; // that platform is not running now: leave it for later
     const last = rec.messageIds.at(-1);
@@ -53,7 +61,7 @@ export async function recoverInterrupted(deps: RecoveryDeps, connectors: Connect
           );
         }
       }
-      inflight.finish(rec.id, 'interrupted', clock.now());
+      await inflight.finish(rec.id, 'interrupted', clock.now());
       continue;
     }
     try {
@@ -62,7 +70,7 @@ export async function recoverInterrupted(deps: RecoveryDeps, connectors: Connect
         last,
         rec.lastText + fenceCloser(rec.lastText) + MESSAGES.interrupted,
       );
-      inflight.finish(rec.id, 'interrupted', clock.now());
+      await inflight.finish(rec.id, 'interrupted', clock.now());
       metrics.replyInterrupted(rec.platform);
       report.repaired++;
     } catch (err) {
@@ -71,7 +79,7 @@ export async function recoverInterrupted(deps: RecoveryDeps, connectors: Connect
         { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
         'could not mark an interrupted reply',
       );
-      inflight.finish(rec.id, 'failed', clock.now());
+      await inflight.finish(rec.id, 'failed', clock.now());
     }
   }
   if (report.unrepairable + report.failed > 0) {

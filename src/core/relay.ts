@@ -15,6 +15,7 @@ import {
   type FeedbackStore,
   type HandleResult,
   type IncomingMessage,
+  type InFlightRecord,
   type InFlightStore,
   type MessageHandler,
   type Place,
@@ -40,8 +41,9 @@ import { MESSAGES } from './user-messages.js';
 export type { RecoveryReport } from './recovery.js';
 
 // Incoming message → checks → per-place queue → global concurrency → route → reply turn.
-// The checks run synchronously, before the first await, so replies in one place keep the order
-// in which the connector called handle().
+// The place's turn is taken synchronously in handle(), before the first await (the dedup record
+// may be a database round trip), so replies in one place keep the order in which the connector
+// called handle(). With several replicas, PlaceLocks extends that order across processes.
 
 export type { AllowList } from './allowlist.js';
 
@@ -90,13 +92,33 @@ export interface RelayDeps {
   hooks?: TurnHooks;
   /** After drain's timeout, how long aborted replies get to write their interruption note. */
   drainGraceMs?: number;
+  /** REPLICA_ID, recorded as the owner of each reply in flight. */
+  replicaId?: string;
+  /** Several replicas: one answers in a place at a time (absent: this process is the only one). */
+  placeLocks?: PlaceLocks;
+}
+
+/** Who answers in a place when several replicas share the store (a lease per place). */
+export interface PlaceLocks {
+  /** An admitted message joins the place's line, in arrival order, before it waits for its turn. */
+  join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket;
+}
+
+export interface PlaceTicket {
+  /**
+   * Resolves once no older message waits in the place and this replica holds it, with the
+   * function that gives the place back; rejects (and leaves the line) when `signal` aborts first.
+   */
+  acquire(signal: AbortSignal): Promise<() => Promise<void>>;
+  /** Leave the line without answering. */
+  leave(): void;
 }
 
 export interface Relay extends MessageHandler {
   stop(replyKey: string, userId: string): StopResult;
   vote(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
   /** Edit replies a crash left streaming (text so far + note); reports what became of them. */
-  recoverInterrupted(connectors: Connector[]): Promise<RecoveryReport>;
+  recoverInterrupted(connectors: Connector[], records?: readonly InFlightRecord[]): Promise<RecoveryReport>;
   /** SIGTERM: refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
   drain(timeoutMs: number): Promise<void>;
   stats(): { inFlight: number; queued: number };
@@ -126,8 +148,8 @@ export function createRelay(deps: RelayDeps): Relay {
     logger,
   });
   const threadContext = new ThreadContext({ scheduler, clock, settings: settings.context ?? CONTEXT_OFF });
-  const resetPlace = (place: Place) => {
-    conversations.reset(place);
+  const resetPlace = async (place: Place) => {
+    await conversations.reset(place);
     threadContext.changed(place);
   };
   const userLimits = new UserRateLimiter(settings.userMessagesPerMinute);
@@ -144,31 +166,41 @@ export function createRelay(deps: RelayDeps): Relay {
   /** Replies being written, by reply key and by place (one per place: the place queue). */
   const live = new LiveReplies();
 
-  /** Forget old dedup entries and finished reply records, at most once an hour (cheap, synchronous). */
+  /** Forget old dedup entries and finished reply records, at most once an hour, in the background. */
   function maybePrune(now: number): void {
     if (now - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = now;
-    try {
-      const events_ = events.prune(now - DEDUP_KEEP_MS);
-      const replies = inflight.prune(now - INFLIGHT_KEEP_MS);
-      deps.feedback?.prune(now - FEEDBACK_REPLY_KEEP_MS);
+    void (async () => {
+      const events_ = await events.prune(now - DEDUP_KEEP_MS);
+      const replies = await inflight.prune(now - INFLIGHT_KEEP_MS);
+      await deps.feedback?.prune(now - FEEDBACK_REPLY_KEEP_MS);
       if (events_ + replies > 0) logger.debug({ events: events_, replies }, 'pruned old records');
-    } catch (err) {
-      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning old records failed');
-    }
+    })().catch((err: unknown) =>
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning old records failed'),
+    );
   }
 
   const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
 
-  /** Run `work` in the place's turn; undefined when the place's queue is full. */
-  function inPlace(msg: IncomingMessage, work: () => Promise<HandleResult>): Promise<HandleResult> | undefined {
-    const turn = places.enter(placeKey(msg.place));
-    if (turn === undefined) return undefined;
-    reportQueue();
+  /** Run `work` in the place's turn (taken in handle()), holding the place across replicas too. */
+  function inTurn(
+    msg: IncomingMessage,
+    turn: Promise<Release>,
+    work: () => Promise<HandleResult>,
+  ): Promise<HandleResult> {
+    // In the place's line across replicas from now (arrival), not only from its local turn on.
+    const ticket = deps.placeLocks?.join(placeKey(msg.place), { id: msg.eventId, at: msg.receivedAt });
     return turn.then(async (release) => {
       reportQueue();
+      let giveBack: (() => Promise<void>) | undefined;
       try {
+        if (!shutdown.signal.aborted && ticket !== undefined) {
+          giveBack = await ticket.acquire(shutdown.signal).catch((err: unknown) => {
+            if (!shutdown.signal.aborted) throw err;
+            return undefined;
+          });
+        }
         if (shutdown.signal.aborted) {
           // Its turn came after shutdown began: say so rather than drop it unseen.
           await notice(msg, MESSAGES.restarting);
@@ -178,8 +210,21 @@ export function createRelay(deps: RelayDeps): Relay {
       } catch (err) {
         return await unexpected(msg, err);
       } finally {
+        if (giveBack !== undefined) {
+          await giveBack().catch((err: unknown) =>
+            logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not give a place back'),
+          );
+        }
         release();
       }
+    });
+  }
+
+  /** A turn taken for a message that will not be answered: pass it on when it comes. */
+  function passTurn(turn: Promise<Release> | undefined): void {
+    void turn?.then((release) => {
+      release();
+      reportQueue();
     });
   }
 
@@ -239,6 +284,7 @@ export function createRelay(deps: RelayDeps): Relay {
           editIntervalMs: settings.streamEditIntervalMs,
           onUpstreamEnd: releaseSlot,
           replyKey,
+          ...(deps.replicaId !== undefined ? { owner: deps.replicaId } : {}),
           stop: entry.stop.signal,
           feedback: { store: deps.feedback, show: settings.feedback === true },
           context: threadContext,
@@ -279,45 +325,63 @@ export function createRelay(deps: RelayDeps): Relay {
       return notice(msg, MESSAGES.overloaded).then(() => ({ status: 'queue_full' }));
     }
     maybePrune(clock.now());
-    const platform = msg.place.platform;
-    let fresh: boolean;
-    try {
-      fresh = events.markSeen(platform, msg.eventId, clock.now());
-    } catch (err) {
-      return unexpected(msg, err);
-    }
-    if (!fresh) {
-      metrics.dedupHit(platform);
-      return r('duplicate');
-    }
+    // The place's turn now, in handle() order; undefined when too many wait there already.
+    const turn = places.enter(placeKey(msg.place));
+    reportQueue();
+    return seen(msg).then(
+      (fresh) => (fresh ? admit(msg, text, files, turn) : (passTurn(turn), r('duplicate'))),
+      (err: unknown) => {
+        passTurn(turn);
+        return unexpected(msg, err);
+      },
+    );
+  }
 
+  async function seen(msg: IncomingMessage): Promise<boolean> {
+    const fresh = await events.markSeen(msg.place.platform, msg.eventId, clock.now());
+    if (!fresh) metrics.dedupHit(msg.place.platform);
+    return fresh;
+  }
+
+  /** A message seen for the first time (by any replica): answer it, or say why not. */
+  function admit(
+    msg: IncomingMessage,
+    text: string,
+    files: NonNullable<IncomingMessage['attachments']>,
+    turn: Promise<Release> | undefined,
+  ): Promise<HandleResult> {
+    const refuse = (message: string, status: HandleResult['status']) => {
+      passTurn(turn);
+      return notice(msg, message).then((): HandleResult => ({ status }));
+    };
+    const platform = msg.place.platform;
     if (RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)) {
-      const queued = inPlace(msg, async () => {
-        resetPlace(msg.place);
+      if (turn === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
+      return inTurn(msg, turn, async () => {
+        await resetPlace(msg.place);
         await notice(msg, MESSAGES.reset);
         return { status: 'reset' };
       });
-      if (queued !== undefined) return queued;
-      return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
     }
     if (STOP_RE.test(text) && files.length === 0) {
       // `stop` from the asker while their reply streams here stops it; from anyone else, or
       // with nothing streaming, it is an ordinary message.
       const reply = live.inPlace(placeKey(msg.place));
       if (reply !== undefined && reply.askerId === msg.userId) {
+        passTurn(turn);
         live.stop(reply.replyKey, msg.userId);
-        return r('stopped');
+        return Promise.resolve({ status: 'stopped' });
       }
     }
-    if (!userLimits.tryTake(`${platform}:${msg.userId}`, clock.now())) {
-      return notice(msg, MESSAGES.slowDown).then(() => ({ status: 'user_rate_limited' }));
-    }
+    if (!userLimits.tryTake(`${platform}:${msg.userId}`, clock.now()))
+      return refuse(MESSAGES.slowDown, 'user_rate_limited');
     if (settings.maxMessageChars !== undefined && text.length > settings.maxMessageChars) {
-      return notice(msg, MESSAGES.tooLong(settings.maxMessageChars)).then(() => ({ status: 'failed' }));
+      return refuse(MESSAGES.tooLong(settings.maxMessageChars), 'failed');
     }
+    if (turn === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
     const withFiles =
       files.length === 0 ? undefined : attachmentBlock(files, { userText: text, maxChars: settings.maxMessageChars });
-    const queued = inPlace(msg, async () => {
+    return inTurn(msg, turn, async () => {
       // Files that did not make it are named first, in the place's turn, so the notice comes
       // before the reply; the rest of the message still goes upstream.
       if (withFiles !== undefined && withFiles.skipped.length > 0) {
@@ -325,8 +389,6 @@ export function createRelay(deps: RelayDeps): Relay {
       }
       return answer(msg, withFiles?.messageText ?? text);
     });
-    if (queued !== undefined) return queued;
-    return notice(msg, MESSAGES.queueFull).then(() => ({ status: 'queue_full' }));
   }
 
   function waitAll(ms: number): Promise<void> {
@@ -357,19 +419,19 @@ export function createRelay(deps: RelayDeps): Relay {
       // In the place's order, so a reset never overtakes a reply being written there.
       const turn = places.enter(placeKey(place));
       if (turn === undefined) {
-        resetPlace(place);
+        await resetPlace(place);
         return;
       }
       const release = await turn;
       try {
-        resetPlace(place);
+        await resetPlace(place);
       } finally {
         release();
       }
     },
 
-    recoverInterrupted(connectors: Connector[]): Promise<RecoveryReport> {
-      return recoverInterrupted({ inflight, metrics, logger, clock }, connectors);
+    recoverInterrupted(connectors: Connector[], records?: readonly InFlightRecord[]): Promise<RecoveryReport> {
+      return recoverInterrupted({ inflight, metrics, logger, clock }, connectors, records);
     },
 
     async drain(timeoutMs: number): Promise<void> {

@@ -10,7 +10,15 @@ import {
 } from './chat-port.js';
 import type { Conversations, ConversationTurn } from './conversations.js';
 import type { BridgeMetrics } from './metrics-port.js';
-import type { Clock, FeedbackStore, FeedbackVote, IncomingMessage, InFlightStore } from './ports.js';
+import type {
+  Awaitable,
+  Clock,
+  FeedbackStore,
+  FeedbackVote,
+  IncomingMessage,
+  InFlightBegin,
+  InFlightStore,
+} from './ports.js';
 import { placeKey } from './ports.js';
 import { pump } from './pump.js';
 import type { WriteScheduler } from './scheduler.js';
@@ -52,6 +60,8 @@ export interface TurnDeps {
   /** The upstream conversation of the reply as it is known now (set as it becomes known). */
   onConversation?: (upstreamId: string | undefined) => void;
   hooks?: TurnHooks;
+  /** REPLICA_ID: recorded as the owner of the reply, so crash repair knows whose it is. */
+  owner?: string;
 }
 
 /** Timing taps for tests and benchmarks. */
@@ -93,16 +103,19 @@ export async function runTurn(
   const log = deps.logger.child({ platform, eventId: msg.eventId });
   metrics.replyStarted(platform);
 
-  let conv: ConversationTurn = conversations.begin(msg.place, botId);
+  let conv: ConversationTurn = await conversations.begin(msg.place, botId);
   let renewed = conv.renewed;
-  const begin: Parameters<InFlightStore['begin']>[0] = {
+  const begin: InFlightBegin = {
     platform,
     eventId: msg.eventId,
     target: msg.sink.target,
     at: clock.now(),
+    ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
   };
   if (conv.conversationId !== undefined) begin.upstreamId = conv.conversationId;
-  const recId = inflight.begin(begin);
+  const recId = await inflight.begin(begin);
+  // The reply's bookkeeping, in order and off its path (see laterWrites).
+  const record = laterWrites(log);
 
   const upstream = new AbortController();
   let current: ChatStream | undefined;
@@ -110,8 +123,10 @@ export async function runTurn(
   const capture = (id: string | undefined) => {
     if (id === undefined || id === '' || !chat.capabilities.idsFromReplies || id === conv.conversationId) return;
     conv = { ...conv, conversationId: id };
-    conversations.captured(msg.place, botId, id);
-    inflight.setUpstreamId(recId, id);
+    record('recording the conversation id', async () => {
+      await conversations.captured(msg.place, botId, id);
+      await inflight.setUpstreamId(recId, id);
+    });
     deps.onConversation?.(id);
   };
   deps.onConversation?.(conv.conversationId);
@@ -146,10 +161,10 @@ export async function runTurn(
   // The user's votes in this conversation not yet sent: they go with this message, and count as
   // delivered once the upstream took it.
   const feedbackStore = deps.feedback?.store;
-  const pendingVotes = (): FeedbackVote[] => {
+  const pendingVotes = async (): Promise<FeedbackVote[]> => {
     if (feedbackStore === undefined || conv.conversationId === undefined) return [];
     try {
-      return feedbackStore.pending(conv.conversationId, msg.userId);
+      return await feedbackStore.pending(conv.conversationId, msg.userId);
     } catch (err) {
       log.warn({ err: err instanceof Error ? err.message : String(err) }, 'reading pending feedback failed');
       return [];
@@ -157,7 +172,7 @@ export async function runTurn(
   };
   const delivered = (votes: FeedbackVote[]) => {
     if (votes.length === 0 || feedbackStore === undefined) return;
-    bestEffort(log, 'marking feedback as delivered', () => feedbackStore.delivered(votes, clock.now()));
+    record('marking feedback as delivered', () => feedbackStore.delivered(votes, clock.now()));
   };
 
   async function* deltas(): AsyncGenerator<string> {
@@ -191,7 +206,7 @@ export async function runTurn(
         composed = compose(await deps.context.load(msg, log));
       }
       carried = composed.included.length > 0;
-      const votes = pendingVotes();
+      const votes = await pendingVotes();
       const req: SendRequest = {
         botId,
         message: composed.message,
@@ -251,9 +266,11 @@ export async function runTurn(
         }
         if (!renewedOnce && !gotText && err instanceof ChatError && err.kind === 'conversation_gone') {
           renewedOnce = true;
-          conv = conversations.renew(msg.place, botId);
+          conv = await conversations.renew(msg.place, botId);
           renewed = true;
-          if (conv.conversationId !== undefined) inflight.setUpstreamId(recId, conv.conversationId);
+          const renewedId = conv.conversationId;
+          if (renewedId !== undefined)
+            record('recording the conversation id', () => inflight.setUpstreamId(recId, renewedId));
           continue;
         }
         throw err;
@@ -272,8 +289,7 @@ export async function runTurn(
     platform,
     metrics,
     logger: log,
-    progress: (ids, last) =>
-      bestEffort(log, 'recording reply progress', () => inflight.progress(recId, ids, last, clock.now())),
+    progress: (ids, last) => record('recording reply progress', () => inflight.progress(recId, ids, last, clock.now())),
     prefix: () => (renewed ? (carried ? MESSAGES.renewedWithContext : MESSAGES.renewed) : ''),
     reserveChars: NOTE_RESERVE,
     receivedAt: msg.receivedAt,
@@ -314,7 +330,7 @@ export async function runTurn(
     lastMessage !== undefined
   ) {
     const replyKey = deps.replyKey;
-    bestEffort(log, 'remembering a reply for feedback', () =>
+    record('remembering a reply for feedback', () =>
       feedbackStore.rememberReply({
         replyKey,
         platform,
@@ -329,9 +345,10 @@ export async function runTurn(
   if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, signal.aborted);
   // The place now holds this message and its reply: a cached history of it is out of date.
   if (result.outcome !== 'failed') deps.context?.changed(msg.place);
-  bestEffort(log, 'recording the end of a reply', () =>
+  record('recording the end of a reply', () =>
     inflight.finish(recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now()),
   );
+  await record.settled();
   if (result.outcome === 'done') {
     metrics.replyFinished(platform);
     return 'answered';
@@ -345,16 +362,27 @@ export async function runTurn(
   return 'failed';
 }
 
+interface LaterWrites {
+  (what: string, fn: () => Awaitable<unknown>): void;
+  /** Resolves once every write queued so far is done (or failed and was logged). */
+  settled(): Promise<void>;
+}
+
 /**
- * Crash-repair bookkeeping must not break a reply the user is already seeing: a store that fails
- * mid-reply (it went read-only, the disk filled) costs the repair record, not the reply.
+ * A reply's bookkeeping writes (progress, ids, the end), one after another in the order queued,
+ * without the reply waiting for them: a database round trip must not delay the user's text.
+ * Crash-repair bookkeeping must not break a reply the user is already seeing either: a store that
+ * fails mid-reply (it went read-only, the disk filled) costs the repair record, not the reply.
  */
-function bestEffort(log: Logger, what: string, fn: () => void): void {
-  try {
-    fn();
-  } catch (err) {
-    log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`);
-  }
+function laterWrites(log: Logger): LaterWrites {
+  let tail: Promise<void> = Promise.resolve();
+  const queue = (what: string, fn: () => Awaitable<unknown>) => {
+    tail = tail.then(fn).then(
+      () => {},
+      (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`),
+    );
+  };
+  return Object.assign(queue, { settled: () => tail });
 }
 
 function errorReason(err: unknown): string {

@@ -1,5 +1,13 @@
 import type { LearnedBudget } from '../core/ports.js';
-import type { ConversationRecord, InFlightRecord, InFlightState, Place, Platform, ReplyTarget } from '../core/ports.js';
+import type {
+  ConversationRecord,
+  ExpectedUpstreamId,
+  InFlightRecord,
+  InFlightState,
+  Place,
+  Platform,
+  ReplyTarget,
+} from '../core/ports.js';
 import type { StoreHealth } from './health.js';
 import type { InstallationKey } from './installation-repo.js';
 
@@ -15,16 +23,7 @@ export type { InstallationKey } from './installation-repo.js';
 // StoreUnavailableError (code 'STORE_UNAVAILABLE') and shows in health(); errors about the data
 // reject as they are.
 
-/**
- * What `replaceIfUnchanged` expects to find: `undefined` no mapping for the place at all; `null` a
- * mapping whose upstream id is not known yet; a string, a mapping with that upstream id.
- */
-export type ExpectedUpstreamId = string | null | undefined;
-
-/** The `expected` argument for a record as read by `get` (undefined: none was found). */
-export function expectedOf(rec: ConversationRecord | undefined): ExpectedUpstreamId {
-  return rec === undefined ? undefined : (rec.upstreamId ?? null);
-}
+export { type ExpectedUpstreamId, expectedOf } from '../core/ports.js';
 
 export interface AsyncConversationStore {
   get(place: Place): Promise<ConversationRecord | undefined>;
@@ -95,6 +94,8 @@ export interface ReplicaRegistry {
   live(now: number, leaseMs: number): Promise<string[]>;
   /** Replicas whose heartbeat is older than `leaseMs` at `now`, sorted. */
   gone(now: number, leaseMs: number): Promise<string[]>;
+  /** A replica that stopped cleanly leaves at once (the others need not wait for its lease). */
+  leave(replicaId: string): Promise<void>;
 }
 
 /**
@@ -103,14 +104,28 @@ export interface ReplicaRegistry {
  * the lease; then any replica may take it over.
  */
 export interface PlaceLeases {
-  /** true when `replicaId` holds the lease afterwards (newly, again, or taken over). */
-  tryAcquire(placeKey: string, replicaId: string, now: number, leaseMs: number): Promise<boolean>;
+  /**
+   * true when `replicaId` holds the lease afterwards (newly, again, or taken over). With a
+   * `ticket` (a message that joined the place's line) also only when no older message of a live
+   * replica waits there; the ticket leaves the line when the lease is taken.
+   */
+  tryAcquire(placeKey: string, replicaId: string, now: number, leaseMs: number, ticket?: Ticket): Promise<boolean>;
+  /** A message admitted by `replicaId` joins the place's line (see tryAcquire). */
+  join(placeKey: string, ticket: Ticket, replicaId: string): Promise<void>;
+  /** A message leaves the place's line without being answered. */
+  leave(placeKey: string, ticketId: string): Promise<void>;
   /** Refreshes a lease `replicaId` holds; false when it holds it no more. */
   renew(placeKey: string, replicaId: string, now: number): Promise<boolean>;
   /** Gives a lease up; a lease held by another replica is left alone. */
   release(placeKey: string, replicaId: string): Promise<void>;
   /** The replica holding the lease, if any (expired or not). */
   holder(placeKey: string): Promise<string | undefined>;
+}
+
+/** A message in a place's line: its id (the event id) and when it arrived (epoch ms). */
+export interface Ticket {
+  id: string;
+  at: number;
 }
 
 /** A rate-limit bucket as the scheduler learned it (table `learned_budgets`; see src/core/budget). */

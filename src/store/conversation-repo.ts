@@ -1,5 +1,11 @@
 import type Database from 'better-sqlite3';
-import { type ConversationRecord, type ConversationStore, type Place, placeKey } from '../core/ports.js';
+import {
+  type ConversationRecord,
+  type ConversationStore,
+  type Immediate,
+  type Place,
+  placeKey,
+} from '../core/ports.js';
 
 export interface Row {
   platform: string;
@@ -28,7 +34,7 @@ export function toRecord(r: Row): ConversationRecord {
   };
 }
 
-export function createConversationRepo(db: Database.Database): ConversationStore {
+export function createConversationRepo(db: Database.Database): Immediate<ConversationStore> {
   const get = db.prepare<[string], Row>('SELECT * FROM conversations WHERE place_key = ?');
   const put = db.prepare(
     `INSERT INTO conversations (place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)

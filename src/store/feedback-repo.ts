@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { FeedbackReply, FeedbackStore, FeedbackVote, Platform, Vote } from '../core/ports.js';
+import type { FeedbackReply, FeedbackStore, Immediate, FeedbackVote, Platform, Vote } from '../core/ports.js';
 
 // Votes on replies (FEEDBACK): the replies that showed the buttons, and each user's last vote.
 
@@ -34,7 +34,7 @@ const toVote = (r: VoteRow): FeedbackVote => ({
   deliveredAt: r.delivered_at ?? undefined,
 });
 
-export function createFeedbackRepo(db: Database.Database): FeedbackStore {
+export function createFeedbackRepo(db: Database.Database): Immediate<FeedbackStore> {
   const remember = db.prepare(
     `INSERT OR REPLACE INTO feedback_replies (reply_key, platform, place_key, upstream_id, message_id, finished_at)
      VALUES (?, ?, ?, ?, ?, ?)`,

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationStore, EventStore, FeedbackStore, InFlightStore } from '../core/ports.js';
+import type { ConversationStore, EventStore, FeedbackStore, Immediate, InFlightStore } from '../core/ports.js';
 import type { Logger } from '../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
@@ -25,10 +25,10 @@ export type { InstallationRepo, InstallationKey } from './installation-repo.js';
 export interface Store {
   readonly db: Database.Database;
   readonly path: string;
-  conversations: ConversationStore;
-  events: EventStore;
-  inflight: InFlightStore;
-  feedback: FeedbackStore;
+  conversations: Immediate<ConversationStore>;
+  events: Immediate<EventStore>;
+  inflight: Immediate<InFlightStore>;
+  feedback: Immediate<FeedbackStore>;
   installations: InstallationRepo;
   isOpen(): boolean;
   /** Whether the database can take writes now, and if not why (what /readyz shows). */

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import {
   type InFlightRecord,
   type InFlightState,
+  type Immediate,
   type InFlightStore,
   type Platform,
   readReplyTarget,
@@ -43,7 +44,7 @@ export interface OwnedRow extends Row {
 
 export const toOwnedRecord = (r: OwnedRow): OwnedInFlightRecord => ({ ...toRecord(r), owner: r.owner });
 
-export function createInFlightRepo(db: Database.Database): InFlightStore {
+export function createInFlightRepo(db: Database.Database): Immediate<InFlightStore> {
   const begin = db.prepare(
     `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, started_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?)`,

@@ -1,6 +1,13 @@
 import { createBudgetRepo } from './budget-repo.js';
 import { type ConversationRecord, type Place, placeKey, type Platform } from '../core/ports.js';
-import type { AsyncStore, ExpectedUpstreamId, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from './async-port.js';
+import type {
+  AsyncStore,
+  ExpectedUpstreamId,
+  LearnedBudgetRow,
+  PlaceLeases,
+  ReplicaRegistry,
+  Ticket,
+} from './async-port.js';
 import { toRecord as conversationFromRow, type Row as ConversationRow } from './conversation-repo.js';
 import { classifyStoreError, StoreUnavailableError } from './health.js';
 import type { Store } from './index.js';
@@ -83,8 +90,13 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
   const gone = db.prepare<[number], { replica_id: string }>(
     'SELECT replica_id FROM replicas WHERE heartbeat_at < ? ORDER BY replica_id',
   );
+  // `WHERE` before ON CONFLICT: SQLite needs one on an INSERT … SELECT with an upsert clause.
   const acquire = db.prepare(
-    `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at) VALUES (@key, @holder, @now, @now)
+    `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at)
+     SELECT @key, @holder, @now, @now WHERE @ticket IS NULL OR NOT EXISTS (
+       SELECT 1 FROM place_waiters w JOIN replicas rw ON rw.replica_id = w.replica_id
+       WHERE w.place_key = @key AND rw.heartbeat_at >= @stale AND w.ticket <> @ticket
+         AND (w.arrived_at < @arrived OR (w.arrived_at = @arrived AND w.ticket < @ticket)))
      ON CONFLICT (place_key) DO UPDATE SET
        holder = excluded.holder, renewed_at = excluded.renewed_at,
        acquired_at = CASE WHEN place_leases.holder = excluded.holder THEN place_leases.acquired_at ELSE excluded.acquired_at END
@@ -93,6 +105,21 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
             AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= @stale))`,
   );
   const renew = db.prepare('UPDATE place_leases SET renewed_at = ? WHERE place_key = ? AND holder = ?');
+  const join = db.prepare(
+    `INSERT INTO place_waiters (place_key, ticket, replica_id, arrived_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (place_key, ticket) DO NOTHING`,
+  );
+  const leaveLine = db.prepare('DELETE FROM place_waiters WHERE place_key = ? AND ticket = ?');
+  const forget = db.prepare('DELETE FROM replicas WHERE replica_id = ?');
+  const forgetWaiters = db.prepare('DELETE FROM place_waiters WHERE replica_id = ?');
+  const acquireInLine = db.transaction(
+    (key: string, holder: string, now: number, leaseMs: number, ticket: Ticket | undefined): boolean => {
+      const params = { key, holder, now, stale: now - leaseMs, ticket: ticket?.id ?? null, arrived: ticket?.at ?? 0 };
+      const won = acquire.run(params).changes === 1;
+      if (won && ticket !== undefined) leaveLine.run(key, ticket.id);
+      return won;
+    },
+  );
   const release = db.prepare('DELETE FROM place_leases WHERE place_key = ? AND holder = ?');
   const holder = db.prepare<[string], { holder: string }>('SELECT holder FROM place_leases WHERE place_key = ?');
 
@@ -106,12 +133,21 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     }),
     live: g((now: number, leaseMs: number) => live.all(now - leaseMs).map((r) => r.replica_id)),
     gone: g((now: number, leaseMs: number) => gone.all(now - leaseMs).map((r) => r.replica_id)),
+    leave: g((id: string) => {
+      forget.run(id);
+      forgetWaiters.run(id);
+    }),
   };
   const leases: PlaceLeases = {
-    tryAcquire: g(
-      (key: string, replicaId: string, now: number, leaseMs: number) =>
-        acquire.run({ key, holder: replicaId, now, stale: now - leaseMs }).changes === 1,
+    tryAcquire: g((key: string, replicaId: string, now: number, leaseMs: number, ticket?: Ticket) =>
+      acquireInLine.immediate(key, replicaId, now, leaseMs, ticket),
     ),
+    join: g((key: string, ticket: Ticket, replicaId: string) => {
+      join.run(key, ticket.id, replicaId, ticket.at);
+    }),
+    leave: g((key: string, ticketId: string) => {
+      leaveLine.run(key, ticketId);
+    }),
     renew: g((key: string, replicaId: string, now: number) => renew.run(now, key, replicaId).changes === 1),
     release: g((key: string, replicaId: string) => {
       release.run(key, replicaId);

@@ -2,9 +2,12 @@ import {
   type ConversationRecord,
   type ConversationStore,
   type EventStore,
+  type ExpectedUpstreamId,
+  expectedOf,
   type FeedbackReply,
   type FeedbackStore,
   type FeedbackVote,
+  type Immediate,
   type InFlightRecord,
   type InFlightState,
   type InFlightStore,
@@ -18,7 +21,7 @@ import {
 // They follow the same contracts as src/store (copies in and out, so a caller
 // mutating a record cannot change what is stored).
 
-export class MemoryConversationStore implements ConversationStore {
+export class MemoryConversationStore implements Immediate<ConversationStore> {
   private readonly map = new Map<string, ConversationRecord>();
 
   get(place: Place): ConversationRecord | undefined {
@@ -39,12 +42,19 @@ export class MemoryConversationStore implements ConversationStore {
     this.map.delete(placeKey(place));
   }
 
+  replaceIfUnchanged(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean {
+    const cur = this.map.get(placeKey(place));
+    if (expectedOf(cur) !== expected) return false;
+    this.put(next);
+    return true;
+  }
+
   get size(): number {
     return this.map.size;
   }
 }
 
-export class MemoryEventStore implements EventStore {
+export class MemoryEventStore implements Immediate<EventStore> {
   private readonly seen = new Map<string, number>();
 
   markSeen(platform: Platform, eventId: string, at: number): boolean {
@@ -66,7 +76,7 @@ export class MemoryEventStore implements EventStore {
   }
 }
 
-export class MemoryInFlightStore implements InFlightStore {
+export class MemoryInFlightStore implements Immediate<InFlightStore> {
   private readonly records = new Map<number, InFlightRecord>();
   private nextId = 1;
 
@@ -143,7 +153,7 @@ export interface MemoryStore {
 }
 
 /** Votes in memory (FeedbackStore), same contract as src/store/feedback-repo.ts. */
-export class MemoryFeedbackStore implements FeedbackStore {
+export class MemoryFeedbackStore implements Immediate<FeedbackStore> {
   private readonly replies = new Map<string, FeedbackReply>();
   private readonly votes = new Map<string, FeedbackVote>();
 

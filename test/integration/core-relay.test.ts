@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatService } from '../../src/core/chat-port.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import type { Clock } from '../../src/core/ports.js';
@@ -305,8 +305,9 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     // A crash in the middle of a slow reply: the database stays as it was after the last write.
     const reply = w1.conn.send({ text: '[long 900] [chunks 30] [delay 40]', channelId: 'C7', eventId: 'crashing' });
     await w1.shown('crashing');
+    // The record follows the platform write off the reply's path (a few microtasks later).
+    await vi.waitFor(() => expect(w1.store.inflight.listOpen()[0]?.messageIds).toHaveLength(1));
     const [open1] = w1.store.inflight.listOpen();
-    expect(open1?.messageIds).toHaveLength(1);
     const messageId = open1?.messageIds[0] as string;
     const atCrash = { ...(w1.conn.messages.get(messageId) as NonNullable<ReturnType<typeof w1.conn.messages.get>>) };
     const textAtCrash = atCrash.content;

@@ -5,6 +5,7 @@ import { MigrationError } from '../../src/store/migrate.js';
 import { classifyPgError, createPgStore, describePgUrl, loadPgMigrations } from '../../src/store/pg/index.js';
 import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../support/pg.js';
 import { storeContract, type TestDatabase } from './contract.js';
+import { replicaContract } from './contract-replicas.js';
 
 // The async store port on PostgreSQL: the shared contract, each test in its own schema; a second
 // `open` is a second pool (another replica). Then what only PostgreSQL has: migrations under an
@@ -98,3 +99,5 @@ describe.skipIf(skip !== undefined)('PostgreSQL migrations', () => {
     expect(describePgUrl(url)).toBe('postgres://bridge@127.0.0.1:1/none');
   });
 });
+
+replicaContract('PostgreSQL', pgDatabase, { skip: skip !== undefined });

@@ -8,6 +8,7 @@ import { loadMigrations, openStore } from '../../src/store/index.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createSqliteAsyncStore } from '../../src/store/sqlite-async.js';
 import { storeContract, type TestDatabase } from './contract.js';
+import { replicaContract } from './contract-replicas.js';
 
 // The async store port on SQLite: the shared contract, each test on its own file; a second
 // `open` is a second connection to that file.
@@ -59,3 +60,5 @@ describe('SQLite migration 0004 (replicas)', () => {
     }
   });
 });
+
+replicaContract('SQLite', sqliteDatabase);

@@ -4,13 +4,12 @@ import type { SlackConfig } from '../../config/config.js';
 import type { Connector, MessageHandler, RateLimitObserver, ReplyTarget } from '../../core/ports.js';
 import { ignoreRateLimits } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
-import type { InstallationRepo } from '../../store/index.js';
 import { type BoltApp, clientOptions, createBoltApp } from './app.js';
 import { createAssistant } from './assistant.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerControlActions, textBlocks } from './controls.js';
 import type { SlackMessageEvent } from './events.js';
-import { createInstallationStore } from './installation-store.js';
+import { createInstallationStore, type Installations } from './installation-store.js';
 import { type IntakeDeps, intake } from './intake.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oauth.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
@@ -31,7 +30,7 @@ export interface SlackConnectorOptions {
   /** The core scheduler, for 429s met outside a sink write. */
   rateLimits?: RateLimitObserver;
   /** OAuth mode: where installations are kept (store.installations). */
-  installations?: InstallationRepo;
+  installations?: Installations;
   /** The bridge's HTTP server: HTTP mode mounts /slack/events, OAuth mounts its two paths. */
   http?: HttpMounter;
   /** Budgets assumed per Slack method family; tests shrink the windows. */
@@ -136,7 +135,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     app,
     deps,
     logger,
-    installer ? createInstallationStore(opts.installations as InstallationRepo, now) : undefined,
+    installer ? createInstallationStore(opts.installations as Installations, now) : undefined,
   );
 
   let mounted = false;

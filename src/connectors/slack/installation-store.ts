@@ -1,31 +1,35 @@
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
+import type { AsyncInstallationStore } from '../../store/async-port.js';
 import type { InstallationRepo } from '../../store/index.js';
 
-// Bolt's installation store on the bridge's SQLite table (slack_installations). An org-wide
+// Bolt's installation store on the bridge's table (slack_installations, SQLite or PostgreSQL). An org-wide
 // install is kept under its enterprise id with an empty team id.
 
 type AnyInstallation = Installation<'v1' | 'v2', boolean>;
 
-export function createInstallationStore(repo: InstallationRepo, now: () => number = Date.now): InstallationStore {
+/** SQLite's repository answers at once, PostgreSQL's later: both are awaited. */
+export type Installations = InstallationRepo | AsyncInstallationStore;
+
+export function createInstallationStore(repo: Installations, now: () => number = Date.now): InstallationStore {
   return {
     async storeInstallation(installation: AnyInstallation): Promise<void> {
       const enterpriseId = installation.enterprise?.id;
       const key = installation.isEnterpriseInstall
         ? { teamId: undefined, enterpriseId }
         : { teamId: installation.team?.id, enterpriseId };
-      repo.save(key, installation.user?.id, JSON.stringify(installation), now());
+      await repo.save(key, installation.user?.id, JSON.stringify(installation), now());
     },
     async fetchInstallation(query: InstallationQuery<boolean>): Promise<AnyInstallation> {
       const key = query.isEnterpriseInstall
         ? { teamId: undefined, enterpriseId: query.enterpriseId }
         : { teamId: query.teamId, enterpriseId: query.enterpriseId };
-      const json = repo.find(key);
+      const json = await repo.find(key);
       if (json === undefined)
         throw new Error(`no Slack installation for ${query.enterpriseId ?? ''}/${query.teamId ?? ''}`);
       return JSON.parse(json) as AnyInstallation;
     },
     async deleteInstallation(query: InstallationQuery<boolean>): Promise<void> {
-      repo.delete(
+      await repo.delete(
         query.isEnterpriseInstall
           ? { teamId: undefined, enterpriseId: query.enterpriseId }
           : { teamId: query.teamId, enterpriseId: query.enterpriseId },

@@ -33,16 +33,25 @@ export function pgReplicas(q: Query): ReplicaRegistry {
       );
       return r.rows.map((x) => x.replica_id);
     },
+    async leave(id) {
+      await q('DELETE FROM replicas WHERE replica_id = $1', [id]);
+      await q('DELETE FROM place_waiters WHERE replica_id = $1', [id]);
+    },
   };
 }
 
 export function pgLeases(q: Query): PlaceLeases {
   return {
-    async tryAcquire(key, id, now, leaseMs) {
+    async tryAcquire(key, id, now, leaseMs, ticket) {
       // The conflicting row is locked while the WHERE is checked: of two replicas taking over one
-      // stale lease, the second re-reads the first's fresh row and gets no row back.
+      // stale lease, the second re-reads the first's fresh row and gets no row back. With a
+      // ticket, nothing is inserted while an older message of a live replica waits in the place.
       const r = await q(
-        `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at) VALUES ($1, $2, $3, $3)
+        `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at)
+         SELECT $1, $2, $3, $3 WHERE $5::text IS NULL OR NOT EXISTS (
+           SELECT 1 FROM place_waiters w JOIN replicas rw ON rw.replica_id = w.replica_id
+           WHERE w.place_key = $1 AND rw.heartbeat_at >= $4 AND w.ticket <> $5
+             AND (w.arrived_at < $6 OR (w.arrived_at = $6 AND w.ticket < $5)))
          ON CONFLICT (place_key) DO UPDATE SET
            holder = excluded.holder, renewed_at = excluded.renewed_at,
            acquired_at = CASE WHEN place_leases.holder = excluded.holder
@@ -51,9 +60,23 @@ export function pgLeases(q: Query): PlaceLeases {
             OR (place_leases.renewed_at < $4
                 AND NOT EXISTS (SELECT 1 FROM replicas r
                                 WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= $4))`,
-        [key, id, now, now - leaseMs],
+        [key, id, now, now - leaseMs, ticket?.id ?? null, ticket?.at ?? 0],
       );
-      return changed(r);
+      const won = changed(r);
+      if (won && ticket !== undefined) {
+        await q('DELETE FROM place_waiters WHERE place_key = $1 AND ticket = $2', [key, ticket.id]);
+      }
+      return won;
+    },
+    async join(key, ticket, replicaId) {
+      await q(
+        `INSERT INTO place_waiters (place_key, ticket, replica_id, arrived_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (place_key, ticket) DO NOTHING`,
+        [key, ticket.id, replicaId, ticket.at],
+      );
+    },
+    async leave(key, ticketId) {
+      await q('DELETE FROM place_waiters WHERE place_key = $1 AND ticket = $2', [key, ticketId]);
     },
     async renew(key, id, now) {
       return changed(

@@ -1,0 +1,11 @@
+-- The line of messages waiting to be answered in a place, across replicas (issue 15). A message
+-- joins when it is admitted; a replica may take a place's lease for a message only when no older
+-- message of a live replica waits there, so a place's replies keep their arrival order even when
+-- its messages reach different replicas.
+CREATE TABLE place_waiters (
+  place_key   TEXT    NOT NULL,
+  ticket      TEXT    NOT NULL,              -- the message's event id
+  replica_id  TEXT    NOT NULL,              -- the replica that will answer it
+  arrived_at  INTEGER NOT NULL,              -- epoch ms, when the replica received it
+  PRIMARY KEY (place_key, ticket)
+);

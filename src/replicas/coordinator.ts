@@ -1,0 +1,120 @@
+import type { Logger } from 'pino';
+import type { Clock, InFlightRecord } from '../core/ports.js';
+import type { AsyncStore } from '../store/async-port.js';
+
+// A replica's part in the group: its heartbeat, who else is alive, and the replies of replicas
+// that stopped without finishing them. Every REPLICA_LEASE_SECONDS / 3 it renews its heartbeat,
+// tells the caller how many replicas are live (the rate-limit budgets are shared between them),
+// and claims the open replies of replicas whose heartbeat is older than the lease, so they are
+// repaired within the lease and one beat, not only when some replica restarts.
+
+export interface CoordinatorOptions {
+  store: Pick<AsyncStore, 'replicas' | 'inflight' | 'backend'>;
+  replicaId: string;
+  leaseMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** The number of live replicas (this one included) changed. */
+  onMembership?(live: number): void;
+  /** Each beat, after the heartbeat (e.g. the scheduler's learned-budget sync). */
+  onBeat?(): Promise<void>;
+  /** Replies claimed from gone replicas: edit them to say they were interrupted. */
+  repair(records: InFlightRecord[]): Promise<void>;
+}
+
+export interface Coordinator {
+  /** First heartbeat; the replies this replica must repair before it takes messages. */
+  start(): Promise<InFlightRecord[]>;
+  /** One beat now (the timer calls it; tests call it with a manual clock). */
+  beat(): Promise<void>;
+  /** Stop beating and leave the group (SIGTERM, after the replies drained). */
+  stop(): Promise<void>;
+  liveCount(): number;
+}
+
+export function createCoordinator(o: CoordinatorOptions): Coordinator {
+  const { store, replicaId, leaseMs, clock, logger } = o;
+  let timer: { clear(): void } | undefined;
+  let stopped = false;
+  let live = 1;
+  let beating: Promise<void> | undefined;
+
+  /** Claims `records` for this replica; only the ones it won (another replica may race it). */
+  async function claim(records: Array<InFlightRecord & { owner: string }>): Promise<InFlightRecord[]> {
+    const won: InFlightRecord[] = [];
+    for (const rec of records) {
+      if (rec.owner === replicaId || (await store.inflight.claim(rec.id, rec.owner, replicaId, clock.now()))) {
+        won.push(rec);
+      }
+    }
+    return won;
+  }
+
+  async function beatOnce(): Promise<void> {
+    const now = clock.now();
+    await store.replicas.heartbeat(replicaId, now);
+    const alive = await store.replicas.live(now, leaseMs);
+    const count = Math.max(1, alive.length);
+    if (count !== live) {
+      logger.info({ live: count, replicas: alive }, 'replicas changed');
+      live = count;
+      o.onMembership?.(count);
+    }
+    await o.onBeat?.();
+    const gone = await store.replicas.gone(now, leaseMs);
+    if (gone.length === 0) return;
+    const orphans = await claim(await store.inflight.listOpenOwnedBy(gone));
+    if (orphans.length === 0) return;
+    logger.info({ replies: orphans.length, gone }, 'repairing replies of replicas that stopped');
+    await o.repair(orphans);
+  }
+
+  const beat = (): Promise<void> => {
+    // One beat at a time: a slow database must not stack them up.
+    beating ??= beatOnce()
+      .catch((err: unknown) =>
+        logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'heartbeat failed'),
+      )
+      .finally(() => {
+        beating = undefined;
+      });
+    return beating;
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = clock.setTimeout(() => {
+      void beat().then(schedule);
+    }, leaseMs / 3);
+  };
+
+  return {
+    async start() {
+      const now = clock.now();
+      await store.replicas.heartbeat(replicaId, now);
+      live = Math.max(1, (await store.replicas.live(now, leaseMs)).length);
+      if (live > 1) o.onMembership?.(live);
+      // SQLite is one process: whatever is still open is the last run's. With PostgreSQL, replies
+      // of replicas found gone, and this replica's own from before a restart under the same id.
+      const open =
+        store.backend === 'sqlite'
+          ? await store.inflight.listOpen()
+          : await store.inflight.listOpenOwnedBy([...(await store.replicas.gone(now, leaseMs)), replicaId]);
+      const mine = await claim(open);
+      schedule();
+      return mine;
+    },
+    beat,
+    async stop() {
+      stopped = true;
+      timer?.clear();
+      await beating;
+      await store.replicas
+        .leave(replicaId)
+        .catch((err: unknown) =>
+          logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not leave the replica group'),
+        );
+    },
+    liveCount: () => live,
+  };
+}

@@ -1,0 +1,87 @@
+import type { Logger } from 'pino';
+import type { PlaceLocks, PlaceTicket } from '../core/relay.js';
+import type { Clock } from '../core/ports.js';
+import type { PlaceLeases } from '../store/async-port.js';
+
+// One place, one answering replica, in arrival order: each admitted message joins the place's
+// line in the database, and its replica takes the place's lease only when no older message of a
+// live replica waits there (PlaceLeases.tryAcquire with a ticket). The lease is renewed while
+// the reply runs, so a replica that dies mid-reply loses it after REPLICA_LEASE_SECONDS and the
+// next message in that place is answered by another.
+
+export interface PlaceLocksOptions {
+  leases: PlaceLeases;
+  replicaId: string;
+  leaseMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** First wait between attempts; doubles up to maxPollMs. */
+  pollMs?: number;
+  maxPollMs?: number;
+}
+
+export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
+  const firstPoll = o.pollMs ?? 20;
+  const maxPoll = o.maxPollMs ?? 250;
+  const warn = (what: string) => (err: unknown) =>
+    o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, what);
+
+  const delay = (ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      const onAbort = () => {
+        timer.clear();
+        reject(signal.reason as Error);
+      };
+      const timer = o.clock.setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+
+  return {
+    join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket {
+      const joined = o.leases.join(placeKey, ticket, o.replicaId);
+      let done = false;
+      const leave = () => {
+        if (done) return;
+        done = true;
+        void joined.then(() => o.leases.leave(placeKey, ticket.id)).catch(warn('could not leave a place line'));
+      };
+      return {
+        async acquire(signal: AbortSignal) {
+          try {
+            await joined;
+            for (let wait = firstPoll; ; wait = Math.min(maxPoll, wait * 2)) {
+              if (await o.leases.tryAcquire(placeKey, o.replicaId, o.clock.now(), o.leaseMs, ticket)) break;
+              await delay(wait, signal);
+            }
+          } catch (err) {
+            leave();
+            throw err;
+          }
+          done = true; // tryAcquire took the ticket out of the line
+          // Renewed well within the lease, so only a replica that stopped loses it.
+          let renewal = o.clock.setTimeout(function renew() {
+            void o.leases
+              .renew(placeKey, o.replicaId, o.clock.now())
+              .then((held) => {
+                if (!held) o.logger.warn({ placeKey }, 'lost a place lease while answering');
+              })
+              .catch(warn('could not renew a place lease'));
+            renewal = o.clock.setTimeout(renew, o.leaseMs / 3);
+          }, o.leaseMs / 3);
+          return async () => {
+            renewal.clear();
+            await o.leases.release(placeKey, o.replicaId);
+          };
+        },
+        leave,
+      };
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Clock, type InFlightRecord, type Place, placeKey, systemClock } from '../../src/core/ports.js';
+import { silentLogger } from '../../src/logger.js';
+import { createCoordinator } from '../../src/replicas/coordinator.js';
+import { createPlaceLocks } from '../../src/replicas/place-locks.js';
+import type { AsyncStore } from '../../src/store/async-port.js';
+import type { TestDatabase } from './contract.js';
+
+// What several replicas do through the store, on each backend: a place's line keeps arrival
+// order across replicas, and a live replica takes over the open replies of one that stopped.
+
+const place: Place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '171.5' };
+const key = placeKey(place);
+const lease = 15_000;
+
+/** A clock standing still at `at` (timers never fire): the tests call beat() themselves. */
+const stillClock = (at: () => number): Clock => ({ now: at, setTimeout: () => ({ clear: () => {} }) });
+
+export function replicaContract(
+  name: string,
+  makeDatabase: () => Promise<TestDatabase>,
+  opts: { skip?: boolean } = {},
+) {
+  describe.skipIf(opts.skip === true)(`replicas through the store: ${name}`, () => {
+    let database: TestDatabase;
+    let a: AsyncStore;
+    let b: AsyncStore;
+    beforeEach(async () => {
+      database = await makeDatabase();
+      a = await database.open();
+      b = await database.open();
+    });
+    afterEach(async () => {
+      await database.dispose();
+    });
+
+    it('a message waits while an older one of a live replica is in the place’s line', async () => {
+      await a.replicas.heartbeat('r1', 0);
+      await b.replicas.heartbeat('r2', 0);
+      await a.leases.join(key, { id: 'm1', at: 100 }, 'r1');
+      await b.leases.join(key, { id: 'm2', at: 101 }, 'r2');
+      expect(await b.leases.tryAcquire(key, 'r2', 10, lease, { id: 'm2', at: 101 })).toBe(false);
+      expect(await a.leases.tryAcquire(key, 'r1', 10, lease, { id: 'm1', at: 100 })).toBe(true);
+      expect(await b.leases.tryAcquire(key, 'r2', 20, lease, { id: 'm2', at: 101 })).toBe(false); // held
+      await a.leases.release(key, 'r1');
+      expect(await b.leases.tryAcquire(key, 'r2', 30, lease, { id: 'm2', at: 101 })).toBe(true);
+    });
+
+    it('the waiting message of a replica that is gone does not block the line', async () => {
+      await a.replicas.heartbeat('dead', 0);
+      await a.leases.join(key, { id: 'm1', at: 100 }, 'dead');
+      await b.replicas.heartbeat('r2', 20_000);
+      await b.leases.join(key, { id: 'm2', at: 101 }, 'r2');
+      expect(await b.leases.tryAcquire(key, 'r2', 20_000, lease, { id: 'm2', at: 101 })).toBe(true);
+    });
+
+    it('place locks: the older message is answered first, whichever replica asked first', async () => {
+      const now = Date.now();
+      await a.replicas.heartbeat('r1', now);
+      await b.replicas.heartbeat('r2', now);
+      const locks = (s: AsyncStore, id: string) =>
+        createPlaceLocks({
+          leases: s.leases,
+          replicaId: id,
+          leaseMs: lease,
+          clock: systemClock,
+          logger: silentLogger,
+          pollMs: 5,
+        });
+      const first = locks(a, 'r1').join(key, { id: 'm1', at: now });
+      const second = locks(b, 'r2').join(key, { id: 'm2', at: now + 1 });
+      const order: string[] = [];
+      const signal = new AbortController().signal;
+      const later = second.acquire(signal).then(async (giveBack) => {
+        order.push('m2');
+        await giveBack();
+      });
+      const giveBack = await first.acquire(signal);
+      order.push('m1');
+      expect(await a.leases.holder(key)).toBe('r1');
+      await giveBack();
+      await later;
+      expect(order).toEqual(['m1', 'm2']);
+      expect(await a.leases.holder(key)).toBeUndefined();
+    });
+
+    it('a live replica (PostgreSQL; on SQLite the one process at start) claims and repairs the open replies of one whose heartbeat stopped, once', async () => {
+      let now = 0;
+      await a.replicas.heartbeat('dead', now);
+      const id = await a.inflight.begin({
+        platform: 'slack',
+        eventId: 'e1',
+        target: { place },
+        at: now,
+        owner: 'dead',
+      });
+      const repaired: InFlightRecord[][] = [];
+      const coordinator = (s: AsyncStore, replicaId: string) =>
+        createCoordinator({
+          store: s,
+          replicaId,
+          leaseMs: lease,
+          clock: stillClock(() => now),
+          logger: silentLogger,
+          repair: async (records) => {
+            repaired.push(records);
+            for (const r of records) await s.inflight.finish(r.id, 'interrupted', now);
+          },
+        });
+      const r2 = coordinator(b, 'r2');
+      const r3 = coordinator(a, 'r3');
+      now = 1_000;
+      if (a.backend === 'sqlite') {
+        // One process: whatever is open at start is its last run's, whoever wrote it.
+        expect((await r2.start()).map((r) => r.eventId)).toEqual(['e1']);
+        await r2.stop();
+        return;
+      }
+      expect(await r2.start()).toEqual([]);
+      await r3.start();
+      // r2 is answering: its reply is open and must be left alone.
+      await b.inflight.begin({ platform: 'slack', eventId: 'e2', target: { place }, at: now, owner: 'r2' });
+      await Promise.all([r2.beat(), r3.beat()]);
+      expect(repaired.flat()).toEqual([]); // 'dead' is still within its lease
+      now = lease + 1;
+      await Promise.all([r2.beat(), r3.beat()]);
+      expect(repaired.flat().map((r) => r.id)).toEqual([id]); // one replica repaired it
+      expect((await a.inflight.listOpen()).map((r) => r.eventId)).toEqual(['e2']); // r2's own is left alone
+      expect(r2.liveCount()).toBe(2);
+      await r3.stop();
+      await r2.beat();
+      expect(r2.liveCount()).toBe(1);
+      await r2.stop();
+    });
+  });
+}
