@@ -225,6 +225,11 @@ export interface MessageHandler {
    * may stop a reply; a reply that already ended is `not_found` (nothing to do).
    */
   stop?(replyKey: string, userId: string): StopResult;
+  /**
+   * A Stop that names the place, not the reply (Slack's agent-session Stop on a native stream):
+   * the reply being written there, if any, stopped by the same rules as `stop`.
+   */
+  stopPlace?(place: Place, userId: string): StopResult;
   /** A thumbs up/down on a finished reply; the user's last vote on a reply wins. */
   vote?(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
 }

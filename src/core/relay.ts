@@ -116,6 +116,7 @@ export interface PlaceTicket {
 
 export interface Relay extends MessageHandler {
   stop(replyKey: string, userId: string): StopResult;
+  stopPlace(place: Place, userId: string): StopResult;
   vote(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
   /** Edit replies a crash left streaming (text so far + note); reports what became of them. */
   recoverInterrupted(connectors: Connector[], records?: readonly InFlightRecord[]): Promise<RecoveryReport>;
@@ -412,6 +413,10 @@ export function createRelay(deps: RelayDeps): Relay {
     },
 
     stop: (replyKey: string, userId: string) => live.stop(replyKey, userId),
+    stopPlace(place: Place, userId: string): StopResult {
+      const reply = live.inPlace(placeKey(place));
+      return reply === undefined ? 'not_found' : live.stop(reply.replyKey, userId);
+    },
     vote: (replyKey: string, userId: string, v: Vote) =>
       recordVote({ feedback: deps.feedback, live, metrics, logger, clock }, replyKey, userId, v),
 

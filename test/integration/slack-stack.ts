@@ -2,7 +2,7 @@ import type { SlackStreaming } from '../../src/config/config.js';
 import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
-import type { HandleResult, IncomingMessage, MessageHandler } from '../../src/core/ports.js';
+import type { HandleResult, IncomingMessage, MessageHandler, Place, StopResult } from '../../src/core/ports.js';
 import type { Relay, RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
@@ -49,6 +49,8 @@ export interface SlackStack {
   server: MiniServer;
   eventsUrl: string;
   results: HandleResult[];
+  /** Stops by place (Slack's agent-session Stop) the connector asked of the relay: results, and when. */
+  placeStops: { place: Place; userId: string; result: StopResult; at: number }[];
   settled(n: number): Promise<HandleResult[]>;
   /** When each tagged reply's upstream stream started and ended (with `timeUpstream`). */
   upstream: TimingProxy | undefined;
@@ -83,6 +85,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     },
   });
   const results: HandleResult[] = [];
+  const placeStops: SlackStack['placeStops'] = [];
   let waiters: { n: number; resolve: () => void }[] = [];
   const tracked: MessageHandler = {
     async handle(msg: IncomingMessage) {
@@ -94,6 +97,11 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     },
     reset: (place) => relay.reset(place),
     stop: (key, user) => relay.stop(key, user),
+    stopPlace(place, userId) {
+      const result = relay.stopPlace(place, userId);
+      placeStops.push({ place, userId, result, at: Date.now() });
+      return result;
+    },
     vote: (key, user, vote) => relay.vote(key, user, vote),
   };
   const config = slackConfig(fake, {
@@ -120,6 +128,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     server,
     eventsUrl: `${server.url}/slack/events`,
     results,
+    placeStops,
     upstream,
     settled(n) {
       if (results.length >= n) return Promise.resolve(results);

@@ -5,6 +5,7 @@ import type { Connector, MessageHandler, RateLimitObserver, ReplyTarget } from '
 import { ignoreRateLimits } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
 import { type BoltApp, clientOptions, createBoltApp } from './app.js';
+import { AgentSessions, registerSessionStop } from './agent-sessions.js';
 import { createAssistant } from './assistant.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerControlActions, textBlocks } from './controls.js';
@@ -126,11 +127,13 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     threads: new ThreadMembership(logger, now),
     users: new UserNames(now),
     serial,
+    sessions: new AgentSessions({ logger, rateLimits }),
     ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
     handler: () => (started ? handler : undefined),
     now,
   };
   registerControlActions(app, deps.handler, logger);
+  registerSessionStop(app, deps.handler, logger);
   registerListeners(
     app,
     deps,

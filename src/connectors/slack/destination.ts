@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import type { Place } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
+import type { AgentSessionTurn } from './agent-sessions.js';
 import type { SlackLimits } from './rate-limits.js';
 
 /** Where one reply goes, and with which client (the workspace's token). */
@@ -30,4 +31,6 @@ export interface SinkDeps {
   logger: Logger;
   /** Called after the bot posted into a thread, so later messages there reach the bot. */
   onPosted?: (channel: string, threadTs: string) => void;
+  /** A DM thread's agent session: a native stream holds it `processing` (Slack's Stop) while it runs. */
+  session?: AgentSessionTurn;
 }

@@ -3,6 +3,7 @@ import type { SlackConfig } from '../../config/config.js';
 import { type IncomingMessage, type MessageHandler, placeKey } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
 import { collectAttachments } from '../attachments.js';
+import type { AgentSessions } from './agent-sessions.js';
 import type { SlackDestination } from './destination.js';
 import {
   allowed,
@@ -32,6 +33,8 @@ export interface IntakeDeps {
   threads: ThreadMembership;
   users: UserNames;
   serial: SerialByKey;
+  /** Agent sessions of DM threads: Slack's own Stop for native streams. */
+  sessions: AgentSessions;
   /** ATTACHMENT_MAX_BYTES (default 200000). */
   attachmentMaxBytes?: number;
   /** The relay; undefined before start and after stop. */
@@ -99,6 +102,11 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         userMessageTs: ts,
         assistant: args.assistant !== undefined,
       };
+      // Agent sessions live in DMs with the app (assistant threads are DMs too), in a thread.
+      const session =
+        (isDm || args.assistant !== undefined) && place.threadId !== undefined
+          ? deps.sessions.turn(client, place)
+          : undefined;
       const sink = chooseSink(
         deps.config.streaming,
         dest,
@@ -107,6 +115,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
           limits: deps.limits,
           logger: deps.logger,
           onPosted: (c, t) => deps.threads.mark(teamId, c, t),
+          ...(session !== undefined ? { session } : {}),
         },
       );
       // A mention at the top of a channel opens its thread: nothing in it the assistant has not seen.
@@ -146,9 +155,16 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         ...(history !== undefined ? { history } : {}),
       };
       deps.logger.debug({ eventId: msg.eventId, text }, 'slack message for the bot');
-      void handler.handle(msg).catch((err: unknown) => {
-        deps.logger.error({ err: scrubSecrets(String(err)), eventId: msg.eventId }, 'relay failed on a Slack message');
-      });
+      void handler
+        .handle(msg)
+        .catch((err: unknown) => {
+          deps.logger.error(
+            { err: scrubSecrets(String(err)), eventId: msg.eventId },
+            'relay failed on a Slack message',
+          );
+        })
+        // However the reply ended (a platform write that failed for good leaves no last write).
+        .finally(() => session?.end());
       if (args.assistant?.onFirstMessage) void args.assistant.onFirstMessage(text);
     })
     .catch((err: unknown) => {

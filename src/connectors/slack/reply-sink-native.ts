@@ -9,6 +9,7 @@ import { scrubSecrets } from '../../logger.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { appendBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyTarget } from './reply-sink-edit.js';
+import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
 import { createWorkingIndicator } from './working.js';
@@ -119,8 +120,9 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         state.shown = rendered;
       }
       if (opts.final && state.streaming) {
-        // Native streams take no blocks while they stream (no Stop button; `stop` written in
-        // the thread still works); stopStream appends the finished reply's feedback buttons.
+        // Native streams take no blocks while they stream (their Stop is the agent session's,
+        // in DMs; `stop` written in the thread works everywhere); stopStream appends the
+        // finished reply's feedback buttons.
         const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
         await dest.client.chat.stopStream({
           channel: channel,
@@ -137,7 +139,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     return {};
   }
 
-  return {
+  return withAgentSession(deps.session, {
     maxChars: NATIVE_MAX_CHARS,
     maxMessageAgeMs: NATIVE_MAX_MESSAGE_AGE_MS,
     // stopStream ends the stream, and words held back while streaming are sent with it.
@@ -181,7 +183,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     },
 
     edit: (messageId, text, opts) => edit(messageId, text, opts),
-  };
+  });
 }
 
 function requireThread(dest: SlackDestination): string {

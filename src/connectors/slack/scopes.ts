@@ -15,6 +15,7 @@ export const BOT_SCOPES = [
 ] as const;
 
 export const BOT_EVENTS = [
+  'agent_session_stopped',
   'app_mention',
   'app_uninstalled',
   'assistant_thread_context_changed',

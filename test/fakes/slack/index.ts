@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { FakeFiles, type FakeFileInput, type FileDownload } from './files.js';
 import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
+import { blockActionsPayload, type Click } from './interactions.js';
 import { signSlackRequest } from './signer.js';
 import { type EnvelopeOptions, FakeSocketMode } from './socket-mode.js';
 import { type FakeEphemeral, type FakeMessage, FakeState } from './state.js';
@@ -12,6 +13,7 @@ import { WriteLog, type WriteLogEntry } from './write-log.js';
 
 export type {
   ApiCall,
+  Click,
   FakeEphemeral,
   FakeFileInput,
   FakeMessage,
@@ -65,22 +67,6 @@ export interface PostedByUser {
   mention: Record<string, unknown> | undefined;
 }
 
-/** A user clicks a button (or a feedback button) of a message of the bot's. */
-export interface Click {
-  actionId: string;
-  value: string;
-  /** Default U0USER. */
-  user?: string;
-  channel: string;
-  /** The message carrying the button. */
-  messageTs: string;
-  /** The message's thread, if it is in one. */
-  threadTs?: string;
-  /** `button` (default) or `feedback_buttons`. */
-  elementType?: string;
-  teamId?: string;
-}
-
 export interface FakeSlack {
   apiUrl: string;
   botToken: string;
@@ -128,6 +114,10 @@ export interface FakeSlack {
   envelope(event: Record<string, unknown>, teamId?: string): Record<string, unknown>;
   /** Ephemeral messages the bot posted (chat.postEphemeral), in order. */
   readonly ephemerals: readonly FakeEphemeral[];
+  /** The statuses agents.sessions.setStatus set on a DM thread's session, in order. */
+  agentStatuses(channel: string, threadTs: string): string[];
+  /** The `agent_session_stopped` event of `user` (default U0USER) pressing Slack's Stop (send it as any event). */
+  sessionStopped(p: { channel: string; threadTs: string; user?: string }): Record<string, unknown>;
   /** The block_actions payload Slack sends for a click. */
   blockActions(click: Click): Record<string, unknown>;
   /** A click delivered over Socket Mode (envelope type `interactive`); resolves with the ack. */
@@ -210,45 +200,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     is_ext_shared_channel: false,
   });
 
-  const blockActions = (click: Click) => {
-    const team = click.teamId ?? ids.teamId;
-    const message = state.get(click.channel, click.messageTs);
-    return {
-      type: 'block_actions',
-      team: { id: team, domain: 'fake' },
-      user: { id: click.user ?? 'U0USER', username: 'user', team_id: team },
-      api_app_id: 'A0FAKE',
-      token: 'legacy-verification-token',
-      trigger_id: `trig.${state.nextTs()}`,
-      response_url: `${base()}/actions/response`,
-      container: {
-        type: 'message',
-        message_ts: click.messageTs,
-        channel_id: click.channel,
-        is_ephemeral: false,
-        ...(click.threadTs !== undefined ? { thread_ts: click.threadTs } : {}),
-      },
-      channel: { id: click.channel, name: 'channel' },
-      message: {
-        type: 'message',
-        ts: click.messageTs,
-        text: message?.text ?? '',
-        ...(click.threadTs !== undefined ? { thread_ts: click.threadTs } : {}),
-        ...(message?.blocks !== undefined ? { blocks: message.blocks } : {}),
-      },
-      actions: [
-        {
-          type: click.elementType ?? 'button',
-          action_id: click.actionId,
-          block_id: 'b1',
-          value: click.value,
-          action_ts: String(Date.now() / 1000),
-        },
-      ],
-      is_enterprise_install: false,
-      enterprise: null,
-    };
-  };
+  const blockActions = (click: Click) => blockActionsPayload(click, state, base(), ids.teamId);
 
   return {
     apiUrl: `${base()}/api/`,
@@ -327,6 +279,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     },
     envelope,
     ephemerals: state.ephemerals,
+    agentStatuses: (channel, threadTs) => [...(state.agentStatuses.get(`${channel}:${threadTs}`) ?? [])],
+    sessionStopped: (p) => {
+      const fields = { channel: p.channel, user: p.user ?? 'U0USER', thread_ts: p.threadTs };
+      return { type: 'agent_session_stopped', ...fields, event_ts: state.nextTs() };
+    },
     blockActions,
     sendClick: (click) => socket.send('interactive', blockActions(click)),
     async postClick(url, click) {

@@ -38,6 +38,8 @@ export interface TokenInfo {
 export class FakeState {
   readonly tokens = new Map<string, TokenInfo>();
   readonly ephemerals: FakeEphemeral[] = [];
+  /** agents.sessions.setStatus by `channel:thread_ts`: the statuses set, in order. */
+  readonly agentStatuses = new Map<string, string[]>();
   private readonly channels = new Map<string, Map<string, FakeMessage>>();
   private tsCounter = 0;
   private readonly base = Math.floor(Date.now() / 1000);

@@ -26,6 +26,8 @@ export interface WebApiSwitches {
   failStartStream?: string;
   /** chat.appendStream answers this error. */
   failAppendStream?: string;
+  /** agents.sessions.setStatus answers this error. */
+  failAgentStatus?: string;
   /** Channels that answer channel_not_found. */
   missingChannels: Set<string>;
 }
@@ -214,6 +216,18 @@ const handlers: Record<string, Handler> = {
     if (text === '') throw new ApiError('no_text');
     c.state.ephemerals.push({ channel, user, text, ...threadOf(a) });
     return { message_ts: c.state.nextTs() };
+  },
+  // Agent sessions exist in DMs with the app; while one is `processing` Slack shows its Stop.
+  'agents.sessions.setStatus': (c, a) => {
+    const channel = req(a, 'channel_id');
+    const threadTs = req(a, 'thread_ts');
+    const status = req(a, 'status');
+    if (c.switches.failAgentStatus) throw new ApiError(c.switches.failAgentStatus);
+    if (!['active', 'processing', 'suspended'].includes(status)) throw new ApiError('invalid_arguments');
+    if (!channel.startsWith('D')) throw new ApiError('channel_type_not_supported');
+    const key = `${channel}:${threadTs}`;
+    c.state.agentStatuses.set(key, [...(c.state.agentStatuses.get(key) ?? []), status]);
+    return {};
   },
   'assistant.threads.setStatus': () => ({}),
   'assistant.threads.setSuggestedPrompts': () => ({}),

@@ -1,0 +1,155 @@
+import { afterEach, expect, it } from 'vitest';
+import { SET_STATUS_METHOD } from '../../src/connectors/slack/agent-sessions.js';
+import { renderMarkdownText, stablePrefixEnd } from '../../src/connectors/slack/render.js';
+import { MESSAGES } from '../../src/core/user-messages.js';
+import { replyText, splitText } from '../../src/emulator/replies.js';
+import { createMetrics } from '../../src/server/metrics.js';
+import { type SlackStack, type SlackStackOptions, startSlackStack } from './slack-stack.js';
+
+// Slack's own Stop on native streams: real Bolt against the fake Slack, the relay on SQLite, the
+// real upstream client against the emulator. A native-stream reply in a DM thread holds the
+// agent session `processing` (Slack shows its Stop) until it ends; `agent_session_stopped` from
+// the asker stops it.
+
+let s: SlackStack | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+async function start(opts: SlackStackOptions = {}) {
+  const metrics = createMetrics({ defaultMetrics: false, platforms: ['slack'] });
+  s = await startSlackStack({ chunkDelayMs: 5, streaming: 'auto', ...opts, metrics });
+  return { stack: s, metrics };
+}
+
+/** A message in a DM thread (native stream in `auto`); its reply, and the session's statuses. */
+async function askInDm(stack: SlackStack, text: string, user = 'U0USER') {
+  const root = stack.fake.userPost({ channel: 'D1', text: 'thread root', user });
+  await stack.fake.sendEvent(stack.fake.userPost({ channel: 'D1', text, threadTs: root.ts, user }).message);
+  return {
+    threadTs: root.ts,
+    reply: () => stack.fake.botMessages('D1', root.ts)[0],
+    statuses: () => stack.fake.agentStatuses('D1', root.ts),
+  };
+}
+
+const stopsTotal = async (metrics: ReturnType<typeof createMetrics>) =>
+  /bridge_replies_stopped_total\{platform="slack"\} (\d+)/.exec(await metrics.text())?.[1];
+
+it('a native DM reply holds the session processing while it streams, then active', async () => {
+  const { stack } = await start();
+  const q = 'hello native [chunks 6] [delay 30]';
+  const { reply, statuses } = await askInDm(stack, q);
+  await expect.poll(() => reply()?.streaming, { timeout: 5000 }).toBe(true);
+  expect(statuses()).toEqual(['processing']);
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  await expect.poll(statuses).toEqual(['processing', 'active']);
+  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  expect(reply()?.streaming).toBe(false);
+  // Slack's Stop was up before the stream began, and went after the stream stopped.
+  const order = stack.fake.calls
+    .filter((c) => c.method === SET_STATUS_METHOD || c.method === 'chat.startStream' || c.method === 'chat.stopStream')
+    .map((c) => (c.method === SET_STATUS_METHOD ? String(c.args.status) : c.method));
+  expect(order).toEqual(['processing', 'chat.startStream', 'chat.stopStream', 'active']);
+});
+
+it("the asker's agent_session_stopped ends the upstream request within 200 ms, text so far + note", async () => {
+  const { stack, metrics } = await start();
+  const q = 'tell me a story [chunks 10] [stall 6]';
+  const soFar = splitText(replyText(q), 10).slice(0, 6).join('');
+  const { threadTs, reply, statuses } = await askInDm(stack, q);
+  // Everything that came is shown (a stream shows words once whole): the upstream now stalls.
+  await expect
+    .poll(() => reply()?.text, { timeout: 5000 })
+    .toBe(renderMarkdownText(soFar.slice(0, stablePrefixEnd(soFar))));
+  expect(stack.emu.openStreams).toBe(1);
+  expect(statuses()).toEqual(['processing']);
+
+  const sentAt = Date.now();
+  await stack.fake.sendEvent(stack.fake.sessionStopped({ channel: 'D1', threadTs }));
+  await expect.poll(() => stack.emu.openStreams, { timeout: 2000, interval: 5 }).toBe(0);
+  const closedAt = Date.now();
+  // From the stop reaching the relay to the emulator seeing the connection close: the bridge's
+  // part. Delivery (fake Slack → socket → Bolt) is bounded loosely: a shared machine slows it.
+  const stoppedAt = stack.placeStops[0]?.at ?? Number.NaN;
+  expect(closedAt - stoppedAt).toBeLessThan(200);
+  expect(closedAt - sentAt).toBeLessThan(1000);
+
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  expect(reply()?.text).toBe(renderMarkdownText(soFar + MESSAGES.stopped));
+  expect(reply()?.streaming).toBe(false);
+  await expect.poll(statuses).toEqual(['processing', 'active']);
+  expect(stack.placeStops).toEqual([
+    {
+      place: { platform: 'slack', workspaceId: 'T0FAKE', channelId: 'D1', threadId: threadTs },
+      userId: 'U0USER',
+      result: 'stopped',
+      at: expect.any(Number),
+    },
+  ]);
+  expect(stack.fake.ephemerals).toEqual([]);
+  expect(await stopsTotal(metrics)).toBe('1');
+  console.info(
+    `agent_session_stopped: upstream closed ${closedAt - stoppedAt} ms after the stop reached the relay, ` +
+      `${closedAt - sentAt} ms after Slack sent it`,
+  );
+});
+
+it("another user's stop (signed Events API) stops nothing; one after the reply ended does nothing", async () => {
+  const { stack, metrics } = await start({ mode: 'http' });
+  const q = 'a slower answer please [chunks 20] [delay 40]';
+  const root = stack.fake.userPost({ channel: 'D1', text: 'thread root' });
+  const ask = stack.fake.userPost({ channel: 'D1', text: q, threadTs: root.ts });
+  expect((await stack.fake.postSignedEvent(stack.eventsUrl, stack.fake.envelope(ask.message))).status).toBe(200);
+  const reply = () => stack.fake.botMessages('D1', root.ts)[0];
+  await expect.poll(() => reply()?.streaming, { timeout: 5000 }).toBe(true);
+
+  const stopBy = (user: string) =>
+    stack.fake.postSignedEvent(
+      stack.eventsUrl,
+      stack.fake.envelope(stack.fake.sessionStopped({ channel: 'D1', threadTs: root.ts, user })),
+    );
+  expect((await stopBy('U0OTHER')).status).toBe(200);
+  await expect.poll(() => stack.placeStops.map((p) => p.result)).toEqual(['not_owner']);
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  await expect.poll(() => stack.fake.agentStatuses('D1', root.ts)).toEqual(['processing', 'active']);
+
+  const writes = stack.fake.writeLog.length;
+  const calls = stack.fake.calls.length;
+  expect((await stopBy('U0USER')).status).toBe(200);
+  await expect.poll(() => stack.placeStops.map((p) => p.result)).toEqual(['not_owner', 'not_found']);
+  // Nothing written, said or set for a reply that already ended.
+  expect(stack.fake.writeLog.length).toBe(writes);
+  expect(stack.fake.calls.length).toBe(calls);
+  expect(stack.fake.ephemerals).toEqual([]);
+  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  expect(await stopsTotal(metrics)).toBe('0');
+});
+
+it('native streams outside DMs (SLACK_STREAMING=native) have no agent session: no status calls', async () => {
+  const { stack } = await start({ streaming: 'native' });
+  const post = stack.fake.userPost({ channel: 'C1', text: '<@U0BOT> in a channel' });
+  await stack.fake.sendEvent(post.mention ?? {});
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  expect(stack.fake.calls.some((c) => c.method === 'chat.startStream')).toBe(true);
+  expect(stack.fake.calls.some((c) => c.method === SET_STATUS_METHOD)).toBe(false);
+});
+
+it('a session status Slack refuses does not touch the reply', async () => {
+  const { stack } = await start();
+  stack.fake.switches.failAgentStatus = 'not_allowed_token_type';
+  const q = 'still answered';
+  const { reply } = await askInDm(stack, q);
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  await expect
+    .poll(() => stack.fake.calls.filter((c) => c.method === SET_STATUS_METHOD).map((c) => c.result))
+    .toEqual(['not_allowed_token_type', 'not_allowed_token_type']);
+});
