@@ -8,6 +8,7 @@ import { createBudgetRepo } from './store/budget-repo.js';
 import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
 import { MigrationError, openStore, type Store } from './store/index.js';
+import { sqliteOAuthStates } from './store/sqlite-async.js';
 import { createChatService } from './upstream/index.js';
 
 /**
@@ -124,6 +125,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       logger: componentLogger(root, 'slack'),
       rateLimits: scheduler,
       installations: store.installations,
+      oauthStates: sqliteOAuthStates(store),
       http: server,
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
