@@ -26,7 +26,7 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Bri
     const where = describePgUrl(config.postgres.url);
     try {
       const data = await createPgStore(config.postgres.url, { replicaId: config.replica.id, logger: log });
-      return { data, feedback: undefined, budgets: undefined, close: () => data.close() };
+      return { data, feedback: data.feedback, budgets: undefined, close: () => data.close() };
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       log.fatal({ err: reason, database: where }, 'cannot open the database');
@@ -37,7 +37,7 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Bri
   try {
     const store = openStore(config.service.databasePath, { logger: log });
     const data = createSqliteAsyncStore(store);
-    return { data, feedback: store.feedback, budgets: createBudgetRepo(store.db), close: () => data.close() };
+    return { data, feedback: data.feedback, budgets: createBudgetRepo(store.db), close: () => data.close() };
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot open the database');
     process.stderr.write(

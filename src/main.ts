@@ -111,6 +111,7 @@ export async function startBridge(
       logger: componentLogger(root, 'slack'),
       rateLimits: scheduler,
       installations: store.data.installations,
+      oauthStates: store.data.oauthStates,
       http: server,
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });

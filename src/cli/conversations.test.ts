@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/index.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { createChatService } from '../upstream/index.js';
@@ -130,6 +130,61 @@ describe('conversations show', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe('with DATABASE_URL', async () => {
+    const { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } = await import('../../test/support/pg.js');
+    const skip = await pgSkipReason();
+    const schema = testSchemaName();
+    afterEach(async () => {
+      if (!skip) await dropSchema(schema);
+    });
+
+    it.skipIf(skip !== undefined)('lists the votes kept in PostgreSQL, not those of DATABASE_PATH', async () => {
+      const [id] = await seed('b', [['hello']]);
+      const { createPgStore } = await import('../store/pg/index.js');
+      const store = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 });
+      const at = Date.parse('2025-01-02T03:04:05Z');
+      const base = { placeKey: 'discord::42:', upstreamId: id, messageId: 'm-7', at };
+      try {
+        await store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U1', vote: 'down' });
+        await store.feedback.vote({ ...base, replyKey: 'r2', userId: 'U1', vote: 'up', at: at + 60_000 });
+        await store.feedback.delivered([{ replyKey: 'r2', userId: 'U1' }], at + 61_000);
+      } finally {
+        await store.close();
+      }
+      const u = new URL(PG_TEST_URL);
+      u.password = 'not-needed-with-trust';
+      u.searchParams.set('options', `-c search_path=${schema}`);
+      const dir = mkdtempSync(join(tmpdir(), 'cli-votes-pg-'));
+      try {
+        // A SQLite file beside it, with a vote of its own: not the bridge's database now.
+        const local = openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 });
+        local.feedback.vote({ ...base, replyKey: 'r9', userId: 'U9', vote: 'up' });
+        local.close();
+        const r = await cli(['show', id as string], 'b', {
+          DATABASE_URL: u.toString(),
+          DATABASE_PATH: join(dir, 'bridge.db'),
+        });
+        expect(r).toMatchObject({ code: 0, stderr: '' });
+        expect(r.stdout).not.toContain('U9');
+        const after = r.stdout.slice(r.stdout.indexOf('feedback (2 votes)'));
+        expect(after).toMatch(/2025-01-02T03:04:05.000Z\s+U1\s+down\s+pending\s+m-7\n/);
+        expect(after).toMatch(/2025-01-02T03:05:05.000Z\s+U1\s+up\s+sent\s+m-7\n/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('a PostgreSQL that does not answer: the history still, one line about the votes, no password', async () => {
+      const [id] = await seed('b', [['hello']]);
+      const r = await cli(['show', id as string], 'b', { DATABASE_URL: 'postgres://bridge:s3cret@127.0.0.1:1/bridge' });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('You said: hello');
+      expect(r.stderr).toMatch(/^could not read the votes from postgres:\/\/bridge@127\.0\.0\.1:1\/bridge: /);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stdout + r.stderr).not.toContain('s3cret');
+    });
   });
 
   it('Form B: --limit and --before page the history', async () => {

@@ -8,16 +8,23 @@ import { createChatService } from '../upstream/index.js';
 import { describeError } from './chat.js';
 
 // `assistant-bridge conversations list | show ID`: the upstream's list (A4/B4) and history
-// (A3/B3) endpoints as plain aligned tables; `show` adds the votes kept in the local database.
+// (A3/B3) endpoints as plain aligned tables; `show` adds the votes kept in the bridge's database
+// (SQLite at DATABASE_PATH, or PostgreSQL at DATABASE_URL).
 
 export interface ConversationsIo {
   stdout?: { write(s: string): unknown };
   stderr?: { write(s: string): unknown };
   env?: Env;
   createService?: (cfg: Config['upstream']) => ChatService;
-  /** The votes on a conversation's replies (default: read from DATABASE_PATH, when it exists). */
-  readVotes?: (databasePath: string, conversationId: string) => FeedbackVote[];
+  /**
+   * The votes on a conversation's replies (default: read from DATABASE_URL's PostgreSQL when it is
+   * set, else from DATABASE_PATH when that file exists).
+   */
+  readVotes?: (database: VoteSource, conversationId: string) => Promise<FeedbackVote[]>;
 }
+
+/** Where the votes are: the bridge's database, as the configuration names it. */
+export type VoteSource = { postgresUrl: string } | { sqlitePath: string };
 
 /**
  * Votes on an upstream conversation's replies, from the SQLite file, opened read-only: nothing
@@ -33,6 +40,30 @@ export function localVotes(databasePath: string, conversationId: string): Feedba
   } finally {
     db.close();
   }
+}
+
+/**
+ * Votes on an upstream conversation's replies, from PostgreSQL (shared by the replicas): nothing
+ * when the database has no feedback table yet (never migrated, an older schema). Reads only.
+ */
+export async function postgresVotes(url: string, conversationId: string): Promise<FeedbackVote[]> {
+  // Loaded only here: the SQLite path needs no PostgreSQL driver.
+  const { createPgPool, pgFeedback } = await import('../store/pg/index.js');
+  const pool = createPgPool(url, { poolMax: 1 });
+  try {
+    const table = await pool.query<{ t: string | null }>("SELECT to_regclass('feedback_votes')::text AS t");
+    if (!table.rows[0]?.t) return [];
+    return await pgFeedback((text, values) => pool.query(text, values)).forConversation(conversationId);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/** The votes from wherever the bridge keeps them. */
+export async function storedVotes(database: VoteSource, conversationId: string): Promise<FeedbackVote[]> {
+  return 'postgresUrl' in database
+    ? postgresVotes(database.postgresUrl, conversationId)
+    : localVotes(database.sqlitePath, conversationId);
 }
 
 const USAGE = `usage: assistant-bridge conversations list [--bot ID] [--page N] [--limit N] [--since ISO-DATE]
@@ -114,10 +145,13 @@ export async function run(args: string[], io: ConversationsIo = {}): Promise<num
         renderHistory(await service.history(botId, id, { ...num('limit'), ...str('before'), ...str('after') })),
       );
       let votes: FeedbackVote[] = [];
+      const database: VoteSource = config.postgres
+        ? { postgresUrl: config.postgres.url }
+        : { sqlitePath: config.service.databasePath };
       try {
-        votes = (io.readVotes ?? localVotes)(config.service.databasePath, id);
+        votes = await (io.readVotes ?? storedVotes)(database, id);
       } catch (err) {
-        stderr.write(`could not read the votes from ${config.service.databasePath}: ${String(err)}\n`);
+        stderr.write(`could not read the votes from ${await describeSource(database)}: ${String(err)}\n`);
       }
       stdout.write(renderVotes(votes));
     }
@@ -128,6 +162,13 @@ export async function run(args: string[], io: ConversationsIo = {}): Promise<num
   } finally {
     await service.close();
   }
+}
+
+/** The database for a message: a PostgreSQL URL without its password. */
+async function describeSource(database: VoteSource): Promise<string> {
+  if (!('postgresUrl' in database)) return database.sqlitePath;
+  const { describePgUrl } = await import('../store/pg/index.js');
+  return describePgUrl(database.postgresUrl);
 }
 
 export function renderList(list: ConversationList): string {

@@ -1,4 +1,4 @@
-import type { LearnedBudget } from '../core/ports.js';
+import type { FeedbackStore, LearnedBudget } from '../core/ports.js';
 import type {
   ConversationRecord,
   ExpectedUpstreamId,
@@ -86,6 +86,32 @@ export interface AsyncInstallationStore {
   count(): Promise<number>;
 }
 
+/** A port's operations answering with promises (the same names, arguments and results). */
+export type Promised<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+/**
+ * Votes on replies (FEEDBACK): the core's FeedbackStore, asynchronously. A user's last vote on a
+ * reply wins (by any replica) and is pending again until `delivered`.
+ */
+export type AsyncFeedbackStore = Promised<FeedbackStore>;
+
+/**
+ * Slack OAuth `state` values of install links, so the redirect may reach any replica. The store
+ * keeps the values as it is given them (the connector hands it digests, not the links' values).
+ */
+export interface AsyncOAuthStateStore {
+  issue(state: string, expiresAt: number): Promise<void>;
+  /**
+   * Uses the state up: true once for a state issued and not expired at `now` (good through
+   * `expiresAt`); false when unknown, expired or used already, by any replica. Atomic.
+   */
+  consume(state: string, now: number): Promise<boolean>;
+  /** Forget states that expired before `before`. Returns how many were removed. */
+  prune(before: number): Promise<number>;
+}
+
 /** Replicas announce themselves; one whose heartbeat is older than the lease is gone. */
 export interface ReplicaRegistry {
   /** Insert or refresh this replica's heartbeat. */
@@ -150,6 +176,8 @@ export interface AsyncStore {
   replicas: ReplicaRegistry;
   leases: PlaceLeases;
   budgets: BudgetStore;
+  feedback: AsyncFeedbackStore;
+  oauthStates: AsyncOAuthStateStore;
   /** The schema version applied (the newest migration recorded). */
   schemaVersion(): Promise<number>;
   isOpen(): boolean;

@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3';
 import type { FeedbackReply, FeedbackStore, Immediate, FeedbackVote, Platform, Vote } from '../core/ports.js';
 
 // Votes on replies (FEEDBACK): the replies that showed the buttons, and each user's last vote.
+// The rows and their mapping are shared with PostgreSQL (pg/feedback.ts): one table layout.
 
-interface ReplyRow {
+export interface ReplyRow {
   reply_key: string;
   platform: string;
   place_key: string;
@@ -12,7 +13,7 @@ interface ReplyRow {
   finished_at: number;
 }
 
-interface VoteRow {
+export interface VoteRow {
   reply_key: string;
   user_id: string;
   place_key: string;
@@ -23,7 +24,7 @@ interface VoteRow {
   delivered_at: number | null;
 }
 
-const toVote = (r: VoteRow): FeedbackVote => ({
+export const toVote = (r: VoteRow): FeedbackVote => ({
   replyKey: r.reply_key,
   userId: r.user_id,
   placeKey: r.place_key,
@@ -32,6 +33,15 @@ const toVote = (r: VoteRow): FeedbackVote => ({
   vote: r.vote,
   at: r.voted_at,
   deliveredAt: r.delivered_at ?? undefined,
+});
+
+export const toReply = (r: ReplyRow): FeedbackReply => ({
+  replyKey: r.reply_key,
+  platform: r.platform as Platform,
+  placeKey: r.place_key,
+  upstreamId: r.upstream_id ?? undefined,
+  messageId: r.message_id,
+  at: r.finished_at,
 });
 
 export function createFeedbackRepo(db: Database.Database): Immediate<FeedbackStore> {
@@ -67,15 +77,7 @@ export function createFeedbackRepo(db: Database.Database): Immediate<FeedbackSto
     },
     reply(replyKey) {
       const r = getReply.get(replyKey);
-      if (r === undefined) return undefined;
-      return {
-        replyKey: r.reply_key,
-        platform: r.platform as Platform,
-        placeKey: r.place_key,
-        upstreamId: r.upstream_id ?? undefined,
-        messageId: r.message_id,
-        at: r.finished_at,
-      };
+      return r === undefined ? undefined : toReply(r);
     },
     vote(v) {
       upsert.run(v.replyKey, v.userId, v.placeKey, v.upstreamId ?? null, v.messageId, v.vote, v.at);

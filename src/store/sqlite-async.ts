@@ -1,6 +1,14 @@
 import { createBudgetRepo } from './budget-repo.js';
-import { type ConversationRecord, type Place, placeKey, type Platform } from '../core/ports.js';
+import {
+  type ConversationRecord,
+  type FeedbackReply,
+  type FeedbackVote,
+  type Place,
+  placeKey,
+  type Platform,
+} from '../core/ports.js';
 import type {
+  AsyncOAuthStateStore,
   AsyncStore,
   ExpectedUpstreamId,
   LearnedBudgetRow,
@@ -13,6 +21,7 @@ import { classifyStoreError, StoreUnavailableError } from './health.js';
 import type { Store } from './index.js';
 import { type OwnedRow, toOwnedRecord as owned } from './inflight-repo.js';
 import { currentVersion } from './migrate.js';
+import { createOAuthStateRepo } from './oauth-state-repo.js';
 
 // The async store port over the better-sqlite3 Store: the existing (health-guarded) repositories
 // where they suffice, and statements of its own for what several replicas need (migration 0004).
@@ -20,11 +29,12 @@ import { currentVersion } from './migrate.js';
 // operation is atomic already; the compare-and-set ones still run in IMMEDIATE transactions so two
 // processes on one file (a `migrate` next to a running bridge) cannot interleave them.
 
-/** Runs a synchronous SQLite call as a promise; storage failures become StoreUnavailableError. */
-function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (...args: A) => Promise<R> {
-  return async (...args: A) => {
+/** Runs a SQLite call as a promise; storage failures become StoreUnavailableError. */
+function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (...args: A) => Promise<Awaited<R>> {
+  return async (...args: A): Promise<Awaited<R>> => {
     try {
-      return fn(...args);
+      // Awaited here, so a repository that answers with a promise is guarded the same way.
+      return await fn(...args);
     } catch (err) {
       if (err instanceof StoreUnavailableError) throw err;
       const bad = classifyStoreError(err);
@@ -32,6 +42,16 @@ function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (..
       store.probe(); // the store's own monitor records the failure and re-probes until it heals
       throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
     }
+  };
+}
+
+/** Slack OAuth states on the SQLite file (migration 0006), for a bridge that has only the Store at hand. */
+export function sqliteOAuthStates(store: Store): AsyncOAuthStateStore {
+  const repo = createOAuthStateRepo(store.db);
+  return {
+    issue: guard(store, (state: string, expiresAt: number) => repo.issue(state, expiresAt)),
+    consume: guard(store, (state: string, now: number) => repo.consume(state, now)),
+    prune: guard(store, (before: number) => repo.prune(before)),
   };
 }
 
@@ -212,6 +232,17 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     },
     replicas,
     leases,
+    // The store's own (health-guarded) feedback repository: one copy of its SQL.
+    feedback: {
+      rememberReply: g((r: FeedbackReply) => store.feedback.rememberReply(r)),
+      reply: g((replyKey: string) => store.feedback.reply(replyKey)),
+      vote: g((v: Omit<FeedbackVote, 'deliveredAt'>) => store.feedback.vote(v)),
+      pending: g((upstreamId: string, userId: string) => store.feedback.pending(upstreamId, userId)),
+      delivered: g((votes: { replyKey: string; userId: string }[], at: number) => store.feedback.delivered(votes, at)),
+      forConversation: g((upstreamId: string) => store.feedback.forConversation(upstreamId)),
+      prune: g((before: number) => store.feedback.prune(before)),
+    },
+    oauthStates: sqliteOAuthStates(store),
     budgets: {
       load: g(() => budgetRepo.load().sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))),
       save: g((row: LearnedBudgetRow) => budgetRepo.save(row)),

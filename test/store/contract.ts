@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationRecord, Place, ReplyTarget } from '../../src/core/ports.js';
 import { placeKey } from '../../src/core/ports.js';
 import { type AsyncStore, expectedOf } from '../../src/store/async-port.js';
+import { feedbackContract } from './contract-feedback.js';
+import { oauthStateContract } from './contract-oauth-states.js';
 
 // One contract for every backend of the async store port (src/store/async-port.ts): SQLite and
 // PostgreSQL must answer the same. "Another replica" is a second store opened on the same
@@ -12,6 +14,13 @@ export interface TestDatabase {
   open(): Promise<AsyncStore>;
   /** Closes what `open` opened and removes the database. */
   dispose(): Promise<void>;
+}
+
+/** What the cases in other files of the contract (feedback, OAuth states) work on: this test's. */
+export interface ContractContext {
+  /** The store the test opened first. */
+  s: AsyncStore;
+  database: TestDatabase;
 }
 
 export interface ContractOptions {
@@ -337,6 +346,9 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
         ]);
       });
     });
+
+    feedbackContract(() => ({ s, database }));
+    oauthStateContract(() => ({ s, database }));
 
     describe('health and lifecycle', () => {
       it('is migrated, writable, and closed after close()', async () => {

@@ -13,6 +13,7 @@ import type { SlackMessageEvent } from './events.js';
 import { createInstallationStore, type Installations } from './installation-store.js';
 import { type IntakeDeps, intake } from './intake.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oauth.js';
+import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { renderMarkdownText, renderMrkdwn } from './render.js';
 import { SerialByKey } from './serial.js';
@@ -32,6 +33,11 @@ export interface SlackConnectorOptions {
   rateLimits?: RateLimitObserver;
   /** OAuth mode: where installations are kept (store.installations). */
   installations?: Installations;
+  /**
+   * OAuth mode: where install links' states are kept; the store's, so that Slack's redirect may
+   * reach any replica. Default: this process's memory.
+   */
+  oauthStates?: OAuthStates;
   /** The bridge's HTTP server: HTTP mode mounts /slack/events, OAuth mounts its two paths. */
   http?: HttpMounter;
   /** Budgets assumed per Slack method family; tests shrink the windows. */
@@ -75,6 +81,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       apiUrl: config.apiUrl,
       logger: blog,
       ...(opts.authorizationUrl ? { authorizationUrl: opts.authorizationUrl } : {}),
+      ...(opts.oauthStates ? { states: opts.oauthStates } : {}),
     });
   }
   const installer = oauth?.installer;

@@ -7,14 +7,8 @@ import { createMetrics } from '../../server/metrics.js';
 import { openStore, type Store } from '../../store/index.js';
 import type { BoltLogger } from './bolt-logger.js';
 import { createInstallationStore } from './installation-store.js';
-import {
-  createOAuth,
-  INSTALL_PATH,
-  REDIRECT_PATH,
-  scrubbingLogger,
-  SingleUseStateStore,
-  STATE_TTL_MS,
-} from './oauth.js';
+import { createOAuth, INSTALL_PATH, REDIRECT_PATH, scrubbingLogger } from './oauth.js';
+import { MemoryOAuthStates, type OAuthStates, SingleUseStateStore, STATE_TTL_MS } from './oauth-state.js';
 
 const quiet: BoltLogger = {
   debug: () => {},
@@ -107,24 +101,47 @@ describe('Slack OAuth state and pages', () => {
 });
 
 describe('SingleUseStateStore', () => {
+  // Every link asks for the bridge's scopes: a verified state answers with those options.
+  const installOptions = { scopes: ['app_mentions:read'] };
+
   it('keeps a bounded number of pending states, dropping the oldest', async () => {
-    const states = new SingleUseStateStore(() => 0, 3);
+    const memory = new MemoryOAuthStates(3);
+    const states = new SingleUseStateStore({ states: memory, installOptions, now: () => 0 });
     const made: string[] = [];
-    for (let i = 0; i < 4; i++) made.push(await states.generateStateParam({ scopes: [`s${i}`] }, new Date()));
-    expect(states.size).toBe(3);
+    for (let i = 0; i < 4; i++) made.push(await states.generateStateParam(installOptions, new Date()));
+    expect(memory.size).toBe(3);
     await expect(states.verifyStateParam(new Date(), made[0] ?? '')).rejects.toThrow(/unknown or was already used/);
-    expect(await states.verifyStateParam(new Date(), made[3] ?? '')).toEqual({ scopes: ['s3'] });
+    expect(await states.verifyStateParam(new Date(), made[3] ?? '')).toEqual(installOptions);
     await expect(states.verifyStateParam(new Date(), made[3] ?? '')).rejects.toThrow(/already used/);
   });
 
   it('sweeps expired states when new ones are made', async () => {
     let t = 0;
-    const states = new SingleUseStateStore(() => t);
-    await states.generateStateParam({ scopes: [] }, new Date());
-    await states.generateStateParam({ scopes: [] }, new Date());
+    const memory = new MemoryOAuthStates();
+    const states = new SingleUseStateStore({ states: memory, installOptions, now: () => t });
+    await states.generateStateParam(installOptions, new Date());
+    await states.generateStateParam(installOptions, new Date());
     t += STATE_TTL_MS + 1;
-    await states.generateStateParam({ scopes: [] }, new Date());
-    expect(states.size).toBe(1);
+    await states.generateStateParam(installOptions, new Date());
+    expect(memory.size).toBe(1);
+  });
+
+  it('keeps digests of the states, never the values in the links', async () => {
+    const memory = new MemoryOAuthStates();
+    const issued: string[] = [];
+    const recording: OAuthStates = {
+      issue: async (s, at) => {
+        issued.push(s);
+        await memory.issue(s, at);
+      },
+      consume: (s, now) => memory.consume(s, now),
+      prune: (before) => memory.prune(before),
+    };
+    const states = new SingleUseStateStore({ states: recording, installOptions, now: () => 0 });
+    const state = await states.generateStateParam(installOptions, new Date());
+    expect(issued).toHaveLength(1);
+    expect(issued[0]).not.toContain(state);
+    expect(await states.verifyStateParam(new Date(), state)).toEqual(installOptions);
   });
 });
 

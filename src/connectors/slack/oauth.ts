@@ -1,27 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InstallationStore } from '@slack/bolt';
 // @slack/oauth is Bolt's own dependency; Bolt exports its types but not InstallProvider, and
 // this one provider must serve both receivers on the bridge's server.
-import {
-  type CodedError,
-  ErrorCode,
-  InstallProvider,
-  type InstallURLOptions,
-  InvalidStateError,
-  type StateStore,
-} from '@slack/oauth';
+import { type CodedError, ErrorCode, InstallProvider, type InstallURLOptions } from '@slack/oauth';
 import { scrubSecrets } from '../../logger.js';
 import type { BoltLogger } from './bolt-logger.js';
+import { type OAuthStates, SingleUseStateStore } from './oauth-state.js';
 import { BOT_SCOPES } from './scopes.js';
 
 export const INSTALL_PATH = '/slack/install';
 export const REDIRECT_PATH = '/slack/oauth_redirect';
-
-/** How long an install link (its `state`) stays good. */
-export const STATE_TTL_MS = 10 * 60 * 1000;
-/** Install links open at once, at most; the oldest are forgotten first. */
-export const MAX_PENDING_STATES = 10_000;
 
 export interface OAuthOptions {
   clientId: string;
@@ -32,6 +20,11 @@ export interface OAuthOptions {
   logger: BoltLogger;
   /** Where Slack sends the browser to approve; tests point it at a fake. */
   authorizationUrl?: string;
+  /**
+   * Where install links' states are kept (single use, 10 minutes): the store's `oauthStates` so
+   * that any replica may take Slack's redirect. Default: this process's memory.
+   */
+  states?: OAuthStates;
   /** The clock of state expiry (tests). */
   now?: () => number;
 }
@@ -44,12 +37,18 @@ export interface SlackOAuth {
 
 export function createOAuth(opts: OAuthOptions): SlackOAuth {
   const logger = scrubbingLogger(opts.logger, [opts.clientSecret, opts.stateSecret]);
+  // Every install link asks for the same scopes, so a state needs to carry no options.
+  const installOptions: InstallURLOptions = { scopes: [...BOT_SCOPES] };
   const installer = new InstallProvider({
     clientId: opts.clientId,
     clientSecret: opts.clientSecret,
-    // Single use and kept here, instead of @slack/oauth's signed state that stays good for its
-    // whole lifetime however often it is replayed. The state secret is not needed for it.
-    stateStore: new SingleUseStateStore(opts.now),
+    // Single use and kept by the bridge (oauth-state.ts), instead of @slack/oauth's signed state
+    // that stays good for its whole lifetime however often it is replayed. No secret needed.
+    stateStore: new SingleUseStateStore({
+      installOptions,
+      ...(opts.states ? { states: opts.states } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
+    }),
     installationStore: opts.installationStore,
     // The provider hands this logger to its WebClient, whose debug lines hold the
     // oauth.v2.access arguments (client_secret among them): hence the scrubbing wrapper.
@@ -59,7 +58,6 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
     directInstall: true,
     ...(opts.authorizationUrl ? { authorizationUrl: opts.authorizationUrl } : {}),
   });
-  const scopes = [...BOT_SCOPES];
   const listener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== INSTALL_PATH && path !== REDIRECT_PATH) return page(res, 404, 'Not found', 'No such page.');
@@ -68,7 +66,7 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
       return page(res, 405, 'Method not allowed', 'This page only answers GET.');
     }
     try {
-      if (path === INSTALL_PATH) await installer.handleInstallPath(req, res, {}, { scopes });
+      if (path === INSTALL_PATH) await installer.handleInstallPath(req, res, {}, installOptions);
       else await installer.handleCallback(req, res, { failure: callbackFailure });
     } catch (err) {
       logger.error(`Slack OAuth request failed: ${(err as Error).message}`);
@@ -112,56 +110,6 @@ function page(res: ServerResponse, status: number, title: string, text: string):
     'cache-control': 'no-store',
   });
   res.end(html);
-}
-
-/**
- * OAuth `state` values kept in memory: random, good for STATE_TTL_MS, and good once (a replay, or a
- * link that expired, is refused). Bounded: past MAX_PENDING_STATES the oldest are dropped. One
- * process only: with several replicas behind one URL, the install and its redirect must reach the
- * same one (or this moves into the database).
- */
-export class SingleUseStateStore implements StateStore {
-  private readonly pending = new Map<string, { options: InstallURLOptions; expiresAt: number }>();
-
-  constructor(
-    private readonly now?: () => number,
-    private readonly maxPending = MAX_PENDING_STATES,
-  ) {}
-
-  get size(): number {
-    return this.pending.size;
-  }
-
-  async generateStateParam(installOptions: InstallURLOptions, now: Date): Promise<string> {
-    const t = this.now?.() ?? now.getTime();
-    this.sweep(t);
-    while (this.pending.size >= this.maxPending) {
-      const oldest = this.pending.keys().next().value;
-      if (oldest === undefined) break;
-      this.pending.delete(oldest);
-    }
-    const state = randomBytes(24).toString('base64url');
-    this.pending.set(state, { options: installOptions, expiresAt: t + STATE_TTL_MS });
-    return state;
-  }
-
-  async verifyStateParam(now: Date, state: string): Promise<InstallURLOptions> {
-    const t = this.now?.() ?? now.getTime();
-    const entry = this.pending.get(state);
-    // Used up whatever happens next: a second redirect with the same state is a replay.
-    this.pending.delete(state);
-    if (entry === undefined) throw new InvalidStateError('The state is unknown or was already used.');
-    if (t > entry.expiresAt) throw new InvalidStateError('The state has expired.');
-    return entry.options;
-  }
-
-  /** Drops expired entries from the front (insertion order is expiry order). */
-  private sweep(t: number): void {
-    for (const [key, entry] of this.pending) {
-      if (entry.expiresAt >= t) break;
-      this.pending.delete(key);
-    }
-  }
 }
 
 /**

@@ -10,10 +10,13 @@ import { type OwnedRow, toOwnedRecord } from '../inflight-repo.js';
 import { conversationParams } from '../sqlite-async.js';
 import { classifyPgError } from './errors.js';
 import { pgBudgets, pgLeases, pgReplicas, type Query } from './coordination.js';
+import { pgFeedback } from './feedback.js';
 import { createAsyncHealthMonitor } from './health.js';
 import { checkPgSchema, loadPgMigrations, migratePg, pgSchemaVersion, quoteIdent } from './migrate.js';
+import { pgOAuthStates } from './oauth-states.js';
 
 export { classifyPgError } from './errors.js';
+export { pgFeedback } from './feedback.js';
 export { checkPgSchema, defaultPgMigrationsDir, loadPgMigrations, migratePg, pgSchemaVersion } from './migrate.js';
 
 // The async store port on PostgreSQL, for several replicas sharing one database. A small pool;
@@ -335,6 +338,8 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     replicas,
     leases,
     budgets: pgBudgets(q),
+    feedback: pgFeedback(q),
+    oauthStates: pgOAuthStates(q),
     schemaVersion: () => pgSchemaVersion(pool),
     isOpen: () => open,
     health: () => monitor.health(),

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import type { ContractContext } from './contract.js';
+
+// The contract's Slack OAuth state cases (AsyncOAuthStateStore), on every backend.
+
+export function oauthStateContract(ctx: () => ContractContext) {
+  describe('oauth states', () => {
+    it('a state is good once, through its expiry, on any replica', async () => {
+      const { s, database } = ctx();
+      const t = await database.open();
+      await s.oauthStates.issue('st-1', 1000);
+      await s.oauthStates.issue('st-2', 1000);
+      expect(await t.oauthStates.consume('st-1', 1000)).toBe(true); // the last good instant
+      expect(await s.oauthStates.consume('st-1', 1000)).toBe(false);
+      expect(await t.oauthStates.consume('st-1', 500)).toBe(false);
+      expect(await s.oauthStates.consume('unknown', 1)).toBe(false);
+      // Expired: refused, and used up all the same.
+      expect(await s.oauthStates.consume('st-2', 1001)).toBe(false);
+      expect(await s.oauthStates.consume('st-2', 1)).toBe(false);
+    });
+
+    it('refuses a state issued twice', async () => {
+      const { s } = ctx();
+      await s.oauthStates.issue('dup', 1000);
+      await expect(s.oauthStates.issue('dup', 2000)).rejects.toThrow();
+      expect(await s.oauthStates.consume('dup', 1000)).toBe(true);
+    });
+
+    it('prune forgets states that expired before the cut', async () => {
+      const { s } = ctx();
+      await s.oauthStates.issue('a', 100);
+      await s.oauthStates.issue('b', 200);
+      await s.oauthStates.issue('c', 300);
+      expect(await s.oauthStates.prune(200)).toBe(1);
+      expect(await s.oauthStates.consume('a', 50)).toBe(false);
+      expect(await s.oauthStates.consume('b', 150)).toBe(true);
+      expect(await s.oauthStates.prune(1000)).toBe(1);
+      expect(await s.oauthStates.consume('c', 250)).toBe(false);
+    });
+
+    it('of two replicas consuming one state at once, exactly one succeeds', async () => {
+      const { s, database } = ctx();
+      const t = await database.open();
+      for (let round = 0; round < 5; round++) {
+        const state = `race-${round}`;
+        await (round % 2 ? t : s).oauthStates.issue(state, 10_000);
+        const got = await Promise.all([s.oauthStates.consume(state, 5000), t.oauthStates.consume(state, 5000)]);
+        expect(got.filter(Boolean), state).toHaveLength(1);
+      }
+    });
+  });
+}
