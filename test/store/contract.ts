@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ConversationRecord, Place, ReplyTarget } from '../../src/core/ports.js';
+import type { BucketRef, ConversationRecord, Place, ReplyTarget } from '../../src/core/ports.js';
 import { placeKey } from '../../src/core/ports.js';
+import { RateLimitScheduler, shareOf } from '../../src/core/scheduler.js';
 import { type AsyncStore, expectedOf } from '../../src/store/async-port.js';
+import { ManualClock } from '../fakes/manual-clock.js';
 
 // One contract for every backend of the async store port (src/store/async-port.ts): SQLite and
 // PostgreSQL must answer the same. "Another replica" is a second store opened on the same
@@ -335,6 +337,42 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
             updatedAt: now + 2,
           },
         ]);
+      });
+    });
+
+    describe('learned budgets shared by replicas', () => {
+      it('keeps the newer row when saves land out of order', async () => {
+        const now = Date.now();
+        await s.budgets.save({ key: 'slack:T1:update', perMinute: 20, burst: 2, limitedAt: now, updatedAt: now });
+        await s.budgets.save({ key: 'slack:T1:update', perMinute: 44, burst: 4, updatedAt: now - 5000 });
+        expect(await s.budgets.load()).toEqual([
+          { key: 'slack:T1:update', perMinute: 20, burst: 2, limitedAt: now, updatedAt: now },
+        ]);
+      });
+
+      it('a 429 one replica learns reaches another replica’s scheduler at its next sync', async () => {
+        const clock = new ManualClock(Date.now());
+        const bucket: BucketRef = { key: 'slack:T1:update', limit: 50, windowMs: 60_000, channelKey: 'C1' };
+        const t = await database.open();
+        const a = new RateLimitScheduler({ clock, store: s.budgets });
+        const b = new RateLimitScheduler({ clock, store: t.budgets });
+        await Promise.all([a.restore(), b.restore()]);
+        for (const x of [a, b]) x.setShare(shareOf(2));
+        (await b.acquire([bucket], 'edit')).done({ ok: true });
+        (await a.acquire([bucket], 'edit')).done({ ok: true });
+        (await a.acquire([bucket], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
+        await a.flush(); // the 429 was saved at once; wait for the database to have it
+        const learned = a.budget(bucket.key);
+        expect(learned?.learned).toBe(true);
+        await b.sync();
+        const seen = b.budget(bucket.key);
+        expect(seen?.learned).toBe(true);
+        expect(seen?.perMinute).toBeCloseTo(learned?.perMinute as number);
+        expect(seen?.burst).toBe(learned?.burst);
+        expect(seen?.mine.perMinute).toBeCloseTo((learned?.perMinute as number) / 2);
+        a.close();
+        b.close();
+        await Promise.all([a.flush(), b.flush()]);
       });
     });
 
