@@ -26,7 +26,7 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Bri
     const where = describePgUrl(config.postgres.url);
     try {
       const data = await createPgStore(config.postgres.url, { replicaId: config.replica.id, logger: log });
-      return { data, feedback: undefined, budgets: undefined, close: () => data.close() };
+      return { data, feedback: undefined, budgets: data.budgets, close: () => data.close() };
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       log.fatal({ err: reason, database: where }, 'cannot open the database');
