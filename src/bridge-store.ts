@@ -2,7 +2,6 @@ import type { Config } from './config/config.js';
 import type { BudgetStore, FeedbackStore } from './core/ports.js';
 import { componentLogger, type Logger } from './logger.js';
 import type { AsyncStore } from './store/async-port.js';
-import { createBudgetRepo } from './store/budget-repo.js';
 import { MigrationError, openStore } from './store/index.js';
 import { createPgStore, describePgUrl } from './store/pg/index.js';
 import { createSqliteAsyncStore } from './store/sqlite-async.js';
@@ -26,7 +25,7 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Bri
     const where = describePgUrl(config.postgres.url);
     try {
       const data = await createPgStore(config.postgres.url, { replicaId: config.replica.id, logger: log });
-      return { data, feedback: data.feedback, budgets: undefined, close: () => data.close() };
+      return { data, feedback: data.feedback, budgets: data.budgets, close: () => data.close() };
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       log.fatal({ err: reason, database: where }, 'cannot open the database');
@@ -37,7 +36,7 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Bri
   try {
     const store = openStore(config.service.databasePath, { logger: log });
     const data = createSqliteAsyncStore(store);
-    return { data, feedback: data.feedback, budgets: createBudgetRepo(store.db), close: () => data.close() };
+    return { data, feedback: data.feedback, budgets: data.budgets, close: () => data.close() };
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot open the database');
     process.stderr.write(

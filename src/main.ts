@@ -3,7 +3,7 @@ import { botRouter } from './config/routes.js';
 import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/relay.js';
-import { RateLimitScheduler } from './core/scheduler.js';
+import { RateLimitScheduler, shareOf } from './core/scheduler.js';
 import { type BridgeStore, openBridgeStore } from './bridge-store.js';
 import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
@@ -74,12 +74,20 @@ export async function startBridge(
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
   const chat = createChatService({ ...config.upstream, logger: componentLogger(root, 'upstream') });
+  // This replica's share of the platform budgets (1 / live replicas, from the heartbeat) shows in
+  // /metrics and in discord.js's own global limit.
+  let discordShare: ((share: number) => void) | undefined;
   const scheduler = new RateLimitScheduler({
     clock: systemClock,
-    // What was learned about the platforms' limits survives a restart.
+    // What was learned about the platforms' limits survives a restart and reaches the other replicas.
     ...(store.budgets !== undefined ? { store: store.budgets } : {}),
-    onStoreError: (err) => log.warn({ err }, 'could not keep a learned rate limit'),
+    onStoreError: (err) => log.warn({ err }, 'could not keep or read a learned rate limit'),
+    onShareChange: (share) => {
+      metrics.budgetShare(share);
+      discordShare?.(share);
+    },
   });
+  await scheduler.restore(); // before the first write; a failed read is logged, not fatal
   const server = createHttpServer({
     host: config.service.host,
     port: config.service.port,
@@ -103,6 +111,8 @@ export async function startBridge(
     });
     connectors.push(discord);
     probes.discord = () => discord.isReady();
+    discordShare = (share) => discord.setBudgetShare(share);
+    discordShare(scheduler.share);
   }
   if (config.slack) {
     const { createSlackConnector } = await import('./connectors/slack/connector.js');
@@ -182,6 +192,9 @@ export async function startBridge(
     leaseMs: config.replica.leaseSeconds * 1000,
     clock: systemClock,
     logger: componentLogger(root, 'replicas'),
+    // The platform budgets are shared between the live replicas, and what one learns reaches the rest.
+    onMembership: (live) => scheduler.setShare(shareOf(live)),
+    onBeat: () => scheduler.sync(),
     repair: async (records) => {
       await relay.recoverInterrupted(connectors, records);
     },
@@ -221,6 +234,7 @@ export async function startBridge(
       await server.close();
       await chat.close();
       scheduler.close(); // saves the newest lessons before the database closes
+      await scheduler.flush();
       await store.close();
     },
   };

@@ -414,8 +414,14 @@ export interface LearnedBudget {
   updatedAt: number;
 }
 
-/** Keeps learned budgets so a restart does not relearn them by 429s. Implemented in src/store. */
+/**
+ * Keeps learned budgets so a restart does not relearn them by 429s, and so that replicas sharing a
+ * database learn from each other (each row is the whole platform's bucket). Implemented in
+ * src/store; asynchronous, since PostgreSQL is.
+ */
 export interface BudgetStore {
-  load(): LearnedBudget[];
-  save(b: LearnedBudget): void;
+  /** Every stored row. */
+  load(): Promise<LearnedBudget[]>;
+  /** Insert or replace the row of `b.key`, unless the stored row has a newer `updatedAt`. */
+  save(b: LearnedBudget): Promise<void>;
 }

@@ -1,10 +1,30 @@
+import { BucketTable } from './budget/bucket-table.js';
 import { ChannelBlame, PROBE_MS } from './budget/channel-blame.js';
-import { LearnedMemory } from './budget/memory.js';
-import { BudgetModel, MINUTE } from './budget/model.js';
+import { type BudgetModel, MINUTE } from './budget/model.js';
 import type { WriteOutcome } from './budget/outcome.js';
-import type { BucketRef, BudgetStore, Clock, RateLimitInfo, RateLimitObserver } from './ports.js';
+import { expand, shadowKey, sharesBucket, type Slot } from './budget/slots.js';
+import {
+  type BudgetView,
+  PRIORITY_RANK,
+  type SchedulerOptions,
+  type WriteGrant,
+  type WritePriority,
+  type WriteScheduler,
+} from './budget/write-scheduler.js';
+import type { BucketRef, Clock, RateLimitInfo } from './ports.js';
 
 export { errorOutcome, okOutcome, unusedOutcome, type WriteOutcome } from './budget/outcome.js';
+export { shareOf } from './budget/share.js';
+export { shadowKey } from './budget/slots.js';
+export type {
+  BudgetView,
+  SchedulerOptions,
+  WriteGrant,
+  WritePriority,
+  WriteScheduler,
+} from './budget/write-scheduler.js';
+
+const EDIT_RANK = PRIORITY_RANK.edit;
 
 // One rate-limit scheduler for every platform write of every reply.
 //
@@ -17,57 +37,9 @@ export { errorOutcome, okOutcome, unusedOutcome, type WriteOutcome } from './bud
 // Waiters are served by priority (final > first > edit), FIFO within a priority; since each reply
 // has at most one write pending, FIFO gives round-robin fairness across replies. Live replies
 // hold their final's budget, so intermediate edits never spend what the finals need.
-
-export type WritePriority = 'final' | 'first' | 'edit';
-
-const PRIORITY_RANK: Record<WritePriority, number> = { final: 0, first: 1, edit: 2 };
-const EDIT_RANK = PRIORITY_RANK.edit;
-
-export interface SchedulerOptions {
-  clock: Clock;
-  /** Added to every window and block; defaults to max(50 ms, 5% of the window). */
-  marginMs?: number;
-  /** A bucket with no activity for this long is forgotten (bounded memory). Default 10 min. */
-  forgetAfterMs?: number;
-  /**
-   * A held final must be payable within this long (tokens now plus what refills meanwhile):
-   * edits leave that much, and canAffordFinal asks it. Default 2 s.
-   */
-  finalHorizonMs?: number;
-  /** Where learned budgets are kept across restarts. */
-  store?: BudgetStore;
-  /** A bucket's learned budget is written at most this often. Default 5 s. */
-  saveEveryMs?: number;
-  /** A store that failed (the lesson is kept in memory). */
-  onStoreError?: (err: unknown) => void;
-}
-
-/** A granted write. `done(outcome)` once the platform answered (default: accepted). */
-export interface WriteGrant {
-  done(outcome?: WriteOutcome): void;
-}
-
-/** What the pump needs: acquire before a write, report its outcome through the grant. */
-export interface WriteScheduler extends RateLimitObserver {
-  acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant>;
-  /**
-   * A live reply will need one final write in these buckets: intermediate edits leave that much
-   * budget free, so finals never wait behind edits. Returns the release (idempotent).
-   */
-  hold(buckets: readonly BucketRef[]): () => void;
-  /**
-   * Would one more live reply's final fit, with the finals already held, in what these buckets
-   * can pay within the final horizon? (A reply that would not can post once when it ends.)
-   */
-  canAffordFinal(buckets: readonly BucketRef[]): boolean;
-}
-
-/** A bucket a write counts in: one of its BucketRefs, or the implicit per-channel bucket of one. */
-interface Slot {
-  key: string;
-  ref: BucketRef;
-  shadow: boolean;
-}
+//
+// Several replicas: each spends `share` of every bucket (setShare, budget/share.ts), and what one
+// learns reaches the others through the store (sync, budget/memory.ts).
 
 interface Waiter {
   seq: number;
@@ -78,39 +50,63 @@ interface Waiter {
   cleanup: () => void;
 }
 
-export function shadowKey(key: string, channelKey: string): string {
-  return `${key}#${channelKey}`;
-}
-
-function expand(buckets: readonly BucketRef[]): Slot[] {
-  const slots: Slot[] = [];
-  for (const ref of buckets) {
-    slots.push({ key: ref.key, ref, shadow: false });
-    if (ref.channelKey !== undefined) slots.push({ key: shadowKey(ref.key, ref.channelKey), ref, shadow: true });
-  }
-  return slots;
-}
-
 export class RateLimitScheduler implements WriteScheduler {
   private readonly clock: Clock;
-  private readonly marginOverride: number | undefined;
-  private readonly forgetAfterMs: number;
   private readonly horizonMs: number;
-  private readonly buckets = new Map<string, BudgetModel>();
-  private readonly memory: LearnedMemory;
+  private readonly buckets: BucketTable;
   private readonly blame = new ChannelBlame();
   /** Sorted by (rank, seq). */
   private waiters: Waiter[] = [];
   private seq = 0;
   private timer: { clear(): void; at: number } | undefined;
-  private lastSweep = 0;
+  private readonly onShareChange: (share: number) => void;
 
   constructor(opts: SchedulerOptions) {
     this.clock = opts.clock;
-    this.marginOverride = opts.marginMs;
-    this.forgetAfterMs = opts.forgetAfterMs ?? 10 * MINUTE;
     this.horizonMs = opts.finalHorizonMs ?? 2000;
-    this.memory = new LearnedMemory(opts.store, opts.saveEveryMs ?? 5000, opts.onStoreError ?? (() => {}));
+    this.buckets = new BucketTable({
+      marginMs: opts.marginMs,
+      forgetAfterMs: opts.forgetAfterMs ?? 10 * MINUTE,
+      store: opts.store,
+      saveEveryMs: opts.saveEveryMs ?? 5000,
+      onStoreError: opts.onStoreError ?? (() => {}),
+    });
+    this.onShareChange = opts.onShareChange ?? (() => {});
+    this.onShareChange(this.buckets.share);
+  }
+
+  /** This replica's share of every bucket (1: it is alone). */
+  get share(): number {
+    return this.buckets.share;
+  }
+
+  /**
+   * From now on spend `fraction` (0 < f ≤ 1) of every bucket: its sustained rate and burst, the
+   * `remaining` counts of headers, the implicit per-channel buckets. The caller sets 1 / the live
+   * replicas whenever that count changes (shareOf).
+   */
+  setShare(fraction: number): void {
+    if (!this.buckets.setShare(fraction, this.clock.now())) return;
+    this.onShareChange(fraction);
+    this.serve();
+  }
+
+  /** Read the stored lessons; awaited at start, before the first write. */
+  async restore(): Promise<void> {
+    await this.sync();
+  }
+
+  /**
+   * Merge what other replicas learned (the stored row with the newer updatedAt wins). The caller
+   * runs it periodically (each heartbeat). A failed read is reported through onStoreError.
+   */
+  async sync(): Promise<void> {
+    if ((await this.buckets.sync(() => this.clock.now())) > 0) this.serve();
+  }
+
+  /** Resolves when the lessons saved so far are written (after close, before the store closes). */
+  flush(): Promise<void> {
+    return this.buckets.flush();
   }
 
   acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant> {
@@ -118,7 +114,7 @@ export class RateLimitScheduler implements WriteScheduler {
     const now = this.clock.now();
     this.sweep(now);
     const slots = expand(buckets);
-    const states = slots.map((s) => this.state(s, now));
+    const states = slots.map((s) => this.buckets.state(s, now));
     const rank = PRIORITY_RANK[priority];
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
     if (
@@ -159,13 +155,13 @@ export class RateLimitScheduler implements WriteScheduler {
    */
   limited(bucket: string, retryAfterMs: number): void {
     const now = this.clock.now();
-    this.limitedKey(bucket, retryAfterMs, now);
+    this.buckets.limited(bucket, retryAfterMs, now);
     this.serve();
   }
 
   hold(buckets: readonly BucketRef[]): () => void {
     const now = this.clock.now();
-    const states = expand(buckets).map((s) => this.state(s, now));
+    const states = expand(buckets).map((s) => this.buckets.state(s, now));
     for (const s of states) s.held++;
     let released = false;
     return () => {
@@ -178,7 +174,7 @@ export class RateLimitScheduler implements WriteScheduler {
 
   canAffordFinal(buckets: readonly BucketRef[]): boolean {
     const now = this.clock.now();
-    return expand(buckets).every((slot) => this.state(slot, now).affords(now, this.horizonMs, 1));
+    return expand(buckets).every((slot) => this.buckets.state(slot, now).affords(now, this.horizonMs, 1));
   }
 
   /** Numbers for tests and metrics. */
@@ -186,67 +182,25 @@ export class RateLimitScheduler implements WriteScheduler {
     return { buckets: this.buckets.size, waiting: this.waiters.length };
   }
 
-  /** A bucket's current model (per minute), for tests and metrics; undefined if not known. */
-  budget(key: string): { perMinute: number; burst: number; blockedUntil: number; learned: boolean } | undefined {
-    const s = this.buckets.get(key);
-    if (s === undefined) return undefined;
-    return {
-      perMinute: s.unlimited ? Number.POSITIVE_INFINITY : s.rate * MINUTE,
-      burst: s.burst,
-      blockedUntil: s.blockedUntil,
-      learned: Number.isFinite(s.lastShrinkAt),
-    };
+  /**
+   * A bucket's current model, for tests and metrics; undefined if not known. `perMinute` and
+   * `burst` are the whole platform's bucket as learned; `mine` is this replica's share of it.
+   */
+  budget(key: string): BudgetView | undefined {
+    return this.buckets.view(key);
   }
 
   /** Reject every waiter, stop the timer and save what was learned (shutdown). */
   close(reason: unknown = new Error('scheduler closed')): void {
     this.timer?.clear();
     this.timer = undefined;
-    const now = this.clock.now();
-    for (const s of this.buckets.values()) this.memory.save(s, now, true);
+    this.buckets.saveAll(this.clock.now());
     const ws = this.waiters;
     this.waiters = [];
     for (const w of ws) {
       w.cleanup();
       w.reject(reason);
     }
-  }
-
-  private margin(windowMs: number): number {
-    return this.marginOverride ?? Math.max(50, Math.ceil(windowMs * 0.05));
-  }
-
-  private state(slot: Slot, now: number): BudgetModel {
-    let s = this.buckets.get(slot.key);
-    if (s === undefined) {
-      const { limit, windowMs } = slot.ref;
-      s = new BudgetModel({
-        key: slot.key,
-        limit,
-        windowMs,
-        marginMs: this.margin(windowMs),
-        now,
-        shadow: slot.shadow,
-      });
-      const learned = this.memory.get(slot.key);
-      if (learned !== undefined) s.applyLearned(learned, now);
-      this.buckets.set(slot.key, s);
-    } else if (s.provisional) {
-      s.reconfigure(slot.ref.limit, slot.ref.windowMs, this.margin(slot.ref.windowMs), now);
-    }
-    return s;
-  }
-
-  private limitedKey(bucket: string, retryAfterMs: number, now: number): void {
-    let s = this.buckets.get(bucket);
-    if (s === undefined) {
-      // A 429 on a bucket we have no state for: remember the block until a write names it.
-      s = new BudgetModel({ key: bucket, limit: 1, windowMs: retryAfterMs, marginMs: this.margin(retryAfterMs), now });
-      s.provisional = true;
-      this.buckets.set(bucket, s);
-    }
-    s.lastLimitedAt = now;
-    s.block(now, retryAfterMs);
   }
 
   /** Grant a write in every bucket; its done() reports what the platform said. */
@@ -262,8 +216,9 @@ export class RateLimitScheduler implements WriteScheduler {
         if (outcome.ok) this.accepted(slots, states, at, outcome.rateLimits ?? [], now);
         else if ('rateLimited' in outcome) this.refused(slots, states, at, outcome.rateLimited, now);
         else if ('unused' in outcome) for (const s of states) s.refund();
-        // A write that failed otherwise may have counted: its token stays spent.
-        for (const s of states) this.memory.save(s, now);
+        // A write that failed otherwise may have counted: its token stays spent. A 429 just
+        // learned is saved at once, for the other replicas' next sync.
+        for (const s of states) this.buckets.save(s, now, s.lastShrinkAt === now);
         this.serve();
       },
     };
@@ -289,7 +244,7 @@ export class RateLimitScheduler implements WriteScheduler {
       if (shadow === undefined) return;
       shadow.learn(now, now);
       shadow.block(now, Math.max(0, shadow.blockedUntil - now - shadow.marginMs));
-      this.memory.save(shadow, now);
+      this.buckets.save(shadow, now, true);
     });
     for (const info of rateLimits) this.buckets.get(info.bucket)?.observe(info, now);
   }
@@ -312,14 +267,14 @@ export class RateLimitScheduler implements WriteScheduler {
     }
     const i = rl.bucket === undefined ? 0 : slots.findIndex((s) => !s.shadow && s.key === rl.bucket);
     if (i < 0) {
-      this.limitedKey(rl.bucket as string, rl.retryAfterMs, now);
+      this.buckets.limited(rl.bucket as string, rl.retryAfterMs, now);
       return;
     }
     const slot = slots[i] as Slot;
     const target = states[i] as BudgetModel;
     const channel = slot.ref.channelKey;
     if (channel !== undefined) {
-      const shadow = this.state({ key: shadowKey(slot.key, channel), ref: slot.ref, shadow: true }, now);
+      const shadow = this.buckets.state({ key: shadowKey(slot.key, channel), ref: slot.ref, shadow: true }, now);
       const blame = this.blame.limited(slot.key, channel, now, rl.retryAfterMs, !shadow.unlimited);
       if (blame !== 'workspace') {
         // Only this channel waits; the other channels go on in the workspace bucket.
@@ -361,7 +316,7 @@ export class RateLimitScheduler implements WriteScheduler {
         remaining.push(w);
         continue;
       }
-      const states = w.slots.map((s) => this.state(s, now));
+      const states = w.slots.map((s) => this.buckets.state(s, now));
       const ready = states.map((s) => s.readyAt(now, w.rank === EDIT_RANK, this.horizonMs));
       const at = Math.max(0, ...ready);
       if (at <= now) {
@@ -401,20 +356,13 @@ export class RateLimitScheduler implements WriteScheduler {
     this.timer = { clear: () => handle.clear(), at };
   }
 
-  /** Forget buckets idle long enough (bounded memory); what they learned stays in LearnedMemory. */
   private sweep(now: number): void {
-    if (now - this.lastSweep < 1000 && this.buckets.size < 10_000) return;
-    this.lastSweep = now;
-    const inUse = new Set(this.waiters.flatMap((w) => w.slots.map((s) => s.key)));
-    for (const [key, s] of this.buckets) {
-      if (inUse.has(key) || !s.forgettable(now, this.forgetAfterMs)) continue;
-      this.memory.save(s, now, true);
-      this.buckets.delete(key);
-      if (!s.shadow) this.blame.forget(key);
-    }
+    this.buckets.sweep(
+      now,
+      () => new Set(this.waiters.flatMap((w) => w.slots.map((s) => s.key))),
+      (key, shadow) => {
+        if (!shadow) this.blame.forget(key);
+      },
+    );
   }
-}
-
-function sharesBucket(a: readonly Slot[], b: readonly Slot[]): boolean {
-  return a.some((x) => b.some((y) => y.key === x.key));
 }

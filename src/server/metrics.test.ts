@@ -44,6 +44,13 @@ describe('metrics', () => {
     expect(lines.some((l) => l.includes('code="other"'))).toBe(true);
   });
 
+  it('shows the replica’s budget share, 1 from start-up', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    expect(await m.text()).toContain('bridge_budget_share 1');
+    m.budgetShare(1 / 3);
+    expect(await m.text()).toMatch(/bridge_budget_share 0\.333/);
+  });
+
   it('counts the replies in post-once mode per platform', async () => {
     const m = createMetrics({ defaultMetrics: false, platforms: ['slack'] });
     m.postOnce('slack', 1);

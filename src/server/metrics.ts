@@ -15,6 +15,8 @@ export interface PromBridgeMetrics extends BridgeMetrics {
   text(): Promise<string>;
   /** The content type that goes with `text()`. */
   readonly contentType: string;
+  /** This replica's share of every platform rate-limit bucket (the scheduler's onShareChange). */
+  budgetShare(fraction: number): void;
 }
 
 export interface MetricsOptions {
@@ -95,6 +97,13 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     registers,
   });
 
+  const share = new Gauge({
+    name: 'bridge_budget_share',
+    help: "This replica's share of every platform rate-limit bucket: 1 / the live replicas (1 alone).",
+    registers,
+  });
+  share.set(1);
+
   // Values that can come from outside the process are bounded (see labels.ts).
   const reasons = new BoundedLabel(30);
   const buckets = new BoundedLabel(30);
@@ -131,5 +140,6 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     queueDepth: (n: number) => queueDepth.set(n),
     inFlight: (n: number) => inFlight.set(n),
     postOnce: (platform: Platform, delta: 1 | -1) => postOnce.inc({ platform }, delta),
+    budgetShare: (fraction: number) => share.set(fraction),
   };
 }

@@ -159,7 +159,7 @@ export type LearnedBudgetRow = LearnedBudget;
 
 export interface BudgetStore {
   load(): Promise<LearnedBudgetRow[]>;
-  /** Insert or replace the row of `row.key`. */
+  /** Insert or replace the row of `row.key`, unless the stored row has a newer `updatedAt`. */
   save(row: LearnedBudgetRow): Promise<void>;
 }
 

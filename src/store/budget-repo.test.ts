@@ -40,22 +40,23 @@ describe('learned budget repo', () => {
 
     const b = open(path);
     const s2 = new RateLimitScheduler({ clock, store: createBudgetRepo(b.db) });
+    await s2.restore();
     (await s2.acquire([UPDATE], 'final')).done({ ok: true });
     expect(s2.budget(UPDATE.key)?.perMinute).toBeCloseTo(learned);
     expect(s2.budget(UPDATE.key)?.learned).toBe(true);
   });
 
-  it('upserts one row per bucket and drops lessons older than the maximum age', () => {
+  it('upserts one row per bucket and drops lessons older than the maximum age', async () => {
     const s = open(join(dir, 'bridge.db'));
     let now = 1_000_000;
     const repo = createBudgetRepo(s.db, { maxAgeMs: 1000, now: () => now });
-    repo.save({ key: 'a', perMinute: 10, burst: 2, updatedAt: now });
-    repo.save({ key: 'a', perMinute: 12, burst: 3, limitedAt: now, limitedPerMinute: 40, updatedAt: now });
-    repo.save({ key: 'b', perMinute: 5, burst: 1, updatedAt: now - 5000 });
-    expect(repo.load()).toEqual([
+    await repo.save({ key: 'a', perMinute: 10, burst: 2, updatedAt: now });
+    await repo.save({ key: 'a', perMinute: 12, burst: 3, limitedAt: now, limitedPerMinute: 40, updatedAt: now });
+    await repo.save({ key: 'b', perMinute: 5, burst: 1, updatedAt: now - 5000 });
+    expect(await repo.load()).toEqual([
       { key: 'a', perMinute: 12, burst: 3, limitedAt: now, limitedPerMinute: 40, updatedAt: now },
     ]);
     now += 2000;
-    expect(repo.load()).toEqual([]);
+    expect(await repo.load()).toEqual([]);
   });
 });

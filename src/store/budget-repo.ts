@@ -32,17 +32,30 @@ export function budgetColumns(b: LearnedBudget): [string, number, number, number
   return [b.key, b.perMinute, b.burst, b.limitedAt ?? null, b.limitedPerMinute ?? null, b.updatedAt];
 }
 
-export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions = {}): BudgetStore {
+/**
+ * The upsert both backends run: a row replaces the stored one unless that one is newer. Replicas
+ * save without waiting for each other, so saves can land out of order; the newer lesson must win.
+ */
+export const UPSERT_NEWER = `ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
+       limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
+       updated_at = excluded.updated_at
+     WHERE learned_budgets.updated_at <= excluded.updated_at`;
+
+/** The SQLite statements, synchronous as better-sqlite3 is (sqlite-async.ts guards them). */
+export interface SqliteBudgetRows {
+  load(): LearnedBudget[];
+  save(b: LearnedBudget): void;
+}
+
+export function sqliteBudgetRows(db: Database.Database, opts: BudgetRepoOptions = {}): SqliteBudgetRows {
   const maxAgeMs = opts.maxAgeMs ?? 7 * 24 * 60 * 60_000;
   const now = opts.now ?? Date.now;
   const prune = db.prepare('DELETE FROM learned_budgets WHERE updated_at < ?');
-  const all = db.prepare('SELECT * FROM learned_budgets');
+  const all = db.prepare('SELECT * FROM learned_budgets ORDER BY bucket_key');
   const upsert = db.prepare(
     `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
      VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
-       limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
-       updated_at = excluded.updated_at`,
+     ${UPSERT_NEWER}`,
   );
   return {
     load() {
@@ -52,5 +65,14 @@ export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions 
     save(b) {
       upsert.run(...budgetColumns(b));
     },
+  };
+}
+
+/** The core's BudgetStore port over SQLite (one process: each call is done when it returns). */
+export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions = {}): BudgetStore {
+  const rows = sqliteBudgetRows(db, opts);
+  return {
+    load: async () => rows.load(),
+    save: async (b) => rows.save(b),
   };
 }

@@ -1,4 +1,4 @@
-import { createBudgetRepo } from './budget-repo.js';
+import { sqliteBudgetRows } from './budget-repo.js';
 import {
   type ConversationRecord,
   type FeedbackReply,
@@ -145,7 +145,7 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
 
   // ---- budgets ----
   // The scheduler's own repository: one table layout, one mapping.
-  const budgetRepo = createBudgetRepo(db);
+  const budgetRows = sqliteBudgetRows(db);
 
   const replicas: ReplicaRegistry = {
     heartbeat: g((id: string, at: number) => {
@@ -244,8 +244,8 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     },
     oauthStates: sqliteOAuthStates(store),
     budgets: {
-      load: g(() => budgetRepo.load().sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))),
-      save: g((row: LearnedBudgetRow) => budgetRepo.save(row)),
+      load: g(() => budgetRows.load()),
+      save: g((row: LearnedBudgetRow) => budgetRows.save(row)),
     },
     schemaVersion: g(() => currentVersion(db)),
     isOpen: () => store.isOpen(),

@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Clock, type InFlightRecord, type Place, placeKey, systemClock } from '../../src/core/ports.js';
+import { RateLimitScheduler, shareOf } from '../../src/core/scheduler.js';
+import { ManualClock } from '../fakes/manual-clock.js';
+import {
+  type BucketRef,
+  type Clock,
+  type InFlightRecord,
+  type Place,
+  placeKey,
+  systemClock,
+} from '../../src/core/ports.js';
 import { silentLogger } from '../../src/logger.js';
 import { createCoordinator } from '../../src/replicas/coordinator.js';
 import { createPlaceLocks } from '../../src/replicas/place-locks.js';
@@ -131,6 +140,41 @@ export function replicaContract(
       await r2.beat();
       expect(r2.liveCount()).toBe(1);
       await r2.stop();
+    });
+
+    describe('learned budgets shared by replicas', () => {
+      it('keeps the newer row when saves land out of order', async () => {
+        const now = Date.now();
+        await a.budgets.save({ key: 'slack:T1:update', perMinute: 20, burst: 2, limitedAt: now, updatedAt: now });
+        await a.budgets.save({ key: 'slack:T1:update', perMinute: 44, burst: 4, updatedAt: now - 5000 });
+        expect(await a.budgets.load()).toEqual([
+          { key: 'slack:T1:update', perMinute: 20, burst: 2, limitedAt: now, updatedAt: now },
+        ]);
+      });
+
+      it('a 429 one replica learns reaches another replica’s scheduler at its next sync', async () => {
+        const clock = new ManualClock(Date.now());
+        const bucket: BucketRef = { key: 'slack:T1:update', limit: 50, windowMs: 60_000, channelKey: 'C1' };
+        const sa = new RateLimitScheduler({ clock, store: a.budgets });
+        const sb = new RateLimitScheduler({ clock, store: b.budgets });
+        await Promise.all([sa.restore(), sb.restore()]);
+        for (const x of [sa, sb]) x.setShare(shareOf(2));
+        (await sb.acquire([bucket], 'edit')).done({ ok: true });
+        (await sa.acquire([bucket], 'edit')).done({ ok: true });
+        (await sa.acquire([bucket], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
+        await sa.flush(); // the 429 was saved at once; wait for the database to have it
+        const learned = sa.budget(bucket.key);
+        expect(learned?.learned).toBe(true);
+        await sb.sync();
+        const seen = sb.budget(bucket.key);
+        expect(seen?.learned).toBe(true);
+        expect(seen?.perMinute).toBeCloseTo(learned?.perMinute as number);
+        expect(seen?.burst).toBe(learned?.burst);
+        expect(seen?.mine.perMinute).toBeCloseTo((learned?.perMinute as number) / 2);
+        sa.close();
+        sb.close();
+        await Promise.all([sa.flush(), sb.flush()]);
+      });
     });
   });
 }

@@ -2,8 +2,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationRecord, Place, ReplyTarget } from '../../src/core/ports.js';
 import { placeKey } from '../../src/core/ports.js';
 import { type AsyncStore, expectedOf } from '../../src/store/async-port.js';
-import { feedbackContract } from './contract-feedback.js';
-import { oauthStateContract } from './contract-oauth-states.js';
 
 // One contract for every backend of the async store port (src/store/async-port.ts): SQLite and
 // PostgreSQL must answer the same. "Another replica" is a second store opened on the same
@@ -346,9 +344,6 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
         ]);
       });
     });
-
-    feedbackContract(() => ({ s, database }));
-    oauthStateContract(() => ({ s, database }));
 
     describe('health and lifecycle', () => {
       it('is migrated, writable, and closed after close()', async () => {

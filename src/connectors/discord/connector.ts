@@ -27,7 +27,7 @@ import { editInteractionMessage, isInteractionTarget } from './interaction-sink.
 import { discordHistoryReader } from './history.js';
 import { inviteUrl } from './invite.js';
 import { PlaceOrder } from './place-order.js';
-import { type BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
+import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
 import { ChannelReplySink, NO_MENTIONS, replyChannelId } from './reply-sink.js';
 import { ThreadFactsResolver } from './threads.js';
 
@@ -59,6 +59,11 @@ export interface DiscordConnector extends Connector {
   inviteUrl(): string | undefined;
   /** The bot's user id, once connected. */
   botUserId(): string | undefined;
+  /**
+   * This replica's share of the bot's budgets (1 / live replicas): discord.js's own global limit
+   * (50 a second per process) follows it, from its next one-second window.
+   */
+  setBudgetShare(share: number): void;
 }
 
 export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordConnector {
@@ -265,6 +270,10 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
 
     botUserId(): string | undefined {
       return client.user?.id;
+    },
+
+    setBudgetShare(share: number): void {
+      client.rest.options.globalRequestsPerSecond = globalRequestsPerSecond(share);
     },
   };
 }

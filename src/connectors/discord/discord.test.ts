@@ -5,7 +5,7 @@ import { silentLogger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
 import { stripBotMention } from './events.js';
 import { INVITE_PERMISSIONS, inviteUrl } from './invite.js';
-import { DiscordRateLimitFeed } from './rate-limits.js';
+import { DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
 import { threadName } from './reply-sink.js';
 
 describe('discord helpers', () => {
@@ -21,6 +21,13 @@ describe('discord helpers', () => {
     expect(long.length).toBeLessThanOrEqual(100);
     expect(long.endsWith('word…')).toBe(true);
     expect(threadName('a'.repeat(300), 'x').length).toBeLessThanOrEqual(100);
+  });
+
+  it("discord.js's own global limit per replica follows its share of the bot's 50 a second", () => {
+    expect(globalRequestsPerSecond(1)).toBe(50);
+    expect(globalRequestsPerSecond(1 / 2)).toBe(25);
+    expect(globalRequestsPerSecond(1 / 3)).toBe(16);
+    expect(globalRequestsPerSecond(1 / 100)).toBe(1);
   });
 
   it('maps REST paths to the bridge bucket keys', () => {

@@ -24,6 +24,17 @@ export interface BucketBudget {
  */
 export const GLOBAL_REPLY_BUCKET: BucketRef = { key: 'discord:global', limit: 40, windowMs: 1000 };
 
+/** Discord's global limit per bot, which discord.js enforces per process. */
+const GLOBAL_PER_SECOND = 50;
+
+/**
+ * discord.js's own global limit for a replica spending `share` of the bot's budgets: the replicas
+ * together stay within the bot's 50 a second (the scheduler shares GLOBAL_REPLY_BUCKET itself).
+ */
+export function globalRequestsPerSecond(share: number): number {
+  return Math.max(1, Math.floor(GLOBAL_PER_SECOND * share));
+}
+
 export function channelBucket(channelId: string, budget: BucketBudget = DEFAULT_CHANNEL_BUCKET): BucketRef {
   return { key: `discord:channel:${channelId}`, limit: budget.limit, windowMs: budget.windowMs };
 }

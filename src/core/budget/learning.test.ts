@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { makeBucket, type RateRule } from '../../../test/fakes/slack/rate-buckets.js';
-import type { BucketRef, BudgetStore, LearnedBudget } from '../ports.js';
+import { MemoryBudgetStore } from '../../../test/fakes/budget-store.js';
+import type { BucketRef, LearnedBudget } from '../ports.js';
 import { RateLimitScheduler, shadowKey, type WriteGrant, type WritePriority } from '../scheduler.js';
 
 // The learned budgets against platforms whose limits are tighter than, or shaped differently
@@ -60,18 +61,6 @@ function writers(
     },
     done: Promise.allSettled(loops),
   };
-}
-
-class MemoryBudgetStore implements BudgetStore {
-  readonly rows = new Map<string, LearnedBudget>();
-  saves = 0;
-  load(): LearnedBudget[] {
-    return [...this.rows.values()];
-  }
-  save(b: LearnedBudget): void {
-    this.saves++;
-    this.rows.set(b.key, { ...b });
-  }
 }
 
 describe('learned budgets', () => {
@@ -260,6 +249,7 @@ describe('learned budgets', () => {
 
     // a restart: the new scheduler starts from the lesson, not from the default
     const again = new RateLimitScheduler({ clock, store });
+    await again.restore();
     await again.acquire([UPDATE], 'final');
     expect(again.budget(UPDATE.key)?.perMinute).toBeCloseTo(last.perMinute);
     expect(again.budget(UPDATE.key)?.learned).toBe(true);

@@ -3,29 +3,56 @@ import type { BudgetModel } from './model.js';
 
 // What the scheduler learned, kept beyond a bucket's runtime state: in memory (an idle bucket is
 // forgotten, its lesson is not) and, when a store is given, in the database, so a restart does not
-// relearn its limits by 429s. A bucket is written at most once per `saveEveryMs`; a lesson newer
-// than that is written on a later change, when the bucket is forgotten, or at close.
+// relearn its limits by 429s, and so that replicas sharing the database learn from each other.
+//
+// A stored row is the whole platform's bucket as learned (each replica applies its share to it),
+// dated by when the lesson was learned. Merge rule, in memory as in the database: the newer
+// `updatedAt` wins. A bucket is written at most once per `saveEveryMs`; a lesson newer than that is
+// written on a later change, when the bucket is forgotten, or at close; a 429 at once. Saves are
+// fire-and-forget: a failure is reported (onError) and the lesson stays in memory.
 
 const MAX_ENTRIES = 10_000;
 
 export class LearnedMemory {
   private readonly map = new Map<string, LearnedBudget>();
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     private readonly store: BudgetStore | undefined,
     private readonly saveEveryMs: number,
     private readonly onError: (err: unknown) => void,
-  ) {
-    if (store === undefined) return;
-    try {
-      for (const b of store.load()) this.remember(b);
-    } catch (err) {
-      onError(err);
-    }
-  }
+  ) {}
 
   get(key: string): LearnedBudget | undefined {
     return this.map.get(key);
+  }
+
+  /**
+   * Read the stored lessons and merge them (newer wins): into memory, and into the live models
+   * `live` knows. Returns the rows that replaced a live model's numbers. A failed read is reported
+   * and changes nothing.
+   */
+  async load(live: (key: string) => BudgetModel | undefined, now: () => number): Promise<number> {
+    if (this.store === undefined) return 0;
+    let rows: LearnedBudget[];
+    try {
+      rows = await this.store.load();
+    } catch (err) {
+      this.onError(err);
+      return 0;
+    }
+    const at = now();
+    let applied = 0;
+    for (const row of rows) {
+      const known = this.map.get(row.key);
+      if (known === undefined || known.updatedAt < row.updatedAt) this.remember(row);
+      const m = live(row.key);
+      if (m !== undefined && m.learnedAt < row.updatedAt) {
+        m.applyLearned(row, at);
+        applied++;
+      }
+    }
+    return applied;
   }
 
   /** Record the model's learned numbers if they changed, and save them when due (or forced). */
@@ -36,12 +63,21 @@ export class LearnedMemory {
     m.lastSavedAt = now;
     this.remember(l);
     if (this.store === undefined) return;
+    let p: Promise<void>;
     try {
-      this.store.save(l);
+      p = this.store.save(l);
     } catch (err) {
-      // Losing a lesson only costs a 429 after a restart; writes go on.
-      this.onError(err);
+      this.onError(err); // a store that throws rather than rejects
+      return;
     }
+    // Losing a lesson only costs a 429 after a restart (or on another replica); writes go on.
+    const tracked = p.catch((err: unknown) => this.onError(err)).finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+  }
+
+  /** Resolves when every save started so far has ended (before the database closes). */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
   }
 
   private remember(l: LearnedBudget): void {

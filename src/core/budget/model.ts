@@ -1,4 +1,8 @@
 import type { LearnedBudget, RateLimitInfo } from '../ports.js';
+import { AcceptedLog } from './accepted-log.js';
+import { clamp, LearnedNumbers, MINUTE, type NumbersInit } from './learned-numbers.js';
+
+export { MINUTE } from './learned-numbers.js';
 
 // One bucket's budget as a learned token bucket: a sustained rate and a burst.
 //
@@ -13,8 +17,10 @@ import type { LearnedBudget, RateLimitInfo } from '../ports.js';
 // wait for budget it grows back (+5% a minute, or one write per window below the default; never
 // above 2x the default, and for 10 minutes never above 90% of the rate that met the 429). A bucket whose
 // platform sends headers (limit, remaining, reset) follows them instead of guessing.
+//
+// Several replicas: the numbers are the whole platform's bucket (learned-numbers.ts); this replica's
+// tokens are its share of it.
 
-export const MINUTE = 60_000;
 /** After a 429 the rate is at most this fraction of what it was. */
 const SHRINK = 0.7;
 /** An estimate from accepted writes is discounted by this much (ours are never exact). */
@@ -23,34 +29,12 @@ const GROWTH = 1.05;
 const MAX_GROWTH = 2;
 /** For this long after a 429 the rate stays below 90% of the one that met it. */
 export const RECENT_LIMIT_MS = 10 * MINUTE;
-const MAX_START_BURST = 4;
 
-export interface ModelInit {
-  key: string;
-  limit: number;
-  windowMs: number;
-  marginMs: number;
+export interface ModelInit extends NumbersInit {
   now: number;
-  /** An implicit per-channel bucket: unlimited until a 429 teaches it a limit. */
-  shadow?: boolean;
 }
 
-export class BudgetModel {
-  readonly key: string;
-  readonly shadow: boolean;
-  /** The reference budget: the connector's default, or the platform's headers once seen. */
-  limit: number;
-  windowMs: number;
-  marginMs: number;
-  /** The platform sent a limit in headers: those numbers replace the guess. */
-  headers = false;
-  /** A shadow bucket that has not met a 429 yet. */
-  unlimited: boolean;
-  /** Made by a 429 reported before any write: the first BucketRef supplies the real budget. */
-  provisional = false;
-  /** Tokens per ms. */
-  rate: number;
-  burst: number;
+export class BudgetModel extends LearnedNumbers {
   private tokens: number;
   /** Tokens are valued at this time; in the future while a block lasts (no refill during it). */
   private last: number;
@@ -69,48 +53,31 @@ export class BudgetModel {
   /** Final writes that live replies will need here (see WriteScheduler.hold). */
   held = 0;
   lastActivity: number;
-  lastShrinkAt = Number.NEGATIVE_INFINITY;
-  lastLimitedAt = Number.NEGATIVE_INFINITY;
-  /** The rate (per ms) assumed when the last 429 came. */
-  rateAt429 = 0;
   private growthCheckAt: number;
   /** Some write waited for this bucket's tokens since the last growth check (demand is there). */
   private pressed = false;
-  /** Times of accepted writes within the last window (for estimates after a 429). */
-  private accepted: number[] = [];
-  /** Learned numbers changed since they were last saved. */
-  dirty = false;
-  lastSavedAt = Number.NEGATIVE_INFINITY;
+  /** Accepted writes within the last window (for estimates after a 429). */
+  private readonly accepted = new AcceptedLog();
 
   constructor(init: ModelInit) {
-    this.key = init.key;
-    this.shadow = init.shadow ?? false;
-    this.unlimited = this.shadow;
-    this.limit = Math.max(1, init.limit);
-    this.windowMs = Math.max(1, init.windowMs);
-    this.marginMs = init.marginMs;
-    const d = this.defaults();
-    this.rate = d.rate;
-    this.burst = d.burst;
-    this.tokens = d.burst;
+    super(init);
+    this.tokens = this.myBurst;
     this.last = init.now;
     this.lastActivity = init.now;
     this.growthCheckAt = init.now;
   }
 
-  /** The first guess for this bucket's reference budget. */
-  defaults(): { rate: number; burst: number } {
-    const span = this.windowMs + this.marginMs;
-    if (this.headers) return { rate: this.limit / span, burst: this.limit };
-    // A per-minute bucket allows a modest burst; a short one is paced (the full rate, and safe
-    // against window limits), until headers tell the platform's own count.
-    const burst = this.windowMs >= 10_000 ? clamp(Math.floor(this.limit / 10), 1, MAX_START_BURST) : 1;
-    return { rate: (this.limit - burst + 1) / span, burst };
-  }
-
-  /** Never less than one write per window. */
-  private get floorRate(): number {
-    return 1 / (this.windowMs + this.marginMs);
+  /**
+   * The replicas changed: from now on this replica spends `share` of the bucket. What it has in
+   * hand is rescaled with it (a replica that joins takes part of the others' tokens, not more).
+   */
+  setShare(share: number, now: number): void {
+    if (share === this.share) return;
+    this.refill(now);
+    const ratio = share / this.share;
+    this.share = share;
+    if (!this.unlimited) this.tokens = Math.min(this.myBurst, this.tokens * ratio);
+    if (this.allowance !== undefined) this.allowance.remaining = Math.floor(this.allowance.remaining * ratio);
   }
 
   /** A provisional bucket meets its real budget. */
@@ -123,16 +90,21 @@ export class BudgetModel {
     const d = this.defaults();
     this.rate = d.rate;
     this.burst = d.burst;
-    this.tokens = Math.min(this.tokens, this.burst);
+    this.tokens = Math.min(this.tokens, this.myBurst);
   }
 
-  /** Restore what was learned before (a restart, or a bucket forgotten while idle). */
+  /**
+   * Restore what was learned before (a restart, a bucket forgotten while idle, or a newer lesson
+   * of another replica).
+   */
   applyLearned(l: LearnedBudget, now: number): void {
     const d = this.defaults();
     this.unlimited = false;
     this.rate = clamp(l.perMinute / MINUTE, this.floorRate, d.rate * MAX_GROWTH);
     this.burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, 1));
-    this.tokens = Math.min(this.tokens, this.burst);
+    this.tokens = Math.min(this.tokens, this.myBurst);
+    this.learnedAt = l.updatedAt;
+    this.dirty = false;
     if (l.limitedAt !== undefined) {
       this.lastLimitedAt = l.limitedAt;
       this.lastShrinkAt = l.limitedAt;
@@ -141,22 +113,13 @@ export class BudgetModel {
     this.growthCheckAt = now;
   }
 
-  toLearned(now: number): LearnedBudget {
-    const l: LearnedBudget = { key: this.key, perMinute: this.rate * MINUTE, burst: this.burst, updatedAt: now };
-    if (Number.isFinite(this.lastLimitedAt)) {
-      l.limitedAt = this.lastLimitedAt;
-      l.limitedPerMinute = this.rateAt429 * MINUTE;
-    }
-    return l;
-  }
-
   private refill(now: number): void {
     if (now <= this.last) return;
-    const cap = now < this.probeUntil ? Math.min(1, this.burst) : this.burst;
-    this.tokens = Math.min(cap, this.tokens + (now - this.last) * this.rate);
+    const cap = now < this.probeUntil ? Math.min(1, this.myBurst) : this.myBurst;
+    this.tokens = Math.min(cap, this.tokens + (now - this.last) * this.myRate);
     this.last = now;
     if (this.resetAt !== undefined && now >= this.resetAt) {
-      this.tokens = this.burst;
+      this.tokens = this.myBurst;
       this.resetAt = undefined;
     }
   }
@@ -182,13 +145,13 @@ export class BudgetModel {
       // the platform's limit again.
       const step = this.rate < d.rate ? Math.min(d.rate, this.rate + this.floorRate) : 0;
       this.rate = Math.min(cap, Math.max(this.rate * GROWTH, step));
-      this.dirty = true;
+      this.changed(now);
     }
     // The burst only grows back once the 429 is old: a platform with a smaller burst than ours
     // would otherwise refuse the same burst again.
     if (!recent && this.burst < d.burst) {
       this.burst += 1;
-      this.dirty = true;
+      this.changed(now);
     }
   }
 
@@ -207,12 +170,12 @@ export class BudgetModel {
       else if (this.allowance.remaining <= keep) at = Math.max(at, this.allowance.until);
     }
     const need = isEdit ? this.editNeed(horizonMs) : 1;
-    if (need > this.burst) {
+    if (need > this.myBurst) {
       this.pressed = true;
       return Number.POSITIVE_INFINITY; // until a hold is released
     }
     if (this.tokens < need) {
-      let t = Math.max(now, this.last) + Math.ceil((need - this.tokens) / this.rate);
+      let t = Math.max(now, this.last) + Math.ceil((need - this.tokens) / this.myRate);
       if (this.resetAt !== undefined) t = Math.min(t, Math.max(now, this.resetAt));
       if (t > now) this.pressed = true;
       at = Math.max(at, t);
@@ -230,9 +193,10 @@ export class BudgetModel {
    */
   private editNeed(horizonMs: number): number {
     const all = this.held + 1;
-    if (all <= this.burst) return all;
-    const withRefill = all - this.rate * horizonMs;
-    return withRefill > this.burst ? withRefill : Math.max(1, this.burst);
+    const burst = this.myBurst;
+    if (all <= burst) return all;
+    const withRefill = all - this.myRate * horizonMs;
+    return withRefill > burst ? withRefill : Math.max(1, burst);
   }
 
   /** Can this bucket pay `extra` more writes beyond the held finals within the horizon? */
@@ -246,7 +210,7 @@ export class BudgetModel {
       if (this.allowance.remaining < need) return false;
     }
     const from = Math.max(now, this.last);
-    const by = until <= from ? this.tokens : Math.min(this.burst, this.tokens + (until - from) * this.rate);
+    const by = until <= from ? this.tokens : Math.min(this.myBurst, this.tokens + (until - from) * this.myRate);
     return by >= need;
   }
 
@@ -267,11 +231,10 @@ export class BudgetModel {
    */
   accept(now: number): void {
     this.lastActivity = now;
-    this.accepted.push(now);
-    this.trimAccepted(now);
+    this.accepted.add(now, now - this.windowMs - this.marginMs, 4 * this.limit + 16);
     if (this.unlimited || now < this.last) return;
     this.refill(now);
-    this.tokens = Math.min(this.tokens, this.burst - 1);
+    this.tokens = Math.min(this.tokens, this.myBurst - 1);
   }
 
   /** A granted write was answered (whatever the answer): it is no longer on its way. */
@@ -282,24 +245,8 @@ export class BudgetModel {
   /** The write was refused (or the refusal was another bucket's): its token was not spent. */
   refund(): void {
     if (this.unlimited) return;
-    this.tokens = Math.min(this.burst, this.tokens + 1);
+    this.tokens = Math.min(this.myBurst, this.tokens + 1);
     if (this.allowance !== undefined) this.allowance.remaining++;
-  }
-
-  /** Accepted writes in (from, to]. */
-  acceptedSince(from: number): number {
-    let n = 0;
-    for (let i = this.accepted.length - 1; i >= 0 && (this.accepted[i] as number) > from; i--) n++;
-    return n;
-  }
-
-  private trimAccepted(now: number): void {
-    const from = now - this.windowMs - this.marginMs;
-    let drop = 0;
-    while (drop < this.accepted.length && (this.accepted[drop] as number) <= from) drop++;
-    const max = 4 * this.limit + 16;
-    drop = Math.max(drop, this.accepted.length - max);
-    if (drop > 0) this.accepted.splice(0, drop);
   }
 
   /**
@@ -312,9 +259,11 @@ export class BudgetModel {
     if (grantedAt <= this.lastShrinkAt) return false;
     this.refill(now);
     const span = this.windowMs + this.marginMs;
-    const accepted = this.acceptedSince(now - span);
     // What the platform accepted over the last window. (Not "since its previous 429": in a storm
-    // of 429s nothing is accepted between them, and that would cut the rate to the floor.)
+    // of 429s nothing is accepted between them, and that would cut the rate to the floor.) This
+    // replica saw only its own writes; the others, each spending its share, wrote about as many.
+    const mine = this.accepted.since(now - span);
+    const accepted = this.share === 1 ? mine : mine / this.share;
     const estimate = (SAFETY * accepted) / span;
     const d = this.defaults();
     if (this.unlimited) {
@@ -322,20 +271,20 @@ export class BudgetModel {
       this.rateAt429 = Math.max(this.floorRate, accepted / span);
       this.rate = Math.max(this.floorRate, estimate);
       this.burst = clamp(Math.floor(accepted / 2), 1, d.burst);
-      this.tokens = this.burst;
+      this.tokens = this.myBurst;
     } else {
       this.rateAt429 = this.rate;
       // Fewer accepted than one burst is no evidence of the rate (a 429 storm right at the start,
       // a bucket shared with someone else): then only the multiplicative cut.
       const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
       this.rate = Math.max(this.floorRate, cut);
-      this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), accepted));
-      this.tokens = Math.min(this.tokens, this.burst);
+      this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), Math.floor(accepted)));
+      this.tokens = Math.min(this.tokens, this.myBurst);
     }
     this.lastShrinkAt = now;
     this.growthCheckAt = now;
     this.probeUntil = 0;
-    this.dirty = true;
+    this.changed(now);
     return true;
   }
 
@@ -366,7 +315,7 @@ export class BudgetModel {
     this.lastActivity = now;
     if (this.unlimited) return;
     const at = Math.max(end, this.last);
-    const refilled = Math.min(this.burst, this.tokens + (at - this.last) * this.rate);
+    const refilled = Math.min(this.myBurst, this.tokens + (at - this.last) * this.myRate);
     this.tokens = Math.min(1, refilled);
     this.last = at;
   }
@@ -386,19 +335,20 @@ export class BudgetModel {
       const d = this.defaults();
       this.rate = d.rate;
       this.burst = d.burst;
-      this.tokens = Math.min(this.tokens, this.burst);
+      this.tokens = Math.min(this.tokens, this.myBurst);
     }
     if (info.remaining !== undefined && info.resetAfterMs !== undefined) {
       const until = now + info.resetAfterMs + this.marginMs;
-      // What the platform has left, less what we already granted and it has not counted yet.
-      const remaining = info.remaining - Math.max(0, this.inFlight - answered);
+      // What the platform has left (counted for the whole bot or workspace: this replica's share
+      // of it), less what we already granted and it has not counted yet.
+      const remaining = this.myPart(info.remaining) - Math.max(0, this.inFlight - answered);
       if (remaining <= 0) this.blockedUntil = Math.max(this.blockedUntil, until);
       else this.allowance = { remaining, until };
       // With the platform's own limit known, its count is ours, and its bucket is full again at
       // the reset.
       if (this.headers) {
         this.refill(now);
-        if (now >= this.last) this.tokens = Math.min(this.burst, Math.max(0, remaining));
+        if (now >= this.last) this.tokens = Math.min(this.myBurst, Math.max(0, remaining));
         this.resetAt = until;
       }
     }
@@ -411,8 +361,4 @@ export class BudgetModel {
     const quietSince = Math.max(this.lastActivity, this.blockedUntil, this.allowance?.until ?? 0, this.last);
     return now - quietSince >= forgetAfterMs;
   }
-}
-
-function clamp(n: number, lo: number, hi: number): number {
-  return Math.min(hi, Math.max(lo, n));
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { BudgetStore, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from '../async-port.js';
-import { budgetColumns, budgetFromRow, type BudgetRow } from '../budget-repo.js';
+import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../budget-repo.js';
 
 // What several replicas coordinate through PostgreSQL: heartbeats, per-place leases, and the
 // rate-limit budgets they learned. Each takes the store's query function (storage failures are
@@ -103,9 +103,7 @@ export function pgBudgets(q: Query): BudgetStore {
       await q(
         `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (bucket_key) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst,
-           limited_at = excluded.limited_at, limited_per_minute = excluded.limited_per_minute,
-           updated_at = excluded.updated_at`,
+         ${UPSERT_NEWER}`,
         budgetColumns(row),
       );
     },

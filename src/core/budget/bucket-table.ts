@@ -1,0 +1,144 @@
+import type { BudgetStore } from '../ports.js';
+import { LearnedMemory } from './memory.js';
+import { BudgetModel, MINUTE } from './model.js';
+import { checkShare } from './share.js';
+import type { Slot } from './slots.js';
+import type { BudgetView } from './write-scheduler.js';
+
+// The scheduler's buckets: each made on first use (at this replica's share, from what was learned
+// before if anything was), forgotten when idle (its lesson is kept), and kept in step with the
+// stored lessons of the other replicas.
+
+export interface BucketTableOptions {
+  marginMs: number | undefined;
+  forgetAfterMs: number;
+  store: BudgetStore | undefined;
+  saveEveryMs: number;
+  onStoreError: (err: unknown) => void;
+}
+
+export class BucketTable {
+  private readonly models = new Map<string, BudgetModel>();
+  private readonly memory: LearnedMemory;
+  private currentShare = 1;
+  private lastSweep = 0;
+
+  constructor(private readonly opts: BucketTableOptions) {
+    this.memory = new LearnedMemory(opts.store, opts.saveEveryMs, opts.onStoreError);
+  }
+
+  get share(): number {
+    return this.currentShare;
+  }
+
+  get size(): number {
+    return this.models.size;
+  }
+
+  get(key: string): BudgetModel | undefined {
+    return this.models.get(key);
+  }
+
+  /** Every bucket now spends `fraction` of the platform's; new ones will too. false: unchanged. */
+  setShare(fraction: number, now: number): boolean {
+    checkShare(fraction);
+    if (fraction === this.currentShare) return false;
+    this.currentShare = fraction;
+    for (const m of this.models.values()) m.setShare(fraction, now);
+    return true;
+  }
+
+  margin(windowMs: number): number {
+    return this.opts.marginMs ?? Math.max(50, Math.ceil(windowMs * 0.05));
+  }
+
+  /** The model of a slot, made on first use. */
+  state(slot: Slot, now: number): BudgetModel {
+    let s = this.models.get(slot.key);
+    if (s === undefined) {
+      const { limit, windowMs } = slot.ref;
+      s = new BudgetModel({
+        key: slot.key,
+        limit,
+        windowMs,
+        marginMs: this.margin(windowMs),
+        now,
+        shadow: slot.shadow,
+        share: this.currentShare,
+      });
+      const learned = this.memory.get(slot.key);
+      if (learned !== undefined) s.applyLearned(learned, now);
+      this.models.set(slot.key, s);
+    } else if (s.provisional) {
+      s.reconfigure(slot.ref.limit, slot.ref.windowMs, this.margin(slot.ref.windowMs), now);
+    }
+    return s;
+  }
+
+  /** A 429 on `bucket`: blocked for the Retry-After, and paced after. */
+  limited(bucket: string, retryAfterMs: number, now: number): void {
+    let s = this.models.get(bucket);
+    if (s === undefined) {
+      // A 429 on a bucket we have no state for: remember the block until a write names it.
+      s = new BudgetModel({
+        key: bucket,
+        limit: 1,
+        windowMs: retryAfterMs,
+        marginMs: this.margin(retryAfterMs),
+        now,
+        share: this.currentShare,
+      });
+      s.provisional = true;
+      this.models.set(bucket, s);
+    }
+    s.lastLimitedAt = now;
+    s.block(now, retryAfterMs);
+  }
+
+  /** Keep what the model learned; saved when due, or at once when forced (a 429, shutdown). */
+  save(m: BudgetModel, now: number, force = false): void {
+    this.memory.save(m, now, force);
+  }
+
+  saveAll(now: number): void {
+    for (const s of this.models.values()) this.memory.save(s, now, true);
+  }
+
+  /** Merge the stored lessons (newer wins); how many live buckets took another replica's. */
+  sync(now: () => number): Promise<number> {
+    return this.memory.load((key) => this.models.get(key), now);
+  }
+
+  flush(): Promise<void> {
+    return this.memory.flush();
+  }
+
+  /**
+   * Forget buckets idle long enough (bounded memory), except those in `inUse`; what they learned
+   * stays in LearnedMemory. `forgotten` is told each key.
+   */
+  sweep(now: number, inUse: () => ReadonlySet<string>, forgotten: (key: string, shadow: boolean) => void): void {
+    if (now - this.lastSweep < 1000 && this.models.size < 10_000) return;
+    this.lastSweep = now;
+    const busy = inUse();
+    for (const [key, s] of this.models) {
+      if (busy.has(key) || !s.forgettable(now, this.opts.forgetAfterMs)) continue;
+      this.memory.save(s, now, true);
+      this.models.delete(key);
+      forgotten(key, s.shadow);
+    }
+  }
+
+  view(key: string): BudgetView | undefined {
+    const s = this.models.get(key);
+    if (s === undefined) return undefined;
+    const unlimited = s.unlimited ? Number.POSITIVE_INFINITY : undefined;
+    return {
+      perMinute: unlimited ?? s.rate * MINUTE,
+      burst: s.burst,
+      mine: { perMinute: unlimited ?? s.myRate * MINUTE, burst: s.myBurst },
+      blockedUntil: s.blockedUntil,
+      learned: Number.isFinite(s.lastShrinkAt),
+    };
+  }
+}
