@@ -8,3 +8,12 @@ CREATE TABLE place_waiters (
   arrived_at  BIGINT  NOT NULL,
   PRIMARY KEY (place_key, ticket)
 );
+
+-- What the replica that answered in a place last wrote there, for the next one: the place's
+-- per-channel rate-limit buckets (a channel's posts) go with the place, not split between replicas.
+CREATE TABLE place_handover (
+  place_key   TEXT    PRIMARY KEY,
+  replica_id  TEXT    NOT NULL,
+  writes      TEXT    NOT NULL,              -- JSON [{bucket, at}]
+  released_at BIGINT NOT NULL
+);

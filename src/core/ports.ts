@@ -89,6 +89,11 @@ export interface BucketRef {
    * channel gets teaches it a limit: platforms may limit a method per channel without saying so.
    */
   channelKey?: string;
+  /**
+   * The bucket counts one place's writes (a channel's posts). Replicas take turns in a place, so
+   * such a bucket is not split between them: it is handed over with the place (PlaceLocks).
+   */
+  perPlace?: boolean;
 }
 
 /** What the platform told us about a bucket on a successful write (from rate-limit headers). */

@@ -30,7 +30,7 @@ import { recordVote } from './feedback-votes.js';
 import { LiveReplies } from './live-replies.js';
 import { type RecoveryReport, recoverInterrupted } from './recovery.js';
 import { type TurnHooks, runTurn } from './reply-turn.js';
-import { RateLimitScheduler } from './scheduler.js';
+import { type PlaceWrite, RateLimitScheduler } from './scheduler.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { CONTEXT_OFF, type ContextSettings, ThreadContext } from './thread-context.js';
 import { hasVisibleText } from './visible-text.js';
@@ -106,12 +106,19 @@ export interface PlaceLocks {
 
 export interface PlaceTicket {
   /**
-   * Resolves once no older message waits in the place and this replica holds it, with the
-   * function that gives the place back; rejects (and leaves the line) when `signal` aborts first.
+   * Resolves once no older message waits in the place and this replica holds it; rejects (and
+   * leaves the line) when `signal` aborts first.
    */
-  acquire(signal: AbortSignal): Promise<() => Promise<void>>;
+  acquire(signal: AbortSignal): Promise<PlaceHold>;
   /** Leave the line without answering. */
   leave(): void;
+}
+
+export interface PlaceHold {
+  /** Another replica answered here last: its last writes in the place's per-place buckets. */
+  handedOver: PlaceWrite[] | undefined;
+  /** Gives the place back, with this replica's last writes there for the next holder. */
+  release(writes: PlaceWrite[]): Promise<void>;
 }
 
 export interface Relay extends MessageHandler {
@@ -194,13 +201,15 @@ export function createRelay(deps: RelayDeps): Relay {
     const ticket = deps.placeLocks?.join(placeKey(msg.place), { id: msg.eventId, at: msg.receivedAt });
     return turn.then(async (release) => {
       reportQueue();
-      let giveBack: (() => Promise<void>) | undefined;
+      let hold: PlaceHold | undefined;
       try {
         if (!shutdown.signal.aborted && ticket !== undefined) {
-          giveBack = await ticket.acquire(shutdown.signal).catch((err: unknown) => {
+          hold = await ticket.acquire(shutdown.signal).catch((err: unknown) => {
             if (!shutdown.signal.aborted) throw err;
             return undefined;
           });
+          // The place's own buckets (a channel's posts) go with the place, not with the replica.
+          if (hold?.handedOver !== undefined) scheduler.handOver(hold.handedOver);
         }
         if (shutdown.signal.aborted) {
           // Its turn came after shutdown began: say so rather than drop it unseen.
@@ -211,10 +220,13 @@ export function createRelay(deps: RelayDeps): Relay {
       } catch (err) {
         return await unexpected(msg, err);
       } finally {
-        if (giveBack !== undefined) {
-          await giveBack().catch((err: unknown) =>
-            logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not give a place back'),
-          );
+        if (hold !== undefined) {
+          const sink = msg.sink;
+          await hold
+            .release(scheduler.placeWrites([...sink.buckets('post'), ...sink.buckets('edit')]))
+            .catch((err: unknown) =>
+              logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not give a place back'),
+            );
         }
         release();
       }

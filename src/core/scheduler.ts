@@ -26,6 +26,13 @@ export type {
 
 const EDIT_RANK = PRIORITY_RANK.edit;
 
+/** A replica's last write in a place's per-place bucket, handed to the next replica there. */
+export interface PlaceWrite {
+  bucket: BucketRef;
+  /** Epoch ms. */
+  at: number;
+}
+
 // One rate-limit scheduler for every platform write of every reply.
 //
 // Each bucket is a learned token bucket (budget/model.ts): the connector's limit per window is a
@@ -170,6 +177,30 @@ export class RateLimitScheduler implements WriteScheduler {
       for (const s of states) s.held = Math.max(0, s.held - 1);
       this.serve();
     };
+  }
+
+  /**
+   * The last writes this replica made in a place's per-place buckets (BucketRef.perPlace), to hand
+   * the place over to the replica that answers there next.
+   */
+  placeWrites(buckets: readonly BucketRef[]): PlaceWrite[] {
+    const writes: PlaceWrite[] = [];
+    for (const bucket of buckets) {
+      if (bucket.perPlace !== true) continue;
+      const at = this.buckets.lastGrantAt(bucket.key);
+      if (at !== undefined) writes.push({ bucket, at });
+    }
+    return writes;
+  }
+
+  /** Another replica answered in a place last: its writes there count in this replica's buckets. */
+  handOver(writes: readonly PlaceWrite[]): void {
+    const now = this.clock.now();
+    for (const w of writes) {
+      if (w.bucket.perPlace !== true) continue;
+      this.buckets.state({ key: w.bucket.key, ref: w.bucket, shadow: false }, now).spentAt(w.at, now);
+    }
+    this.serve();
   }
 
   canAffordFinal(buckets: readonly BucketRef[]): boolean {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { PlaceLocks, PlaceTicket } from '../core/relay.js';
+import type { PlaceHold, PlaceLocks, PlaceTicket } from '../core/relay.js';
+import type { PlaceWrite } from '../core/scheduler.js';
 import type { Clock } from '../core/ports.js';
 import type { PlaceLeases } from '../store/async-port.js';
 
@@ -53,7 +54,7 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
         void joined.then(() => o.leases.leave(placeKey, ticket.id)).catch(warn('could not leave a place line'));
       };
       return {
-        async acquire(signal: AbortSignal) {
+        async acquire(signal: AbortSignal): Promise<PlaceHold> {
           try {
             await joined;
             for (let wait = firstPoll; ; wait = Math.min(maxPoll, wait * 2)) {
@@ -75,13 +76,39 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
               .catch(warn('could not renew a place lease'));
             renewal = o.clock.setTimeout(renew, o.leaseMs / 3);
           }, o.leaseMs / 3);
-          return async () => {
-            renewal.clear();
-            await o.leases.release(placeKey, o.replicaId);
+          const last = await o.leases.handover(placeKey).catch((err: unknown) => {
+            warn('could not read a place handover')(err);
+            return undefined;
+          });
+          return {
+            handedOver: last !== undefined && last.replicaId !== o.replicaId ? readWrites(last.handover) : undefined,
+            async release(writes: PlaceWrite[]) {
+              renewal.clear();
+              await o.leases.release(placeKey, o.replicaId, JSON.stringify(writes));
+            },
           };
         },
         leave,
       };
     },
   };
+}
+
+/** A handover as stored; whatever does not parse is left out (it only makes writes wait less). */
+function readWrites(json: string): PlaceWrite[] | undefined {
+  try {
+    const v: unknown = JSON.parse(json);
+    if (!Array.isArray(v)) return undefined;
+    return v.filter(
+      (w): w is PlaceWrite =>
+        typeof w === 'object' &&
+        w !== null &&
+        typeof (w as PlaceWrite).at === 'number' &&
+        typeof (w as PlaceWrite).bucket?.key === 'string' &&
+        typeof (w as PlaceWrite).bucket.limit === 'number' &&
+        typeof (w as PlaceWrite).bucket.windowMs === 'number',
+    );
+  } catch {
+    return undefined;
+  }
 }

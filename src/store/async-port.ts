@@ -142,8 +142,13 @@ export interface PlaceLeases {
   leave(placeKey: string, ticketId: string): Promise<void>;
   /** Refreshes a lease `replicaId` holds; false when it holds it no more. */
   renew(placeKey: string, replicaId: string, now: number): Promise<boolean>;
-  /** Gives a lease up; a lease held by another replica is left alone. */
-  release(placeKey: string, replicaId: string): Promise<void>;
+  /**
+   * Gives a lease up (a lease held by another replica is left alone), leaving `handover` (what
+   * this replica wrote in the place) for the next holder.
+   */
+  release(placeKey: string, replicaId: string, handover?: string): Promise<void>;
+  /** What the last replica to answer in the place left (see release), and who it was. */
+  handover(placeKey: string): Promise<{ replicaId: string; handover: string } | undefined>;
   /** The replica holding the lease, if any (expired or not). */
   holder(placeKey: string): Promise<string | undefined>;
 }

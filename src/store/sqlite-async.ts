@@ -141,6 +141,14 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     },
   );
   const release = db.prepare('DELETE FROM place_leases WHERE place_key = ? AND holder = ?');
+  const leaveHandover = db.prepare(
+    `INSERT INTO place_handover (place_key, replica_id, writes, released_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (place_key) DO UPDATE SET replica_id = excluded.replica_id, writes = excluded.writes,
+       released_at = excluded.released_at`,
+  );
+  const readHandover = db.prepare<[string], { replica_id: string; writes: string }>(
+    'SELECT replica_id, writes FROM place_handover WHERE place_key = ?',
+  );
   const holder = db.prepare<[string], { holder: string }>('SELECT holder FROM place_leases WHERE place_key = ?');
 
   // ---- budgets ----
@@ -169,8 +177,13 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
       leaveLine.run(key, ticketId);
     }),
     renew: g((key: string, replicaId: string, now: number) => renew.run(now, key, replicaId).changes === 1),
-    release: g((key: string, replicaId: string) => {
+    release: g((key: string, replicaId: string, handover?: string) => {
+      if (handover !== undefined) leaveHandover.run(key, replicaId, handover, Date.now());
       release.run(key, replicaId);
+    }),
+    handover: g((key: string) => {
+      const row = readHandover.get(key);
+      return row === undefined ? undefined : { replicaId: row.replica_id, handover: row.writes };
     }),
     holder: g((key: string) => holder.get(key)?.holder),
   };

@@ -63,7 +63,7 @@ export function replicaContract(
       expect(await b.leases.tryAcquire(key, 'r2', 20_000, lease, { id: 'm2', at: 101 })).toBe(true);
     });
 
-    it('place locks: the older message is answered first, whichever replica asked first', async () => {
+    it('place locks: the older message is answered first, whichever replica asked first; its writes are handed over', async () => {
       const now = Date.now();
       await a.replicas.heartbeat('r1', now);
       await b.replicas.heartbeat('r2', now);
@@ -80,16 +80,22 @@ export function replicaContract(
       const second = locks(b, 'r2').join(key, { id: 'm2', at: now + 1 });
       const order: string[] = [];
       const signal = new AbortController().signal;
-      const later = second.acquire(signal).then(async (giveBack) => {
+      const post: BucketRef = { key: 'slack:T1:D1:post', limit: 1, windowMs: 1000, perPlace: true };
+      let handedToSecond: unknown;
+      const later = second.acquire(signal).then(async (hold) => {
         order.push('m2');
-        await giveBack();
+        handedToSecond = hold.handedOver;
+        await hold.release([]);
       });
-      const giveBack = await first.acquire(signal);
+      const hold = await first.acquire(signal);
+      expect(hold.handedOver).toBeUndefined(); // nobody answered here before
       order.push('m1');
       expect(await a.leases.holder(key)).toBe('r1');
-      await giveBack();
+      await hold.release([{ bucket: post, at: now + 5 }]);
       await later;
       expect(order).toEqual(['m1', 'm2']);
+      // r1's last post in the place reached r2 with the place.
+      expect(handedToSecond).toEqual([{ bucket: post, at: now + 5 }]);
       expect(await a.leases.holder(key)).toBeUndefined();
     });
 

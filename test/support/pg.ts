@@ -35,3 +35,24 @@ export async function dropSchema(schema: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * A database of its own, for tests whose bridges connect by URL (child processes): the URL, and
+ * a function that drops it (after the bridges closed their connections).
+ */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = testSchemaName();
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: PG_TEST_URL, connectionTimeoutMillis: 5000 });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE "${name}"`);
+  const url = new URL(PG_TEST_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}

@@ -36,7 +36,7 @@ export function globalRequestsPerSecond(share: number): number {
 }
 
 export function channelBucket(channelId: string, budget: BucketBudget = DEFAULT_CHANNEL_BUCKET): BucketRef {
-  return { key: `discord:channel:${channelId}`, limit: budget.limit, windowMs: budget.windowMs };
+  return { key: `discord:channel:${channelId}`, limit: budget.limit, windowMs: budget.windowMs, perPlace: true };
 }
 
 /**

@@ -22,7 +22,7 @@ export const DEFAULT_SLACK_LIMITS: SlackLimits = {
 };
 
 export function postBucket(limits: SlackLimits, team: string, channel: string): BucketRef {
-  return { key: `slack:${team}:${channel}:post`, ...limits.post };
+  return { key: `slack:${team}:${channel}:post`, ...limits.post, perPlace: true };
 }
 
 // Per workspace, but a write names its channel: should Slack also limit a channel's updates, the

@@ -44,7 +44,7 @@ export class BucketTable {
     checkShare(fraction);
     if (fraction === this.currentShare) return false;
     this.currentShare = fraction;
-    for (const m of this.models.values()) m.setShare(fraction, now);
+    for (const m of this.models.values()) m.setShare(fraction, now); // per-place ones keep 1
     return true;
   }
 
@@ -65,6 +65,7 @@ export class BucketTable {
         now,
         shadow: slot.shadow,
         share: this.currentShare,
+        perPlace: slot.ref.perPlace === true && !slot.shadow,
       });
       const learned = this.memory.get(slot.key);
       if (learned !== undefined) s.applyLearned(learned, now);
@@ -73,6 +74,11 @@ export class BucketTable {
       s.reconfigure(slot.ref.limit, slot.ref.windowMs, this.margin(slot.ref.windowMs), now);
     }
     return s;
+  }
+
+  /** When this replica last spent a token in `key`, if it has the bucket. */
+  lastGrantAt(key: string): number | undefined {
+    return this.models.get(key)?.lastGrantAt;
   }
 
   /** A 429 on `bucket`: blocked for the Retry-After, and paced after. */

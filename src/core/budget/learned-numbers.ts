@@ -21,11 +21,14 @@ export interface NumbersInit {
   shadow?: boolean;
   /** This replica's share of the bucket (see share.ts); default 1. */
   share?: number;
+  /** BucketRef.perPlace: never split between replicas (its share stays 1). */
+  perPlace?: boolean;
 }
 
 export class LearnedNumbers {
   readonly key: string;
   readonly shadow: boolean;
+  readonly perPlace: boolean;
   /** The reference budget: the connector's default, or the platform's headers once seen. */
   limit: number;
   windowMs: number;
@@ -62,7 +65,8 @@ export class LearnedNumbers {
     this.limit = Math.max(1, init.limit);
     this.windowMs = Math.max(1, init.windowMs);
     this.marginMs = init.marginMs;
-    this.share = init.share ?? 1;
+    this.perPlace = init.perPlace ?? false;
+    this.share = this.perPlace ? 1 : (init.share ?? 1);
     const d = this.defaults();
     this.rate = d.rate;
     this.burst = d.burst;

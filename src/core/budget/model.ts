@@ -72,7 +72,7 @@ export class BudgetModel extends LearnedNumbers {
    * hand is rescaled with it (a replica that joins takes part of the others' tokens, not more).
    */
   setShare(share: number, now: number): void {
-    if (share === this.share) return;
+    if (share === this.share || this.perPlace) return;
     this.refill(now);
     const ratio = share / this.share;
     this.share = share;
@@ -214,7 +214,23 @@ export class BudgetModel extends LearnedNumbers {
     return by >= need;
   }
 
+  /** When this replica last spent a token here, as of its answer once answered (handover). */
+  lastGrantAt: number | undefined;
+
+  /**
+   * Another replica wrote here last, at `at` (a place handed over): whatever this replica thought
+   * it had, the bucket was empty then and has only refilled since.
+   */
+  spentAt(at: number, now: number): void {
+    this.refill(now);
+    if (this.unlimited) return;
+    // The other replica's write may have reached the platform up to a margin after it saw it.
+    this.tokens = Math.min(this.tokens, Math.max(0, now - at - this.marginMs) * this.myRate);
+    this.lastActivity = Math.max(this.lastActivity, Math.min(at, now));
+  }
+
   grant(now: number): void {
+    this.lastGrantAt = now;
     this.inFlight++;
     this.refill(now);
     this.lastActivity = now;
@@ -231,6 +247,7 @@ export class BudgetModel extends LearnedNumbers {
    */
   accept(now: number): void {
     this.lastActivity = now;
+    this.lastGrantAt = now; // handed over as of the answer, for the same reason
     this.accepted.add(now, now - this.windowMs - this.marginMs, 4 * this.limit + 16);
     if (this.unlimited || now < this.last) return;
     this.refill(now);

@@ -83,8 +83,24 @@ export function pgLeases(q: Query): PlaceLeases {
         await q('UPDATE place_leases SET renewed_at = $1 WHERE place_key = $2 AND holder = $3', [now, key, id]),
       );
     },
-    async release(key, id) {
+    async release(key, id, handover) {
+      if (handover !== undefined) {
+        await q(
+          `INSERT INTO place_handover (place_key, replica_id, writes, released_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (place_key) DO UPDATE SET replica_id = excluded.replica_id, writes = excluded.writes,
+             released_at = excluded.released_at`,
+          [key, id, handover, Date.now()],
+        );
+      }
       await q('DELETE FROM place_leases WHERE place_key = $1 AND holder = $2', [key, id]);
+    },
+    async handover(key) {
+      const r = await q<{ replica_id: string; writes: string }>(
+        'SELECT replica_id, writes FROM place_handover WHERE place_key = $1',
+        [key],
+      );
+      const row = r.rows[0];
+      return row === undefined ? undefined : { replicaId: row.replica_id, handover: row.writes };
     },
     async holder(key) {
       const r = await q<{ holder: string }>('SELECT holder FROM place_leases WHERE place_key = $1', [key]);

@@ -1,0 +1,187 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator } from '../../src/emulator/index.js';
+import { MESSAGES } from '../../src/core/user-messages.js';
+import { startFakeSlack } from '../fakes/slack/index.js';
+import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
+import { createTestDatabase, pgSkipReason } from '../support/pg.js';
+
+// Several real `assistant-bridge start` processes sharing one PostgreSQL, behind no sticky load
+// balancer: the fake Slack's events (HTTP mode) are spread round-robin over the replicas, and a
+// retry goes to another replica than the first delivery. What a user sees must be what one
+// bridge would show: every message answered once, in order per place, in its place's
+// conversation; a replica killed mid-reply is repaired by another; SIGTERM loses nothing.
+
+/** MESSAGES.interrupted as Slack shows it (Markdown rendered to mrkdwn). */
+const INTERRUPTED = MESSAGES.interrupted.trim().replace(/_/g, '');
+
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+type FakeSlack = Awaited<ReturnType<typeof startFakeSlack>>;
+
+const skip = await pgSkipReason();
+if (skip) console.log(`replica tests skipped: ${skip}`);
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+interface Group {
+  emu: Emulator;
+  slack: FakeSlack;
+  replicas: BridgeChild[];
+  eventsUrl(i: number): string;
+  start(id: string): Promise<BridgeChild>;
+}
+
+async function group(count: number, env: Record<string, string> = {}): Promise<Group> {
+  ensureBuilt();
+  const db = await createTestDatabase();
+  const emu = await startEmulator({ port: 0, chunkDelayMs: 2 });
+  const slack = await startFakeSlack();
+  const replicas: BridgeChild[] = [];
+  cleanups.push(async () => {
+    await Promise.all(replicas.map((r) => killHard(r)));
+    await Promise.allSettled([emu.close(), slack.close()]);
+    await db.drop();
+  });
+  const start = async (id: string) => {
+    const r = await spawnBridge({
+      CHAT_API_URL: emu.url,
+      CHAT_API_KEY: 'dev-key',
+      CHAT_BOT_ID: 'demo-bot',
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_STREAMING: 'edit',
+      STREAM_EDIT_INTERVAL_MS: '200',
+      DATABASE_URL: db.url,
+      REPLICA_ID: id,
+      ...env,
+    });
+    replicas.push(r);
+    return r;
+  };
+  for (let i = 0; i < count; i++) await start(`replica-${i + 1}`);
+  await Promise.all(replicas.map((r) => r.waitReady(30_000)));
+  return { emu, slack, replicas, eventsUrl: (i) => `${replicas[i]!.base}/slack/events`, start };
+}
+
+/** The bot's replies in a DM, in order, as their final texts. */
+const repliesIn = (slack: FakeSlack, channel: string) => slack.botMessages(channel).map((m) => m.text);
+
+async function until(what: string, ok: () => boolean, timeoutMs: number, explain: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached in ${timeoutMs} ms: ${explain()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => {
+  it('3 replicas, events round-robin, retries elsewhere: 40 messages in 8 places answered once, in order', async () => {
+    const g = await group(3);
+    const places = Array.from({ length: 8 }, (_, i) => `D${i + 1}`);
+    const rounds = 5;
+    let next = 0;
+    for (let round = 1; round <= rounds; round++) {
+      for (const channel of places) {
+        const post = g.slack.userPost({
+          channel,
+          channelType: 'im',
+          text: `${channel} m${round}`,
+        });
+        const body = g.slack.envelope(post.message);
+        const first = next++ % 3;
+        expect((await g.slack.postSignedEvent(g.eventsUrl(first), body)).status).toBe(200);
+        // Every third message is delivered again, to another replica, as Slack's retry.
+        if (round % 3 === 0) {
+          const again = await g.slack.postSignedEvent(g.eventsUrl((first + 1) % 3), body, { retryNum: 1 });
+          expect(again.status).toBe(200);
+        }
+      }
+    }
+    const want = (channel: string) => Array.from({ length: rounds }, (_, i) => `You said: ${channel} m${i + 1}`);
+    await until(
+      'every reply final',
+      () => places.every((c) => JSON.stringify(repliesIn(g.slack, c)) === JSON.stringify(want(c))),
+      60_000,
+      () => JSON.stringify(places.map((c) => [c, repliesIn(g.slack, c)])),
+    );
+    for (const channel of places) {
+      // Exactly once, in order, each in its place's one conversation.
+      expect(repliesIn(g.slack, channel)).toEqual(want(channel));
+      const asked = g.emu.requests.filter((r) => (r.message ?? '').startsWith(`${channel} m`));
+      expect(asked.map((r) => r.message?.split(' ')[1])).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+      const ids = new Set(asked.slice(1).map((r) => r.conversationId));
+      expect(ids.size).toBe(1);
+      expect([...ids][0]).toBeDefined();
+    }
+    const allIds = places.map(
+      (c) => g.emu.requests.filter((r) => (r.message ?? '').startsWith(`${c} m`)).at(-1)?.conversationId,
+    );
+    expect(new Set(allIds).size).toBe(places.length);
+    expect(g.slack.rateLimitHitsByBucket).toEqual({});
+  }, 120_000);
+
+  it('kill -9 mid-reply: a survivor marks it interrupted within the lease + 5 s; the place goes on', async () => {
+    const g = await group(2, { REPLICA_LEASE_SECONDS: '2' });
+    const post = g.slack.userPost({
+      channel: 'D9',
+      channelType: 'im',
+      text: 'slow [long 4000] [chunks 200] [delay 30]',
+    });
+    await g.slack.postSignedEvent(g.eventsUrl(0), g.slack.envelope(post.message));
+    // Well into the reply (an edit after the first post, so its progress is recorded), as a crash
+    // mid-reply would find it; a crash between a post and its record is told as "before any text".
+    await until(
+      'an edit',
+      () => (g.slack.botMessages('D9')[0]?.text ?? '').length > 60,
+      20_000,
+      () => '',
+    );
+    const killedAt = Date.now();
+    g.replicas[0]!.kill('SIGKILL');
+    await until(
+      'the interruption note',
+      () => (g.slack.botMessages('D9').at(-1)?.text ?? '').includes(INTERRUPTED),
+      2_000 + 5_000 + 2_000,
+      () => JSON.stringify(g.slack.botMessages('D9').map((m) => m.text.slice(-60))),
+    );
+    expect(Date.now() - killedAt).toBeLessThanOrEqual(2_000 + 5_000);
+    expect(g.slack.botMessages('D9')).toHaveLength(1); // the reply itself was edited, nothing posted
+    const follow = g.slack.userPost({ channel: 'D9', channelType: 'im', text: 'still there?' });
+    await g.slack.postSignedEvent(g.eventsUrl(1), g.slack.envelope(follow.message));
+    await until(
+      'the next answer',
+      () => g.slack.botMessages('D9').some((m) => m.text === 'You said: still there?'),
+      15_000,
+      () => JSON.stringify(g.slack.botMessages('D9').map((m) => m.text.slice(-60))),
+    );
+  }, 90_000);
+
+  it('SIGTERM of one replica under load: nothing lost, nothing doubled', async () => {
+    const g = await group(2);
+    const places = Array.from({ length: 6 }, (_, i) => `D${20 + i}`);
+    const sent = new Map<string, string[]>();
+    let n = 0;
+    const send = async (channel: string, to: number) => {
+      const text = `${channel} m${(sent.get(channel)?.length ?? 0) + 1} [chunks 10] [delay 40]`;
+      sent.set(channel, [...(sent.get(channel) ?? []), `You said: ${text}`]);
+      const post = g.slack.userPost({ channel, channelType: 'im', text });
+      expect((await g.slack.postSignedEvent(g.eventsUrl(to), g.slack.envelope(post.message))).status).toBe(200);
+    };
+    for (const channel of places) await send(channel, n++ % 2);
+    // A rolling deploy: replica 1 is told to stop while its replies stream; the load balancer
+    // sends the rest to replica 2.
+    g.replicas[0]!.kill('SIGTERM');
+    for (const channel of places) await send(channel, 1);
+    await g.replicas[0]!.exited;
+    expect(g.replicas[0]!.exitCode).toBe(0);
+    await until(
+      'every reply final',
+      () => places.every((c) => JSON.stringify(repliesIn(g.slack, c)) === JSON.stringify(sent.get(c))),
+      60_000,
+      () => JSON.stringify(places.map((c) => [c, repliesIn(g.slack, c)])),
+    );
+  }, 120_000);
+});
