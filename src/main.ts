@@ -115,7 +115,7 @@ export async function startBridge(config: Config, store: Store, root: Logger): P
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(discord);
-    probes.discord = () => discord.isReady();
+    probes.discord = () => discord.readiness();
   }
   if (config.slack) {
     const { createSlackConnector } = await import('./connectors/slack/connector.js');
