@@ -110,7 +110,7 @@ export async function startBridge(
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(discord);
-    probes.discord = () => discord.isReady();
+    probes.discord = () => discord.readiness();
     discordShare = (share) => discord.setBudgetShare(share);
     discordShare(scheduler.share);
   }

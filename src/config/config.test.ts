@@ -187,3 +187,55 @@ describe('config: DATABASE_URL and replicas', () => {
     );
   });
 });
+
+describe('config: Discord sharding', () => {
+  const env = { ...base, DISCORD_BOT_TOKEN: 'x' };
+  const problemsOf = (extra: Record<string, string>): string => {
+    try {
+      loadConfig({ ...env, ...extra });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    return expect.unreachable('no configuration error');
+  };
+
+  it("leaves the count to Discord's recommendation and runs every shard by default", () => {
+    expect(loadConfig(env).discord?.shards).toBeUndefined();
+    expect(loadConfig({ ...env, DISCORD_SHARD_COUNT: ' ', DISCORD_SHARD_IDS: '' }).discord?.shards).toBeUndefined();
+  });
+
+  it('runs all shards of a given count, or the listed ones', () => {
+    expect(loadConfig({ ...env, DISCORD_SHARD_COUNT: '3' }).discord?.shards).toEqual({ count: 3, ids: [0, 1, 2] });
+    expect(loadConfig({ ...env, DISCORD_SHARD_COUNT: '4', DISCORD_SHARD_IDS: ' 3, 1 ,' }).discord?.shards).toEqual({
+      count: 4,
+      ids: [1, 3],
+    });
+    expect(loadConfig({ ...env, DISCORD_SHARD_COUNT: '1', DISCORD_SHARD_IDS: '0' }).discord?.shards).toEqual({
+      count: 1,
+      ids: [0],
+    });
+  });
+
+  it.each([
+    [{ DISCORD_SHARD_COUNT: '0' }, /DISCORD_SHARD_COUNT: must be at least 1/],
+    [{ DISCORD_SHARD_COUNT: 'two' }, /DISCORD_SHARD_COUNT: must be a whole number/],
+    [{ DISCORD_SHARD_COUNT: '-2' }, /DISCORD_SHARD_COUNT: must be a whole number/],
+    [{ DISCORD_SHARD_COUNT: '1000000' }, /DISCORD_SHARD_COUNT: must be at most 100000/],
+    [
+      { DISCORD_SHARD_COUNT: '2', DISCORD_SHARD_IDS: '0,x' },
+      /DISCORD_SHARD_IDS: must be a comma list of shard ids.*"x"/,
+    ],
+    [{ DISCORD_SHARD_COUNT: '2', DISCORD_SHARD_IDS: '-1' }, /DISCORD_SHARD_IDS: must be a comma list/],
+    [{ DISCORD_SHARD_COUNT: '2', DISCORD_SHARD_IDS: '1.5' }, /DISCORD_SHARD_IDS: must be a comma list/],
+    [{ DISCORD_SHARD_COUNT: '2', DISCORD_SHARD_IDS: ',' }, /DISCORD_SHARD_IDS: must name at least one shard id/],
+    [{ DISCORD_SHARD_COUNT: '4', DISCORD_SHARD_IDS: '1,2,1' }, /DISCORD_SHARD_IDS: names shard 1 more than once/],
+    [
+      { DISCORD_SHARD_COUNT: '2', DISCORD_SHARD_IDS: '0,2,5' },
+      /DISCORD_SHARD_IDS: shard ids must be below DISCORD_SHARD_COUNT \(2\).*got 2, 5/,
+    ],
+    [{ DISCORD_SHARD_IDS: '0' }, /DISCORD_SHARD_IDS: needs DISCORD_SHARD_COUNT/],
+  ])('refuses %o with a message naming the variable', (extra, pattern) => {
+    expect(problemsOf(extra)).toMatch(pattern);
+  });
+});

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseDotenv } from 'dotenv';
+import { type DiscordShards, resolveDiscordShards } from './discord-shards.js';
 import { envSchema, type RawEnv } from './env-schema.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
 
@@ -54,7 +55,11 @@ export interface DiscordConfig {
   replyMode: DiscordReplyMode;
   allowedGuilds: string[];
   allowedChannels: string[];
+  /** DISCORD_SHARD_COUNT/DISCORD_SHARD_IDS; absent: the count Discord recommends, all shards. */
+  shards?: DiscordShards;
 }
+
+export type { DiscordShards } from './discord-shards.js';
 
 export interface ServiceConfig {
   port: number;
@@ -168,6 +173,8 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
     problems.push('SLACK_SIGNING_SECRET: required in Slack HTTP mode (set it, or set SLACK_APP_TOKEN for Socket Mode)');
   }
   const discordEnabled = raw.DISCORD_BOT_TOKEN !== undefined;
+  const shards = resolveDiscordShards(raw.DISCORD_SHARD_COUNT, raw.DISCORD_SHARD_IDS);
+  if (!shards.ok) problems.push(shards.problem);
   if (requirePlatform && !slackEnabled && !discordEnabled) {
     problems.push(
       'no platform configured: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET) for Slack, and/or DISCORD_BOT_TOKEN for Discord',
@@ -221,6 +228,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
           replyMode: raw.DISCORD_REPLY_MODE,
           allowedGuilds: raw.DISCORD_ALLOWED_GUILDS,
           allowedChannels: raw.DISCORD_ALLOWED_CHANNELS,
+          ...(shards.ok && shards.shards !== undefined ? { shards: shards.shards } : {}),
         }
       : undefined,
     service: {

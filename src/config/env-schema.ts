@@ -64,6 +64,44 @@ const listVar = z.preprocess(
     ),
 );
 
+// DISCORD_SHARD_IDS: whole numbers, each once. Whether they fit DISCORD_SHARD_COUNT is checked in
+// buildConfig, where both variables are known.
+const shardIdsVar = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const parts = v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+      if (parts.length === 0) {
+        ctx.addIssue({ code: 'custom', message: 'must name at least one shard id (unset it to run all shards)' });
+        return z.NEVER;
+      }
+      const bad = parts.filter((s) => !/^\d+$/.test(s));
+      if (bad.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a comma list of shard ids (whole numbers from 0), not ${bad.map((b) => JSON.stringify(b)).join(', ')}`,
+        });
+        return z.NEVER;
+      }
+      const ids = parts.map(Number);
+      const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
+      if (twice.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `names shard ${[...new Set(twice)].join(', ')} more than once` });
+        return z.NEVER;
+      }
+      return ids;
+    }),
+);
+
+/** Discord's largest bots run thousands of shards; far beyond that is a typo. */
+export const MAX_DISCORD_SHARDS = 100_000;
+
 export const envSchema = z.object({
   CHAT_API_URL: urlVar(),
   CHAT_API_KEY: optionalString,
@@ -97,6 +135,8 @@ export const envSchema = z.object({
   DISCORD_REPLY_MODE: enumVar(['thread', 'inline'], 'thread'),
   DISCORD_ALLOWED_GUILDS: listVar,
   DISCORD_ALLOWED_CHANNELS: listVar,
+  DISCORD_SHARD_COUNT: z.preprocess(emptyToUndefined, wholeNumber(1, MAX_DISCORD_SHARDS).optional()),
+  DISCORD_SHARD_IDS: shardIdsVar,
 
   PORT: intVar(3000, 0, 65_535),
   HOST: z.preprocess(emptyToUndefined, z.string().trim().default('0.0.0.0')),

@@ -4,10 +4,12 @@ import type { DiscordRateLimitFeed } from './rate-limits.js';
 
 // The discord.js client, configured once: the intents the bridge needs (MessageContent is
 // privileged and must be enabled in the developer portal), partials so DMs arrive, no mention
-// parsing anywhere, and REST pointed at DISCORD_API_URL.
+// parsing anywhere, REST pointed at DISCORD_API_URL, and the shards this replica runs
+// (discord.js's internal sharding: all of them in this one process, no child processes).
 
 export function createDiscordClient(config: DiscordConfig, feed: DiscordRateLimitFeed): Client {
   return new Client({
+    ...shardOptions(config),
     intents: [
       GatewayIntentBits.Guilds,
       GatewayIntentBits.GuildMessages,
@@ -34,4 +36,13 @@ export function createDiscordClient(config: DiscordConfig, feed: DiscordRateLimi
       rejectOnRateLimit: (data) => feed.shouldReject(data),
     },
   });
+}
+
+/**
+ * DISCORD_SHARD_COUNT/IDS as discord.js options. Unset: 'auto', the count Discord recommends in
+ * GET /gateway/bot and every shard of it (one shard for most bots).
+ */
+export function shardOptions(config: DiscordConfig): { shards: number[] | 'auto'; shardCount?: number } {
+  if (config.shards === undefined) return { shards: 'auto' };
+  return { shards: [...config.shards.ids], shardCount: config.shards.count };
 }

@@ -15,7 +15,7 @@ import type { BucketBudget, DiscordRateLimitFeed } from './rate-limits.js';
 
 // Slash commands: /ask (a message without a mention, answered in the interaction's reply) and
 // /reset (fresh conversation for the place). Guild-scoped while the bot is in few guilds, because
-// guild commands show up at once; global beyond that.
+// guild commands show up at once; global beyond that, and always when the bot is sharded.
 
 export const COMMANDS = [
   {
@@ -38,8 +38,13 @@ export async function registerCommands(client: Client<true>, logger: Logger, gui
   const appId = client.application.id;
   const all = [...client.guilds.cache.keys()];
   const targets = guildIds ?? all;
+  // A sharded bot (more than one shard in all, whichever this replica runs) registers globally:
+  // a replica sees only its own shards' guilds, so counting them could make one replica register
+  // per guild and another globally, and users would see every command twice. Discord recommends
+  // a second shard only for bots in many guilds anyway.
+  const sharded = (client.options.shardCount ?? 1) > 1;
   try {
-    if (all.length === 0 || all.length > GUILD_SCOPED_MAX) {
+    if (sharded || all.length === 0 || all.length > GUILD_SCOPED_MAX) {
       // A guild joined later is covered by the global registration made at start.
       if (guildIds !== undefined) return;
       await client.rest.put(Routes.applicationCommands(appId), { body: COMMANDS });

@@ -29,6 +29,7 @@ import { inviteUrl } from './invite.js';
 import { PlaceOrder } from './place-order.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
 import { ChannelReplySink, NO_MENTIONS, replyChannelId } from './reply-sink.js';
+import { ShardStates, within } from './shards.js';
 import { ThreadFactsResolver } from './threads.js';
 
 // The Discord connector: discord.js gateway events in, reply sinks out. It decides which messages
@@ -47,7 +48,7 @@ export interface DiscordConnectorOptions {
    * Default 5 per 5000 ms (Discord's observed message bucket); tests against a faster fake lower it.
    */
   assumedBudget?: BucketBudget;
-  /** How long start() waits for the gateway to be ready. */
+  /** How long start() waits, once every shard has identified, for the client to be ready. */
   readyTimeoutMs?: number;
   /** ATTACHMENT_MAX_BYTES: the largest text-like file passed on (default 200000). */
   attachmentMaxBytes?: number;
@@ -64,6 +65,8 @@ export interface DiscordConnector extends Connector {
    * (50 a second per process) follows it, from its next one-second window.
    */
   setBudgetShare(share: number): void;
+  /** For /readyz: `true`, or why not (which of this replica's shards are down). */
+  readiness(): true | string;
 }
 
 export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordConnector {
@@ -76,9 +79,9 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   feed.attach(client.rest);
 
   let handler: MessageHandler | undefined;
-  let connected = false;
   let stopping = false;
   let started = false;
+  const shards = new ShardStates(client, logger, () => stopping);
 
   const threads = new ThreadFactsResolver(client.rest, logger);
   // Messages of one channel, thread or DM reach the handler in gateway order even when one waits
@@ -154,23 +157,18 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     });
   };
 
+  // Ready while every shard this replica runs is connected; a shard that drops makes it false
+  // until it resumes or identifies again.
+  const readiness = (): true | string => {
+    if (stopping) return 'stopped';
+    if (!started || !client.isReady()) return 'not connected';
+    if (shards.allUp()) return true;
+    const down = shards.down();
+    return `gateway shard${down.length === 1 ? '' : 's'} ${down.join(', ')} of ${shards.count() ?? '?'} not connected`;
+  };
+
   const watchGateway = (): void => {
-    client.on(Events.ShardReady, () => {
-      connected = true;
-    });
-    client.on(Events.ShardResume, (_id, replayed) => {
-      connected = true;
-      logger.info({ replayed }, 'discord: gateway resumed');
-    });
-    client.on(Events.ShardReconnecting, () => {
-      connected = false;
-      if (!stopping) logger.warn('discord: gateway reconnecting');
-    });
-    client.on(Events.ShardDisconnect, (ev) => {
-      connected = false;
-      logger.error({ code: ev.code }, 'discord: gateway disconnected for good');
-    });
-    client.on(Events.ShardError, (err) => logger.warn({ err: err.message }, 'discord: gateway error'));
+    shards.watch();
     client.on(Events.Warn, (m) => logger.warn({ detail: m }, 'discord: warning'));
     client.on(Events.Error, (err) => logger.error({ err: err.message }, 'discord: client error'));
     client.on(Events.GuildCreate, (guild) => {
@@ -196,31 +194,45 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       });
       client.on(Events.InteractionCreate, onInteraction);
       watchGateway();
-      const ready = once(client, Events.ClientReady, { signal: AbortSignal.timeout(opts.readyTimeoutMs ?? 60_000) });
+      // Listening before login(): discord.js may turn ready before login() resolves.
+      const ready = once(client, Events.ClientReady);
       try {
+        // login() resolves once every shard of this replica has its READY. A shard Discord does
+        // not answer is retried by discord.js and keeps start() waiting (and /readyz at 503):
+        // destroying the client while a shard waits for READY hangs in @discordjs/ws 1.2, so
+        // there is no deadline here. After it, each shard waits for its guilds.
         await client.login(config.botToken);
-        await ready;
+        await within(ready, opts.readyTimeoutMs ?? 60_000, 'the gateway to deliver the guilds');
       } catch (err) {
-        ready.catch(() => {});
         await client.destroy();
         throw new Error(`discord: could not connect: ${toPlatformError(err, 'login').message}`);
       }
-      connected = true;
       const ready2 = client as Client<true>;
-      logger.info({ botUserId: ready2.user.id, guilds: ready2.guilds.cache.size }, 'discord: connected');
+      // Guilds: those of this replica's shards only.
+      logger.info(
+        {
+          botUserId: ready2.user.id,
+          guilds: ready2.guilds.cache.size,
+          shards: shards.ids(),
+          shardCount: shards.count(),
+        },
+        'discord: connected',
+      );
       await registerCommands(ready2, logger);
       logger.info({ inviteUrl: inviteUrl(ready2.application.id) }, 'discord: invite the bot with this link');
     },
 
     async stop(): Promise<void> {
       stopping = true;
-      connected = false;
+      shards.clear();
       await client.destroy();
     },
 
     isReady(): boolean {
-      return connected && !stopping && client.isReady();
+      return readiness() === true;
     },
+
+    readiness,
 
     async markInterrupted(target: ReplyTarget, messageId: string, text: string): Promise<void> {
       try {

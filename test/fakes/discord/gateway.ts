@@ -3,10 +3,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { guildJson, userJson } from './payloads.js';
+import { dispatchGuildId, type ShardPair, shardOf } from './shards.js';
 import type { FakeDiscordState } from './state.js';
 
 // The gateway side of the fake: uncompressed JSON over WebSocket, HELLO → IDENTIFY → READY →
 // GUILD_CREATE per guild, heartbeats, dispatches with increasing `s`, RESUME with replay.
+// Sharded as Discord is: IDENTIFY carries `shard: [id, count]` (absent: [0, 1]); one session per
+// shard, each with its own sequence and replay history; a guild's events go to the session of
+// shard `(guild_id >> 22) % count` only, events outside any guild (DMs) to shard 0 only.
 
 const MESSAGE_CONTENT_INTENT = 1 << 15;
 
@@ -18,17 +22,28 @@ interface Dispatch {
 
 interface Session {
   id: string;
+  shard: ShardPair;
   seq: number;
   intents: number;
   history: Dispatch[];
   socket: WebSocket | undefined;
 }
 
+/** 'identified' and 'resumed' carry the shard id and count; 'closed' the shard id when known. */
 export type GatewayEvent = 'identified' | 'resumed' | 'closed' | 'heartbeat';
+
+/** A shard's IDENTIFY/RESUME held back until the test releases it (a slow or stuck shard). */
+export interface ShardHold {
+  /** Resolves when the shard's first IDENTIFY or RESUME has arrived (and waits). */
+  readonly reached: Promise<void>;
+  release(): void;
+}
 
 export class FakeGateway {
   private readonly wss = new WebSocketServer({ noServer: true });
-  private session: Session | undefined;
+  /** Live sessions by `id/count`; a new IDENTIFY for a shard replaces its session. */
+  private readonly sessions = new Map<string, Session>();
+  private readonly holds = new Map<number, { gate: Promise<void>; arrived: () => void; open: () => void }>();
   private readonly sockets = new Set<WebSocket>();
   readonly events = new EventEmitter();
   /** Counts, so tests can assert what happened (identify vs resume). */
@@ -54,19 +69,50 @@ export class FakeGateway {
   }
 
   get hasSession(): boolean {
-    return this.session !== undefined;
+    return this.sessions.size > 0;
   }
 
+  /** Some shard is connected. */
   get connected(): boolean {
-    return this.session?.socket !== undefined;
+    return [...this.sessions.values()].some((s) => s.socket !== undefined);
+  }
+
+  /** The shards with a live connection now, as [id, count], by id. */
+  connectedShards(): ShardPair[] {
+    return [...this.sessions.values()]
+      .filter((s) => s.socket !== undefined)
+      .map((s) => s.shard)
+      .sort((a, b) => a[0] - b[0]);
+  }
+
+  /** Hold shard `shardId`'s next IDENTIFY or RESUME (and any after it) until released. */
+  holdShard(shardId: number): ShardHold {
+    let arrived!: () => void;
+    let open!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const hold = { gate, arrived, open };
+    this.holds.set(shardId, hold);
+    return {
+      reached,
+      release: () => {
+        if (this.holds.get(shardId) === hold) this.holds.delete(shardId);
+        open();
+      },
+    };
   }
 
   private onConnection(ws: WebSocket): void {
     this.sockets.add(ws);
     ws.on('close', () => {
       this.sockets.delete(ws);
-      if (this.session?.socket === ws) this.session.socket = undefined;
-      this.events.emit('closed');
+      let shardId: number | undefined;
+      for (const s of this.sessions.values()) {
+        if (s.socket !== ws) continue;
+        s.socket = undefined;
+        shardId = s.shard[0];
+      }
+      this.events.emit('closed', shardId);
     });
     ws.on('message', (raw) => this.onPayload(ws, raw.toString()));
     this.send(ws, { op: 10, d: { heartbeat_interval: this.heartbeatIntervalMs }, s: null, t: null });
@@ -85,34 +131,76 @@ export class FakeGateway {
         this.send(ws, { op: 11, d: null, s: null, t: null });
         this.events.emit('heartbeat');
         return;
-      case 2:
-        this.identify(ws, p.d as { token: string; intents: number });
+      case 2: {
+        const d = p.d as IdentifyData;
+        void this.afterHold(d.shard?.[0] ?? 0, ws, () => this.identify(ws, d));
         return;
-      case 6:
-        this.resume(ws, p.d as { token: string; session_id: string; seq: number });
+      }
+      case 6: {
+        const d = p.d as ResumeData;
+        const shardId = this.sessionById(d.session_id)?.shard[0] ?? 0;
+        void this.afterHold(shardId, ws, () => this.resume(ws, d));
         return;
+      }
       default:
         // presence updates, voice state, request members: accepted and ignored
         return;
     }
   }
 
-  private identify(ws: WebSocket, d: { token: string; intents: number }): void {
+  /** Run `then` now, or once the test releases a hold on the shard (if the socket is still open). */
+  private async afterHold(shardId: number, ws: WebSocket, then: () => void): Promise<void> {
+    const hold = this.holds.get(shardId);
+    if (hold !== undefined) {
+      hold.arrived();
+      await hold.gate;
+      if (ws.readyState !== ws.OPEN) return;
+    }
+    then();
+  }
+
+  private sessionById(id: string): Session | undefined {
+    return [...this.sessions.values()].find((s) => s.id === id);
+  }
+
+  private identify(ws: WebSocket, d: IdentifyData): void {
     if (d.token !== this.token && d.token !== `Bot ${this.token}`) {
       ws.close(4004, 'Authentication failed.');
       return;
     }
+    const shard: ShardPair = d.shard ?? [0, 1];
+    const [shardId, shardCount] = shard;
+    if (
+      !Number.isInteger(shardId) ||
+      !Number.isInteger(shardCount) ||
+      shardCount < 1 ||
+      shardId < 0 ||
+      shardId >= shardCount
+    ) {
+      ws.close(4010, 'Invalid shard.');
+      return;
+    }
     this.stats.identifies += 1;
-    this.session?.socket?.close(4009, 'Session replaced');
-    this.session = { id: `sess-${this.state.nextId()}`, seq: 0, intents: d.intents, history: [], socket: ws };
-    const guilds = [...this.state.guilds.keys()];
-    this.dispatch('READY', {
+    const key = `${shardId}/${shardCount}`;
+    this.sessions.get(key)?.socket?.close(4009, 'Session replaced');
+    const session: Session = {
+      id: `sess-${this.state.nextId()}`,
+      shard,
+      seq: 0,
+      intents: d.intents,
+      history: [],
+      socket: ws,
+    };
+    this.sessions.set(key, session);
+    // Discord lists, and then creates, only the guilds of the identifying shard.
+    const guilds = [...this.state.guilds.keys()].filter((id) => shardOf(id, shardCount) === shardId);
+    this.push(session, 'READY', {
       v: 10,
       user: { ...userJson(this.state.botUser), verified: true, mfa_enabled: false, flags: 0 },
       guilds: guilds.map((id) => ({ id, unavailable: true })),
-      session_id: this.session.id,
+      session_id: session.id,
       resume_gateway_url: this.urlBase(),
-      shard: [0, 1],
+      shard,
       application: { id: this.state.applicationId, flags: 0 },
       private_channels: [],
       relationships: [],
@@ -120,17 +208,17 @@ export class FakeGateway {
       user_settings: {},
       presences: [],
     });
-    for (const id of guilds) this.dispatch('GUILD_CREATE', guildJson(id, this.state));
-    this.events.emit('identified');
+    for (const id of guilds) this.push(session, 'GUILD_CREATE', guildJson(id, this.state));
+    this.events.emit('identified', shardId, shardCount);
   }
 
-  private resume(ws: WebSocket, d: { token: string; session_id: string; seq: number }): void {
-    const s = this.session;
+  private resume(ws: WebSocket, d: ResumeData): void {
     if (d.token !== this.token && d.token !== `Bot ${this.token}`) {
       ws.close(4004, 'Authentication failed.');
       return;
     }
-    if (!s || s.id !== d.session_id || this.rejectNextResume) {
+    const s = this.sessionById(d.session_id);
+    if (!s || this.rejectNextResume) {
       this.rejectNextResume = false;
       this.stats.invalidSessions += 1;
       this.send(ws, { op: 9, d: false, s: null, t: null });
@@ -139,14 +227,26 @@ export class FakeGateway {
     this.stats.resumes += 1;
     s.socket = ws;
     for (const ev of s.history) if (ev.s > d.seq) this.sendDispatch(ws, s, ev);
-    this.dispatch('RESUMED', {});
-    this.events.emit('resumed');
+    this.push(s, 'RESUMED', {});
+    this.events.emit('resumed', s.shard[0], s.shard[1]);
   }
 
-  /** Send an event to the bot (and keep it for a RESUME replay). */
+  /**
+   * Send an event to the bot (and keep it for a RESUME replay): to the session of the shard its
+   * guild belongs to, or shard 0's when it has no guild. No session for that shard: it is lost,
+   * as on Discord.
+   */
   dispatch(t: string, d: Record<string, unknown>): void {
-    const s = this.session;
-    if (!s) throw new Error('fake gateway: no session (the client has not identified)');
+    if (this.sessions.size === 0) throw new Error('fake gateway: no session (the client has not identified)');
+    const guildId = dispatchGuildId(t, d);
+    for (const s of this.sessions.values()) {
+      const [shardId, shardCount] = s.shard;
+      const target = guildId === undefined ? 0 : shardOf(guildId, shardCount);
+      if (target === shardId) this.push(s, t, d);
+    }
+  }
+
+  private push(s: Session, t: string, d: Record<string, unknown>): void {
     s.seq += 1;
     const ev: Dispatch = { t, d, s: s.seq };
     s.history.push(ev);
@@ -169,9 +269,11 @@ export class FakeGateway {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(payload));
   }
 
-  /** Drop the connection as Discord does on trouble; a resumable code by default. */
-  disconnect(code = 4000): void {
-    this.session?.socket?.close(code, 'fake disconnect');
+  /** Drop the connection (of every shard, or of one) as Discord does on trouble; a resumable code by default. */
+  disconnect(code = 4000, shardId?: number): void {
+    for (const s of this.sessions.values()) {
+      if (shardId === undefined || s.shard[0] === shardId) s.socket?.close(code, 'fake disconnect');
+    }
   }
 
   waitFor(event: GatewayEvent, timeoutMs = 10_000): Promise<unknown[]> {
@@ -179,7 +281,21 @@ export class FakeGateway {
   }
 
   async close(): Promise<void> {
+    for (const hold of this.holds.values()) hold.open();
+    this.holds.clear();
     for (const ws of this.sockets) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
+}
+
+interface IdentifyData {
+  token: string;
+  intents: number;
+  shard?: ShardPair;
+}
+
+interface ResumeData {
+  token: string;
+  session_id: string;
+  seq: number;
 }

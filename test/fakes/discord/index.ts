@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FakeAttachmentInput, FakeCdn } from './cdn.js';
 import { FakeGateway } from './gateway.js';
 import { channelJson, guildJson, memberJson, messageJson, userJson } from './payloads.js';
 import { type BucketConfig, FakeRateLimiter } from './rate-limit.js';
@@ -11,7 +12,10 @@ import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type Wr
 // gateway on the same port. Tests drive it (users write messages, run commands, the gateway
 // drops) and assert on what users would see: the messages' current content.
 
+export type { CdnDownload, FakeAttachmentInput } from './cdn.js';
+export type { ShardHold } from './gateway.js';
 export type { RouteHold } from './rest.js';
+export { type ShardPair, shardOf } from './shards.js';
 export type { FakeMessage, FakeUser, WriteRecord } from './state.js';
 export { FakeDiscordState } from './state.js';
 
@@ -20,6 +24,10 @@ export interface FakeDiscordOptions {
   /** Per-channel bucket for create+edit message (and per interaction webhook). Default 5 per 5000 ms. */
   rateLimit?: BucketConfig;
   heartbeatIntervalMs?: number;
+  /** GET /gateway/bot's recommended `shards` (default 1). */
+  recommendedShards?: number;
+  /** GET /gateway/bot's `max_concurrency` (default 1: discord.js identifies shards 5 s apart). */
+  maxConcurrency?: number;
 }
 
 export interface DispatchMessageInput {
@@ -33,21 +41,6 @@ export interface DispatchMessageInput {
   type?: number;
   /** Files on the message, served at their CDN `url` by the fake (no token needed, like Discord's CDN). */
   attachments?: FakeAttachmentInput[];
-}
-
-export interface FakeAttachmentInput {
-  name: string;
-  /** `content_type` (omitted when undefined, as Discord does for unknown types). */
-  contentType?: string;
-  content: string | Buffer;
-  /** Declared `size` (default the content's byte length). */
-  size?: number;
-}
-
-/** A request for an attachment's CDN URL. */
-export interface CdnDownload {
-  path: string;
-  authorization: string | undefined;
 }
 
 export interface DispatchInteractionInput {
@@ -87,30 +80,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
   let base = '';
   const gatewayUrl = () => `ws://${base}/gateway`;
   const gateway = new FakeGateway(state, token, gatewayUrl, opts.heartbeatIntervalMs ?? 30_000);
-  const rest = new FakeRest(state, token, limiter, gateway, gatewayUrl);
+  const rest = new FakeRest(state, token, limiter, gateway, gatewayUrl, {
+    shards: opts.recommendedShards ?? 1,
+    maxConcurrency: opts.maxConcurrency ?? 1,
+  });
 
-  // The CDN: attachments by their signed URL, no token involved.
-  const cdnFiles = new Map<string, { content: Buffer; contentType: string | undefined }>();
-  const cdnDownloads: CdnDownload[] = [];
-  const serveCdn = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const path = (req.url ?? '').split('?')[0] ?? '';
-    if (!path.startsWith('/attachments/') || req.method !== 'GET') return false;
-    cdnDownloads.push({ path: req.url ?? '', authorization: req.headers.authorization });
-    const file = cdnFiles.get(path);
-    if (file === undefined) {
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end('This content is no longer available.');
-      return true;
-    }
-    res.writeHead(200, {
-      'content-type': file.contentType ?? 'application/octet-stream',
-      'content-length': String(file.content.length),
-    });
-    res.end(file.content);
-    return true;
-  };
+  const cdn = new FakeCdn(() => base);
   const server = createServer((req, res) => {
-    if (serveCdn(req, res)) return;
+    if (cdn.serve(req, res)) return;
     void rest.handle(req, res);
   });
   server.on('upgrade', (req, socket, head) => {
@@ -175,10 +152,11 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       return state.rateLimitHits;
     },
     /** Requests for attachments' CDN URLs, in order. */
-    cdnDownloads,
+    cdnDownloads: cdn.downloads,
 
-    addGuild(name = 'guild'): string {
-      const id = state.nextId();
+    /** A guild; `onShard` picks its id so that it belongs to that shard of `count`. */
+    addGuild(name = 'guild', onShard?: { shard: number; count: number }): string {
+      const id = state.nextId(onShard);
       state.guilds.set(id, { id, name });
       if (gateway.hasSession) gateway.dispatch('GUILD_CREATE', guildJson(id, state));
       return id;
@@ -236,22 +214,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       state.messages.set(m.id, m);
       const json = messageJson(m, state, input.mentionsBot ? [botUser] : []);
       if (input.type !== undefined) json.type = input.type;
-      json.attachments = (input.attachments ?? []).map((a) => {
-        const id = state.nextId();
-        const content = typeof a.content === 'string' ? Buffer.from(a.content) : a.content;
-        const path = `/attachments/${channel.id}/${id}/${encodeURIComponent(a.name)}`;
-        cdnFiles.set(path, { content, contentType: a.contentType });
-        // Discord signs CDN URLs (expiry and HMAC in the query); the signature is no secret.
-        const url = `http://${base}${path}?ex=${Math.floor(Date.now() / 1000 + 86_400).toString(16)}&is=0&hm=${randomBytes(8).toString('hex')}&`;
-        return {
-          id,
-          filename: a.name,
-          size: a.size ?? content.length,
-          url,
-          proxy_url: url,
-          ...(a.contentType !== undefined ? { content_type: a.contentType } : {}),
-        };
-      });
+      json.attachments = (input.attachments ?? []).map((a) => cdn.attach(channel.id, state.nextId(), a));
       gateway.dispatch('MESSAGE_CREATE', json);
       return json;
     },
@@ -342,8 +305,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       return rest.hold(method, path);
     },
 
-    disconnectGateway(code = 4000): void {
-      gateway.disconnect(code);
+    /** Drop the gateway connection of every shard, or of shard `shardId` only. */
+    disconnectGateway(code = 4000, shardId?: number): void {
+      gateway.disconnect(code, shardId);
     },
 
     /** The messages of a channel as users see them now, oldest first. */

@@ -39,6 +39,14 @@ interface Hold extends RouteHold {
   arrived(): void;
 }
 
+/** What GET /gateway/bot recommends. */
+export interface GatewayInfo {
+  /** `shards`: the recommended shard count. */
+  shards: number;
+  /** `session_start_limit.max_concurrency`: identifies per 5 s (discord.js spaces shards by it). */
+  maxConcurrency: number;
+}
+
 const ID = '(\\d+)';
 const TOKEN = '([^/]+)';
 
@@ -53,6 +61,7 @@ export class FakeRest {
     limiter: FakeRateLimiter,
     gateway: FakeGateway,
     private readonly gatewayUrl: () => string,
+    private readonly gatewayInfo: GatewayInfo = { shards: 1, maxConcurrency: 1 },
   ) {
     this.writes = new MessageWrites(state, limiter, gateway);
     const w = this.writes;
@@ -218,8 +227,13 @@ export class FakeRest {
   private gatewayBot() {
     return {
       url: this.gatewayUrl(),
-      shards: 1,
-      session_start_limit: { total: 1000, remaining: 1000, reset_after: 86_400_000, max_concurrency: 1 },
+      shards: this.gatewayInfo.shards,
+      session_start_limit: {
+        total: 1000,
+        remaining: 1000,
+        reset_after: 86_400_000,
+        max_concurrency: this.gatewayInfo.maxConcurrency,
+      },
     };
   }
 

@@ -5,12 +5,21 @@ import { EventEmitter } from 'node:events';
 
 export const DISCORD_EPOCH = 1420070400000n;
 
-/** Increasing snowflakes whose timestamp part is real, so discord.js's createdAt makes sense. */
-export function makeSnowflakes(): () => string {
+/**
+ * Increasing snowflakes whose timestamp part is real, so discord.js's createdAt makes sense.
+ * `onShard` makes one whose guild shard (`(id >> 22) % count`) is `shard`: its timestamp is moved
+ * up to `count - 1` ms ahead.
+ */
+export function makeSnowflakes(): (onShard?: { shard: number; count: number }) => string {
   let seq = 0n;
-  return () => {
+  return (onShard) => {
     seq = (seq + 1n) & 0xfffn;
-    return String(((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | (1n << 17n) | seq);
+    let ms = BigInt(Date.now()) - DISCORD_EPOCH;
+    if (onShard !== undefined) {
+      const count = BigInt(onShard.count);
+      ms += (BigInt(onShard.shard) - (ms % count) + count) % count;
+    }
+    return String((ms << 22n) | (1n << 17n) | seq);
   };
 }
 

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { DiscordReplyMode } from '../../../src/config/config.js';
+import type { DiscordReplyMode, DiscordShards } from '../../../src/config/config.js';
 import { createDiscordConnector, type DiscordConnector } from '../../../src/connectors/discord/index.js';
 import type {
   HandleResult,
@@ -9,7 +9,7 @@ import type {
   RateLimitInfo,
   RateLimitObserver,
 } from '../../../src/core/ports.js';
-import { silentLogger } from '../../../src/logger.js';
+import { type Logger, silentLogger } from '../../../src/logger.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
 
 // A fake Discord with one guild and channel, and a connector logged into it. Shared by the
@@ -65,6 +65,9 @@ export interface ConnectOptions {
   assumedBudget?: { limit: number; windowMs: number };
   isOwnThread?: (threadId: string) => boolean;
   attachmentMaxBytes?: number;
+  /** DISCORD_SHARD_COUNT/IDS (default: Discord's recommendation, all shards). */
+  shards?: DiscordShards;
+  logger?: Logger;
 }
 
 /** A started connector logged into `fake` (call again for a "restarted" bridge). */
@@ -80,8 +83,9 @@ export async function connectTo(
       replyMode: opts.replyMode ?? 'thread',
       allowedGuilds: [],
       allowedChannels: [],
+      ...(opts.shards ? { shards: opts.shards } : {}),
     },
-    logger: process.env.DISCORD_TEST_LOG ? pino({ level: 'debug' }) : silentLogger,
+    logger: opts.logger ?? (process.env.DISCORD_TEST_LOG ? pino({ level: 'debug' }) : silentLogger),
     ...(opts.observer ? { rateLimits: opts.observer } : {}),
     ...(opts.assumedBudget ? { assumedBudget: opts.assumedBudget } : {}),
     ...(opts.isOwnThread ? { isOwnThread: opts.isOwnThread } : {}),
