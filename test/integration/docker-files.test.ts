@@ -96,6 +96,15 @@ describe('docker-compose.yml', () => {
     expect(compose).toContain('CHAT_API_URL: http://emulator:8787');
   });
 
+  it('has a replicas profile: PostgreSQL and two replicas with their own REPLICA_ID on one DATABASE_URL', () => {
+    const replicas = compose.slice(compose.indexOf('  replica-1:'));
+    const names = [...replicas.matchAll(/^\s+([A-Z_]+):/gm)].map((m) => m[1]);
+    for (const n of names) expect(Object.keys(envSchema.shape), n).toContain(n);
+    expect(replicas).toContain('DATABASE_URL: postgres://bridge:bridge@postgres:5432/bridge');
+    expect([...replicas.matchAll(/REPLICA_ID: (\S+)/g)].map((m) => m[1])).toEqual(['replica-1', 'replica-2']);
+    expect(compose).toMatch(/postgres:\n\s+image: postgres:15\n\s+profiles: \[replicas\]/);
+  });
+
   it('sets only variables the configuration knows', () => {
     const env = compose.slice(compose.indexOf('environment:'), compose.indexOf('ports:'));
     const names = [...env.matchAll(/^\s+([A-Z_]+):/gm)].map((m) => m[1]);

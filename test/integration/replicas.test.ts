@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
 import { createTestDatabase, pgSkipReason } from '../support/pg.js';
@@ -28,23 +29,36 @@ afterEach(async () => {
 interface Group {
   emu: Emulator;
   slack: FakeSlack;
+  discord: FakeDiscord;
   replicas: BridgeChild[];
   eventsUrl(i: number): string;
   start(id: string): Promise<BridgeChild>;
 }
 
-async function group(count: number, env: Record<string, string> = {}): Promise<Group> {
+interface GroupOptions {
+  env?: Record<string, string>;
+  /** Per replica (by index): extra variables, e.g. the Discord shards it runs. */
+  perReplica?: (discord: FakeDiscord) => Array<Record<string, string>>;
+  /** Discord guilds to create before the replicas start: [shard, count] of each. */
+  discordGuilds?: Array<[number, number]>;
+}
+
+async function group(count: number, o: GroupOptions = {}): Promise<Group & { guildChannels: string[] }> {
   ensureBuilt();
   const db = await createTestDatabase();
   const emu = await startEmulator({ port: 0, chunkDelayMs: 2 });
   const slack = await startFakeSlack();
+  const discord = await startFakeDiscord({ recommendedShards: 2 });
+  const guildChannels = (o.discordGuilds ?? []).map(([shard, of], i) =>
+    discord.addChannel(discord.addGuild(`guild ${i}`, { shard, count: of }), 'general'),
+  );
   const replicas: BridgeChild[] = [];
   cleanups.push(async () => {
     await Promise.all(replicas.map((r) => killHard(r)));
-    await Promise.allSettled([emu.close(), slack.close()]);
+    await Promise.allSettled([emu.close(), slack.close(), discord.close()]);
     await db.drop();
   });
-  const start = async (id: string) => {
+  const start = async (id: string, extra: Record<string, string> = {}) => {
     const r = await spawnBridge({
       CHAT_API_URL: emu.url,
       CHAT_API_KEY: 'dev-key',
@@ -56,14 +70,24 @@ async function group(count: number, env: Record<string, string> = {}): Promise<G
       STREAM_EDIT_INTERVAL_MS: '200',
       DATABASE_URL: db.url,
       REPLICA_ID: id,
-      ...env,
+      ...o.env,
+      ...extra,
     });
     replicas.push(r);
     return r;
   };
-  for (let i = 0; i < count; i++) await start(`replica-${i + 1}`);
+  const extra = o.perReplica?.(discord) ?? [];
+  for (let i = 0; i < count; i++) await start(`replica-${i + 1}`, extra[i] ?? {});
   await Promise.all(replicas.map((r) => r.waitReady(30_000)));
-  return { emu, slack, replicas, eventsUrl: (i) => `${replicas[i]!.base}/slack/events`, start };
+  return {
+    emu,
+    slack,
+    discord,
+    replicas,
+    guildChannels,
+    eventsUrl: (i) => `${replicas[i]!.base}/slack/events`,
+    start,
+  };
 }
 
 /** The bot's replies in a DM, in order, as their final texts. */
@@ -78,18 +102,31 @@ async function until(what: string, ok: () => boolean, timeoutMs: number, explain
 }
 
 describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => {
-  it('3 replicas, events round-robin, retries elsewhere: 40 messages in 8 places answered once, in order', async () => {
-    const g = await group(3);
-    const places = Array.from({ length: 8 }, (_, i) => `D${i + 1}`);
+  it('3 replicas, Slack round-robin with retries elsewhere, Discord on 2 shards: 60 messages in 12 places once, in order', async () => {
+    // Replicas 1 and 2 run Discord shard 0 and shard 1 of 2; every replica takes Slack events.
+    const discordEnv = (discord: FakeDiscord, shard: number) => ({
+      DISCORD_BOT_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiUrl,
+      DISCORD_REPLY_MODE: 'inline',
+      DISCORD_SHARD_COUNT: '2',
+      DISCORD_SHARD_IDS: String(shard),
+    });
+    const g = await group(3, {
+      perReplica: (discord) => [discordEnv(discord, 0), discordEnv(discord, 1), {}],
+      discordGuilds: [
+        [0, 2],
+        [0, 2],
+        [1, 2],
+        [1, 2],
+      ],
+    });
+    const slackPlaces = Array.from({ length: 8 }, (_, i) => `D${i + 1}`);
+    const discordPlaces = g.guildChannels;
     const rounds = 5;
     let next = 0;
     for (let round = 1; round <= rounds; round++) {
-      for (const channel of places) {
-        const post = g.slack.userPost({
-          channel,
-          channelType: 'im',
-          text: `${channel} m${round}`,
-        });
+      for (const channel of slackPlaces) {
+        const post = g.slack.userPost({ channel, channelType: 'im', text: `${channel} m${round}` });
         const body = g.slack.envelope(post.message);
         const first = next++ % 3;
         expect((await g.slack.postSignedEvent(g.eventsUrl(first), body)).status).toBe(200);
@@ -99,32 +136,46 @@ describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => 
           expect(again.status).toBe(200);
         }
       }
+      for (const channelId of discordPlaces) {
+        const text = `${channelId} m${round}`;
+        g.discord.dispatchMessage({
+          channelId,
+          authorId: '100000000000000001',
+          content: `<@${g.discord.botUser.id}> ${text}`,
+          mentionsBot: true,
+        });
+      }
     }
-    const want = (channel: string) => Array.from({ length: rounds }, (_, i) => `You said: ${channel} m${i + 1}`);
+    const want = (place: string) => Array.from({ length: rounds }, (_, i) => `You said: ${place} m${i + 1}`);
+    const discordReplies = (channelId: string) => g.discord.botMessages(channelId).map((m) => m.content);
+    const shown = (place: string) => (slackPlaces.includes(place) ? repliesIn(g.slack, place) : discordReplies(place));
+    const places = [...slackPlaces, ...discordPlaces];
     await until(
       'every reply final',
-      () => places.every((c) => JSON.stringify(repliesIn(g.slack, c)) === JSON.stringify(want(c))),
-      60_000,
-      () => JSON.stringify(places.map((c) => [c, repliesIn(g.slack, c)])),
+      () => places.every((p) => JSON.stringify(shown(p)) === JSON.stringify(want(p))),
+      90_000,
+      () => JSON.stringify(places.map((p) => [p, shown(p)])),
     );
-    for (const channel of places) {
+    for (const place of places) {
       // Exactly once, in order, each in its place's one conversation.
-      expect(repliesIn(g.slack, channel)).toEqual(want(channel));
-      const asked = g.emu.requests.filter((r) => (r.message ?? '').startsWith(`${channel} m`));
+      expect(shown(place)).toEqual(want(place));
+      const asked = g.emu.requests.filter((r) => (r.message ?? '').startsWith(`${place} m`));
       expect(asked.map((r) => r.message?.split(' ')[1])).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
       const ids = new Set(asked.slice(1).map((r) => r.conversationId));
       expect(ids.size).toBe(1);
       expect([...ids][0]).toBeDefined();
     }
-    const allIds = places.map(
-      (c) => g.emu.requests.filter((r) => (r.message ?? '').startsWith(`${c} m`)).at(-1)?.conversationId,
+    const lastIds = places.map(
+      (p) => g.emu.requests.filter((r) => (r.message ?? '').startsWith(`${p} m`)).at(-1)?.conversationId,
     );
-    expect(new Set(allIds).size).toBe(places.length);
+    expect(new Set(lastIds).size).toBe(places.length);
+    // The fakes' limits, counted over all replicas together.
     expect(g.slack.rateLimitHitsByBucket).toEqual({});
-  }, 120_000);
+    expect(g.discord.rateLimitHits).toBe(0);
+  }, 150_000);
 
   it('kill -9 mid-reply: a survivor marks it interrupted within the lease + 5 s; the place goes on', async () => {
-    const g = await group(2, { REPLICA_LEASE_SECONDS: '2' });
+    const g = await group(2, { env: { REPLICA_LEASE_SECONDS: '2' } });
     const post = g.slack.userPost({
       channel: 'D9',
       channelType: 'im',
