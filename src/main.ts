@@ -9,6 +9,7 @@ import { componentLogger, createLogger, type Logger, scrubSecrets } from './logg
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
 import { createCoordinator } from './replicas/coordinator.js';
 import { createPlaceLocks } from './replicas/place-locks.js';
+import { createRemoteStops } from './replicas/remote-stops.js';
 import { createChatService } from './upstream/index.js';
 
 /**
@@ -146,6 +147,17 @@ export async function startBridge(
             replicaId: config.replica.id,
             leaseMs: config.replica.leaseSeconds * 1000,
             clock: systemClock,
+            logger: componentLogger(root, 'replicas'),
+          }),
+        }
+      : {}),
+    // A Stop pressed, or `stop` written, at another replica than the one writing the reply.
+    ...(store.data.signals !== undefined
+      ? {
+          remoteStops: createRemoteStops({
+            leases: store.data.leases,
+            signals: store.data.signals,
+            replicaId: config.replica.id,
             logger: componentLogger(root, 'replicas'),
           }),
         }

@@ -17,3 +17,8 @@ CREATE TABLE place_handover (
   writes      TEXT    NOT NULL,              -- JSON [{bucket, at}]
   released_at BIGINT NOT NULL
 );
+
+-- The reply a lease holder is writing in the place and who asked for it, so a Stop pressed or
+-- `stop` written at another replica can be checked there and passed to the holder.
+ALTER TABLE place_leases ADD COLUMN reply_key TEXT;
+ALTER TABLE place_leases ADD COLUMN asker_id TEXT;

@@ -229,12 +229,12 @@ export interface MessageHandler {
    * A Stop control was used on a reply (its WriteOptions.replyKey) by `userId`. Only the asker
    * may stop a reply; a reply that already ended is `not_found` (nothing to do).
    */
-  stop?(replyKey: string, userId: string): StopResult;
+  stop?(replyKey: string, userId: string): StopResult | Promise<StopResult>;
   /**
    * A Stop that names the place, not the reply (Slack's agent-session Stop on a native stream):
    * the reply being written there, if any, stopped by the same rules as `stop`.
    */
-  stopPlace?(place: Place, userId: string): StopResult;
+  stopPlace?(place: Place, userId: string): StopResult | Promise<StopResult>;
   /** A thumbs up/down on a finished reply; the user's last vote on a reply wins. */
   vote?(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
 }

@@ -35,18 +35,18 @@ it('stopPlace stops the reply in the place for its asker only; elsewhere and aft
   chat.script = () => ({ chunks: ['Started', ' never'], gate: held });
   const place: Place = { platform: 'test', channelId: 'C1' };
 
-  expect(relay.stopPlace(place, 'U1')).toBe('not_found');
+  expect(await relay.stopPlace(place, 'U1')).toBe('not_found');
   const reply = conn.send({ text: 'slow', userId: 'U1' });
   let done = false;
   void reply.finally(() => (done = true));
   await clock.advanceUntil(() => conn.writes.length > 0, 60_000, 100);
-  expect(relay.stopPlace({ ...place, channelId: 'C2' }, 'U1')).toBe('not_found');
-  expect(relay.stopPlace(place, 'U2')).toBe('not_owner');
-  expect(relay.stopPlace(place, 'U1')).toBe('stopped');
+  expect(await relay.stopPlace({ ...place, channelId: 'C2' }, 'U1')).toBe('not_found');
+  expect(await relay.stopPlace(place, 'U2')).toBe('not_owner');
+  expect(await relay.stopPlace(place, 'U1')).toBe('stopped');
   await clock.advanceUntil(() => done, 60_000, 100);
   expect(await reply).toEqual({ status: 'answered' });
   expect(conn.contentsIn('C1')).toEqual([`Started${MESSAGES.stopped}`]);
   expect(chat.cancelled).toBe(1);
-  expect(relay.stopPlace(place, 'U1')).toBe('not_found');
+  expect(await relay.stopPlace(place, 'U1')).toBe('not_found');
   open();
 });

@@ -358,14 +358,14 @@ describe('relay: stop and feedback', () => {
     const key = conn.writes[0]?.replyKey ?? '';
     expect(key).not.toBe('');
     expect(conn.writes[0]).toMatchObject({ final: false });
-    expect(relay.stop(key, 'U2')).toBe('not_owner');
-    expect(relay.stop(key, 'U1')).toBe('stopped');
+    expect(await relay.stop(key, 'U2')).toBe('not_owner');
+    expect(await relay.stop(key, 'U1')).toBe('stopped');
     expect(await run(reply)).toEqual(status('answered'));
     expect(conn.contentsIn('C1')).toEqual([`Started${MESSAGES.stopped}`]);
     expect(conn.writes.at(-1)).toMatchObject({ final: true, last: true, replyKey: key });
     expect(chat.cancelled).toBe(1);
     expect(stopped).toEqual(['test']);
-    expect(relay.stop(key, 'U1')).toBe('not_found');
+    expect(await relay.stop(key, 'U1')).toBe('not_found');
   });
 
   it('"stop" from the asker stops their reply in the place; from another user it is a message', async () => {

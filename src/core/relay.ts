@@ -1,42 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { Logger } from 'pino';
-import type { ChatService } from './chat-port.js';
+import { attachmentBlock, skippedNotice } from './attachments.js';
+import { isAllowed } from './allowlist.js';
 import { Semaphore } from './concurrency.js';
 import { Conversations } from './conversations.js';
-import type { BridgeMetrics } from './metrics-port.js';
+import { recordVote } from './feedback-votes.js';
+import { LiveReplies } from './live-replies.js';
 import { postNotice } from './notices.js';
 import { PlaceQueue, type Release } from './place-queue.js';
 import {
-  type Clock,
   type Connector,
-  type ConversationStore,
-  type EventStore,
-  type FeedbackStore,
   type HandleResult,
   type IncomingMessage,
   type InFlightRecord,
-  type InFlightStore,
-  type MessageHandler,
   type Place,
   placeKey,
-  type RateLimitObserver,
   type StopResult,
   type Vote,
-  type VoteResult,
 } from './ports.js';
-import { attachmentBlock, skippedNotice } from './attachments.js';
-import { recordVote } from './feedback-votes.js';
-import { LiveReplies } from './live-replies.js';
 import { type RecoveryReport, recoverInterrupted } from './recovery.js';
-import { type TurnHooks, runTurn } from './reply-turn.js';
-import { type PlaceWrite, RateLimitScheduler } from './scheduler.js';
+import type { PlaceHold, Relay, RelayDeps } from './relay-types.js';
+import { runTurn } from './reply-turn.js';
+import { RateLimitScheduler } from './scheduler.js';
 import { isStoreUnavailable } from './store-errors.js';
-import { CONTEXT_OFF, type ContextSettings, ThreadContext } from './thread-context.js';
-import { hasVisibleText } from './visible-text.js';
-import { type AllowList, isAllowed } from './allowlist.js';
+import { CONTEXT_OFF, ThreadContext } from './thread-context.js';
 import { UserRateLimiter } from './user-limits.js';
 import { MESSAGES } from './user-messages.js';
+import { hasVisibleText } from './visible-text.js';
 
 export type { RecoveryReport } from './recovery.js';
 
@@ -46,93 +36,16 @@ export type { RecoveryReport } from './recovery.js';
 // called handle(). With several replicas, PlaceLocks extends that order across processes.
 
 export type { AllowList } from './allowlist.js';
-
-export interface RelaySettings {
-  streaming: boolean;
-  sessionIdleSeconds: number;
-  maxMessageChars?: number;
-  userMessagesPerMinute: number;
-  maxConcurrentReplies: number;
-  /** MAX_QUEUED_REPLIES: messages waiting for a slot or their place; beyond it a busy notice. Default 256. */
-  maxQueuedReplies?: number;
-  /** CHAT_REPLY_MAX_SECONDS: one reply's overall deadline. */
-  replyMaxSeconds?: number;
-  /** CHAT_REPLY_MAX_CHARS (enforced by the chat client; named in the notice). */
-  replyMaxChars?: number;
-  streamEditIntervalMs: number;
-  /** FEEDBACK: finished replies carry thumbs up/down. Default false (main.ts passes the config). */
-  feedback?: boolean;
-  /** Messages waiting per place besides the one being answered. Default 10. */
-  maxQueuePerPlace?: number;
-  /**
-   * CONTEXT_MODE, CONTEXT_MAX_MESSAGES, CONTEXT_MAX_CHARS: a new conversation's earlier messages.
-   * main.ts always passes them; absent means off (tests that are not about context).
-   */
-  context?: ContextSettings;
-  allow: { slack: AllowList; discord: AllowList };
-}
-
-/** Which upstream bot answers in a place (BOT_ROUTES and the default bot, resolved by the caller). */
-export type BotRouter = (place: Place) => string;
-
-export interface RelayDeps {
-  chat: ChatService;
-  botFor: BotRouter;
-  conversations: ConversationStore;
-  events: EventStore;
-  inflight: InFlightStore;
-  /** Where votes are kept; absent: votes are refused as unknown and none go upstream. */
-  feedback?: FeedbackStore;
-  metrics: BridgeMetrics;
-  logger: Logger;
-  clock: Clock;
-  settings: RelaySettings;
-  /** The one scheduler; made here when not given. */
-  scheduler?: RateLimitScheduler;
-  hooks?: TurnHooks;
-  /** After drain's timeout, how long aborted replies get to write their interruption note. */
-  drainGraceMs?: number;
-  /** REPLICA_ID, recorded as the owner of each reply in flight. */
-  replicaId?: string;
-  /** Several replicas: one answers in a place at a time (absent: this process is the only one). */
-  placeLocks?: PlaceLocks;
-}
-
-/** Who answers in a place when several replicas share the store (a lease per place). */
-export interface PlaceLocks {
-  /** An admitted message joins the place's line, in arrival order, before it waits for its turn. */
-  join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket;
-}
-
-export interface PlaceTicket {
-  /**
-   * Resolves once no older message waits in the place and this replica holds it; rejects (and
-   * leaves the line) when `signal` aborts first.
-   */
-  acquire(signal: AbortSignal): Promise<PlaceHold>;
-  /** Leave the line without answering. */
-  leave(): void;
-}
-
-export interface PlaceHold {
-  /** Another replica answered here last: its last writes in the place's per-place buckets. */
-  handedOver: PlaceWrite[] | undefined;
-  /** Gives the place back, with this replica's last writes there for the next holder. */
-  release(writes: PlaceWrite[]): Promise<void>;
-}
-
-export interface Relay extends MessageHandler {
-  stop(replyKey: string, userId: string): StopResult;
-  stopPlace(place: Place, userId: string): StopResult;
-  vote(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
-  /** Edit replies a crash left streaming (text so far + note); reports what became of them. */
-  recoverInterrupted(connectors: Connector[], records?: readonly InFlightRecord[]): Promise<RecoveryReport>;
-  /** SIGTERM: refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
-  drain(timeoutMs: number): Promise<void>;
-  stats(): { inFlight: number; queued: number };
-  /** Feed for connectors' out-of-band rate-limit information (the relay's scheduler). */
-  readonly rateLimits: RateLimitObserver;
-}
+export type {
+  BotRouter,
+  PlaceHold,
+  PlaceLocks,
+  PlaceTicket,
+  Relay,
+  RelayDeps,
+  RelaySettings,
+  RemoteStops,
+} from './relay-types.js';
 
 const RESET_RE = /^reset$/i;
 const STOP_RE = /^stop$/i;
@@ -173,6 +86,7 @@ export function createRelay(deps: RelayDeps): Relay {
   let lastPrune = clock.now();
   /** Replies being written, by reply key and by place (one per place: the place queue). */
   const live = new LiveReplies();
+  deps.remoteStops?.onStop((replyKey, userId) => live.stop(replyKey, userId));
 
   /** Forget old dedup entries and finished reply records, at most once an hour, in the background. */
   function maybePrune(now: number): void {
@@ -278,6 +192,7 @@ export function createRelay(deps: RelayDeps): Relay {
     };
     const replyKey = randomUUID();
     const { entry, end: endLive } = live.begin(replyKey, msg.userId, placeKey(msg.place));
+    deps.remoteStops?.started(placeKey(msg.place), replyKey, msg.userId);
     try {
       if (shutdown.signal.aborted) {
         releaseSlot();
@@ -367,7 +282,6 @@ export function createRelay(deps: RelayDeps): Relay {
       passTurn(turn);
       return notice(msg, message).then((): HandleResult => ({ status }));
     };
-    const platform = msg.place.platform;
     if (RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)) {
       if (turn === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
       return inTurn(msg, turn, async () => {
@@ -385,7 +299,33 @@ export function createRelay(deps: RelayDeps): Relay {
         live.stop(reply.replyKey, msg.userId);
         return Promise.resolve({ status: 'stopped' });
       }
+      // With several replicas, the reply may stream at another one.
+      if (reply === undefined && deps.remoteStops !== undefined) {
+        return deps.remoteStops
+          .stop({ placeKey: placeKey(msg.place) }, msg.userId)
+          .catch(() => 'not_found' as const)
+          .then((result) => {
+            if (result !== 'stopped') return admitMessage(msg, text, files, turn);
+            passTurn(turn);
+            return { status: 'stopped' };
+          });
+      }
     }
+    return admitMessage(msg, text, files, turn);
+  }
+
+  /** An ordinary message (not reset, not a stop): its checks, then its reply in the place's turn. */
+  function admitMessage(
+    msg: IncomingMessage,
+    text: string,
+    files: NonNullable<IncomingMessage['attachments']>,
+    turn: Promise<Release> | undefined,
+  ): Promise<HandleResult> {
+    const refuse = (message: string, status: HandleResult['status']) => {
+      passTurn(turn);
+      return notice(msg, message).then((): HandleResult => ({ status }));
+    };
+    const platform = msg.place.platform;
     if (!userLimits.tryTake(`${platform}:${msg.userId}`, clock.now()))
       return refuse(MESSAGES.slowDown, 'user_rate_limited');
     if (settings.maxMessageChars !== undefined && text.length > settings.maxMessageChars) {
@@ -424,10 +364,17 @@ export function createRelay(deps: RelayDeps): Relay {
       return p;
     },
 
-    stop: (replyKey: string, userId: string) => live.stop(replyKey, userId),
-    stopPlace(place: Place, userId: string): StopResult {
+    async stop(replyKey: string, userId: string): Promise<StopResult> {
+      const here = live.stop(replyKey, userId);
+      if (here !== 'not_found' || deps.remoteStops === undefined) return here;
+      return deps.remoteStops.stop({ replyKey }, userId);
+    },
+    async stopPlace(place: Place, userId: string): Promise<StopResult> {
       const reply = live.inPlace(placeKey(place));
-      return reply === undefined ? 'not_found' : live.stop(reply.replyKey, userId);
+      if (reply !== undefined) return live.stop(reply.replyKey, userId);
+      return deps.remoteStops === undefined
+        ? 'not_found'
+        : deps.remoteStops.stop({ placeKey: placeKey(place) }, userId);
     },
     vote: (replyKey: string, userId: string, v: Vote) =>
       recordVote({ feedback: deps.feedback, live, metrics, logger, clock }, replyKey, userId, v),

@@ -147,10 +147,32 @@ export interface PlaceLeases {
    * this replica wrote in the place) for the next holder.
    */
   release(placeKey: string, replicaId: string, handover?: string): Promise<void>;
+  /** The holder says which reply it writes in the place and who asked for it (for a remote Stop). */
+  describe(placeKey: string, replicaId: string, replyKey: string, askerId: string): Promise<void>;
+  /** The lease whose holder writes this reply, or holds this place; undefined when none does. */
+  findReply(by: { replyKey: string } | { placeKey: string }): Promise<LiveLease | undefined>;
   /** What the last replica to answer in the place left (see release), and who it was. */
   handover(placeKey: string): Promise<{ replicaId: string; handover: string } | undefined>;
   /** The replica holding the lease, if any (expired or not). */
   holder(placeKey: string): Promise<string | undefined>;
+}
+
+/** A place's lease as another replica sees it (PlaceLeases.findReply). */
+export interface LiveLease {
+  placeKey: string;
+  holder: string;
+  replyKey: string | undefined;
+  askerId: string | undefined;
+}
+
+/**
+ * Messages between replicas as they happen (PostgreSQL LISTEN/NOTIFY): what one publishes on a
+ * channel reaches every replica subscribed to it, the publisher included. Best effort: a replica
+ * whose listening connection is down misses what is published meanwhile.
+ */
+export interface StoreSignals {
+  publish(channel: string, payload: string): Promise<void>;
+  subscribe(channel: string, onMessage: (payload: string) => void): void;
 }
 
 /** A message in a place's line: its id (the event id) and when it arrived (epoch ms). */
@@ -181,6 +203,8 @@ export interface AsyncStore {
   replicas: ReplicaRegistry;
   leases: PlaceLeases;
   budgets: BudgetStore;
+  /** Only where several replicas can share the store (PostgreSQL). */
+  signals?: StoreSignals;
   feedback: AsyncFeedbackStore;
   oauthStates: AsyncOAuthStateStore;
   /** The schema version applied (the newest migration recorded). */

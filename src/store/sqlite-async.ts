@@ -16,6 +16,7 @@ import type {
   ReplicaRegistry,
   Ticket,
 } from './async-port.js';
+import { type LeaseRow, liveLease } from './lease-row.js';
 import { toRecord as conversationFromRow, type Row as ConversationRow } from './conversation-repo.js';
 import { classifyStoreError, StoreUnavailableError } from './health.js';
 import type { Store } from './index.js';
@@ -146,6 +147,11 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
      ON CONFLICT (place_key) DO UPDATE SET replica_id = excluded.replica_id, writes = excluded.writes,
        released_at = excluded.released_at`,
   );
+  const describeLease = db.prepare(
+    'UPDATE place_leases SET reply_key = ?, asker_id = ? WHERE place_key = ? AND holder = ?',
+  );
+  const leaseByReply = db.prepare<[string], LeaseRow>('SELECT * FROM place_leases WHERE reply_key = ?');
+  const leaseByPlace = db.prepare<[string], LeaseRow>('SELECT * FROM place_leases WHERE place_key = ?');
   const readHandover = db.prepare<[string], { replica_id: string; writes: string }>(
     'SELECT replica_id, writes FROM place_handover WHERE place_key = ?',
   );
@@ -180,6 +186,13 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     release: g((key: string, replicaId: string, handover?: string) => {
       if (handover !== undefined) leaveHandover.run(key, replicaId, handover, Date.now());
       release.run(key, replicaId);
+    }),
+    describe: g((key: string, replicaId: string, replyKey: string, askerId: string) => {
+      describeLease.run(replyKey, askerId, key, replicaId);
+    }),
+    findReply: g((by: { replyKey: string } | { placeKey: string }) => {
+      const row = 'replyKey' in by ? leaseByReply.get(by.replyKey) : leaseByPlace.get(by.placeKey);
+      return row === undefined ? undefined : liveLease(row);
     }),
     handover: g((key: string) => {
       const row = readHandover.get(key);

@@ -142,14 +142,15 @@ describe('assistant-bridge start with bad configuration', () => {
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('exits 2 naming DATABASE_URL: start does not run on PostgreSQL yet', async () => {
+  it('exits 1 naming the database (without its password) when DATABASE_URL cannot be reached', async () => {
     const { code, stderr } = await runCli({
       ...{ CHAT_API_URL: 'http://127.0.0.1:1', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'b' },
       DISCORD_BOT_TOKEN: 'x',
       DATABASE_URL: 'postgres://bridge:s3cret@127.0.0.1:1/bridge',
     });
-    expect(code).toBe(2);
-    expect(stderr).toMatch(/DATABASE_URL: `start` does not run on PostgreSQL yet/);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/cannot open postgres:\/\/bridge@127\.0\.0\.1:1\/bridge/);
+    expect(stderr).not.toMatch(/\n\s+at /);
     expect(stderr).not.toContain('s3cret');
   });
 });

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/index.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
-import { startFakeSlack } from '../fakes/slack/index.js';
-import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
-import { createTestDatabase, pgSkipReason } from '../support/pg.js';
+import type { FakeDiscord } from '../fakes/discord/index.js';
+import { pgSkipReason } from '../support/pg.js';
+import { closeGroups, group, repliesIn, until } from '../support/replica-group.js';
+
+const skip = await pgSkipReason();
+if (skip) console.log(`replica tests skipped: ${skip}`);
+afterEach(closeGroups);
 
 // Several real `assistant-bridge start` processes sharing one PostgreSQL, behind no sticky load
 // balancer: the fake Slack's events (HTTP mode) are spread round-robin over the replicas, and a
@@ -14,92 +16,6 @@ import { createTestDatabase, pgSkipReason } from '../support/pg.js';
 
 /** MESSAGES.interrupted as Slack shows it (Markdown rendered to mrkdwn). */
 const INTERRUPTED = MESSAGES.interrupted.trim().replace(/_/g, '');
-
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-type FakeSlack = Awaited<ReturnType<typeof startFakeSlack>>;
-
-const skip = await pgSkipReason();
-if (skip) console.log(`replica tests skipped: ${skip}`);
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-
-interface Group {
-  emu: Emulator;
-  slack: FakeSlack;
-  discord: FakeDiscord;
-  replicas: BridgeChild[];
-  eventsUrl(i: number): string;
-  start(id: string): Promise<BridgeChild>;
-}
-
-interface GroupOptions {
-  env?: Record<string, string>;
-  /** Per replica (by index): extra variables, e.g. the Discord shards it runs. */
-  perReplica?: (discord: FakeDiscord) => Array<Record<string, string>>;
-  /** Discord guilds to create before the replicas start: [shard, count] of each. */
-  discordGuilds?: Array<[number, number]>;
-}
-
-async function group(count: number, o: GroupOptions = {}): Promise<Group & { guildChannels: string[] }> {
-  ensureBuilt();
-  const db = await createTestDatabase();
-  const emu = await startEmulator({ port: 0, chunkDelayMs: 2 });
-  const slack = await startFakeSlack();
-  const discord = await startFakeDiscord({ recommendedShards: 2 });
-  const guildChannels = (o.discordGuilds ?? []).map(([shard, of], i) =>
-    discord.addChannel(discord.addGuild(`guild ${i}`, { shard, count: of }), 'general'),
-  );
-  const replicas: BridgeChild[] = [];
-  cleanups.push(async () => {
-    await Promise.all(replicas.map((r) => killHard(r)));
-    await Promise.allSettled([emu.close(), slack.close(), discord.close()]);
-    await db.drop();
-  });
-  const start = async (id: string, extra: Record<string, string> = {}) => {
-    const r = await spawnBridge({
-      CHAT_API_URL: emu.url,
-      CHAT_API_KEY: 'dev-key',
-      CHAT_BOT_ID: 'demo-bot',
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: slack.signingSecret,
-      SLACK_API_URL: slack.apiUrl,
-      SLACK_STREAMING: 'edit',
-      STREAM_EDIT_INTERVAL_MS: '200',
-      DATABASE_URL: db.url,
-      REPLICA_ID: id,
-      ...o.env,
-      ...extra,
-    });
-    replicas.push(r);
-    return r;
-  };
-  const extra = o.perReplica?.(discord) ?? [];
-  for (let i = 0; i < count; i++) await start(`replica-${i + 1}`, extra[i] ?? {});
-  await Promise.all(replicas.map((r) => r.waitReady(30_000)));
-  return {
-    emu,
-    slack,
-    discord,
-    replicas,
-    guildChannels,
-    eventsUrl: (i) => `${replicas[i]!.base}/slack/events`,
-    start,
-  };
-}
-
-/** The bot's replies in a DM, in order, as their final texts. */
-const repliesIn = (slack: FakeSlack, channel: string) => slack.botMessages(channel).map((m) => m.text);
-
-async function until(what: string, ok: () => boolean, timeoutMs: number, explain: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached in ${timeoutMs} ms: ${explain()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => {
   it('3 replicas, Slack round-robin with retries elsewhere, Discord on 2 shards: 60 messages in 12 places once, in order', async () => {

@@ -97,8 +97,8 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     },
     reset: (place) => relay.reset(place),
     stop: (key, user) => relay.stop(key, user),
-    stopPlace(place, userId) {
-      const result = relay.stopPlace(place, userId);
+    async stopPlace(place, userId) {
+      const result = await relay.stopPlace(place, userId);
       placeStops.push({ place, userId, result, at: Date.now() });
       return result;
     },

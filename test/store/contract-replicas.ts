@@ -63,6 +63,39 @@ export function replicaContract(
       expect(await b.leases.tryAcquire(key, 'r2', 20_000, lease, { id: 'm2', at: 101 })).toBe(true);
     });
 
+    it('a lease names the reply its holder writes and who asked, for a Stop at another replica', async () => {
+      await a.replicas.heartbeat('r1', 0);
+      expect(await a.leases.tryAcquire(key, 'r1', 0, lease)).toBe(true);
+      await a.leases.describe(key, 'r1', 'reply-1', 'U1');
+      await b.leases.describe(key, 'r2', 'reply-x', 'U9'); // not r2's lease: nothing changes
+      const seen = { placeKey: key, holder: 'r1', replyKey: 'reply-1', askerId: 'U1' };
+      expect(await b.leases.findReply({ replyKey: 'reply-1' })).toEqual(seen);
+      expect(await b.leases.findReply({ placeKey: key })).toEqual(seen);
+      expect(await b.leases.findReply({ replyKey: 'reply-x' })).toBeUndefined();
+      await a.leases.release(key, 'r1');
+      expect(await b.leases.findReply({ replyKey: 'reply-1' })).toBeUndefined();
+    });
+
+    it('signals reach every replica listening (PostgreSQL; SQLite has none: one process)', async () => {
+      if (a.signals === undefined || b.signals === undefined) {
+        expect(a.backend).toBe('sqlite');
+        return;
+      }
+      const got: string[] = [];
+      const arrived = new Promise<void>((resolve) =>
+        b.signals?.subscribe('bridge_test_signal', (p) => {
+          got.push(p);
+          resolve();
+        }),
+      );
+      // The listening connection opens in the background: publish until it hears (bounded).
+      for (let i = 0; i < 50 && got.length === 0; i++) {
+        await a.signals.publish('bridge_test_signal', 'hello');
+        await Promise.race([arrived, new Promise((r) => setTimeout(r, 100))]);
+      }
+      expect(got[0]).toBe('hello');
+    });
+
     it('place locks: the older message is answered first, whichever replica asked first; its writes are handed over', async () => {
       const now = Date.now();
       await a.replicas.heartbeat('r1', now);

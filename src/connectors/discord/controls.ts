@@ -57,7 +57,7 @@ export async function handleControl(i: ButtonInteraction, handler: MessageHandle
     i.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   try {
     if (i.customId.startsWith(STOP)) {
-      const result = handler.stop?.(i.customId.slice(STOP.length), i.user.id) ?? 'not_found';
+      const result = (await handler.stop?.(i.customId.slice(STOP.length), i.user.id)) ?? 'not_found';
       logger.info({ result }, 'discord: stop clicked');
       // A Stop on a reply that already ended does nothing: acknowledged without a word.
       if (result === 'not_owner') await ephemeral(MESSAGES.stopNotOwner);

@@ -171,7 +171,7 @@ export function registerSessionStop(app: App, handler: () => MessageHandler | un
     }
     // The place a DM thread's messages make (events.ts placeOf), so the relay finds its reply.
     const place: Place = { platform: 'slack', workspaceId: teamId, channelId: ev.channel, threadId: ev.thread_ts };
-    const result = h.stopPlace(place, ev.user);
+    const result = await h.stopPlace(place, ev.user);
     if (result === 'stopped') logger.info({ channel: ev.channel }, 'Slack: reply stopped from its agent session');
     else logger.debug({ result, channel: ev.channel }, 'Slack: agent session stop ignored');
   });

@@ -131,7 +131,7 @@ export function registerControlActions(app: App, handler: () => MessageHandler |
     const user = b.user?.id;
     const h = handler();
     if (key === undefined || user === undefined || h?.stop === undefined) return;
-    const result = h.stop(key, user);
+    const result = await h.stop(key, user);
     logger.info({ result }, 'Slack: stop clicked');
     // A Stop on a reply that already ended does nothing, and says nothing.
     if (result === 'not_owner') await tell(client, b, MESSAGES.stopNotOwner);

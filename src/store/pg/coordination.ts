@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { BudgetStore, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from '../async-port.js';
 import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../budget-repo.js';
+import { type LeaseRow, liveLease } from '../lease-row.js';
 
 // What several replicas coordinate through PostgreSQL: heartbeats, per-place leases, and the
 // rate-limit budgets they learned. Each takes the store's query function (storage failures are
@@ -93,6 +94,19 @@ export function pgLeases(q: Query): PlaceLeases {
         );
       }
       await q('DELETE FROM place_leases WHERE place_key = $1 AND holder = $2', [key, id]);
+    },
+    async describe(key, id, replyKey, askerId) {
+      await q('UPDATE place_leases SET reply_key = $1, asker_id = $2 WHERE place_key = $3 AND holder = $4', [
+        replyKey,
+        askerId,
+        key,
+        id,
+      ]);
+    },
+    async findReply(by) {
+      const [column, value] = 'replyKey' in by ? ['reply_key', by.replyKey] : ['place_key', by.placeKey];
+      const r = await q<LeaseRow>(`SELECT * FROM place_leases WHERE ${column} = $1`, [value]);
+      return r.rows[0] === undefined ? undefined : liveLease(r.rows[0]);
     },
     async handover(key) {
       const r = await q<{ replica_id: string; writes: string }>(

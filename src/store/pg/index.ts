@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { pgSignals } from './signals.js';
 import { type ConversationRecord, type Place, placeKey } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { AsyncStore, ExpectedUpstreamId } from '../async-port.js';
@@ -177,6 +178,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   await monitor.probe();
   monitor.start();
 
+  const signals = pgSignals(pool, log);
   const installKey = (key: InstallationKey) => [key.teamId ?? '', key.enterpriseId ?? ''];
 
   return {
@@ -340,6 +342,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     budgets: pgBudgets(q),
     feedback: pgFeedback(q),
     oauthStates: pgOAuthStates(q),
+    signals,
     schemaVersion: () => pgSchemaVersion(pool),
     isOpen: () => open,
     health: () => monitor.health(),
@@ -349,6 +352,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       if (!open) return;
       open = false;
       monitor.stop();
+      await signals.close();
       await pool.end();
     },
   };

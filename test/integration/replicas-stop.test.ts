@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { STOP_ACTION } from '../../src/connectors/slack/controls.js';
+import { MESSAGES } from '../../src/core/user-messages.js';
+import type { FakeMessage } from '../fakes/slack/index.js';
+import { pgSkipReason } from '../support/pg.js';
+import { closeGroups, group, until } from '../support/replica-group.js';
+
+// Stop with several replicas: the click or the `stop` may reach another replica than the one
+// writing the reply (Slack HTTP mode behind a load balancer). It must work as with one bridge.
+
+const skip = await pgSkipReason();
+if (skip) console.log(`replica stop tests skipped: ${skip}`);
+afterEach(closeGroups);
+
+/** MESSAGES.stopped as Slack shows it (Markdown rendered to mrkdwn). */
+const STOPPED = MESSAGES.stopped.trim().replace(/_/g, '');
+
+type Block = { type: string; elements?: Record<string, unknown>[] };
+const stopValue = (m: FakeMessage | undefined): string | undefined =>
+  ((m?.blocks ?? []) as Block[])
+    .flatMap((b) => (b.type === 'actions' ? (b.elements ?? []) : []))
+    .find((e) => e.action_id === STOP_ACTION)?.value as string | undefined;
+
+describe.skipIf(skip !== undefined)('Stop across replicas', () => {
+  it('`stop` written at another replica stops the reply there; the Stop click too, only the asker’s', async () => {
+    const g = await group(2);
+    const ask = async (channel: string) => {
+      const post = g.slack.userPost({ channel, channelType: 'im', text: 'a long story [chunks 60] [delay 80]' });
+      await g.slack.postSignedEvent(g.eventsUrl(0), g.slack.envelope(post.message));
+      const reply = () => g.slack.botMessages(channel)[0];
+      await until(
+        'a Stop button',
+        () => stopValue(reply()) !== undefined,
+        20_000,
+        () => '',
+      );
+      return reply;
+    };
+
+    // `stop`, written by the asker, delivered to replica 2 while replica 1 writes the reply.
+    const first = await ask('D40');
+    const stop = g.slack.userPost({ channel: 'D40', channelType: 'im', text: 'stop' });
+    expect((await g.slack.postSignedEvent(g.eventsUrl(1), g.slack.envelope(stop.message))).status).toBe(200);
+    await until(
+      'the stopped note',
+      () => (first()?.text ?? '').includes(STOPPED),
+      5_000,
+      () => first()?.text ?? '',
+    );
+    expect(stopValue(first())).toBeUndefined();
+    expect(g.slack.botMessages('D40')).toHaveLength(1); // `stop` was not answered as a message
+    expect(g.emu.requests.some((r) => r.message === 'stop')).toBe(false);
+
+    // A click on the Stop button, at replica 2: someone else's is refused, the asker's stops it.
+    const second = await ask('D41');
+    const click = (user: string) =>
+      g.slack.postClick(g.eventsUrl(1), {
+        actionId: STOP_ACTION,
+        value: stopValue(second()) as string,
+        user,
+        channel: 'D41',
+        messageTs: second()?.ts ?? '',
+      });
+    expect((await click('U0OTHER')).status).toBe(200);
+    await until(
+      'the refusal',
+      () => g.slack.ephemerals.length > 0,
+      5_000,
+      () => '',
+    );
+    expect(g.slack.ephemerals).toEqual([expect.objectContaining({ user: 'U0OTHER', text: MESSAGES.stopNotOwner })]);
+    expect((await click('U0USER')).status).toBe(200);
+    await until(
+      'the stopped note',
+      () => (second()?.text ?? '').includes(STOPPED),
+      5_000,
+      () => second()?.text ?? '',
+    );
+    await until(
+      'the upstream stream closed',
+      () => g.emu.openStreams === 0,
+      5_000,
+      () => String(g.emu.openStreams),
+    );
+  }, 90_000);
+});
