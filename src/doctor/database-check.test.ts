@@ -94,7 +94,18 @@ describe('doctor: database on PostgreSQL (DATABASE_URL)', async () => {
     await (await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 })).close();
     const row = await checkPostgres(url());
     expect(row).toMatchObject({ check: 'database', status: 'ok' });
-    expect(row.detail).toMatch(/^postgres(ql)?:\/\/\S+: PostgreSQL \d+\S*( \S+)*, writable, schema version \d+$/);
+    expect(row.detail).toMatch(
+      /^postgres(ql)?:\/\/\S+: PostgreSQL \d+\S*( \S+)*, writable, schema version \d+\nreplicas live: none$/,
+    );
+    // With replicas: the live ones and their last beat, and a gone one that left replies open.
+    const store = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 });
+    await store.replicas.heartbeat('web-1', Date.now() - 2_000);
+    await store.replicas.heartbeat('web-2', Date.now() - 60_000);
+    const target = { place: { platform: 'slack' as const, channelId: 'C1' } };
+    await store.inflight.begin({ platform: 'slack', eventId: 'e1', target, at: 0, owner: 'web-2' });
+    await store.close();
+    const withReplicas = await checkPostgres(url());
+    expect(withReplicas.detail).toMatch(/\nreplicas live: web-1 \(2 s ago\); gone with open replies: web-2 \(1\)$/);
   });
 
   it('names an unreachable server without its password', async () => {

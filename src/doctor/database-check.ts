@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import type { Pool } from 'pg';
 import {
   classifyStoreError,
   currentVersion,
@@ -17,14 +18,18 @@ import { type CheckRow, fail, ok } from './types.js';
 const DOCTOR_BUSY_TIMEOUT_MS = 2000;
 
 export async function checkDatabase(config: Config): Promise<CheckRow> {
-  if (config.postgres) return checkPostgres(config.postgres.url);
+  if (config.postgres) return checkPostgres(config.postgres.url, { leaseMs: config.replica.leaseSeconds * 1000 });
   return checkDatabasePath(config.service.databasePath);
 }
 
 // DATABASE_URL: the server answers (`select 1`), the schema is this release's (doctor does not
 // migrate a database other replicas share: that is `migrate`'s job, under its lock), and a real
 // write commits. The URL is shown without its password.
-export async function checkPostgres(url: string, opts: { timeoutMs?: number } = {}): Promise<CheckRow> {
+export async function checkPostgres(
+  url: string,
+  opts: { timeoutMs?: number; leaseMs?: number } = {},
+): Promise<CheckRow> {
+  const leaseMs = opts.leaseMs ?? 15_000;
   const { checkPgSchema, classifyPgError, createPgPool, describePgUrl } = await import('../store/pg/index.js');
   const where = describePgUrl(url);
   const timeoutMs = opts.timeoutMs ?? 5000;
@@ -39,7 +44,8 @@ export async function checkPostgres(url: string, opts: { timeoutMs?: number } = 
       [Date.now()],
     );
     const server = await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v");
-    return ok('database', `${where}: PostgreSQL ${server.rows[0]?.v ?? '?'}, writable, schema version ${version}`);
+    const detail = `${where}: PostgreSQL ${server.rows[0]?.v ?? '?'}, writable, schema version ${version}`;
+    return ok('database', `${detail}\n${await replicasLine(pool, leaseMs)}`);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof MigrationError) {
@@ -56,6 +62,26 @@ export async function checkPostgres(url: string, opts: { timeoutMs?: number } = 
   } finally {
     await pool.end().catch(() => undefined);
   }
+}
+
+/**
+ * The replicas sharing the database as their heartbeats show them: live ones with the age of
+ * their last beat, gone ones still holding open replies (a live replica repairs those).
+ */
+async function replicasLine(pool: Pool, leaseMs: number): Promise<string> {
+  const now = Date.now();
+  const rows = await pool.query<{ replica_id: string; heartbeat_at: number; open: number }>(
+    `SELECT r.replica_id, r.heartbeat_at,
+       (SELECT count(*)::int FROM replies_in_flight f WHERE f.owner = r.replica_id AND f.state = 'streaming') AS open
+     FROM replicas r ORDER BY r.replica_id`,
+  );
+  const live = rows.rows.filter((r) => now - r.heartbeat_at <= leaseMs);
+  const gone = rows.rows.filter((r) => now - r.heartbeat_at > leaseMs && r.open > 0);
+  const ages = live.map((r) => `${r.replica_id} (${Math.round((now - r.heartbeat_at) / 1000)} s ago)`);
+  const parts = [`replicas live: ${ages.length === 0 ? 'none' : ages.join(', ')}`];
+  if (gone.length > 0)
+    parts.push(`gone with open replies: ${gone.map((r) => `${r.replica_id} (${r.open})`).join(', ')}`);
+  return parts.join('; ');
 }
 
 const PG_HINTS: Record<StoreFailureKind, string> = {
