@@ -1,12 +1,38 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { renderMrkdwn } from '../../src/connectors/slack/render.js';
+import type { HandleResult, IncomingMessage } from '../../src/core/ports.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { connectorFor, EchoHandler } from './slack-helpers.js';
 
 // One Slack app, several Socket Mode connections (one per replica): two real Bolt connectors
 // against the fake, which sends each envelope to one connection (round-robin, or the one a test
-// names) and a retry to another.
+// names) and a retry to another. A connector that stops receiving closes its own connection
+// only; the other keeps getting the events, and its own reply in progress still lands.
+
+/** Holds each reply until `release()`, then answers like EchoHandler would in one post. */
+class GatedHandler extends EchoHandler {
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((resolve) => {
+    this.opened = resolve;
+  });
+  private readonly arrived: Array<() => void> = [];
+
+  override async handle(msg: IncomingMessage): Promise<HandleResult> {
+    for (const a of this.arrived.splice(0)) a();
+    await this.gate;
+    return super.handle(msg);
+  }
+
+  /** Resolves when the next message reaches the handler. */
+  nextArrival(): Promise<void> {
+    return new Promise((resolve) => this.arrived.push(resolve));
+  }
+
+  release(): void {
+    this.opened();
+  }
+}
 
 describe('Slack Socket Mode, several connections of one app (real Bolt, fake Slack)', () => {
   let fake: FakeSlack;
@@ -69,5 +95,32 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     expect([d1?.retryAttempt, d2?.retryAttempt]).toEqual([0, 1]);
     expect(d2?.eventId).toBe(d1?.eventId);
     expect(d1?.eventId).toBe(body.event_id);
+  });
+
+  it('stopReceiving closes only its own connection: new events go to the other, its reply still lands', async () => {
+    const gated = new GatedHandler();
+    const other = new EchoHandler();
+    const leaving = await connect(gated);
+    await connect(other);
+    const arrived = gated.nextArrival();
+    await fake.sendEvent(fake.userPost({ channel: 'D1', text: 'before the deploy' }).message, { connection: 1 });
+    await arrived;
+
+    await leaving.stopReceiving();
+    await fake.waitSocketClosed(1);
+    expect(fake.socketConnectionIds).toEqual([2]);
+    expect(leaving.isReady()).toBe(false);
+    expect(conns[1]?.isReady()).toBe(true);
+    for (let i = 2; i <= 4; i++) await fake.sendEvent(fake.userPost({ channel: `D${i}`, text: `m${i}` }).message);
+    await other.answered(3);
+    expect(fake.socketDeliveries.slice(1).map((d) => d.connection)).toEqual([2, 2, 2]);
+
+    // The reply it was writing goes out over the Web API after its connection closed.
+    gated.release();
+    await gated.answered(1);
+    expect(fake.botMessages('D1').map((m) => m.text)).toEqual([renderMrkdwn('You said: before the deploy')]);
+    await leaving.stopReceiving(); // twice is harmless
+    await leaving.stop();
+    expect(fake.socketConnectionIds).toEqual([2]);
   });
 });
