@@ -98,6 +98,8 @@ export async function startBridge(
   });
 
   const connectors: Connector[] = [];
+  /** First steps of a shutdown: connectors that can stop receiving while their replies finish. */
+  const stopReceiving: Array<() => Promise<void>> = [];
   // Open and writable: the store probes itself (every 5 s) and fails on its first write error.
   const probes: Record<string, ReadinessProbe> = { database: healthProbe(store.data) };
   // Each platform's SDK is loaded only when that platform is configured: discord.js and Bolt
@@ -128,6 +130,7 @@ export async function startBridge(
     });
     connectors.push(slack);
     probes.slack = () => slack.isReady();
+    stopReceiving.push(() => slack.stopReceiving());
   }
   const readiness = readinessFrom(probes);
 
@@ -239,7 +242,10 @@ export async function startBridge(
     port,
     async stop() {
       // Stop taking new messages, let replies finish (up to DRAIN_MS), mark the rest interrupted;
-      // only then disconnect, since the last edits need the platform connections.
+      // only then disconnect, since the last edits need the platform connections. Slack's Socket
+      // Mode connection is not needed for them: it closes first, so that Slack sends the events
+      // of the drain to the other replicas' connections instead of this one refusing them.
+      await Promise.allSettled(stopReceiving.map((s) => s()));
       await relay.drain(DRAIN_MS);
       await Promise.allSettled(connectors.map((c) => c.stop()));
       await coordinator.stop(); // leaves the group: the others rebalance at once

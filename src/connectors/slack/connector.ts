@@ -21,6 +21,8 @@ import { ThreadMembership } from './threads.js';
 import { UserNames } from './users.js';
 
 export const EVENTS_PATH = '/slack/events';
+/** How long stopReceiving waits for Slack to answer the Socket Mode close frame. */
+const STOP_RECEIVING_WAIT_MS = 1000;
 
 export interface HttpMounter {
   mount(pathPrefix: string, listener: (req: HttpRequest, res: ServerResponse) => void | Promise<void>): void;
@@ -56,6 +58,13 @@ export interface SlackConnector extends Connector {
   readonly identity: { teamId: string; botUserId: string; botId: string | undefined } | undefined;
   /** Resolves when every event received so far has been handed to the relay (tests). */
   idle(): Promise<void>;
+  /**
+   * The first step of a shutdown: take no more events, keep writing. Socket Mode closes this
+   * process's connection, so Slack sends the app's events to its other connections (the other
+   * replicas) while the replies here finish over the Web API. HTTP mode: nothing (whoever routes
+   * the requests decides). `stop()` still disconnects everything; both may be called twice.
+   */
+  stopReceiving(): Promise<void>;
 }
 
 export function createSlackConnector(opts: SlackConnectorOptions): SlackConnector {
@@ -125,6 +134,15 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   bolt.socket?.client.on('reconnecting', () => {
     socketUp = false;
   });
+  let socketClosing: Promise<void> | undefined;
+  const closeSocket = (): Promise<void> => {
+    const socket = bolt.socket;
+    if (!socket) return Promise.resolve();
+    socketClosing ??= socket.client.disconnect().catch((err: unknown) => {
+      logger.warn({ err: scrubSecrets(String(err)) }, 'Slack Socket Mode did not close cleanly');
+    });
+    return socketClosing;
+  };
 
   const serial = new SerialByKey();
   const deps: IntakeDeps = {
@@ -198,10 +216,23 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       if (bolt.socket) socketUp = true;
       logger.info({ mode: bolt.mode, oauth: Boolean(oauth), streaming: config.streaming }, 'Slack connector started');
     },
+    async stopReceiving() {
+      if (!bolt.socket || !started) return;
+      socketUp = false;
+      // Once the close frame is sent Slack sends nothing more here; its answer is awaited only
+      // briefly, since a peer that never answers would hold the shutdown for 30 s.
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, STOP_RECEIVING_WAIT_MS);
+      });
+      await Promise.race([closeSocket(), bound]).finally(() => clearTimeout(timer));
+      logger.info("Slack Socket Mode connection closing: the app's other connections get the new events");
+    },
     async stop() {
       started = false;
       try {
-        await app.stop();
+        // Socket Mode: the receiver's stop is the socket's disconnect, maybe already under way.
+        await (socketClosing ?? app.stop());
       } catch (err) {
         logger.warn({ err: scrubSecrets(String(err)) }, 'Slack app did not stop cleanly');
       }

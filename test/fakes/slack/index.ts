@@ -6,7 +6,7 @@ import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
 import { blockActionsPayload, type Click } from './interactions.js';
 import { signSlackRequest } from './signer.js';
-import { type EnvelopeOptions, FakeSocketMode } from './socket-mode.js';
+import { type EnvelopeOptions, FakeSocketMode, type SocketDelivery } from './socket-mode.js';
 import { type FakeEphemeral, type FakeMessage, FakeState } from './state.js';
 import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
 import { WriteLog, type WriteLogEntry } from './write-log.js';
@@ -14,12 +14,14 @@ import { WriteLog, type WriteLogEntry } from './write-log.js';
 export type {
   ApiCall,
   Click,
+  EnvelopeOptions,
   FakeEphemeral,
   FakeFileInput,
   FakeMessage,
   FileDownload,
   RateModel,
   RateModelName,
+  SocketDelivery,
   WriteLogEntry,
 };
 export { LOGIN_PAGE } from './files.js';
@@ -84,7 +86,12 @@ export interface FakeSlack {
   /** Refuse the bot token for files (as for a token without files:read): the login page is served. */
   refuseFileToken(refuse: boolean): void;
   readonly socketConnected: boolean;
+  /** Socket Mode connections ever opened (also the number of the newest). */
   readonly socketConnections: number;
+  /** The numbers of the open Socket Mode connections that take envelopes, oldest first. */
+  readonly socketConnectionIds: number[];
+  /** Every Socket Mode envelope sent, in order: to which connection, acked or not. */
+  readonly socketDeliveries: readonly SocketDelivery[];
   readonly rateLimitHits: number;
   rateLimitHitsByMethod: Record<string, number>;
   /** 429s by the bucket that refused, e.g. `chat.update:T0FAKE` or `chat.postMessage:T0FAKE:C1`. */
@@ -124,13 +131,26 @@ export interface FakeSlack {
   sendClick(click: Click): Promise<unknown>;
   /** A click delivered in HTTP mode: a signed form POST with `payload=<json>`. */
   postClick(url: string, click: Click): Promise<{ status: number; body: string }>;
+  /**
+   * An event over Socket Mode, in a new envelope: round-robin over the open connections unless
+   * `connection` or `avoid` choose; resolves with the ack.
+   */
   sendEvent(event: Record<string, unknown>, opts?: EnvelopeOptions & { teamId?: string }): Promise<unknown>;
+  /**
+   * An Events API body (from `envelope`) over Socket Mode, as is: sent again with `retryNum` and
+   * `avoid`, it is Slack's retry of the same event (same `event_id`) on another connection.
+   */
+  deliverEvent(body: Record<string, unknown>, opts?: EnvelopeOptions): Promise<{ connection: number; ack: unknown }>;
   postSignedEvent(
     url: string,
     body: Record<string, unknown>,
     opts?: { badSignature?: boolean; stale?: boolean; noSignature?: boolean; retryNum?: number },
   ): Promise<{ status: number; body: string }>;
   waitConnected(): Promise<void>;
+  /** Resolves once exactly `count` Socket Mode connections take envelopes. */
+  waitSocketConnections(count: number, timeoutMs?: number): Promise<void>;
+  /** Resolves once Socket Mode connection `id` is closed. */
+  waitSocketClosed(id: number, timeoutMs?: number): Promise<void>;
   /** Resolves with the first call (past or future) that matches. */
   waitForCall(pred: (c: ApiCall) => boolean, timeoutMs?: number): Promise<ApiCall>;
   refreshSocket(): void;
@@ -221,6 +241,12 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     get socketConnections() {
       return socket.connections;
     },
+    get socketConnectionIds() {
+      return socket.connectionIds;
+    },
+    get socketDeliveries() {
+      return socket.deliveries;
+    },
     get rateLimitHits() {
       return limiter.hits;
     },
@@ -303,6 +329,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     async sendEvent(event, o = {}) {
       return socket.send('events_api', envelope(event, o.teamId), o);
     },
+    deliverEvent: (body, o = {}) => socket.deliver('events_api', body, o),
     async postSignedEvent(url, body, o = {}) {
       const raw = JSON.stringify(body);
       const ts = Math.floor(Date.now() / 1000) - (o.stale ? 6 * 60 : 0);
@@ -321,6 +348,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       return { status: res.status, body: await res.text() };
     },
     waitConnected: () => socket.waitConnected(),
+    waitSocketConnections: (count, timeoutMs) => socket.waitConnections(count, timeoutMs),
+    waitSocketClosed: (id, timeoutMs) => socket.waitClosed(id, timeoutMs),
     waitForCall(pred, timeoutMs = 10_000) {
       const found = calls.find(pred);
       if (found) return Promise.resolve(found);
