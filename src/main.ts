@@ -132,6 +132,9 @@ export async function startBridge(
     probes.slack = () => slack.isReady();
     stopReceiving.push(() => slack.stopReceiving());
   }
+  // From SIGTERM on, a load balancer should send events to the other replicas.
+  let stopping = false;
+  probes.accepting = () => !stopping || 'shutting down: finishing the replies in flight';
   const readiness = readinessFrom(probes);
 
   const relay = createRelay({
@@ -245,6 +248,7 @@ export async function startBridge(
       // only then disconnect, since the last edits need the platform connections. Slack's Socket
       // Mode connection is not needed for them: it closes first, so that Slack sends the events
       // of the drain to the other replicas' connections instead of this one refusing them.
+      stopping = true;
       await Promise.allSettled(stopReceiving.map((s) => s()));
       await relay.drain(DRAIN_MS);
       await Promise.allSettled(connectors.map((c) => c.stop()));

@@ -295,6 +295,8 @@ export interface ConversationStore {
 export interface EventStore {
   /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
   markSeen(platform: Platform, eventId: string, at: number): Awaitable<boolean>;
+  /** Whether the event was recorded (by any replica), without recording it. */
+  wasSeen(platform: Platform, eventId: string): Awaitable<boolean>;
   /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
   prune(before: number): Awaitable<number>;
 }

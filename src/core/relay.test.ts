@@ -283,6 +283,15 @@ describe('relay', () => {
     expect(conn.writes.map((w) => [w.op, w.text, w.final])).toEqual([['post', 'You said: hi', true]]);
   });
 
+  it('a draining replica says nothing about a retry of an event already taken', async () => {
+    const { conn, relay, run } = setup();
+    expect(await run(conn.send({ text: 'hi', eventId: 'ev-taken' }))).toEqual(status('answered'));
+    const drained = relay.drain(1000);
+    expect(await run(conn.send({ text: 'hi', eventId: 'ev-taken', channelId: 'C2' }))).toEqual(status('duplicate'));
+    expect(conn.contentsIn('C2')).toEqual([]);
+    await drained;
+  });
+
   it('drain refuses new messages, interrupts replies still running after the timeout', async () => {
     const { conn, chat, relay, clock, run, gate, store } = setup();
     chat.script = () => ({ chunks: ['Started', ' never'], gate: gate().promise });

@@ -246,11 +246,12 @@ export function createRelay(deps: RelayDeps): Relay {
     const files = msg.attachments ?? [];
     // Files are content too: a file sent without a word is still a question.
     if (!hasVisibleText(text) && files.length === 0) return r('ignored');
-    // Refusals before markSeen leave the event unseen: a platform retry may still be answered.
-    if (draining) return notice(msg, MESSAGES.restarting).then(() => ({ status: 'interrupted' }));
+    // Refusals before markSeen leave the event unseen: a platform retry may still be answered
+    // (by another replica, say). A retry of an event already taken gets no notice.
+    if (draining) return refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
     if (places.waiting + slots.waiting >= maxQueued) {
       logger.warn({ platform: msg.place.platform, waiting: places.waiting + slots.waiting }, 'queue full: busy notice');
-      return notice(msg, MESSAGES.overloaded).then(() => ({ status: 'queue_full' }));
+      return refuseUnseen(msg, MESSAGES.overloaded, 'queue_full');
     }
     maybePrune(clock.now());
     // The place's turn now, in handle() order; undefined when too many wait there already.
@@ -263,6 +264,20 @@ export function createRelay(deps: RelayDeps): Relay {
         return unexpected(msg, err);
       },
     );
+  }
+
+  async function refuseUnseen(
+    msg: IncomingMessage,
+    text: string,
+    status: HandleResult['status'],
+  ): Promise<HandleResult> {
+    const known = await Promise.resolve(events.wasSeen(msg.place.platform, msg.eventId)).catch(() => false);
+    if (known) {
+      metrics.dedupHit(msg.place.platform);
+      return { status: 'duplicate' };
+    }
+    await notice(msg, text);
+    return { status };
   }
 
   async function seen(msg: IncomingMessage): Promise<boolean> {

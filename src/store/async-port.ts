@@ -42,6 +42,8 @@ export interface AsyncConversationStore {
 export interface AsyncEventStore {
   /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
   markSeen(platform: Platform, eventId: string, at: number): Promise<boolean>;
+  /** Whether the event was recorded, without recording it. */
+  wasSeen(platform: Platform, eventId: string): Promise<boolean>;
   /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
   prune(before: number): Promise<number>;
 }

@@ -218,6 +218,7 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     },
     events: {
       markSeen: g((platform: Platform, eventId: string, at: number) => store.events.markSeen(platform, eventId, at)),
+      wasSeen: g((platform: Platform, eventId: string) => store.events.wasSeen(platform, eventId)),
       prune: g((before: number) => store.events.prune(before)),
     },
     inflight: {

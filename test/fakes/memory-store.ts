@@ -64,6 +64,10 @@ export class MemoryEventStore implements Immediate<EventStore> {
     return true;
   }
 
+  wasSeen(platform: Platform, eventId: string): boolean {
+    return this.seen.has(`${platform}:${eventId}`);
+  }
+
   prune(before: number): number {
     let n = 0;
     for (const [k, at] of this.seen) {

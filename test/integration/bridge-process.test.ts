@@ -61,7 +61,7 @@ describe('assistant-bridge start (real process, both platforms)', () => {
     expect(await health.json()).toEqual({ status: 'ok' });
     const ready = await bridge!.readyz();
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.body).checks).toEqual({ database: true, discord: true, slack: true });
+    expect(JSON.parse(ready.body).checks).toEqual({ database: true, discord: true, slack: true, accepting: true });
   });
 
   it('answers a Discord mention in a thread and a Slack mention in its thread', async () => {

@@ -75,6 +75,10 @@ it('SIGTERM: short replies finish exact, the long one is marked interrupted, new
   const child = bridge;
   await waitFor(() => child.log.some((l) => l.includes('shutting down: draining')), 5_000, 'the drain to start');
   say(d, 'too late', 4);
+  // A load balancer sees the replica leave at once (the replies are still being finished).
+  const ready = await bridge.readyz();
+  expect(ready.status).toBe(503);
+  expect(JSON.parse(ready.body).checks.accepting).toMatch(/shutting down/);
   await Promise.race([bridge.exited, new Promise((r) => setTimeout(r, 20_000))]);
   const elapsed = Date.now() - t0;
 

@@ -233,6 +233,10 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       },
     },
     events: {
+      async wasSeen(platform, eventId) {
+        const r = await q('SELECT 1 FROM processed_events WHERE platform = $1 AND event_id = $2', [platform, eventId]);
+        return r.rows.length > 0;
+      },
       async markSeen(platform, eventId, at) {
         return changed(
           await q(
