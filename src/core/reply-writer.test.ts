@@ -94,6 +94,46 @@ describe('ReplyWriter: the final write', () => {
     });
   }
 
+  it("a two-message reply's finals leave the moment the upstream ends (Discord, 5 per 5 s)", async () => {
+    // ~3,000 chars streamed over ~3 s: the first message is cut at 2,000 while streaming, the
+    // second is posted, and both must be final within the channel's 5 writes. A continuation
+    // posted while streaming costs a write the finals need (its text is not final yet), just
+    // like an intermediate edit, so it must leave what the reply holds for its final.
+    for (const chunkMs of [17, 18, 19, 20, 21, 22, 23, 24, 25, 26]) {
+      const {
+        clock,
+        conn: c,
+        writer: make,
+      } = rig({
+        bucketLimit: 5,
+        bucketWindowMs: 5000,
+        reportHeaders: true,
+        needsFinalWrite: true,
+      });
+      const writer = make('C1');
+      writer.start();
+      let text = '';
+      for (let i = 0; i < 150; i++) {
+        const d = `w${String(i).padStart(3, '0')} lorem ipsum dol `; // 20 chars
+        writer.append(d);
+        text += d;
+        await clock.advance(chunkMs);
+      }
+      const endedAt = clock.now();
+      const done = writer.finish();
+      await clock.advance(10_000);
+      const r = await done;
+      expect(r.messageIds).toHaveLength(2);
+      expect(c.contentsIn('C1').join('')).toBe(text);
+      const finals = c.writes.filter((w) => w.final);
+      const lastAt = Math.max(...c.writes.map((w) => w.at));
+      expect({ chunkMs, delay: lastAt - endedAt }).toEqual({ chunkMs, delay: 0 });
+      expect(finals.at(-1)?.last).toBe(true);
+      expect(c.rateLimitHits).toBe(0);
+      expect(c.violations).toEqual([]);
+    }
+  });
+
   it('a post queued for budget leaves with the text as it is then, and is the final write', async () => {
     const { clock, conn, scheduler, writer: make } = rig({ bucketLimit: 5, bucketWindowMs: 5000 });
     // The channel's budget is spent by someone else: the first post has to wait.

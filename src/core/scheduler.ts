@@ -308,14 +308,14 @@ export class RateLimitScheduler implements WriteScheduler {
       const shadow = this.buckets.state({ key: shadowKey(slot.key, channel), ref: slot.ref, shadow: true }, now);
       const blame = this.blame.limited(slot.key, channel, now, rl.retryAfterMs, !shadow.unlimited);
       if (blame !== 'workspace') {
-        // Only this channel waits; the other channels go on in the workspace bucket.
-        if (blame === 'channel') shadow.learn(now, grantedAt);
+        if (blame !== 'suspect') shadow.learn(now, grantedAt);
         else {
           shadow.lastLimitedAt = now;
           target.probe(now, PROBE_MS);
         }
         shadow.block(now, rl.retryAfterMs);
-        return;
+        // Only this channel waits (the others go on in the workspace bucket), unless both are blamed.
+        if (blame !== 'both') return;
       }
     }
     target.learn(now, grantedAt);

@@ -19,8 +19,8 @@ export interface PacerOptions {
 
 export class WritePacer {
   private modeChosen: StreamMode | undefined;
-  /** An intermediate edit waiting for budget: aborted when the reply ends (the final replaces it). */
-  private pendingEdit: AbortController | undefined;
+  /** An intermediate write waiting for budget: aborted when the reply ends (the final replaces it). */
+  private pendingIntermediate: AbortController | undefined;
   /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
   private releaseHold: (() => void) | undefined;
   /** This reply counts in the post-once gauge. */
@@ -59,23 +59,26 @@ export class WritePacer {
 
   /**
    * Finals of a reply the user already sees come first; a post (the first text, or a post-once
-   * reply's only one) after them; intermediate edits last, leaving what held finals need.
+   * reply's only one) after them; intermediate writes last, leaving what held finals need. A
+   * continuation posted while the reply streams is one of those: its text is not final, so it
+   * costs a write besides the message's final one, like an edit. Left waiting when the reply
+   * ends, it is dropped and asked again as the message's final post (see ended()).
    */
   priority(op: 'post' | 'edit', final: boolean, shown: boolean): WritePriority {
-    if (op === 'edit') return final ? 'final' : 'edit';
-    return final && shown ? 'final' : 'first';
+    if (op === 'post' && !shown) return 'first';
+    return final ? 'final' : 'edit';
   }
 
-  /** A grant for one write; undefined when an intermediate edit was overtaken by the end. */
+  /** A grant for one write; undefined when an intermediate write was overtaken by the end. */
   async acquire(op: 'post' | 'edit', priority: WritePriority): Promise<WriteGrant | undefined> {
     const pending = priority === 'edit' ? new AbortController() : undefined;
-    this.pendingEdit = pending;
+    this.pendingIntermediate = pending;
     try {
       return await this.o.scheduler.acquire(this.o.sink.buckets(op), priority, pending?.signal);
     } catch {
-      return undefined; // an edit overtaken by the end of the reply, or the scheduler was closed
+      return undefined; // an intermediate write overtaken by the end of the reply, or the scheduler closed
     } finally {
-      if (this.pendingEdit === pending) this.pendingEdit = undefined;
+      if (this.pendingIntermediate === pending) this.pendingIntermediate = undefined;
     }
   }
 
@@ -86,11 +89,12 @@ export class WritePacer {
   }
 
   /**
-   * The upstream ended: an edit still queued would show stale text and then need another write, so
-   * it is dropped and the writer asks again with the final's priority.
+   * The upstream ended: an intermediate write still queued (an edit, a continuation post) would
+   * show stale text and then need another write, so it is dropped and the writer asks again with
+   * the final's priority.
    */
   ended(): void {
-    this.pendingEdit?.abort();
+    this.pendingIntermediate?.abort();
   }
 
   /** The reply is over: release what it held. Idempotent. */

@@ -6,8 +6,11 @@
 // - the channel already has a learned limit: the channel;
 // - otherwise the channel is suspected (blocked for the Retry-After, nothing learned yet): the
 //   next write of another channel within the Retry-After decides (the workspace sends one write
-//   at a time meanwhile). Accepted: the workspace had budget, so the channel is limited. Another
-//   429 first, or no decision: the workspace is the limit.
+//   at a time meanwhile; Slack rounds the Retry-After up to whole seconds, so only the part that
+//   is sure counts). Accepted: the workspace had budget, so the channel is limited. Another
+//   429 first, or no decision: the workspace is the limit;
+// - a channel suspected before, undecided, and refused again: both learn a limit. Either may be
+//   the cause, and blaming only one of them would leave the other to refuse a third time.
 
 /** How recently another channel must have had a write accepted to suspect a channel limit. */
 const RECENT_MS = 10_000;
@@ -15,14 +18,28 @@ const RECENT_MS = 10_000;
 const UNDECIDED_MS = 60_000;
 /** How long the workspace bucket sends one write at a time after a suspicion (or until decided). */
 export const PROBE_MS = UNDECIDED_MS;
+/** A channel suspected and left undecided is remembered this long (a stationary limit's horizon). */
+const SUSPECTED_MEMORY_MS = 10 * 60_000;
 
-export type Blame = 'workspace' | 'channel' | 'suspect';
+export type Blame = 'workspace' | 'channel' | 'both' | 'suspect';
+
+/**
+ * Slack's Retry-After is whole seconds, rounded up: the workspace bucket may have had budget again
+ * up to this much before it ran out.
+ */
+const RETRY_AFTER_ROUNDING_MS = 1000;
 
 interface Suspect {
   channel: string;
   at: number;
-  /** The 429's Retry-After: were the workspace bucket empty, nothing would pass before then. */
+  /** The 429's Retry-After ran out: the suspicion is undecided from then on. */
   until: number;
+  /**
+   * Were the workspace bucket empty, nothing would pass before then: the Retry-After less its
+   * rounding. Only a write granted before it is evidence (one granted later may have had the
+   * token the workspace refilled meanwhile).
+   */
+  proofUntil: number;
 }
 
 interface WorkspaceTrack {
@@ -30,6 +47,8 @@ interface WorkspaceTrack {
   suspect: Suspect | undefined;
   /** When a suspicion last expired without a decision. */
   undecidedAt: number;
+  /** Channels suspected and not confirmed since, by when (pruned after SUSPECTED_MEMORY_MS). */
+  suspected: Map<string, number>;
 }
 
 export class ChannelBlame {
@@ -38,7 +57,12 @@ export class ChannelBlame {
   private track(workspaceKey: string): WorkspaceTrack {
     let t = this.tracks.get(workspaceKey);
     if (t === undefined) {
-      t = { lastAccepted: new Map(), suspect: undefined, undecidedAt: Number.NEGATIVE_INFINITY };
+      t = {
+        lastAccepted: new Map(),
+        suspect: undefined,
+        undecidedAt: Number.NEGATIVE_INFINITY,
+        suspected: new Map(),
+      };
       this.tracks.set(workspaceKey, t);
     }
     return t;
@@ -46,8 +70,8 @@ export class ChannelBlame {
 
   /**
    * A write in `channel` was accepted. Returns a suspected channel this confirms: the write went
-   * to another channel, granted after the 429 and before its Retry-After ran out (an empty
-   * workspace bucket would have refused it; after the Retry-After it may have refilled).
+   * to another channel, granted after the 429 and before the shortest wait its Retry-After allows
+   * ran out (an empty workspace bucket would have refused it; after that it may have refilled).
    */
   accepted(workspaceKey: string, channel: string, now: number, grantedAt: number): string | undefined {
     const t = this.track(workspaceKey);
@@ -58,8 +82,9 @@ export class ChannelBlame {
       t.lastAccepted.delete(c);
     }
     const s = this.live(t, now);
-    if (s === undefined || s.channel === channel || grantedAt < s.at || grantedAt >= s.until) return undefined;
+    if (s === undefined || s.channel === channel || grantedAt < s.at || grantedAt >= s.proofUntil) return undefined;
     t.suspect = undefined;
+    t.suspected.delete(s.channel);
     return s.channel;
   }
 
@@ -67,16 +92,29 @@ export class ChannelBlame {
   limited(workspaceKey: string, channel: string, now: number, retryAfterMs: number, channelLearned: boolean): Blame {
     const t = this.track(workspaceKey);
     const s = this.live(t, now);
+    for (const [c, at] of t.suspected) {
+      if (now - at <= SUSPECTED_MEMORY_MS) break; // ordered by time
+      t.suspected.delete(c);
+    }
+    const again = !channelLearned && t.suspected.has(channel);
     if (s !== undefined || now - t.undecidedAt < UNDECIDED_MS) {
       // Refused again before another channel showed the workspace had budget: the workspace
-      // is the safe blame.
+      // is the safe blame (and the channel too, when it is the one refused before).
       t.suspect = undefined;
       t.undecidedAt = Number.NEGATIVE_INFINITY;
-      return 'workspace';
+      return again ? 'both' : 'workspace';
     }
+    if (again) return 'both';
     if (!this.othersSince(t, channel, now - RECENT_MS)) return 'workspace';
     if (channelLearned) return 'channel';
-    t.suspect = { channel, at: now, until: now + retryAfterMs };
+    t.suspected.delete(channel); // re-insert: the map stays ordered by time
+    t.suspected.set(channel, now);
+    t.suspect = {
+      channel,
+      at: now,
+      until: now + retryAfterMs,
+      proofUntil: now + Math.max(0, retryAfterMs - RETRY_AFTER_ROUNDING_MS),
+    };
     return 'suspect';
   }
 

@@ -178,6 +178,40 @@ describe('learned budgets', () => {
     expect(s2.budget(shadowKey(UPDATE.key, 'C1'))?.learned).toBe(false);
   });
 
+  it('(c) a write accepted after a whole-second Retry-After could have ended is no evidence of a channel limit', async () => {
+    // Slack rounds Retry-After up to whole seconds: "2" may mean the workspace bucket had a token
+    // again 1.1 s later. Only a write of another channel accepted before that proves it had one.
+    const inChannel = (c: string): BucketRef => ({ ...UPDATE, channelKey: c });
+    for (const [afterMs, learned] of [
+      [1500, false],
+      [500, true],
+    ] as const) {
+      const clock = new ManualClock();
+      const s = new RateLimitScheduler({ clock, marginMs: 0 });
+      (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
+      (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 2000 } });
+      await clock.advance(afterMs);
+      (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
+      expect({ afterMs, learned: s.budget(shadowKey(UPDATE.key, 'C1'))?.learned }).toEqual({ afterMs, learned });
+    }
+  });
+
+  it('(c) a channel suspected, left undecided and refused again: the channel and the workspace both learn', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock, marginMs: 0 });
+    const inChannel = (c: string): BucketRef => ({ ...UPDATE, channelKey: c });
+    (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
+    (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
+    // no other channel writes within the Retry-After: undecided
+    await clock.advance(2 * MIN);
+    (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
+    expect(s.budget(shadowKey(UPDATE.key, 'C1'))?.learned).toBe(false);
+    (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
+    // blaming only the workspace would leave C1 free to be refused a third time, and the reverse
+    expect(s.budget(shadowKey(UPDATE.key, 'C1'))?.learned).toBe(true);
+    expect(s.budget(UPDATE.key)?.learned).toBe(true);
+  });
+
   it('(d) finals are never starved by edits: each goes within the final horizon', async () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock });
