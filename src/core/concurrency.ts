@@ -1,4 +1,5 @@
 import type { Release } from './place-queue.js';
+import type { Clock } from './ports.js';
 
 // MAX_CONCURRENT_REPLIES: upstream calls in flight at once; the rest wait in FIFO order.
 
@@ -49,4 +50,15 @@ export class Semaphore {
       else this.active--;
     };
   }
+}
+
+/** Resolves once every promise in `pending` (as it is now) settled, or after `ms`, whichever first. */
+export function settledOrTimeout(pending: ReadonlySet<Promise<unknown>>, ms: number, clock: Clock): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = clock.setTimeout(resolve, ms);
+    void Promise.allSettled([...pending]).then(() => {
+      timer.clear();
+      resolve();
+    });
+  });
 }

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { attachmentBlock, skippedNotice } from './attachments.js';
 import { isAllowed } from './allowlist.js';
-import { Semaphore } from './concurrency.js';
+import { Semaphore, settledOrTimeout } from './concurrency.js';
 import { Conversations } from './conversations.js';
 import { recordVote } from './feedback-votes.js';
 import { LiveReplies } from './live-replies.js';
 import { postNotice } from './notices.js';
+import { pruner } from './pruning.js';
 import { PlaceQueue, type Release } from './place-queue.js';
 import {
   type Connector,
@@ -49,13 +50,6 @@ export type {
 
 const RESET_RE = /^reset$/i;
 const STOP_RE = /^stop$/i;
-/** Replies remembered for votes this long (their votes are kept). */
-const FEEDBACK_REPLY_KEEP_MS = 90 * 24 * 3600_000;
-
-/** Dedup is kept this long (CONTRACT: 24 hours); finished reply records a week, for diagnosis. */
-const DEDUP_KEEP_MS = 24 * 3600_000;
-const INFLIGHT_KEEP_MS = 7 * 24 * 3600_000;
-const PRUNE_EVERY_MS = 3600_000;
 
 export function createRelay(deps: RelayDeps): Relay {
   const { settings, clock, metrics, events, inflight } = deps;
@@ -83,24 +77,11 @@ export function createRelay(deps: RelayDeps): Relay {
   const pending = new Set<Promise<HandleResult>>();
   let draining = false;
   let running = 0;
-  let lastPrune = clock.now();
   /** Replies being written, by reply key and by place (one per place: the place queue). */
   const live = new LiveReplies();
   deps.remoteStops?.onStop((replyKey, userId) => live.stop(replyKey, userId));
 
-  /** Forget old dedup entries and finished reply records, at most once an hour, in the background. */
-  function maybePrune(now: number): void {
-    if (now - lastPrune < PRUNE_EVERY_MS) return;
-    lastPrune = now;
-    void (async () => {
-      const events_ = await events.prune(now - DEDUP_KEEP_MS);
-      const replies = await inflight.prune(now - INFLIGHT_KEEP_MS);
-      await deps.feedback?.prune(now - FEEDBACK_REPLY_KEEP_MS);
-      if (events_ + replies > 0) logger.debug({ events: events_, replies }, 'pruned old records');
-    })().catch((err: unknown) =>
-      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning old records failed'),
-    );
-  }
+  const maybePrune = pruner({ events, inflight, feedback: deps.feedback, clock, logger });
 
   const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
@@ -359,16 +340,6 @@ export function createRelay(deps: RelayDeps): Relay {
     });
   }
 
-  function waitAll(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = clock.setTimeout(resolve, ms);
-      void Promise.allSettled([...pending]).then(() => {
-        timer.clear();
-        resolve();
-      });
-    });
-  }
-
   return {
     rateLimits: scheduler,
 
@@ -415,11 +386,11 @@ export function createRelay(deps: RelayDeps): Relay {
 
     async drain(timeoutMs: number): Promise<void> {
       draining = true;
-      await waitAll(timeoutMs);
+      await settledOrTimeout(pending, timeoutMs, clock);
       if (pending.size === 0) return;
       logger.info({ replies: pending.size }, 'interrupting replies still running at shutdown');
       shutdown.abort(new Error('shutting down'));
-      await waitAll(deps.drainGraceMs ?? 2000);
+      await settledOrTimeout(pending, deps.drainGraceMs ?? 2000, clock);
     },
 
     stats() {

@@ -10,16 +10,9 @@ import {
 } from './chat-port.js';
 import type { Conversations, ConversationTurn } from './conversations.js';
 import type { BridgeMetrics } from './metrics-port.js';
-import type {
-  Awaitable,
-  Clock,
-  FeedbackStore,
-  FeedbackVote,
-  IncomingMessage,
-  InFlightBegin,
-  InFlightStore,
-} from './ports.js';
+import type { Clock, FeedbackStore, FeedbackVote, IncomingMessage, InFlightBegin, InFlightStore } from './ports.js';
 import { placeKey } from './ports.js';
+import { laterWrites } from './later-writes.js';
 import { pump } from './pump.js';
 import type { WriteScheduler } from './scheduler.js';
 import type { ThreadContext } from './thread-context.js';
@@ -360,29 +353,6 @@ export async function runTurn(
   const reason = result.error !== undefined ? 'platform' : errorReason(result.sourceError);
   metrics.replyFailed(platform, reason);
   return 'failed';
-}
-
-interface LaterWrites {
-  (what: string, fn: () => Awaitable<unknown>): void;
-  /** Resolves once every write queued so far is done (or failed and was logged). */
-  settled(): Promise<void>;
-}
-
-/**
- * A reply's bookkeeping writes (progress, ids, the end), one after another in the order queued,
- * without the reply waiting for them: a database round trip must not delay the user's text.
- * Crash-repair bookkeeping must not break a reply the user is already seeing either: a store that
- * fails mid-reply (it went read-only, the disk filled) costs the repair record, not the reply.
- */
-function laterWrites(log: Logger): LaterWrites {
-  let tail: Promise<void> = Promise.resolve();
-  const queue = (what: string, fn: () => Awaitable<unknown>) => {
-    tail = tail.then(fn).then(
-      () => {},
-      (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`),
-    );
-  };
-  return Object.assign(queue, { settled: () => tail });
 }
 
 function errorReason(err: unknown): string {

@@ -1,0 +1,138 @@
+import type { Place, Platform, ReplyTarget } from './place.js';
+import type { Vote } from './ports.js';
+
+// ---- persistence ports (src/store: better-sqlite3, or PostgreSQL shared by several replicas) ----
+//
+// Every store call may answer now (SQLite, the in-memory test stores) or later (PostgreSQL): the
+// core awaits each one. Operations two replicas may race on are atomic in the store itself.
+
+/** A store's answer: a value now, or a promise of it. */
+export type Awaitable<T> = T | Promise<T>;
+
+type ImmediateFn<F> = F extends (...args: infer A) => infer R ? (...args: A) => Awaited<R> : F;
+/** A port whose implementation answers synchronously (better-sqlite3, the in-memory test stores). */
+export type Immediate<T> = { [K in keyof T]: ImmediateFn<T[K]> };
+
+export interface ConversationRecord {
+  place: Place;
+  botId: string;
+  /** The chat service's flavor when the mapping was made (ChatService.flavor). */
+  flavor: string;
+  /** Upstream conversation id; undefined while the upstream has not named a new conversation yet. */
+  upstreamId: string | undefined;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+/**
+ * What `replaceIfUnchanged` expects to find: `undefined` no mapping for the place at all; `null` a
+ * mapping whose upstream id is not known yet; a string, a mapping with that upstream id.
+ */
+export type ExpectedUpstreamId = string | null | undefined;
+
+/** The `expected` argument for a record as read by `get` (undefined: none was found). */
+export function expectedOf(rec: ConversationRecord | undefined): ExpectedUpstreamId {
+  return rec === undefined ? undefined : (rec.upstreamId ?? null);
+}
+
+export interface ConversationStore {
+  get(place: Place): Awaitable<ConversationRecord | undefined>;
+  /** Insert or replace the mapping of a place. */
+  put(rec: ConversationRecord): Awaitable<void>;
+  touch(place: Place, at: number): Awaitable<void>;
+  delete(place: Place): Awaitable<void>;
+  /**
+   * Compare-and-set: writes `next` only if the place's mapping is still what the caller read
+   * (see ExpectedUpstreamId). Of two replicas renewing the same expired place, exactly one gets
+   * true; the other reads the winner's mapping and uses it. A store only one process ever uses
+   * may leave it out (the core then puts).
+   */
+  replaceIfUnchanged?(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): Awaitable<boolean>;
+}
+
+export interface EventStore {
+  /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
+  markSeen(platform: Platform, eventId: string, at: number): Awaitable<boolean>;
+  /** Whether the event was recorded (by any replica), without recording it. */
+  wasSeen(platform: Platform, eventId: string): Awaitable<boolean>;
+  /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
+  prune(before: number): Awaitable<number>;
+}
+
+export type InFlightState = 'streaming' | 'done' | 'interrupted' | 'failed';
+
+export interface InFlightRecord {
+  id: number;
+  platform: Platform;
+  eventId: string;
+  target: ReplyTarget;
+  /** Platform ids of the reply's messages, in order. */
+  messageIds: string[];
+  /** Text of the last message as last written (to append the interruption note after a crash). */
+  lastText: string;
+  upstreamId: string | undefined;
+  state: InFlightState;
+  startedAt: number;
+  updatedAt: number;
+}
+
+export interface InFlightBegin {
+  platform: Platform;
+  eventId: string;
+  target: ReplyTarget;
+  upstreamId?: string;
+  at: number;
+  /** The replica writing the reply (REPLICA_ID), so crash repair touches only replies of gone ones. */
+  owner?: string;
+}
+
+export interface InFlightStore {
+  begin(rec: InFlightBegin): Awaitable<number>;
+  /** After each platform write: the reply's message ids and the current message's text. */
+  progress(id: number, messageIds: string[], lastText: string, at: number): Awaitable<void>;
+  setUpstreamId(id: number, upstreamId: string): Awaitable<void>;
+  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): Awaitable<void>;
+  /** Replies still `streaming` (left by a crash), optionally for one platform. */
+  listOpen(platform?: Platform): Awaitable<InFlightRecord[]>;
+  /** Remove finished records older than `before`. */
+  prune(before: number): Awaitable<number>;
+}
+
+/** A finished reply that showed feedback buttons: what a vote on it needs to know. */
+export interface FeedbackReply {
+  replyKey: string;
+  platform: Platform;
+  placeKey: string;
+  /** The upstream conversation the reply belongs to (undefined if the upstream never named it). */
+  upstreamId: string | undefined;
+  /** The upstream's id of the reply when it gave one, else the reply's last platform message id. */
+  messageId: string;
+  at: number;
+}
+
+export interface FeedbackVote {
+  replyKey: string;
+  userId: string;
+  placeKey: string;
+  upstreamId: string | undefined;
+  messageId: string;
+  vote: Vote;
+  at: number;
+  /** When it was sent upstream (metadata.feedback); undefined while pending. */
+  deliveredAt: number | undefined;
+}
+
+export interface FeedbackStore {
+  rememberReply(reply: FeedbackReply): Awaitable<void>;
+  reply(replyKey: string): Awaitable<FeedbackReply | undefined>;
+  /** Insert or replace the user's vote on the reply (pending again until delivered). */
+  vote(v: Omit<FeedbackVote, 'deliveredAt'>): Awaitable<void>;
+  /** The user's votes in an upstream conversation not yet sent upstream, oldest first. */
+  pending(upstreamId: string, userId: string): Awaitable<FeedbackVote[]>;
+  /** Mark votes as sent upstream. */
+  delivered(votes: { replyKey: string; userId: string }[], at: number): Awaitable<void>;
+  /** Every vote on replies of an upstream conversation, oldest first (the CLI). */
+  forConversation(upstreamId: string): Awaitable<FeedbackVote[]>;
+  /** Forget replies (not votes) remembered before `before`. */
+  prune(before: number): Awaitable<number>;
+}
