@@ -3,7 +3,6 @@ import type { BudgetStore, FeedbackStore } from './core/ports.js';
 import { componentLogger, type Logger } from './logger.js';
 import type { AsyncStore } from './store/async-port.js';
 import { MigrationError, openStore } from './store/index.js';
-import { createPgStore, describePgUrl } from './store/pg/index.js';
 import { createSqliteAsyncStore } from './store/sqlite-async.js';
 
 // The store `start` runs on: SQLite at DATABASE_PATH (one process), or PostgreSQL at DATABASE_URL
@@ -22,6 +21,8 @@ export interface BridgeStore {
 export async function openBridgeStore(config: Config, root: Logger): Promise<BridgeStore | undefined> {
   const log = componentLogger(root, 'store');
   if (config.postgres !== undefined) {
+    // The driver is loaded only when it is used: it is ~10 MB of an idle SQLite bridge's memory.
+    const { createPgStore, describePgUrl } = await import('./store/pg/index.js');
     const where = describePgUrl(config.postgres.url);
     try {
       const data = await createPgStore(config.postgres.url, { replicaId: config.replica.id, logger: log });
