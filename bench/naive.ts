@@ -1,5 +1,7 @@
+import { startEmulator } from '../src/emulator/index.js';
 import { startFakeDiscord } from '../test/fakes/discord/index.js';
-import { joinSplit } from './text.js';
+import type { NaiveResult } from './report.js';
+import { joinSplit, percentile, round } from './text.js';
 
 // The baseline a bridge is measured against: read the same upstream stream and write to the
 // same fake Discord, posting the first text and then editing the message on EVERY chunk, one
@@ -139,4 +141,43 @@ export async function runNaive(opts: {
   const rateLimitHits = fake.rateLimitHits;
   await fake.close();
   return { replies, rateLimitHits, startedAt, endedAt };
+}
+
+/** The naive client at one level against the emulator, as a row of the bench's table. */
+export async function runNaiveLevel(
+  level: number,
+  o: { apiKey: string; directives: string; expected: string },
+): Promise<NaiveResult> {
+  const emulator = await startEmulator({ port: 0, apiKey: o.apiKey, bots: ['demo-bot'], maxRecordedRequests: 1000 });
+  try {
+    const out = await runNaive({
+      level,
+      upstreamUrl: emulator.url,
+      apiKey: o.apiKey,
+      message: (tag) => `bench-${tag} ${o.directives}`,
+      expected: o.expected,
+    });
+    const firstText = out.replies.flatMap((r) =>
+      r.firstTextAt !== undefined && r.firstChunkAt !== undefined ? [r.firstTextAt - r.firstChunkAt] : [],
+    );
+    const finalText = out.replies.flatMap((r) =>
+      r.finalAt !== undefined && r.endAt !== undefined ? [r.finalAt - r.endAt] : [],
+    );
+    const writes = out.replies.reduce((s, r) => s + r.writes, 0);
+    const attempts = writes + out.replies.reduce((s, r) => s + r.rateLimited, 0);
+    return {
+      platform: 'discord',
+      level,
+      replies: level,
+      exact: out.replies.filter((r) => r.exact).length,
+      firstTextMs: { p50: round(percentile(firstText, 50)), p99: round(percentile(firstText, 99)) },
+      finalTextMs: { p50: round(percentile(finalText, 50)), p99: round(percentile(finalText, 99)) },
+      writesPerReply: round(writes / level, 2),
+      attemptsPerReply: round(attempts / level, 2),
+      rateLimited: out.rateLimitHits,
+      wallSeconds: round((out.endedAt - out.startedAt) / 1000, 2),
+    };
+  } finally {
+    await emulator.close();
+  }
 }

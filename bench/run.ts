@@ -9,8 +9,10 @@ import { replyText } from '../src/emulator/replies.js';
 import { metricSum, startBridge } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
 import { type HostileResult, runHostile } from './hostile.js';
-import { runNaive } from './naive.js';
+import { runNaiveLevel } from './naive.js';
 import { formatTable, type LevelResult, type LoneResult, type NaiveResult } from './report.js';
+import { formatReplicas } from './replica-report.js';
+import { REPLICA_DEFAULTS, type ReplicaResult, runReplicaBench } from './replicas.js';
 import { discordRig, type Platform, type PlatformRig, type ReplyHandle, slackRig } from './rigs.js';
 import { percentile, round } from './text.js';
 import { isRateModelName, RATE_MODEL_NAMES, type RateModelName } from '../test/fakes/slack/rate-models.js';
@@ -39,6 +41,10 @@ const { values: args } = parseArgs({
     /** Only the hostile-input section (bench/hostile.ts), about 1 minute. */
     'hostile-only': { type: 'boolean', default: false },
     'skip-hostile': { type: 'boolean', default: false },
+    /** Only the several-replicas section (bench/replicas.ts), about 2 minutes; needs PostgreSQL. */
+    'replicas-only': { type: 'boolean', default: false },
+    'skip-replicas': { type: 'boolean', default: false },
+    'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
   },
 });
 
@@ -266,41 +272,6 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
   }
 }
 
-async function runNaiveLevel(level: number): Promise<NaiveResult> {
-  const emulator = await startEmulator({ port: 0, apiKey: API_KEY, bots: ['demo-bot'], maxRecordedRequests: 1000 });
-  try {
-    const out = await runNaive({
-      level,
-      upstreamUrl: emulator.url,
-      apiKey: API_KEY,
-      message: (tag) => `bench-${tag} ${DIRECTIVES}`,
-      expected: EXPECTED,
-    });
-    const firstText = out.replies.flatMap((r) =>
-      r.firstTextAt !== undefined && r.firstChunkAt !== undefined ? [r.firstTextAt - r.firstChunkAt] : [],
-    );
-    const finalText = out.replies.flatMap((r) =>
-      r.finalAt !== undefined && r.endAt !== undefined ? [r.finalAt - r.endAt] : [],
-    );
-    const writes = out.replies.reduce((s, r) => s + r.writes, 0);
-    const attempts = writes + out.replies.reduce((s, r) => s + r.rateLimited, 0);
-    return {
-      platform: 'discord',
-      level,
-      replies: level,
-      exact: out.replies.filter((r) => r.exact).length,
-      firstTextMs: { p50: round(percentile(firstText, 50)), p99: round(percentile(firstText, 99)) },
-      finalTextMs: { p50: round(percentile(finalText, 50)), p99: round(percentile(finalText, 99)) },
-      writesPerReply: round(writes / level, 2),
-      attemptsPerReply: round(attempts / level, 2),
-      rateLimited: out.rateLimitHits,
-      wallSeconds: round((out.endedAt - out.startedAt) / 1000, 2),
-    };
-  } finally {
-    await emulator.close();
-  }
-}
-
 async function main(): Promise<void> {
   // Many concurrent fetches share abort signals inside undici and the emulator; not a leak.
   setMaxListeners(0);
@@ -313,13 +284,14 @@ async function main(): Promise<void> {
     `bench: ${platforms.join('+')}: discord at ${levels.join(', ')}, slack at ${slackLevels.join(', ')} under ${slackModels.join(', ')}; replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
   );
   const hostileOnly = args['hostile-only'] === true;
+  const replicasOnly = args['replicas-only'] === true;
   let decoding: DecodingResult | undefined;
-  if (!hostileOnly) {
+  if (!hostileOnly && !replicasOnly) {
     log('bench: decoding ...');
     decoding = runDecoding();
     log(`bench: decoding: 20,000 application/json chunks in ${decoding.json20k.ms} ms`);
   }
-  const decodeOnly = args['decode-only'] === true || hostileOnly;
+  const decodeOnly = args['decode-only'] === true || hostileOnly || replicasOnly;
   for (const platform of decodeOnly ? [] : platforms) {
     const runs: { level: number; model?: RateModelName }[] =
       platform === 'slack'
@@ -344,12 +316,17 @@ async function main(): Promise<void> {
   }
   for (const level of decodeOnly ? [] : naiveLevels) {
     log(`bench: naive discord ${level} ...`);
-    naive.push(await runNaiveLevel(level));
+    naive.push(await runNaiveLevel(level, { apiKey: API_KEY, directives: DIRECTIVES, expected: EXPECTED }));
   }
   let hostile: HostileResult | undefined;
-  if (hostileOnly || (args['skip-hostile'] !== true && args['decode-only'] !== true)) {
+  if (hostileOnly || (args['skip-hostile'] !== true && !decodeOnly)) {
     log('bench: hostile input ...');
     hostile = await runHostile({}, log);
+  }
+  let replicas: ReplicaResult | undefined;
+  if (replicasOnly || (args['skip-replicas'] !== true && !decodeOnly)) {
+    const scaleReplicas = String(args['replica-counts']).split(',').filter(Boolean).map(Number);
+    replicas = await runReplicaBench({ ...REPLICA_DEFAULTS, scaleReplicas }, log);
   }
   const machine = {
     cpu: cpus()[0]?.model ?? 'unknown',
@@ -384,16 +361,17 @@ async function main(): Promise<void> {
     naive,
     decoding,
     hostile,
+    replicas,
     lone,
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
-  process.stdout.write(`${formatTable(doc)}\n`);
+  process.stdout.write(`${formatTable(doc)}\n${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}`);
   const file =
     args.out ??
     join(
       'bench',
       'results',
-      `${doc.date.slice(0, 10)}-${hostileOnly ? 'hostile' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
+      `${doc.date.slice(0, 10)}-${hostileOnly ? 'hostile' : replicasOnly ? 'replicas' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
     );
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);

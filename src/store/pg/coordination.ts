@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { ASYNC_COMMIT } from './async-commit.js';
 import type { BudgetStore, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from '../async-port.js';
 import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../budget-repo.js';
 import { type LeaseRow, liveLease } from '../lease-row.js';
@@ -46,10 +47,12 @@ export function pgLeases(q: Query): PlaceLeases {
     async tryAcquire(key, id, now, leaseMs, ticket) {
       // The conflicting row is locked while the WHERE is checked: of two replicas taking over one
       // stale lease, the second re-reads the first's fresh row and gets no row back. With a
-      // ticket, nothing is inserted while an older message of a live replica waits in the place.
-      const r = await q(
-        `INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at)
-         SELECT $1, $2, $3, $3 WHERE $5::text IS NULL OR NOT EXISTS (
+      // ticket, nothing is inserted while an older message of a live replica waits in the place,
+      // and a ticket that wins leaves the line in the same statement (one round trip, not two).
+      const r = await q<{ won: number }>(
+        `WITH won AS (
+         INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at)
+         SELECT $1, $2, $3, $3 FROM ${ASYNC_COMMIT} WHERE $5::text IS NULL OR NOT EXISTS (
            SELECT 1 FROM place_waiters w JOIN replicas rw ON rw.replica_id = w.replica_id
            WHERE w.place_key = $1 AND rw.heartbeat_at >= $4 AND w.ticket <> $5
              AND (w.arrived_at < $6 OR (w.arrived_at = $6 AND w.ticket < $5)))
@@ -60,18 +63,17 @@ export function pgLeases(q: Query): PlaceLeases {
          WHERE place_leases.holder = excluded.holder
             OR (place_leases.renewed_at < $4
                 AND NOT EXISTS (SELECT 1 FROM replicas r
-                                WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= $4))`,
+                                WHERE r.replica_id = place_leases.holder AND r.heartbeat_at >= $4))
+         RETURNING 1),
+         left_line AS (DELETE FROM place_waiters WHERE place_key = $1 AND ticket = $5 AND EXISTS (SELECT 1 FROM won))
+         SELECT count(*)::int AS won FROM won`,
         [key, id, now, now - leaseMs, ticket?.id ?? null, ticket?.at ?? 0],
       );
-      const won = changed(r);
-      if (won && ticket !== undefined) {
-        await q('DELETE FROM place_waiters WHERE place_key = $1 AND ticket = $2', [key, ticket.id]);
-      }
-      return won;
+      return (r.rows[0]?.won ?? 0) > 0;
     },
     async join(key, ticket, replicaId) {
       await q(
-        `INSERT INTO place_waiters (place_key, ticket, replica_id, arrived_at) VALUES ($1, $2, $3, $4)
+        `INSERT INTO place_waiters (place_key, ticket, replica_id, arrived_at) SELECT $1, $2, $3, $4 FROM ${ASYNC_COMMIT}
          ON CONFLICT (place_key, ticket) DO NOTHING`,
         [key, ticket.id, replicaId, ticket.at],
       );

@@ -9,6 +9,7 @@ import type { Migration } from '../migrate.js';
 import { toRecord as conversationFromRow, type Row as ConversationRow } from '../conversation-repo.js';
 import { type OwnedRow, toOwnedRecord } from '../inflight-repo.js';
 import { conversationParams } from '../sqlite-async.js';
+import { ASYNC_COMMIT } from './async-commit.js';
 import { classifyPgError } from './errors.js';
 import { pgBudgets, pgLeases, pgReplicas, type Query } from './coordination.js';
 import { pgFeedback } from './feedback.js';
@@ -199,7 +200,10 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         );
       },
       async touch(place, at) {
-        await q('UPDATE conversations SET last_used_at = $1 WHERE place_key = $2', [at, placeKey(place)]);
+        await q(`UPDATE conversations SET last_used_at = $1 FROM ${ASYNC_COMMIT} WHERE place_key = $2`, [
+          at,
+          placeKey(place),
+        ]);
       },
       async delete(place) {
         await q('DELETE FROM conversations WHERE place_key = $1', [placeKey(place)]);
@@ -240,7 +244,8 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       async markSeen(platform, eventId, at) {
         return changed(
           await q(
-            'INSERT INTO processed_events (platform, event_id, seen_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+            `INSERT INTO processed_events (platform, event_id, seen_at) SELECT $1, $2, $3 FROM ${ASYNC_COMMIT}
+             ON CONFLICT DO NOTHING`,
             [platform, eventId, at],
           ),
         );
@@ -253,7 +258,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       async begin(rec) {
         const r = await q<{ id: number }>(
           `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, owner, started_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
+           SELECT $1, $2, $3, $4, $5, $6, $6 FROM ${ASYNC_COMMIT} RETURNING id`,
           [rec.platform, rec.eventId, JSON.stringify(rec.target), rec.upstreamId ?? null, rec.owner, rec.at],
         );
         const id = r.rows[0]?.id;
@@ -261,12 +266,10 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         return id;
       },
       async progress(id, messageIds, lastText, at) {
-        await q('UPDATE replies_in_flight SET message_ids = $1, last_text = $2, updated_at = $3 WHERE id = $4', [
-          JSON.stringify(messageIds),
-          lastText,
-          at,
-          id,
-        ]);
+        await q(
+          `UPDATE replies_in_flight SET message_ids = $1, last_text = $2, updated_at = $3 FROM ${ASYNC_COMMIT} WHERE id = $4`,
+          [JSON.stringify(messageIds), lastText, at, id],
+        );
       },
       async setUpstreamId(id, upstreamId) {
         await q('UPDATE replies_in_flight SET upstream_id = $1 WHERE id = $2', [upstreamId, id]);

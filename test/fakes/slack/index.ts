@@ -46,7 +46,15 @@ export interface FakeSlackOptions {
   writeLogMax?: number;
   oauth?: { clientId: string; clientSecret: string };
   pingIntervalMs?: number;
+  /**
+   * More workspaces the app is installed in (multi-workspace OAuth): each team id gets a bot
+   * token of its own (workspaceBotToken), so the rate limits count it as its own workspace.
+   */
+  workspaces?: string[];
 }
+
+/** The bot token of a workspace given in FakeSlackOptions.workspaces. */
+export const workspaceBotToken = (teamId: string) => `xoxb-fake-bot-token-${teamId}`;
 
 export interface UserPost {
   channel: string;
@@ -166,6 +174,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const state = new FakeState();
   state.tokens.set(botToken, { ...ids, kind: 'bot' });
   state.tokens.set(appToken, { ...ids, kind: 'app' });
+  for (const teamId of opts.workspaces ?? [])
+    state.tokens.set(workspaceBotToken(teamId), { ...ids, teamId, kind: 'bot' });
   const now = opts.now ?? Date.now;
   const limiter = new FakeRateLimiter(resolveRateModel(opts), now);
   const writeLog = new WriteLog(opts.writeLogMax);

@@ -1,0 +1,18 @@
+// Writes that do not wait for their commit to reach the disk.
+//
+// On the reply's path the bridge writes a few small rows before it asks the upstream: the dedup
+// record, its place in the line, the place's lease, the conversation's last use, the reply in
+// flight. Each is its own transaction, and with PostgreSQL's default (synchronous_commit = on)
+// each commit waits for a WAL flush: about half a millisecond unloaded, several under load, once
+// per row. These rows are the kind SQLite keeps with synchronous = NORMAL (no flush per commit),
+// so they are committed the same way here: asynchronously, for their own transaction only
+// (set_config(..., true) is local to the transaction, and the setting in effect at commit decides;
+// the session keeps the operator's setting). Nothing else changes: the row is visible to every
+// other replica at once, locks and conflicts behave as before. A crash of the database server
+// itself may lose the last fraction of a second of such writes (wal_writer_delay, 200 ms by
+// default, times three at most), never corrupting anything; a crash of a replica loses nothing.
+// Writes that must outlive a database crash (conversation mappings, Slack installations, OAuth
+// states, votes) do not use it.
+
+/** A one-row FROM item that makes the statement's transaction commit asynchronously. */
+export const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`;
