@@ -6,6 +6,7 @@ import { Semaphore, settledOrTimeout } from './concurrency.js';
 import { Conversations } from './conversations.js';
 import { recordVote } from './feedback-votes.js';
 import { LiveReplies } from './live-replies.js';
+import { dedupOf } from './dedup.js';
 import { postNotice } from './notices.js';
 import { pruner } from './pruning.js';
 import { PlaceQueue, type Release } from './place-queue.js';
@@ -20,7 +21,7 @@ import {
   type Vote,
 } from './ports.js';
 import { type RecoveryReport, recoverInterrupted } from './recovery.js';
-import type { PlaceHold, Relay, RelayDeps } from './relay-types.js';
+import type { PlaceHold, PlaceTicket, Relay, RelayDeps } from './relay-types.js';
 import { runTurn } from './reply-turn.js';
 import { RateLimitScheduler } from './scheduler.js';
 import { isStoreUnavailable } from './store-errors.js';
@@ -50,6 +51,12 @@ export type {
 
 const RESET_RE = /^reset$/i;
 const STOP_RE = /^stop$/i;
+
+/** A message's turn in its place: see takeTurn. */
+interface Turn {
+  local: Promise<Release> | undefined;
+  line: PlaceTicket | undefined;
+}
 
 export function createRelay(deps: RelayDeps): Relay {
   const { settings, clock, metrics, events, inflight } = deps;
@@ -81,6 +88,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const live = new LiveReplies();
   deps.remoteStops?.onStop((replyKey, userId) => live.stop(replyKey, userId));
 
+  const dedup = dedupOf({ events, metrics, clock, notice: (msg, text) => notice(msg, text) });
   const maybePrune = pruner({ events, inflight, feedback: deps.feedback, clock, logger });
 
   const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
@@ -89,12 +97,10 @@ export function createRelay(deps: RelayDeps): Relay {
   /** Run `work` in the place's turn (taken in handle()), holding the place across replicas too. */
   function inTurn(
     msg: IncomingMessage,
-    turn: Promise<Release>,
+    { local, line: ticket }: Turn & { local: Promise<Release> },
     work: () => Promise<HandleResult>,
   ): Promise<HandleResult> {
-    // In the place's line across replicas from now (arrival), not only from its local turn on.
-    const ticket = deps.placeLocks?.join(placeKey(msg.place), { id: msg.eventId, at: msg.receivedAt });
-    return turn.then(async (release) => {
+    return local.then(async (release) => {
       reportQueue();
       let hold: PlaceHold | undefined;
       try {
@@ -128,9 +134,24 @@ export function createRelay(deps: RelayDeps): Relay {
     });
   }
 
+  /**
+   * A message's turn in its place, taken in handle(): here (the place's queue; undefined when
+   * too many wait there) and, with several replicas, in the place's line across them, joined at
+   * once so that a later message at another replica cannot overtake it meanwhile.
+   */
+  function takeTurn(msg: IncomingMessage): Turn {
+    const key = placeKey(msg.place);
+    const local = places.enter(key);
+    reportQueue();
+    // A delivery of its own: a retry of the same event must not take the first one's place.
+    const line = deps.placeLocks?.join(key, { id: `${msg.eventId}#${randomUUID()}`, at: msg.receivedAt });
+    return { local, line };
+  }
+
   /** A turn taken for a message that will not be answered: pass it on when it comes. */
-  function passTurn(turn: Promise<Release> | undefined): void {
-    void turn?.then((release) => {
+  function passTurn(turn: Turn): void {
+    turn.line?.leave();
+    void turn.local?.then((release) => {
       release();
       reportQueue();
     });
@@ -229,16 +250,15 @@ export function createRelay(deps: RelayDeps): Relay {
     if (!hasVisibleText(text) && files.length === 0) return r('ignored');
     // Refusals before markSeen leave the event unseen: a platform retry may still be answered
     // (by another replica, say). A retry of an event already taken gets no notice.
-    if (draining) return refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
+    if (draining) return dedup.refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
     if (places.waiting + slots.waiting >= maxQueued) {
       logger.warn({ platform: msg.place.platform, waiting: places.waiting + slots.waiting }, 'queue full: busy notice');
-      return refuseUnseen(msg, MESSAGES.overloaded, 'queue_full');
+      return dedup.refuseUnseen(msg, MESSAGES.overloaded, 'queue_full');
     }
     maybePrune(clock.now());
-    // The place's turn now, in handle() order; undefined when too many wait there already.
-    const turn = places.enter(placeKey(msg.place));
-    reportQueue();
-    return seen(msg).then(
+    // The place's turn now, in handle() order.
+    const turn = takeTurn(msg);
+    return dedup.seen(msg).then(
       (fresh) => (fresh ? admit(msg, text, files, turn) : (passTurn(turn), r('duplicate'))),
       (err: unknown) => {
         passTurn(turn);
@@ -247,40 +267,20 @@ export function createRelay(deps: RelayDeps): Relay {
     );
   }
 
-  async function refuseUnseen(
-    msg: IncomingMessage,
-    text: string,
-    status: HandleResult['status'],
-  ): Promise<HandleResult> {
-    const known = await Promise.resolve(events.wasSeen(msg.place.platform, msg.eventId)).catch(() => false);
-    if (known) {
-      metrics.dedupHit(msg.place.platform);
-      return { status: 'duplicate' };
-    }
-    await notice(msg, text);
-    return { status };
-  }
-
-  async function seen(msg: IncomingMessage): Promise<boolean> {
-    const fresh = await events.markSeen(msg.place.platform, msg.eventId, clock.now());
-    if (!fresh) metrics.dedupHit(msg.place.platform);
-    return fresh;
-  }
-
   /** A message seen for the first time (by any replica): answer it, or say why not. */
   function admit(
     msg: IncomingMessage,
     text: string,
     files: NonNullable<IncomingMessage['attachments']>,
-    turn: Promise<Release> | undefined,
+    turn: Turn,
   ): Promise<HandleResult> {
     const refuse = (message: string, status: HandleResult['status']) => {
       passTurn(turn);
       return notice(msg, message).then((): HandleResult => ({ status }));
     };
     if (RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)) {
-      if (turn === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
-      return inTurn(msg, turn, async () => {
+      if (turn.local === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
+      return inTurn(msg, { ...turn, local: turn.local }, async () => {
         await resetPlace(msg.place);
         await notice(msg, MESSAGES.reset);
         return { status: 'reset' };
@@ -315,7 +315,7 @@ export function createRelay(deps: RelayDeps): Relay {
     msg: IncomingMessage,
     text: string,
     files: NonNullable<IncomingMessage['attachments']>,
-    turn: Promise<Release> | undefined,
+    turn: Turn,
   ): Promise<HandleResult> {
     const refuse = (message: string, status: HandleResult['status']) => {
       passTurn(turn);
@@ -327,10 +327,10 @@ export function createRelay(deps: RelayDeps): Relay {
     if (settings.maxMessageChars !== undefined && text.length > settings.maxMessageChars) {
       return refuse(MESSAGES.tooLong(settings.maxMessageChars), 'failed');
     }
-    if (turn === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
+    if (turn.local === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
     const withFiles =
       files.length === 0 ? undefined : attachmentBlock(files, { userText: text, maxChars: settings.maxMessageChars });
-    return inTurn(msg, turn, async () => {
+    return inTurn(msg, { ...turn, local: turn.local }, async () => {
       // Files that did not make it are named first, in the place's turn, so the notice comes
       // before the reply; the rest of the message still goes upstream.
       if (withFiles !== undefined && withFiles.skipped.length > 0) {
