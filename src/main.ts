@@ -213,6 +213,7 @@ export async function startBridge(
     // The platform budgets are shared between the live replicas, and what one learns reaches the rest.
     onMembership: (live) => scheduler.setShare(shareOf(live)),
     onBeat: () => scheduler.sync(),
+    platforms: connectors.map((c) => c.platform),
     repair: async (records) => {
       await relay.recoverInterrupted(connectors, records);
     },

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, InFlightRecord } from '../core/ports.js';
+import type { Clock, InFlightRecord, Platform } from '../core/ports.js';
 import type { AsyncStore } from '../store/async-port.js';
 
 // A replica's part in the group: its heartbeat, who else is alive, and the replies of replicas
@@ -18,6 +18,11 @@ export interface CoordinatorOptions {
   onMembership?(live: number): void;
   /** Each beat, after the heartbeat (e.g. the scheduler's learned-budget sync). */
   onBeat?(): Promise<void>;
+  /**
+   * The platforms this replica runs: it takes over only their replies, since it can edit no others
+   * (with Discord shards on some replicas, another one may run them). Absent: all.
+   */
+  platforms?: readonly Platform[];
   /** Replies claimed from gone replicas: edit them to say they were interrupted. */
   repair(records: InFlightRecord[]): Promise<void>;
 }
@@ -43,6 +48,7 @@ export function createCoordinator(o: CoordinatorOptions): Coordinator {
   async function claim(records: Array<InFlightRecord & { owner: string }>): Promise<InFlightRecord[]> {
     const won: InFlightRecord[] = [];
     for (const rec of records) {
+      if (o.platforms !== undefined && !o.platforms.includes(rec.platform)) continue;
       if (rec.owner === replicaId || (await store.inflight.claim(rec.id, rec.owner, replicaId, clock.now()))) {
         won.push(rec);
       }
@@ -64,9 +70,14 @@ export function createCoordinator(o: CoordinatorOptions): Coordinator {
     const gone = await store.replicas.gone(now, leaseMs);
     if (gone.length === 0) return;
     const orphans = await claim(await store.inflight.listOpenOwnedBy(gone));
-    if (orphans.length === 0) return;
-    logger.info({ replies: orphans.length, gone }, 'repairing replies of replicas that stopped');
-    await o.repair(orphans);
+    if (orphans.length > 0) {
+      logger.info({ replies: orphans.length, gone }, 'repairing replies of replicas that stopped');
+      await o.repair(orphans);
+    }
+    // A gone replica with nothing left open is forgotten (its row, its messages in place lines),
+    // so the table does not grow with every restart under a new REPLICA_ID.
+    const stillOwning = new Set((await store.inflight.listOpenOwnedBy(gone)).map((r) => r.owner));
+    for (const id of gone) if (!stillOwning.has(id)) await store.replicas.leave(id);
   }
 
   const beat = (): Promise<void> => {

@@ -173,12 +173,40 @@ export function replicaContract(
       now = lease + 1;
       await Promise.all([r2.beat(), r3.beat()]);
       expect(repaired.flat().map((r) => r.id)).toEqual([id]); // one replica repaired it
+      expect(await a.replicas.gone(now, lease)).toEqual([]); // then the gone replica is forgotten
       expect((await a.inflight.listOpen()).map((r) => r.eventId)).toEqual(['e2']); // r2's own is left alone
       expect(r2.liveCount()).toBe(2);
       await r3.stop();
       await r2.beat();
       expect(r2.liveCount()).toBe(1);
       await r2.stop();
+    });
+
+    it('a replica takes over only the replies of platforms it runs', async () => {
+      if (a.backend === 'sqlite') return; // one process: there is no other replica to leave them to
+      await a.replicas.heartbeat('dead', 0);
+      await a.inflight.begin({ platform: 'discord', eventId: 'd1', target: { place }, at: 0, owner: 'dead' });
+      const repaired: InFlightRecord[] = [];
+      const slackOnly = createCoordinator({
+        store: b,
+        replicaId: 'slack-only',
+        leaseMs: lease,
+        clock: stillClock(() => lease + 1),
+        logger: silentLogger,
+        platforms: ['slack'],
+        repair: async (records) => {
+          repaired.push(...records);
+        },
+      });
+      await slackOnly.start();
+      await slackOnly.beat();
+      expect(repaired).toEqual([]);
+      // Left for a replica that runs Discord, owned by the gone one still (which is not forgotten).
+      expect((await a.inflight.listOpen()).map((r) => [r.eventId, (r as { owner?: string }).owner])).toEqual([
+        ['d1', 'dead'],
+      ]);
+      expect(await a.replicas.gone(lease + 1, lease)).toEqual(['dead']);
+      await slackOnly.stop();
     });
 
     describe('learned budgets shared by replicas', () => {
