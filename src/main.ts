@@ -4,7 +4,8 @@ import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/relay.js';
 import { RateLimitScheduler, shareOf } from './core/scheduler.js';
-import { type BridgeStore, openBridgeStore } from './bridge-store.js';
+import { openBridgeStore } from './bridge-store.js';
+import type { AsyncStore } from './store/async-port.js';
 import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
 import { createCoordinator } from './replicas/coordinator.js';
@@ -66,11 +67,7 @@ export interface RunningBridge {
 }
 
 /** Builds and starts every part; undefined (after logging why) when a part cannot start. */
-export async function startBridge(
-  config: Config,
-  store: BridgeStore,
-  root: Logger,
-): Promise<RunningBridge | undefined> {
+export async function startBridge(config: Config, store: AsyncStore, root: Logger): Promise<RunningBridge | undefined> {
   const log = componentLogger(root, 'main');
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
@@ -81,7 +78,7 @@ export async function startBridge(
   const scheduler = new RateLimitScheduler({
     clock: systemClock,
     // What was learned about the platforms' limits survives a restart and reaches the other replicas.
-    ...(store.budgets !== undefined ? { store: store.budgets } : {}),
+    store: store.budgets,
     onStoreError: (err) => log.warn({ err }, 'could not keep or read a learned rate limit'),
     onShareChange: (share) => {
       metrics.budgetShare(share);
@@ -101,7 +98,7 @@ export async function startBridge(
   /** First steps of a shutdown: connectors that can stop receiving while their replies finish. */
   const stopReceiving: Array<() => Promise<void>> = [];
   // Open and writable: the store probes itself (every 5 s) and fails on its first write error.
-  const probes: Record<string, ReadinessProbe> = { database: healthProbe(store.data) };
+  const probes: Record<string, ReadinessProbe> = { database: healthProbe(store) };
   // Each platform's SDK is loaded only when that platform is configured: discord.js and Bolt
   // (with their dependency trees) are most of an idle bridge's memory.
   if (config.discord) {
@@ -123,8 +120,8 @@ export async function startBridge(
       config: config.slack,
       logger: componentLogger(root, 'slack'),
       rateLimits: scheduler,
-      installations: store.data.installations,
-      oauthStates: store.data.oauthStates,
+      installations: store.installations,
+      oauthStates: store.oauthStates,
       http: server,
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
@@ -140,16 +137,16 @@ export async function startBridge(
   const relay = createRelay({
     chat,
     botFor: botRouter(config.upstream.routes, config.upstream.botId),
-    conversations: store.data.conversations,
-    events: store.data.events,
-    inflight: store.data.inflight,
-    ...(store.feedback !== undefined ? { feedback: store.feedback } : {}),
+    conversations: store.conversations,
+    events: store.events,
+    inflight: store.inflight,
+    feedback: store.feedback,
     replicaId: config.replica.id,
     // One process on SQLite answers every place alone; replicas on PostgreSQL take turns per place.
-    ...(store.data.backend === 'postgres'
+    ...(store.backend === 'postgres'
       ? {
           placeLocks: createPlaceLocks({
-            leases: store.data.leases,
+            leases: store.leases,
             replicaId: config.replica.id,
             leaseMs: config.replica.leaseSeconds * 1000,
             clock: systemClock,
@@ -158,11 +155,11 @@ export async function startBridge(
         }
       : {}),
     // A Stop pressed, or `stop` written, at another replica than the one writing the reply.
-    ...(store.data.signals !== undefined
+    ...(store.signals !== undefined
       ? {
           remoteStops: createRemoteStops({
-            leases: store.data.leases,
-            signals: store.data.signals,
+            leases: store.leases,
+            signals: store.signals,
             replicaId: config.replica.id,
             logger: componentLogger(root, 'replicas'),
           }),
@@ -205,7 +202,7 @@ export async function startBridge(
   // This replica's heartbeat; the replies of replicas that stopped (or of this one's last run) are
   // repaired: edited to say they were interrupted, before the connectors deliver messages.
   const coordinator = createCoordinator({
-    store: store.data,
+    store,
     replicaId: config.replica.id,
     leaseMs: config.replica.leaseSeconds * 1000,
     clock: systemClock,

@@ -1,23 +1,13 @@
 import { expect, it } from 'vitest';
-import { FakeChat } from '../../test/fakes/fake-chat.js';
-import { ManualClock } from '../../test/fakes/manual-clock.js';
-import { openMemoryStore } from '../../test/fakes/memory-store.js';
-import { testRelaySettings } from '../../test/fakes/relay-settings.js';
-import { TestConnector } from '../../test/fakes/test-connector.js';
-import { silentLogger } from '../logger.js';
-import { noopMetrics } from './metrics-port.js';
+import { relayWorld } from '../../test/fakes/relay-world.js';
 import type { StopResult } from './ports.js';
-import { createRelay, type RemoteStops } from './relay.js';
+import type { RemoteStops } from './relay.js';
 import { MESSAGES } from './user-messages.js';
 
 // Several replicas: a Stop for a reply this replica does not write goes to the RemoteStops port,
 // and one another replica passes here stops the local reply.
 
 function setup(remoteAnswer: StopResult) {
-  const clock = new ManualClock();
-  const chat = new FakeChat('b');
-  const store = openMemoryStore();
-  const conn = new TestConnector({ clock, bucketLimit: 50 });
   const asked: Array<{ by: unknown; userId: string }> = [];
   const started: string[] = [];
   let passHere: (replyKey: string, userId: string) => void = () => {};
@@ -29,19 +19,7 @@ function setup(remoteAnswer: StopResult) {
     },
     onStop: (h) => (passHere = h),
   };
-  const relay = createRelay({
-    chat,
-    botFor: () => 'demo-bot',
-    conversations: store.conversations,
-    events: store.events,
-    inflight: store.inflight,
-    metrics: noopMetrics,
-    logger: silentLogger,
-    clock,
-    remoteStops: remote,
-    settings: testRelaySettings({ streamEditIntervalMs: 1000 }),
-  });
-  void conn.start(relay);
+  const { clock, chat, conn, relay } = relayWorld({ remoteStops: remote });
   return { clock, chat, conn, relay, asked, started, passHere: (k: string, u: string) => passHere(k, u) };
 }
 

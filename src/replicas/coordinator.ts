@@ -44,11 +44,14 @@ export function createCoordinator(o: CoordinatorOptions): Coordinator {
   let live = 1;
   let beating: Promise<void> | undefined;
 
+  /** A reply this replica can repair: one of the platforms it runs. */
+  const mine = (rec: InFlightRecord) => o.platforms === undefined || o.platforms.includes(rec.platform);
+
   /** Claims `records` for this replica; only the ones it won (another replica may race it). */
   async function claim(records: Array<InFlightRecord & { owner: string }>): Promise<InFlightRecord[]> {
     const won: InFlightRecord[] = [];
     for (const rec of records) {
-      if (o.platforms !== undefined && !o.platforms.includes(rec.platform)) continue;
+      if (!mine(rec)) continue;
       if (rec.owner === replicaId || (await store.inflight.claim(rec.id, rec.owner, replicaId, clock.now()))) {
         won.push(rec);
       }
@@ -69,14 +72,16 @@ export function createCoordinator(o: CoordinatorOptions): Coordinator {
     await o.onBeat?.();
     const gone = await store.replicas.gone(now, leaseMs);
     if (gone.length === 0) return;
-    const orphans = await claim(await store.inflight.listOpenOwnedBy(gone));
+    const open = await store.inflight.listOpenOwnedBy(gone);
+    const orphans = await claim(open);
     if (orphans.length > 0) {
       logger.info({ replies: orphans.length, gone }, 'repairing replies of replicas that stopped');
       await o.repair(orphans);
     }
-    // A gone replica with nothing left open is forgotten (its row, its messages in place lines),
-    // so the table does not grow with every restart under a new REPLICA_ID.
-    const stillOwning = new Set((await store.inflight.listOpenOwnedBy(gone)).map((r) => r.owner));
+    // A gone replica is forgotten (its row, its messages in place lines) once nothing of it is left
+    // open, so the table does not grow with every restart under a new REPLICA_ID. What it still
+    // owns now is what this replica cannot repair (a lost race hands a reply to a live replica).
+    const stillOwning = new Set(open.filter((r) => !mine(r)).map((r) => r.owner));
     for (const id of gone) if (!stillOwning.has(id)) await store.replicas.leave(id);
   }
 

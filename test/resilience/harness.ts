@@ -113,7 +113,8 @@ export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarn
 export async function waitFor<T>(
   cond: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs: number,
-  what: string,
+  /** What is awaited, for the timeout's message; a function is asked only then (to show state). */
+  what: string | (() => string),
   stepMs = 20,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -127,7 +128,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}${why}`);
     }
     await new Promise((r) => setTimeout(r, stepMs));
   }

@@ -2,6 +2,7 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
+import { waitFor } from '../resilience/harness.js';
 import { createTestDatabase } from './pg.js';
 
 // Several real `assistant-bridge start` processes on one PostgreSQL database of their own, with
@@ -86,11 +87,7 @@ export async function group(count: number, o: GroupOptions = {}): Promise<Group>
 /** The bot's replies in a Slack channel or DM, in order, as their current texts. */
 export const repliesIn = (slack: FakeSlack, channel: string) => slack.botMessages(channel).map((m) => m.text);
 
-/** Polls `ok` every 50 ms (bounded): the replicas are other processes, with no event to await. */
+/** Waits for `ok` (polled: the replicas are other processes); `explain` says what was seen instead. */
 export async function until(what: string, ok: () => boolean, timeoutMs: number, explain: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached in ${timeoutMs} ms: ${explain()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(ok, timeoutMs, () => `${what}: ${explain()}`, 50);
 }
