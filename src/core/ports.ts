@@ -42,6 +42,8 @@ export interface IncomingMessage {
   receivedAt: number;
   /** Where the reply goes. Created by the connector for this message. */
   sink: ReplySink;
+  /** Its place in the place's line, taken when the event arrived (MessageHandler.arrive). */
+  arrival?: Arrival;
   /**
    * The place's earlier messages, read from the platform when a new upstream conversation starts
    * there (see thread-context.ts). Absent when the place cannot hold any the assistant has not
@@ -217,7 +219,22 @@ export interface HandleResult {
     | 'interrupted';
 }
 
+/** A message's place in its place's line, held from the moment its event arrived. */
+export interface Arrival {
+  /** Settles once the place is held for it across replicas (at once with one); never rejects. */
+  recorded: Promise<void>;
+  /** The message will not be handed to handle(): give its place up. Idempotent. */
+  leave(): void;
+}
+
 export interface MessageHandler {
+  /**
+   * Take the message's place in its place's line the moment its event arrives, before the
+   * connector's own awaits (user names, files): with several replicas, a later message of the
+   * place at another replica must not overtake it meanwhile. Pass it on as msg.arrival, or
+   * leave() it when the message is dropped.
+   */
+  arrive?(place: Place, eventId: string, at: number): Arrival;
   /**
    * Handle a message; resolves when the reply is complete (or refused). Connectors must not await
    * it inside a platform ack path.

@@ -22,6 +22,7 @@ it('joins the place line at handle(), before the dedup answers; a duplicate leav
     join(placeKey, ticket) {
       log.push(`join ${ticket.id.split('#')[0]}`);
       return {
+        joined: Promise.resolve(),
         acquire: () => Promise.resolve({ handedOver: undefined, release: () => Promise.resolve() }),
         leave: () => log.push(`leave ${ticket.id.split('#')[0]}`),
       };
@@ -37,4 +38,38 @@ it('joins the place line at handle(), before the dedup answers; a duplicate leav
   await clock.advanceUntil(() => conn.contentsIn('C1').length > 0, 60_000, 100);
   expect(await first).toEqual({ status: 'answered' });
   expect(log).toEqual(['join ev-1', 'join ev-1', 'leave ev-1']);
+});
+
+it('a connector takes the place in line on arrival (arrive), so later awaits cannot lose it', async () => {
+  const log: string[] = [];
+  const placeLocks: PlaceLocks = {
+    join(placeKey, ticket) {
+      log.push(`join ${ticket.id.split('#')[0]}`);
+      return {
+        joined: Promise.resolve(),
+        acquire: () => Promise.resolve({ handedOver: undefined, release: () => Promise.resolve() }),
+        leave: () => log.push(`leave ${ticket.id.split('#')[0]}`),
+      };
+    },
+  };
+  const { clock, conn, relay } = relayWorld({ placeLocks });
+  const place = { platform: 'test' as const, channelId: 'C1' };
+  // Arrived, then the connector's own awaits: the line was joined at arrival, once.
+  const arrival = relay.arrive(place, 'ev-1', clock.now());
+  expect(log).toEqual(['join ev-1']);
+  const answered = relay.handle({ ...conn.message({ text: 'one', eventId: 'ev-1' }), arrival });
+  expect(log).toEqual(['join ev-1']);
+  arrival.leave(); // handle() took it up: leaving now does nothing
+  await clock.advanceUntil(() => conn.contentsIn('C1').length > 0, 60_000, 100);
+  expect(await answered).toEqual({ status: 'answered' });
+  expect(log).toEqual(['join ev-1']);
+
+  // Dropped by the connector before handle() (not a member of the thread, say): it leaves.
+  relay.arrive(place, 'ev-2', clock.now()).leave();
+  // Refused by the relay before its turn (nothing to answer): the arrival's place is given up.
+  const empty = relay.arrive(place, 'ev-3', clock.now());
+  expect(await relay.handle({ ...conn.message({ text: '   ', eventId: 'ev-3' }), arrival: empty })).toEqual({
+    status: 'ignored',
+  });
+  expect(log).toEqual(['join ev-1', 'join ev-2', 'leave ev-2', 'join ev-3', 'leave ev-3']);
 });

@@ -3,6 +3,7 @@ import type { AllowList } from './allowlist.js';
 import type { ChatService } from './chat-port.js';
 import type { BridgeMetrics } from './metrics-port.js';
 import type {
+  Arrival,
   Clock,
   Connector,
   ConversationStore,
@@ -94,6 +95,8 @@ export interface PlaceLocks {
 }
 
 export interface PlaceTicket {
+  /** Settles once the ticket is in the place's line (or joining failed); never rejects. */
+  joined: Promise<void>;
   /**
    * Resolves once no older message waits in the place and this replica holds it; rejects (and
    * leaves the line) when `signal` aborts first.
@@ -111,6 +114,7 @@ export interface PlaceHold {
 }
 
 export interface Relay extends MessageHandler {
+  arrive(place: Place, eventId: string, at: number): Arrival;
   stop(replyKey: string, userId: string): Promise<StopResult>;
   stopPlace(place: Place, userId: string): Promise<StopResult>;
   vote(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;

@@ -11,6 +11,7 @@ import { postNotice } from './notices.js';
 import { pruner } from './pruning.js';
 import { PlaceQueue, type Release } from './place-queue.js';
 import {
+  type Arrival,
   type Connector,
   type HandleResult,
   type IncomingMessage,
@@ -91,6 +92,17 @@ export function createRelay(deps: RelayDeps): Relay {
   const dedup = dedupOf({ events, metrics, clock, notice: (msg, text) => notice(msg, text) });
   const maybePrune = pruner({ events, inflight, feedback: deps.feedback, clock, logger });
 
+  /** Lines joined at arrival, not yet taken up by handle() (see MessageHandler.arrive). */
+  const arrivals = new WeakMap<Arrival, PlaceTicket>();
+  const lineTicket = (key: string, eventId: string, at: number) =>
+    deps.placeLocks?.join(key, { id: `${eventId}#${randomUUID()}`, at });
+  /** The arrival's line ticket, taken out of the map: after this, its leave() does nothing. */
+  const takeArrival = (arrival: Arrival | undefined): PlaceTicket | undefined => {
+    const line = arrival === undefined ? undefined : arrivals.get(arrival);
+    if (line !== undefined && arrival !== undefined) arrivals.delete(arrival);
+    return line;
+  };
+
   const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
 
@@ -144,7 +156,7 @@ export function createRelay(deps: RelayDeps): Relay {
     const local = places.enter(key);
     reportQueue();
     // A delivery of its own: a retry of the same event must not take the first one's place.
-    const line = deps.placeLocks?.join(key, { id: `${msg.eventId}#${randomUUID()}`, at: msg.receivedAt });
+    const line = takeArrival(msg.arrival) ?? lineTicket(key, msg.eventId, msg.receivedAt);
     return { local, line };
   }
 
@@ -343,8 +355,20 @@ export function createRelay(deps: RelayDeps): Relay {
   return {
     rateLimits: scheduler,
 
+    arrive(place: Place, eventId: string, at: number): Arrival {
+      const line = lineTicket(placeKey(place), eventId, at);
+      const arrival: Arrival = {
+        recorded: line?.joined ?? Promise.resolve(),
+        leave: () => takeArrival(arrival)?.leave(),
+      };
+      if (line !== undefined) arrivals.set(arrival, line);
+      return arrival;
+    },
+
     handle(msg: IncomingMessage): Promise<HandleResult> {
       const p = dispatch(msg);
+      // A message refused before its turn was taken gives up the place it took on arrival.
+      msg.arrival?.leave();
       pending.add(p);
       void p.finally(() => pending.delete(p)).catch(() => {});
       return p;

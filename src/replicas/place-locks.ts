@@ -54,6 +54,10 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
         void joined.then(() => o.leases.leave(placeKey, ticket.id)).catch(warn('could not leave a place line'));
       };
       return {
+        joined: joined.then(
+          () => undefined,
+          () => undefined,
+        ),
         async acquire(signal: AbortSignal): Promise<PlaceHold> {
           try {
             await joined;

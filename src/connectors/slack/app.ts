@@ -1,4 +1,5 @@
-import { App, type Authorize, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import { type Authorize, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import { OrderedAckApp } from './ack-order.js';
 import type { BoltLogger } from './bolt-logger.js';
 import { EventsReceiver } from './http-receiver.js';
 
@@ -18,7 +19,7 @@ export interface BoltAppOptions {
 }
 
 export interface BoltApp {
-  app: App;
+  app: OrderedAckApp;
   mode: 'socket' | 'http';
   /** HTTP mode: the POST /slack/events listener. */
   events: EventsReceiver | undefined;
@@ -52,7 +53,7 @@ export function createBoltApp(opts: BoltAppOptions): BoltApp {
     });
     receiver = events;
   }
-  const app = new App({
+  const app = new OrderedAckApp({
     receiver,
     authorize: opts.authorize,
     logger: opts.logger,

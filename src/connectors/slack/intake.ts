@@ -17,6 +17,7 @@ import {
 } from './events.js';
 import { slackHistoryReader } from './history.js';
 import type { SlackLimits } from './rate-limits.js';
+import { ackAfter } from './ack-order.js';
 import type { SerialByKey } from './serial.js';
 import { chooseSink } from './sinks.js';
 import type { ThreadMembership } from './threads.js';
@@ -69,6 +70,13 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   }
   const place = placeOf(ev, trigger, teamId);
   const receivedAt = deps.now();
+  const eventId = `${channel}:${ts}`;
+  // The place's line is joined now, before this event's own awaits (membership, user name,
+  // files): another replica's later message of the place must not overtake it meanwhile.
+  const arrival = deps.handler()?.arrive?.(place, eventId, receivedAt);
+  // And Slack hears the ack only then, so its next event cannot overtake this one (ack-order.ts).
+  if (arrival !== undefined) ackAfter(arrival.recorded);
+  let handedOn = false;
   void deps.serial
     .run(placeKey(place), async () => {
       if (trigger.kind === 'thread') {
@@ -132,7 +140,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
             limits: deps.limits,
           });
       const msg: IncomingMessage = {
-        eventId: `${channel}:${ts}`,
+        eventId,
         place,
         // A mention in a channel opens its thread as the place; the message itself was written
         // in the channel (or the thread it came from), which is what the upstream is told.
@@ -153,8 +161,10 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         receivedAt,
         sink,
         ...(history !== undefined ? { history } : {}),
+        ...(arrival !== undefined ? { arrival } : {}),
       };
       deps.logger.debug({ eventId: msg.eventId, text }, 'slack message for the bot');
+      handedOn = true;
       void handler
         .handle(msg)
         .catch((err: unknown) => {
@@ -169,5 +179,8 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
     })
     .catch((err: unknown) => {
       deps.logger.error({ err: scrubSecrets(String(err)) }, 'Slack event intake failed');
+    })
+    .finally(() => {
+      if (!handedOn) arrival?.leave();
     });
 }

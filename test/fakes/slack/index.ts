@@ -183,7 +183,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   const users = new Map<string, string>();
-  const switches: WebApiSwitches = { missingChannels: new Set() };
+  const switches: WebApiSwitches = { missingChannels: new Set(), holdMethods: new Map() };
 
   let port = 0;
   const base = () => `http://127.0.0.1:${port}`;

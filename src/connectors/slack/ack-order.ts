@@ -1,0 +1,60 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { App, type ReceiverEvent } from '@slack/bolt';
+
+// Bolt acks an Events API event before any listener runs. With several replicas that is too
+// early: Slack (and a test's sender) may deliver the place's next message to another replica the
+// moment the ack leaves, and that one could take the place before this message is in its line.
+// So an event's ack waits until what its listeners start is recorded (ackAfter: the message has
+// joined its place's line), then leaves as before. Messages whose events were acked one after
+// another are answered in that order, whichever replicas took them. Nothing else changes: a
+// listener that fails still has its event acked, and a slow record is waited for only so long.
+
+/** Longest an ack waits for what its listeners recorded; Slack retries after 3 s without one. */
+export const ACK_HOLD_MAX_MS = 1500;
+/** Listeners run right after Bolt's ack; past this, the ack leaves with the holds seen so far. */
+const LISTENERS_MAX_MS = 250;
+
+const holds = new AsyncLocalStorage<Array<Promise<unknown>>>();
+
+/** Called from an event's listener: its ack leaves only once `recorded` settles. */
+export function ackAfter(recorded: Promise<unknown>): void {
+  holds.getStore()?.push(recorded);
+}
+
+const within = (ms: number, p: Promise<unknown>) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    void p.then(
+      () => (clearTimeout(timer), resolve()),
+      () => (clearTimeout(timer), resolve()),
+    );
+  });
+
+/** Bolt's App, with Events API acks sent once what the event's listeners started is recorded. */
+export class OrderedAckApp extends App {
+  override async processEvent(event: ReceiverEvent): Promise<void> {
+    // Interactions and commands hand ack to their listeners; only events are acked by Bolt itself.
+    if (event.body.type !== 'event_callback') return super.processEvent(event);
+    const recorded: Array<Promise<unknown>> = [];
+    let ackAsked = false;
+    let acked: Promise<void> | undefined;
+    const sendAck = () => (acked ??= Promise.resolve(event.ack()).then(() => undefined));
+    const processed = holds.run(recorded, () =>
+      super.processEvent({
+        ...event,
+        ack: () => {
+          ackAsked = true;
+          return Promise.resolve();
+        },
+      }),
+    );
+    try {
+      await within(LISTENERS_MAX_MS, processed);
+      await within(ACK_HOLD_MAX_MS, Promise.allSettled(recorded));
+    } finally {
+      if (ackAsked) await sendAck();
+    }
+    await processed;
+  }
+}
