@@ -41,6 +41,9 @@ export class WritePacer {
     if (this.modeChosen !== undefined) return this.modeChosen;
     const { scheduler, sink, metrics, platform } = this.o;
     this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
+    // The final is held the moment the reply chooses to stream, not once its first post is in:
+    // replies that choose while this one waits for its post budget must count its final too.
+    if (this.modeChosen === 'stream') this.holdFinal();
     if (this.modeChosen === 'post-once') {
       this.inPostOnceGauge = true;
       metrics.postOnce(platform, 1);

@@ -56,6 +56,8 @@ export class BudgetModel extends LearnedNumbers {
   private growthCheckAt: number;
   /** Some write waited for this bucket's tokens since the last growth check (demand is there). */
   private pressed = false;
+  /** When the platform had accepted a whole window's worth at the assumed rate (see editNeed). */
+  private provenAt: number | undefined;
   /** Accepted writes within the last window (for estimates after a 429). */
   private readonly accepted = new AcceptedLog();
 
@@ -145,6 +147,7 @@ export class BudgetModel extends LearnedNumbers {
       // the platform's limit again.
       const step = this.rate < d.rate ? Math.min(d.rate, this.rate + this.floorRate) : 0;
       this.rate = Math.min(cap, Math.max(this.rate * GROWTH, step));
+      this.provenAt = undefined; // the new rate is a guess again
       this.changed(now);
     }
     // The burst only grows back once the 429 is old: a platform with a smaller burst than ours
@@ -195,8 +198,19 @@ export class BudgetModel extends LearnedNumbers {
     const all = this.held + 1;
     const burst = this.myBurst;
     if (all <= burst) return all;
+    // A per-minute rate is a guess ("50+ a minute, short bursts allowed") and is not counted on
+    // until a 429, a header or a window's worth of accepted writes confirms it: the platform may
+    // refill far slower (a workspace at 20 a minute when we guess 50), and an edit paid by refill
+    // that never comes would leave a final to meet the 429. (A short window is paced at its rate
+    // from the start: counted.)
+    if (this.windowMs >= 10_000 && !this.rateConfirmed()) return Number.POSITIVE_INFINITY;
     const withRefill = all - this.myRate * horizonMs;
     return withRefill > burst ? withRefill : Math.max(1, burst);
+  }
+
+  /** The sustained rate is known, not guessed: see editNeed. */
+  private rateConfirmed(): boolean {
+    return this.headers || Number.isFinite(this.lastShrinkAt) || this.provenAt !== undefined;
   }
 
   /** Can this bucket pay `extra` more writes beyond the held finals within the horizon? */
@@ -248,7 +262,11 @@ export class BudgetModel extends LearnedNumbers {
   accept(now: number): void {
     this.lastActivity = now;
     this.lastGrantAt = now; // handed over as of the answer, for the same reason
-    this.accepted.add(now, now - this.windowMs - this.marginMs, 4 * this.limit + 16);
+    const span = this.windowMs + this.marginMs;
+    this.accepted.add(now, now - span, 4 * this.limit + 16);
+    // The platform took a window's worth at the rate we assume: that rate is no longer a guess.
+    if (this.provenAt === undefined && this.accepted.since(now - span) >= SAFETY * this.myRate * span)
+      this.provenAt = now;
     if (this.unlimited || now < this.last) return;
     this.refill(now);
     this.tokens = Math.min(this.tokens, this.myBurst - 1);
