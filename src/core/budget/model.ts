@@ -203,13 +203,17 @@ export class BudgetModel extends LearnedNumbers {
     // refill far slower (a workspace at 20 a minute when we guess 50), and an edit paid by refill
     // that never comes would leave a final to meet the 429. (A short window is paced at its rate
     // from the start: counted.)
-    if (this.windowMs >= 10_000 && !this.rateConfirmed()) return Number.POSITIVE_INFINITY;
+    if (!this.rateCounted()) return Number.POSITIVE_INFINITY;
     const withRefill = all - this.myRate * horizonMs;
     return withRefill > burst ? withRefill : Math.max(1, burst);
   }
 
-  /** The sustained rate is known, not guessed: see editNeed. */
-  private rateConfirmed(): boolean {
+  /**
+   * Refill at the sustained rate may be counted on ahead of time: a short window's (paced at its
+   * rate from the start), or a per-minute rate a 429, a header or a proven window confirmed.
+   */
+  private rateCounted(): boolean {
+    if (this.windowMs < 10_000) return true;
     return this.headers || Number.isFinite(this.lastShrinkAt) || this.provenAt !== undefined;
   }
 
@@ -223,9 +227,13 @@ export class BudgetModel extends LearnedNumbers {
     if (this.allowance !== undefined && now < this.allowance.until && this.allowance.until > until) {
       if (this.allowance.remaining < need) return false;
     }
+    // Over the horizon the bucket pays what it has plus what refills meanwhile (the burst caps
+    // what it holds at one instant, not what it pays over time: a bot's 50 a second pays a
+    // hundred finals within 2 s). A per-minute rate not yet confirmed pays nothing ahead (see
+    // editNeed): only the tokens in hand.
     const from = Math.max(now, this.last);
-    const by = until <= from ? this.tokens : Math.min(this.myBurst, this.tokens + (until - from) * this.myRate);
-    return by >= need;
+    const refill = this.rateCounted() && until > from ? (until - from) * this.myRate : 0;
+    return this.tokens + refill >= need;
   }
 
   /** When this replica last spent a token here, as of its answer once answered (handover). */

@@ -67,6 +67,14 @@ it('once the platform took a whole window at the assumed rate, edits pay by refi
   scheduler.close();
 });
 
+it("a short window pays many finals within the horizon: 20 replies at once all stream on a bot's 50 a second", () => {
+  const clock = new ManualClock();
+  const scheduler = new RateLimitScheduler({ clock });
+  const BOT: BucketRef = { key: 'discord:bot', limit: 50, windowMs: 1_000 };
+  const modes = Array.from({ length: 20 }, () => pacer(scheduler, clock, BOT).chooseMode());
+  expect(modes.every((m) => m === 'stream')).toBe(true);
+});
+
 it('a short window (paced at its rate from the start) still pays edits by refill', async () => {
   const clock = new ManualClock();
   const scheduler = new RateLimitScheduler({ clock });
