@@ -15,6 +15,12 @@ export function joinSplit(parts: readonly string[], expected: string): string {
       acc += next;
       continue;
     }
+    // A cut at whitespace leaves that whitespace out of both messages.
+    const gap = /^\s+/.exec(expected.slice(acc.length))?.[0];
+    if (gap !== undefined && expected.startsWith(acc + gap + next.trimStart())) {
+      acc += gap + next.trimStart();
+      continue;
+    }
     const opener = OPENER_RE.exec(next);
     let joined: string | undefined;
     if (opener) {
@@ -22,7 +28,11 @@ export function joinSplit(parts: readonly string[], expected: string): string {
       const body = next.slice(opener[0].length);
       for (const close of [`\n${marker}`, marker]) {
         const candidate = acc.endsWith(close) ? acc.slice(0, acc.length - close.length) + body : undefined;
-        if (candidate !== undefined && expected.startsWith(candidate)) {
+        // The part may end with a closer of its own, added where the next cut fell in a block.
+        if (
+          candidate !== undefined &&
+          (expected.startsWith(candidate) || expected.startsWith(withoutCloser(candidate)))
+        ) {
           joined = candidate;
           break;
         }
@@ -32,6 +42,8 @@ export function joinSplit(parts: readonly string[], expected: string): string {
   }
   return acc;
 }
+
+const withoutCloser = (text: string) => text.replace(/\n? {0,3}(`{3,}|~{3,})$/, '');
 
 /** Whitespace-insensitive form, for a fallback comparison. */
 export function squash(s: string): string {
