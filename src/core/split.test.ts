@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fencesBalanced, joinParts, splitOnce, splitText } from './split.js';
+import { fencesBalanced, findFences, joinParts, splitOnce, splitText } from './split.js';
 
 /** No lone surrogate (String.prototype.isWellFormed is ES2024, beyond our lib setting). */
 const wellFormed = (s: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
@@ -167,6 +167,66 @@ describe('splitText properties', () => {
         expect(joinParts(parts)).toBe(s);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('findFences', () => {
+  // The regexes on every line, as findFences was before it skipped lines that cannot be fences.
+  const everyLine = (text: string) => {
+    const out: Array<{ openStart: number; closeStart: number; closeEnd: number; opener: string }> = [];
+    let open: { openStart: number; opener: string; marker: string } | undefined;
+    let start = 0;
+    for (const line of text.split('\n')) {
+      const next = Math.min(text.length, start + line.length + 1);
+      if (open === undefined) {
+        const m = /^( {0,3})(`{3,}|~{3,})(.*)$/.exec(line);
+        const marker = m?.[2];
+        if (m && marker && !(marker[0] === '`' && (m[3] ?? '').includes('`')))
+          open = { openStart: start, opener: line, marker };
+      } else {
+        const marker = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line)?.[1];
+        if (marker && marker[0] === open.marker[0] && marker.length >= open.marker.length) {
+          out.push({ openStart: open.openStart, closeStart: start, closeEnd: next, opener: open.opener });
+          open = undefined;
+        }
+      }
+      start = next;
+    }
+    if (open)
+      out.push({ openStart: open.openStart, closeStart: text.length, closeEnd: text.length, opener: open.opener });
+    return out;
+  };
+
+  it('finds what the fence regexes find on every line', () => {
+    const piece = fc.constantFrom(
+      '```',
+      '~~~',
+      '````',
+      ' ',
+      '   ',
+      '    ',
+      '\t',
+      '\n',
+      '\r\n',
+      'ts',
+      '`',
+      '~',
+      'a b',
+      '',
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (ps) => {
+        const text = ps.join('');
+        const got = findFences(text).map(({ openStart, closeStart, closeEnd, opener }) => ({
+          openStart,
+          closeStart,
+          closeEnd,
+          opener,
+        }));
+        expect(got).toEqual(everyLine(text));
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -51,6 +51,14 @@ const CUT_FLOORS = [0.9, 0.3] as const;
 /** Fences whose reopen/close lines would eat more than this share of a part are not reopened. */
 const MAX_FENCE_OVERHEAD = 0.5;
 
+/** Whether text[start, end) may match OPEN_RE or CLOSE_RE: at most 3 spaces, then ` or ~. */
+function mayBeFenceLine(text: string, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && i - start < 3 && text.charCodeAt(i) === 0x20) i++;
+  const c = i < end ? text.charCodeAt(i) : -1;
+  return c === 0x60 || c === 0x7e;
+}
+
 export function findFences(text: string): Fence[] {
   const fences: Fence[] = [];
   let open: Omit<Fence, 'closeStart' | 'closeEnd'> | undefined;
@@ -59,6 +67,13 @@ export function findFences(text: string): Fence[] {
     const nl = text.indexOf('\n', start);
     const end = nl === -1 ? text.length : nl;
     const next = nl === -1 ? text.length : nl + 1;
+    // Most lines cannot be fence lines: look at them without copying them (the writer runs this
+    // over the whole message each time new text arrives).
+    if (!mayBeFenceLine(text, start, end)) {
+      if (nl === -1) break;
+      start = next;
+      continue;
+    }
     const line = text.slice(start, end);
     if (open === undefined) {
       const m = OPEN_RE.exec(line);
