@@ -24,13 +24,9 @@ const commands: Record<string, () => Promise<Command>> = {
     // modules load; node refuses this flag in NODE_OPTIONS.
     const v8 = await import('node:v8');
     v8.setFlagsFromString('--optimize-for-size');
-    // The young generation stays at its first size (1 MB semi-spaces) instead of doubling up to
-    // 16 MB under load: at 200 concurrent replies its two semi-spaces were 32 MB of the peak.
-    // Not a heap limit: what does not fit is promoted to the old generation, which keeps its
-    // usual limit. Cost: more scavenges (bench, 2026-11-26: peak 124-127 MB instead of 151-166,
-    // about 25% more CPU a reply in that burst; lone-reply latency and idle RSS unchanged).
-    // --max-semi-space-size would be the finer knob, but V8 reads it only at start-up.
-    v8.setFlagsFromString('--semi-space-growth-factor=1');
+    // Not also --semi-space-growth-factor=1: it took the peak at 200 replies from ~155 to ~125
+    // MB, but the extra scavenges slowed the saturated process enough that paced posts reached
+    // Slack back to back (74-116 429s under the bench's strict model instead of 0-6).
     return (await import('./main.js')).run;
   },
   migrate: async () => (await import('./cli/migrate.js')).run,
