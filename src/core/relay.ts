@@ -9,6 +9,7 @@ import { LiveReplies } from './live-replies.js';
 import { dedupOf } from './dedup.js';
 import { postNotice } from './notices.js';
 import { pruner } from './pruning.js';
+import { placeLine } from './place-line.js';
 import { PlaceQueue, type Release } from './place-queue.js';
 import {
   type Arrival,
@@ -92,16 +93,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const dedup = dedupOf({ events, metrics, clock, notice: (msg, text) => notice(msg, text) });
   const maybePrune = pruner({ events, inflight, feedback: deps.feedback, clock, logger });
 
-  /** Lines joined at arrival, not yet taken up by handle() (see MessageHandler.arrive). */
-  const arrivals = new WeakMap<Arrival, PlaceTicket>();
-  const lineTicket = (key: string, eventId: string, at: number) =>
-    deps.placeLocks?.join(key, { id: `${eventId}#${randomUUID()}`, at });
-  /** The arrival's line ticket, taken out of the map: after this, its leave() does nothing. */
-  const takeArrival = (arrival: Arrival | undefined): PlaceTicket | undefined => {
-    const line = arrival === undefined ? undefined : arrivals.get(arrival);
-    if (line !== undefined && arrival !== undefined) arrivals.delete(arrival);
-    return line;
-  };
+  const line = placeLine(deps.placeLocks);
 
   const reportQueue = () => metrics.queueDepth(places.waiting + slots.waiting);
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
@@ -156,8 +148,7 @@ export function createRelay(deps: RelayDeps): Relay {
     const local = places.enter(key);
     reportQueue();
     // A delivery of its own: a retry of the same event must not take the first one's place.
-    const line = takeArrival(msg.arrival) ?? lineTicket(key, msg.eventId, msg.receivedAt);
-    return { local, line };
+    return { local, line: line.ticket(key, msg.eventId, msg.receivedAt, msg.arrival) };
   }
 
   /** A turn taken for a message that will not be answered: pass it on when it comes. */
@@ -279,6 +270,12 @@ export function createRelay(deps: RelayDeps): Relay {
     );
   }
 
+  /** Tell the user why the message is not answered, and pass its turn on. */
+  function refuseIn(turn: Turn, msg: IncomingMessage, message: string, status: HandleResult['status']) {
+    passTurn(turn);
+    return notice(msg, message).then((): HandleResult => ({ status }));
+  }
+
   /** A message seen for the first time (by any replica): answer it, or say why not. */
   function admit(
     msg: IncomingMessage,
@@ -286,10 +283,7 @@ export function createRelay(deps: RelayDeps): Relay {
     files: NonNullable<IncomingMessage['attachments']>,
     turn: Turn,
   ): Promise<HandleResult> {
-    const refuse = (message: string, status: HandleResult['status']) => {
-      passTurn(turn);
-      return notice(msg, message).then((): HandleResult => ({ status }));
-    };
+    const refuse = (message: string, status: HandleResult['status']) => refuseIn(turn, msg, message, status);
     if (RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)) {
       if (turn.local === undefined) return refuse(MESSAGES.queueFull, 'queue_full');
       return inTurn(msg, { ...turn, local: turn.local }, async () => {
@@ -329,10 +323,7 @@ export function createRelay(deps: RelayDeps): Relay {
     files: NonNullable<IncomingMessage['attachments']>,
     turn: Turn,
   ): Promise<HandleResult> {
-    const refuse = (message: string, status: HandleResult['status']) => {
-      passTurn(turn);
-      return notice(msg, message).then((): HandleResult => ({ status }));
-    };
+    const refuse = (message: string, status: HandleResult['status']) => refuseIn(turn, msg, message, status);
     const platform = msg.place.platform;
     if (!userLimits.tryTake(`${platform}:${msg.userId}`, clock.now()))
       return refuse(MESSAGES.slowDown, 'user_rate_limited');
@@ -355,15 +346,7 @@ export function createRelay(deps: RelayDeps): Relay {
   return {
     rateLimits: scheduler,
 
-    arrive(place: Place, eventId: string, at: number): Arrival {
-      const line = lineTicket(placeKey(place), eventId, at);
-      const arrival: Arrival = {
-        recorded: line?.joined ?? Promise.resolve(),
-        leave: () => takeArrival(arrival)?.leave(),
-      };
-      if (line !== undefined) arrivals.set(arrival, line);
-      return arrival;
-    },
+    arrive: (place: Place, eventId: string, at: number): Arrival => line.arrive(place, eventId, at),
 
     handle(msg: IncomingMessage): Promise<HandleResult> {
       const p = dispatch(msg);
