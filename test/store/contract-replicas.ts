@@ -111,6 +111,9 @@ export function replicaContract(
         });
       const first = locks(a, 'r1').join(key, { id: 'm1', at: now });
       const second = locks(b, 'r2').join(key, { id: 'm2', at: now + 1 });
+      // Both in line (each join is its own round trip; the connectors ack an event only after
+      // its join, see ack-order.ts), then the younger asks first.
+      await Promise.all([first.joined, second.joined]);
       const order: string[] = [];
       const signal = new AbortController().signal;
       const post: BucketRef = { key: 'slack:T1:D1:post', limit: 1, windowMs: 1000, perPlace: true };
