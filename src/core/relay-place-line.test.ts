@@ -8,6 +8,20 @@ import type { PlaceLocks } from './relay.js';
 // relay, before the dedup round trip, so a later message at another replica cannot overtake it
 // while this one is being recorded; a duplicate leaves the line again.
 
+/** Place locks that grant at once and log each join and leave by event id. */
+function loggedLocks(log: string[]): PlaceLocks {
+  return {
+    join(placeKey, ticket) {
+      log.push(`join ${ticket.id.split('#')[0]}`);
+      return {
+        joined: Promise.resolve(),
+        acquire: () => Promise.resolve({ handedOver: undefined, release: () => Promise.resolve() }),
+        leave: () => log.push(`leave ${ticket.id.split('#')[0]}`),
+      };
+    },
+  };
+}
+
 it('joins the place line at handle(), before the dedup answers; a duplicate leaves it', async () => {
   const log: string[] = [];
   // A dedup record that answers only when the test says so (a slow database).
@@ -18,16 +32,7 @@ it('joins the place line at handle(), before the dedup answers; a duplicate leav
     wasSeen: (p: Platform, id: string) => store.events.wasSeen(p, id),
     prune: () => 0,
   });
-  const placeLocks: PlaceLocks = {
-    join(placeKey, ticket) {
-      log.push(`join ${ticket.id.split('#')[0]}`);
-      return {
-        joined: Promise.resolve(),
-        acquire: () => Promise.resolve({ handedOver: undefined, release: () => Promise.resolve() }),
-        leave: () => log.push(`leave ${ticket.id.split('#')[0]}`),
-      };
-    },
-  };
+  const placeLocks = loggedLocks(log);
   const { clock, conn } = relayWorld((store) => ({ events: slowDedup(store), placeLocks }));
   const first = conn.send({ text: 'one', eventId: 'ev-1' });
   const again = conn.send({ text: 'one', eventId: 'ev-1' });
@@ -42,16 +47,7 @@ it('joins the place line at handle(), before the dedup answers; a duplicate leav
 
 it('a connector takes the place in line on arrival (arrive), so later awaits cannot lose it', async () => {
   const log: string[] = [];
-  const placeLocks: PlaceLocks = {
-    join(placeKey, ticket) {
-      log.push(`join ${ticket.id.split('#')[0]}`);
-      return {
-        joined: Promise.resolve(),
-        acquire: () => Promise.resolve({ handedOver: undefined, release: () => Promise.resolve() }),
-        leave: () => log.push(`leave ${ticket.id.split('#')[0]}`),
-      };
-    },
-  };
+  const placeLocks = loggedLocks(log);
   const { clock, conn, relay } = relayWorld({ placeLocks });
   const place = { platform: 'test' as const, channelId: 'C1' };
   // Arrived, then the connector's own awaits: the line was joined at arrival, once.

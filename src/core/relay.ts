@@ -25,6 +25,7 @@ import {
 import { type RecoveryReport, recoverInterrupted } from './recovery.js';
 import type { PlaceHold, PlaceTicket, Relay, RelayDeps } from './relay-types.js';
 import { runTurn } from './reply-turn.js';
+import { stopsOf } from './stops.js';
 import { RateLimitScheduler } from './scheduler.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { CONTEXT_OFF, ThreadContext } from './thread-context.js';
@@ -89,6 +90,7 @@ export function createRelay(deps: RelayDeps): Relay {
   /** Replies being written, by reply key and by place (one per place: the place queue). */
   const live = new LiveReplies();
   deps.remoteStops?.onStop((replyKey, userId) => live.stop(replyKey, userId));
+  const stops = stopsOf(live, deps.remoteStops);
 
   const dedup = dedupOf({ events, metrics, clock, notice: (msg, text) => notice(msg, text) });
   const maybePrune = pruner({ events, inflight, feedback: deps.feedback, clock, logger });
@@ -293,18 +295,12 @@ export function createRelay(deps: RelayDeps): Relay {
       });
     }
     if (STOP_RE.test(text) && files.length === 0) {
-      // `stop` from the asker while their reply streams here stops it; from anyone else, or
-      // with nothing streaming, it is an ordinary message.
+      // `stop` from the asker while their reply streams here (or, with several replicas, at
+      // another one) stops it; from anyone else, or with nothing streaming, it is a message.
       const reply = live.inPlace(placeKey(msg.place));
-      if (reply !== undefined && reply.askerId === msg.userId) {
-        passTurn(turn);
-        live.stop(reply.replyKey, msg.userId);
-        return Promise.resolve({ status: 'stopped' });
-      }
-      // With several replicas, the reply may stream at another one.
-      if (reply === undefined && deps.remoteStops !== undefined) {
-        return deps.remoteStops
-          .stop({ placeKey: placeKey(msg.place) }, msg.userId)
+      if (reply === undefined ? deps.remoteStops !== undefined : reply.askerId === msg.userId) {
+        return stops
+          .place(msg.place, msg.userId)
           .catch(() => 'not_found' as const)
           .then((result) => {
             if (result !== 'stopped') return admitMessage(msg, text, files, turn);
@@ -357,18 +353,8 @@ export function createRelay(deps: RelayDeps): Relay {
       return p;
     },
 
-    async stop(replyKey: string, userId: string): Promise<StopResult> {
-      const here = live.stop(replyKey, userId);
-      if (here !== 'not_found' || deps.remoteStops === undefined) return here;
-      return deps.remoteStops.stop({ replyKey }, userId);
-    },
-    async stopPlace(place: Place, userId: string): Promise<StopResult> {
-      const reply = live.inPlace(placeKey(place));
-      if (reply !== undefined) return live.stop(reply.replyKey, userId);
-      return deps.remoteStops === undefined
-        ? 'not_found'
-        : deps.remoteStops.stop({ placeKey: placeKey(place) }, userId);
-    },
+    stop: (replyKey: string, userId: string): Promise<StopResult> => stops.reply(replyKey, userId),
+    stopPlace: (place: Place, userId: string): Promise<StopResult> => stops.place(place, userId),
     vote: (replyKey: string, userId: string, v: Vote) =>
       recordVote({ feedback: deps.feedback, live, metrics, logger, clock }, replyKey, userId, v),
 

@@ -38,8 +38,6 @@ export class OrderedAckApp extends App {
     if (event.body.type !== 'event_callback') return super.processEvent(event);
     const recorded: Array<Promise<unknown>> = [];
     let ackAsked = false;
-    let acked: Promise<void> | undefined;
-    const sendAck = () => (acked ??= Promise.resolve(event.ack()).then(() => undefined));
     const processed = holds.run(recorded, () =>
       super.processEvent({
         ...event,
@@ -53,7 +51,7 @@ export class OrderedAckApp extends App {
       await within(LISTENERS_MAX_MS, processed);
       await within(ACK_HOLD_MAX_MS, Promise.allSettled(recorded));
     } finally {
-      if (ackAsked) await sendAck();
+      if (ackAsked) await event.ack();
     }
     await processed;
   }

@@ -11,6 +11,8 @@ import type { LearnedBudget } from '../ports.js';
 
 export const MINUTE = 60_000;
 const MAX_START_BURST = 4;
+/** A bucket with a window this long or longer is a per-minute budget: its rate is a guess. */
+const LONG_WINDOW_MS = 10_000;
 
 export interface NumbersInit {
   key: string;
@@ -49,6 +51,8 @@ export class LearnedNumbers {
   lastLimitedAt = Number.NEGATIVE_INFINITY;
   /** The rate (per ms) assumed when the last 429 came. */
   rateAt429 = 0;
+  /** The platform accepted a whole window's worth at the assumed rate (see rateCounted). */
+  protected proven = false;
   /** Learned numbers changed since they were last saved. */
   dirty = false;
   lastSavedAt = Number.NEGATIVE_INFINITY;
@@ -78,8 +82,17 @@ export class LearnedNumbers {
     if (this.headers) return { rate: this.limit / span, burst: this.limit };
     // A per-minute bucket allows a modest burst; a short one is paced (the full rate, and safe
     // against window limits), until headers tell the platform's own count.
-    const burst = this.windowMs >= 10_000 ? clamp(Math.floor(this.limit / 10), 1, MAX_START_BURST) : 1;
+    const burst = this.windowMs >= LONG_WINDOW_MS ? clamp(Math.floor(this.limit / 10), 1, MAX_START_BURST) : 1;
     return { rate: (this.limit - burst + 1) / span, burst };
+  }
+
+  /**
+   * Refill at the sustained rate may be counted on ahead of time: a short window's (paced at its
+   * rate from the start), or a per-minute rate that a 429, a header or a proven window confirmed.
+   */
+  protected rateCounted(): boolean {
+    if (this.windowMs < LONG_WINDOW_MS) return true;
+    return this.headers || Number.isFinite(this.lastShrinkAt) || this.proven;
   }
 
   /** Never less than one write per window. */

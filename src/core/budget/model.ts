@@ -56,8 +56,6 @@ export class BudgetModel extends LearnedNumbers {
   private growthCheckAt: number;
   /** Some write waited for this bucket's tokens since the last growth check (demand is there). */
   private pressed = false;
-  /** When the platform had accepted a whole window's worth at the assumed rate (see editNeed). */
-  private provenAt: number | undefined;
   /** Accepted writes within the last window (for estimates after a 429). */
   private readonly accepted = new AcceptedLog();
 
@@ -147,7 +145,7 @@ export class BudgetModel extends LearnedNumbers {
       // the platform's limit again.
       const step = this.rate < d.rate ? Math.min(d.rate, this.rate + this.floorRate) : 0;
       this.rate = Math.min(cap, Math.max(this.rate * GROWTH, step));
-      this.provenAt = undefined; // the new rate is a guess again
+      this.proven = false; // the new rate is a guess again
       this.changed(now);
     }
     // The burst only grows back once the 429 is old: a platform with a smaller burst than ours
@@ -208,15 +206,6 @@ export class BudgetModel extends LearnedNumbers {
     return withRefill > burst ? withRefill : Math.max(1, burst);
   }
 
-  /**
-   * Refill at the sustained rate may be counted on ahead of time: a short window's (paced at its
-   * rate from the start), or a per-minute rate a 429, a header or a proven window confirmed.
-   */
-  private rateCounted(): boolean {
-    if (this.windowMs < 10_000) return true;
-    return this.headers || Number.isFinite(this.lastShrinkAt) || this.provenAt !== undefined;
-  }
-
   /** Can this bucket pay `extra` more writes beyond the held finals within the horizon? */
   affords(now: number, horizonMs: number, extra: number): boolean {
     this.refresh(now);
@@ -273,8 +262,7 @@ export class BudgetModel extends LearnedNumbers {
     const span = this.windowMs + this.marginMs;
     this.accepted.add(now, now - span, 4 * this.limit + 16);
     // The platform took a window's worth at the rate we assume: that rate is no longer a guess.
-    if (this.provenAt === undefined && this.accepted.since(now - span) >= SAFETY * this.myRate * span)
-      this.provenAt = now;
+    if (!this.proven && this.accepted.since(now - span) >= SAFETY * this.myRate * span) this.proven = true;
     if (this.unlimited || now < this.last) return;
     this.refill(now);
     this.tokens = Math.min(this.tokens, this.myBurst - 1);
