@@ -25,6 +25,11 @@ export interface PlatformFile {
   headers?: Record<string, string>;
   /** A URL the upstream may be given: it must need no secret (Discord CDN yes, Slack url_private no). */
   publicUrl?: string;
+  /**
+   * Set when the platform names a file somewhere its token must not go (the origin, for the log):
+   * the file is skipped as `untrusted_host`, nothing is fetched.
+   */
+  untrustedHost?: string;
 }
 
 export interface DownloadOptions {
@@ -58,6 +63,14 @@ export async function collectAttachments(files: readonly PlatformFile[], opts: D
         ...(f.publicUrl !== undefined ? { url: f.publicUrl } : {}),
       };
       if (i >= MAX_ATTACHMENTS) return { ...base, skipped: 'too_many' as const };
+      if (f.untrustedHost !== undefined) {
+        // Logged once, here: the origin only (never the path, its query or a header).
+        opts.logger.warn(
+          { file: f.name, origin: f.untrustedHost, reason: 'untrusted_host' },
+          "attachment not on the platform's file host: not fetched, no token sent",
+        );
+        return { ...base, skipped: 'untrusted_host' as const };
+      }
       if (!isTextLike(f.name, f.type)) return base;
       return readText(f, opts).then(
         (text) => ({ ...base, text }),

@@ -14,7 +14,9 @@ export type AttachmentSkip =
   /** Past the first MAX_ATTACHMENTS files of the message. */
   | 'too_many'
   /** The text would push the message past CHAT_MAX_MESSAGE_CHARS. */
-  | 'no_room';
+  | 'no_room'
+  /** Hosted somewhere other than the platform's file host: not fetched, so no token goes there. */
+  | 'untrusted_host';
 
 /** One file of a message, after the connector's download. */
 export interface Attachment {
@@ -131,6 +133,7 @@ const REASONS: Record<AttachmentSkip, string> = {
   failed: 'download failed',
   too_many: `more than ${MAX_ATTACHMENTS} files`,
   no_room: 'too long for the message',
+  untrusted_host: 'not on the platform file host',
 };
 
 export function skipReason(reason: AttachmentSkip): string {

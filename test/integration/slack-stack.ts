@@ -1,11 +1,11 @@
-import type { SlackStreaming } from '../../src/config/config.js';
+import type { SlackConfig, SlackStreaming } from '../../src/config/config.js';
 import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import type { HandleResult, IncomingMessage, MessageHandler, Place, StopResult } from '../../src/core/ports.js';
 import type { Relay, RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { silentLogger } from '../../src/logger.js';
+import { type Logger, silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
@@ -38,6 +38,10 @@ export interface SlackStackOptions {
   timeUpstream?: boolean;
   /** The relay's metrics (default none). */
   metrics?: BridgeMetrics;
+  /** The connector's logger (default silent). */
+  logger?: Logger;
+  /** Connector config a test is about (allowlists). */
+  slack?: Partial<SlackConfig>;
 }
 
 export interface SlackStack {
@@ -107,10 +111,11 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
   const config = slackConfig(fake, {
     streaming: opts.streaming ?? 'edit',
     ...(opts.mode === 'http' ? { appToken: undefined } : {}),
+    ...opts.slack,
   });
   const connector = createSlackConnector({
     config,
-    logger: silentLogger,
+    logger: opts.logger ?? silentLogger,
     rateLimits: relay.rateLimits,
     http: server,
     socketPingTimeoutMs: 500,

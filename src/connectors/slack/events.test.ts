@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allowed, classify, placeOf, stripBotMention } from './events.js';
+import { allowed, classify, placeOf, slackFile, stripBotMention, tokenOrigins } from './events.js';
 
 const bot = { userId: 'UB', botId: 'BB' };
 const base = { type: 'message', channel: 'C1', channel_type: 'channel', user: 'U1', text: 'hi', ts: '2.0' };
@@ -59,5 +59,28 @@ describe('stripBotMention / allowed', () => {
     expect(allowed('T1', 'C1', ['T2'], [])).toBe(false);
     expect(allowed('T1', 'C1', ['T1'], ['C2'])).toBe(false);
     expect(allowed('T1', 'C2', ['T1'], ['C2'])).toBe(true);
+  });
+});
+
+describe('slackFile: the token only for Slack file hosts', () => {
+  const origins = tokenOrigins('https://slack.com/api/');
+  const file = (url: string) => slackFile({ name: 'a.txt', url_private: url }, 'xoxb-t', origins);
+  it('gives https://files.slack.com and the API origin the token', () => {
+    expect(file('https://files.slack.com/files-pri/T1-F1/a.txt').headers).toEqual({ authorization: 'Bearer xoxb-t' });
+    expect(file('https://slack.com/files-pri/T1-F1/a.txt').downloadUrl).toBeDefined();
+  });
+  it('withholds it from another scheme, port or host', () => {
+    for (const url of [
+      'http://files.slack.com/a.txt',
+      'https://files.slack.com:8443/a.txt',
+      'https://files.slack.com.evil.example/a.txt',
+      'https://evil.example/a.txt',
+      'not a url',
+    ]) {
+      const f = file(url);
+      expect(f.headers).toBeUndefined();
+      expect(f.downloadUrl).toBeUndefined();
+      expect(f.untrustedHost).toBeDefined();
+    }
   });
 });

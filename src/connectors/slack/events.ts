@@ -33,14 +33,49 @@ export interface SlackFile {
   url_private_download?: string;
 }
 
-/** A Slack file as the shared downloader sees it: fetched with the bot token in a header. */
-export function slackFile(f: SlackFile, token: string | undefined): PlatformFile {
+/** Slack's file host: the only place besides SLACK_API_URL's origin that is given the bot token. */
+export const SLACK_FILE_ORIGIN = 'https://files.slack.com';
+
+/**
+ * The origins a file URL may point at to be fetched with the bot token: Slack's file host over
+ * https, and the origin of SLACK_API_URL (Slack itself, or the fake Slack in tests). Scheme, host
+ * and port must all match: `http://files.slack.com` or `https://files.slack.com:8443` is elsewhere.
+ */
+export function tokenOrigins(apiUrl: string): string[] {
+  const origins = [SLACK_FILE_ORIGIN];
+  try {
+    const api = new URL(apiUrl).origin;
+    if (api !== 'null' && !origins.includes(api)) origins.push(api);
+  } catch {
+    // An unparsable SLACK_API_URL is refused by the config; here it just adds nothing.
+  }
+  return origins;
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A Slack file as the shared downloader sees it: fetched with the bot token in a header, but only
+ * from one of `origins` (tokenOrigins). A file whose URL points anywhere else is `untrusted_host`:
+ * nothing is fetched, the token goes nowhere, and the user is told the file was not passed on.
+ */
+export function slackFile(f: SlackFile, token: string | undefined, origins: readonly string[]): PlatformFile {
   const url = f.mode === 'external' || f.mode === 'tombstone' ? undefined : (f.url_private_download ?? f.url_private);
+  const base = { name: f.name ?? f.title ?? f.id ?? 'file', type: f.mimetype ?? '', size: f.size ?? 0 };
+  if (url === undefined) return base;
+  const origin = originOf(url);
+  if (origin === undefined || !origins.includes(origin)) {
+    return { ...base, untrustedHost: origin === undefined || origin === 'null' ? 'unparsable URL' : origin };
+  }
   return {
-    name: f.name ?? f.title ?? f.id ?? 'file',
-    type: f.mimetype ?? '',
-    size: f.size ?? 0,
-    ...(url !== undefined ? { downloadUrl: url } : {}),
+    ...base,
+    downloadUrl: url,
     ...(token !== undefined ? { headers: { authorization: `Bearer ${token}` } } : {}),
   };
 }

@@ -14,6 +14,7 @@ import {
   type SlackMessageEvent,
   slackFile,
   stripBotMention,
+  tokenOrigins,
 } from './events.js';
 import { slackHistoryReader } from './history.js';
 import type { SlackLimits } from './rate-limits.js';
@@ -93,7 +94,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         deps.users.name(client, teamId, user),
         ev.files !== undefined && ev.files.length > 0
           ? collectAttachments(
-              ev.files.map((f) => slackFile(f, client.token)),
+              ev.files.map((f) => slackFile(f, client.token, tokenOrigins(deps.config.apiUrl))),
               {
                 logger: deps.logger,
                 ...(deps.attachmentMaxBytes !== undefined ? { maxBytes: deps.attachmentMaxBytes } : {}),
