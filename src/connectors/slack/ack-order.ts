@@ -31,27 +31,54 @@ const within = (ms: number, p: Promise<unknown>) =>
     );
   });
 
+/**
+ * Longest an ack waits for Bolt to ask for it. Bolt asks right after authorize, before any
+ * listener, or never: a body it cannot type, an authorize that throws before it, a
+ * `function_executed` no listener acks. The ack then leaves anyway.
+ */
+const ACK_ASK_MAX_MS = 1000;
+
+/** An event_callback whose `event` is an object with a type; anything else is malformed. */
+export function hasRoutableEvent(body: Record<string, unknown>): boolean {
+  const ev = body.event;
+  return (
+    typeof ev === 'object' && ev !== null && !Array.isArray(ev) && typeof (ev as { type?: unknown }).type === 'string'
+  );
+}
+
 /** Bolt's App, with Events API acks sent once what the event's listeners started is recorded. */
 export class OrderedAckApp extends App {
   override async processEvent(event: ReceiverEvent): Promise<void> {
     // Interactions and commands hand ack to their listeners; only events are acked by Bolt itself.
     if (event.body.type !== 'event_callback') return super.processEvent(event);
+    // Nothing to route (the HTTP receiver answers 400 before this; Socket Mode acks the envelope).
+    if (!hasRoutableEvent(event.body)) return event.ack();
     const recorded: Array<Promise<unknown>> = [];
     let ackAsked = false;
+    let asked: () => void = () => {};
+    const askedNow = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
     const processed = holds.run(recorded, () =>
       super.processEvent({
         ...event,
         ack: () => {
           ackAsked = true;
+          asked();
           return Promise.resolve();
         },
       }),
     );
     try {
-      await within(LISTENERS_MAX_MS, processed);
-      await within(ACK_HOLD_MAX_MS, Promise.allSettled(recorded));
+      // Bolt asks before any listener runs, or never: a processing that ends without asking is
+      // not waited past its end, and an ask that does not come is not waited for long.
+      await within(ACK_ASK_MAX_MS, Promise.race([askedNow, processed]));
+      if (ackAsked) {
+        await within(LISTENERS_MAX_MS, processed);
+        await within(ACK_HOLD_MAX_MS, Promise.allSettled(recorded));
+      }
     } finally {
-      if (ackAsked) await event.ack();
+      await event.ack();
     }
     await processed;
   }

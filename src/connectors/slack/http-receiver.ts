@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { type App, HTTPModuleFunctions as http, HTTPResponseAck, type Receiver } from '@slack/bolt';
+import { hasRoutableEvent } from './ack-order.js';
 import type { BoltLogger } from './bolt-logger.js';
 
 // HTTP mode: the Events API request listener, mounted on the bridge's own server at
@@ -13,7 +14,8 @@ import type { BoltLogger } from './bolt-logger.js';
 // acks before any listener runs.
 //
 // Answers: 405 not POST, 503 stopping, 401 signature headers missing/malformed/stale or HMAC
-// wrong, 413 body over the limit, 400 body not a JSON object (or a form with one), 200 otherwise.
+// wrong, 413 body over the limit, 400 body not a JSON object (or a form with one) or an
+// event_callback without an event object, 200 otherwise (also for events no listener takes).
 // Refusals close the connection; nothing more of the body is read.
 
 /** Slack's own bodies are far smaller; this is what the port accepts at most. */
@@ -106,6 +108,8 @@ export class EventsReceiver implements Receiver {
     if (parsed === undefined) return refuse(res, 400);
     if (parsed.ssl_check === '1') return http.buildSSLCheckResponse(res);
     if (parsed.type === 'url_verification') return http.buildUrlVerificationResponse(res, parsed);
+    // An event callback without an event routes nowhere, and Bolt would never ask for its ack.
+    if (parsed.type === 'event_callback' && !hasRoutableEvent(parsed)) return refuse(res, 400);
 
     // Bolt's ack helper wants the buffered request it would have made itself.
     const buffered = Object.assign(req, { rawBody: body });
