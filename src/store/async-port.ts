@@ -99,12 +99,24 @@ export type Promised<T> = {
  */
 export type AsyncFeedbackStore = Promised<FeedbackStore>;
 
+/** At most `max` pending install links per client address (`client`), counted at `now`. */
+export interface PendingLimit {
+  client: string;
+  max: number;
+  now: number;
+}
+
 /**
  * Slack OAuth `state` values of install links, so the redirect may reach any replica. The store
  * keeps the values as it is given them (the connector hands it digests, not the links' values).
  */
 export interface AsyncOAuthStateStore {
-  issue(state: string, expiresAt: number): Promise<void>;
+  /**
+   * Keeps a new state. With `limit`, only while `limit.client` holds fewer than `limit.max`
+   * states still good at `limit.now`: otherwise nothing is stored and the answer is false. No
+   * other state is ever dropped to make room.
+   */
+  issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean>;
   /**
    * Uses the state up: true once for a state issued and not expired at `now` (good through
    * `expiresAt`); false when unknown, expired or used already, by any replica. Atomic.

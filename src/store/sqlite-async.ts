@@ -9,6 +9,7 @@ import {
 } from '../core/ports.js';
 import type {
   AsyncOAuthStateStore,
+  PendingLimit,
   AsyncStore,
   ExpectedUpstreamId,
   LearnedBudgetRow,
@@ -50,7 +51,9 @@ function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (..
 export function sqliteOAuthStates(store: Store): AsyncOAuthStateStore {
   const repo = createOAuthStateRepo(store.db);
   return {
-    issue: guard(store, (state: string, expiresAt: number) => repo.issue(state, expiresAt)),
+    issue: guard(store, (state: string, expiresAt: number, limit?: PendingLimit) =>
+      repo.issue(state, expiresAt, limit),
+    ),
     consume: guard(store, (state: string, now: number) => repo.consume(state, now)),
     prune: guard(store, (before: number) => repo.prune(before)),
   };

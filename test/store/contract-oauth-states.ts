@@ -48,5 +48,26 @@ export function oauthStateContract(ctx: () => ContractContext) {
         expect(got.filter(Boolean), state).toHaveLength(1);
       }
     });
+
+    it('holds at most `max` good states per client, on any replica, and drops no other', async () => {
+      const { s, database } = ctx();
+      const t = await database.open();
+      const limit = (client: string, now = 100) => ({ client, max: 3, now });
+      expect(await s.oauthStates.issue('other-1', 1000, limit('10.0.0.2'))).toBe(true);
+      const got: boolean[] = [];
+      for (let i = 0; i < 6; i++)
+        got.push(await (i % 2 ? t : s).oauthStates.issue(`flood-${i}`, 1000, limit('10.0.0.1')));
+      expect(got).toEqual([true, true, true, false, false, false]);
+      // Refused means not stored; the other client's state is untouched.
+      expect(await s.oauthStates.consume('flood-3', 500)).toBe(false);
+      expect(await t.oauthStates.consume('other-1', 500)).toBe(true);
+      // A state used, or expired at `now`, no longer counts.
+      expect(await s.oauthStates.consume('flood-0', 500)).toBe(true);
+      expect(await s.oauthStates.issue('flood-6', 1000, limit('10.0.0.1'))).toBe(true);
+      expect(await s.oauthStates.issue('flood-7', 1000, limit('10.0.0.1'))).toBe(false);
+      expect(await s.oauthStates.issue('flood-8', 2000, limit('10.0.0.1', 1001))).toBe(true);
+      // Without a limit, as before.
+      expect(await s.oauthStates.issue('plain', 1000)).toBe(true);
+    });
   });
 }

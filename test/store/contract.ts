@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationRecord, Place, ReplyTarget } from '../../src/core/ports.js';
 import { placeKey } from '../../src/core/ports.js';
 import { type AsyncStore, expectedOf } from '../../src/store/async-port.js';
+import { oauthStateContract } from './contract-oauth-states.js';
 
 // One contract for every backend of the async store port (src/store/async-port.ts): SQLite and
 // PostgreSQL must answer the same. "Another replica" is a second store opened on the same
@@ -51,6 +52,9 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
     afterEach(async () => {
       await database.dispose();
     });
+
+    // The OAuth state cases live in their own file; they were not run by any backend before.
+    oauthStateContract(() => ({ s, database }));
 
     describe('conversations', () => {
       it('keeps, touches, replaces and deletes the mapping of a place', async () => {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomBytes } from 'node:crypto';
 // @slack/oauth is Bolt's own dependency (see oauth.ts).
 import { type InstallURLOptions, InvalidStateError, type StateStore } from '@slack/oauth';
@@ -9,21 +10,38 @@ import { type InstallURLOptions, InvalidStateError, type StateStore } from '@sla
 
 /** How long an install link (its `state`) stays good. */
 export const STATE_TTL_MS = 10 * 60 * 1000;
-/** Install links open at once in memory, at most; the oldest are forgotten first. */
+/** Install links open at once in memory, at most; past that new links are refused, none dropped. */
 export const MAX_PENDING_STATES = 10_000;
+/** Install links open at once per client address; more are refused (429) until one is used or expires. */
+export const MAX_PENDING_PER_CLIENT = 5;
+
+/** At most `max` pending links for `client`, counted at `now` (the store's PendingLimit). */
+export interface PendingLimit {
+  client: string;
+  max: number;
+  now: number;
+}
 
 /** Where install links' states are kept. The store's AsyncOAuthStateStore has this shape. */
 export interface OAuthStates {
-  issue(state: string, expiresAt: number): Promise<void>;
+  /**
+   * Keeps a new state; with `limit`, only while its client holds fewer than `limit.max` good
+   * ones (else false, nothing stored). Never drops another state to make room.
+   */
+  issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean>;
   /** true once for a state issued and good through `expiresAt`; false if unknown, expired or used. Atomic. */
   consume(state: string, now: number): Promise<boolean>;
   /** Forget states that expired before `before`. */
   prune(before: number): Promise<number>;
 }
 
-/** States in this process's memory, bounded: past `maxPending` the oldest are dropped. */
+/**
+ * States in this process's memory, bounded: per client by the caller's limit, and in all by
+ * `maxPending`, past which new states are refused. A pending state is only ever removed by its
+ * use or its expiry, so no flood can cancel someone else's install.
+ */
 export class MemoryOAuthStates implements OAuthStates {
-  private readonly pending = new Map<string, number>();
+  private readonly pending = new Map<string, { expiresAt: number; client: string | undefined }>();
 
   constructor(private readonly maxPending = MAX_PENDING_STATES) {}
 
@@ -31,21 +49,23 @@ export class MemoryOAuthStates implements OAuthStates {
     return this.pending.size;
   }
 
-  async issue(state: string, expiresAt: number): Promise<void> {
+  async issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean> {
     if (this.pending.has(state)) throw new Error('this OAuth state was issued already');
-    while (this.pending.size >= this.maxPending) {
-      const oldest = this.pending.keys().next().value;
-      if (oldest === undefined) break;
-      this.pending.delete(oldest);
+    if (this.pending.size >= this.maxPending) return false;
+    if (limit !== undefined) {
+      let held = 0;
+      for (const p of this.pending.values()) if (p.client === limit.client && p.expiresAt >= limit.now) held++;
+      if (held >= limit.max) return false;
     }
-    this.pending.set(state, expiresAt);
+    this.pending.set(state, { expiresAt, client: limit?.client });
+    return true;
   }
 
   async consume(state: string, now: number): Promise<boolean> {
-    const expiresAt = this.pending.get(state);
+    const p = this.pending.get(state);
     // Used up whatever happens next: a second redirect with the same state is a replay.
     this.pending.delete(state);
-    return expiresAt !== undefined && now <= expiresAt;
+    return p !== undefined && now <= p.expiresAt;
   }
 
   /**
@@ -55,8 +75,8 @@ export class MemoryOAuthStates implements OAuthStates {
    */
   async prune(before: number): Promise<number> {
     let removed = 0;
-    for (const [state, expiresAt] of this.pending) {
-      if (expiresAt >= before) break;
+    for (const [state, p] of this.pending) {
+      if (p.expiresAt >= before) break;
       this.pending.delete(state);
       removed++;
     }
@@ -65,10 +85,35 @@ export class MemoryOAuthStates implements OAuthStates {
 }
 
 /**
+ * Who asked for an install link: the socket's remote address (no proxy header is trusted: the
+ * bridge has no trusted-proxy setting). IPv4-mapped IPv6 is the IPv4 address; other IPv6
+ * addresses count by their /64, the block one host usually holds.
+ */
+export function clientAddress(remote: string | undefined): string {
+  if (remote === undefined || remote === '') return 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remote);
+  if (mapped?.[1] !== undefined) return mapped[1];
+  if (!remote.includes(':')) return remote;
+  const [head = '', tail = ''] = remote.split('%')[0]?.split('::') ?? [];
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = remote.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+/**
  * The states are kept as SHA-256 digests: whoever reads the table (or a heap dump) cannot finish
  * a pending install with them, while the link's own value still matches.
  */
 const digest = (state: string) => createHash('sha256').update(state).digest('base64url');
+
+/** The state issueFor made for the request being served (see withIssued). */
+const issued = new AsyncLocalStorage<string>();
 
 export interface SingleUseStateStoreOptions {
   /** Where the states are kept; default: this process's memory. */
@@ -97,12 +142,32 @@ export class SingleUseStateStore implements StateStore {
     this.now = opts.now;
   }
 
+  /**
+   * A new install link's state for `client`, or undefined when that address already holds
+   * MAX_PENDING_PER_CLIENT good ones (or the store is full). Run the install path inside
+   * `withIssued` with it, so that @slack/oauth puts this state in the link.
+   */
+  async issueFor(client: string, now: Date = new Date()): Promise<string | undefined> {
+    const t = this.now?.() ?? now.getTime();
+    await this.states.prune(t);
+    const state = randomBytes(24).toString('base64url');
+    const limit = { client, max: MAX_PENDING_PER_CLIENT, now: t };
+    return (await this.states.issue(digest(state), t + STATE_TTL_MS, limit)) ? state : undefined;
+  }
+
+  /** Runs `fn` (the install path) so that generateStateParam hands out `state`, issued already. */
+  withIssued<T>(state: string, fn: () => Promise<T>): Promise<T> {
+    return issued.run(state, fn);
+  }
+
   async generateStateParam(_installOptions: InstallURLOptions, now: Date): Promise<string> {
+    const pre = issued.getStore();
+    if (pre !== undefined) return pre;
     const t = this.now?.() ?? now.getTime();
     // Install links are rare: forgetting the expired ones on each is cheap and keeps them few.
     await this.states.prune(t);
     const state = randomBytes(24).toString('base64url');
-    await this.states.issue(digest(state), t + STATE_TTL_MS);
+    if (!(await this.states.issue(digest(state), t + STATE_TTL_MS))) throw new Error('too many pending installs');
     return state;
   }
 

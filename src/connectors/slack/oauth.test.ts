@@ -8,7 +8,14 @@ import { openStore, type Store } from '../../store/index.js';
 import type { BoltLogger } from './bolt-logger.js';
 import { createInstallationStore } from './installation-store.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, scrubbingLogger } from './oauth.js';
-import { MemoryOAuthStates, type OAuthStates, SingleUseStateStore, STATE_TTL_MS } from './oauth-state.js';
+import {
+  clientAddress,
+  MAX_PENDING_PER_CLIENT,
+  MemoryOAuthStates,
+  type OAuthStates,
+  SingleUseStateStore,
+  STATE_TTL_MS,
+} from './oauth-state.js';
 
 const quiet: BoltLogger = {
   debug: () => {},
@@ -104,15 +111,41 @@ describe('SingleUseStateStore', () => {
   // Every link asks for the bridge's scopes: a verified state answers with those options.
   const installOptions = { scopes: ['app_mentions:read'] };
 
-  it('keeps a bounded number of pending states, dropping the oldest', async () => {
+  it('keeps a bounded number of pending states: past it new ones are refused, none is dropped', async () => {
     const memory = new MemoryOAuthStates(3);
     const states = new SingleUseStateStore({ states: memory, installOptions, now: () => 0 });
     const made: string[] = [];
-    for (let i = 0; i < 4; i++) made.push(await states.generateStateParam(installOptions, new Date()));
+    for (let i = 0; i < 3; i++) made.push(await states.generateStateParam(installOptions, new Date()));
+    await expect(states.generateStateParam(installOptions, new Date())).rejects.toThrow(/too many pending/);
+    expect(await states.issueFor('10.0.0.9')).toBeUndefined();
     expect(memory.size).toBe(3);
-    await expect(states.verifyStateParam(new Date(), made[0] ?? '')).rejects.toThrow(/unknown or was already used/);
-    expect(await states.verifyStateParam(new Date(), made[3] ?? '')).toEqual(installOptions);
-    await expect(states.verifyStateParam(new Date(), made[3] ?? '')).rejects.toThrow(/already used/);
+    // The first link made is still good, once.
+    expect(await states.verifyStateParam(new Date(), made[0] ?? '')).toEqual(installOptions);
+    await expect(states.verifyStateParam(new Date(), made[0] ?? '')).rejects.toThrow(/already used/);
+  });
+
+  it('holds at most MAX_PENDING_PER_CLIENT links per client address until one is used or expires', async () => {
+    let t = 0;
+    const memory = new MemoryOAuthStates();
+    const states = new SingleUseStateStore({ states: memory, installOptions, now: () => t });
+    const mine: (string | undefined)[] = [];
+    for (let i = 0; i < MAX_PENDING_PER_CLIENT + 3; i++) mine.push(await states.issueFor('10.0.0.1'));
+    expect(mine.filter((x) => x !== undefined)).toHaveLength(MAX_PENDING_PER_CLIENT);
+    expect(await states.issueFor('10.0.0.2')).toBeDefined();
+    await states.verifyStateParam(new Date(), mine[0] ?? '');
+    expect(await states.issueFor('10.0.0.1')).toBeDefined();
+    expect(await states.issueFor('10.0.0.1')).toBeUndefined();
+    t += STATE_TTL_MS + 1;
+    expect(await states.issueFor('10.0.0.1')).toBeDefined();
+  });
+
+  it('counts a client by its IPv4 address, or its IPv6 /64', () => {
+    expect(clientAddress('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientAddress('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientAddress('2001:db8:0:1:aaaa::1')).toBe('2001:db8:0:1::/64');
+    expect(clientAddress('2001:db8:0:1:bbbb:cccc:dddd:eeee')).toBe('2001:db8:0:1::/64');
+    expect(clientAddress('::1')).toBe('0:0:0:0::/64');
+    expect(clientAddress(undefined)).toBe('unknown');
   });
 
   it('sweeps expired states when new ones are made', async () => {
@@ -130,9 +163,9 @@ describe('SingleUseStateStore', () => {
     const memory = new MemoryOAuthStates();
     const issued: string[] = [];
     const recording: OAuthStates = {
-      issue: async (s, at) => {
+      issue: async (s, at, limit) => {
         issued.push(s);
-        await memory.issue(s, at);
+        return memory.issue(s, at, limit);
       },
       consume: (s, now) => memory.consume(s, now),
       prune: (before) => memory.prune(before),

@@ -5,7 +5,7 @@ import type { InstallationStore } from '@slack/bolt';
 import { type CodedError, ErrorCode, InstallProvider, type InstallURLOptions } from '@slack/oauth';
 import { scrubSecrets } from '../../logger.js';
 import type { BoltLogger } from './bolt-logger.js';
-import { type OAuthStates, SingleUseStateStore } from './oauth-state.js';
+import { clientAddress, type OAuthStates, SingleUseStateStore, STATE_TTL_MS } from './oauth-state.js';
 import { BOT_SCOPES } from './scopes.js';
 
 export const INSTALL_PATH = '/slack/install';
@@ -39,16 +39,18 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
   const logger = scrubbingLogger(opts.logger, [opts.clientSecret, opts.stateSecret]);
   // Every install link asks for the same scopes, so a state needs to carry no options.
   const installOptions: InstallURLOptions = { scopes: [...BOT_SCOPES] };
+  const stateStore = new SingleUseStateStore({
+    installOptions,
+    ...(opts.states ? { states: opts.states } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  const refusals = new ThrottledCount(logger, opts.now ?? Date.now);
   const installer = new InstallProvider({
     clientId: opts.clientId,
     clientSecret: opts.clientSecret,
     // Single use and kept by the bridge (oauth-state.ts), instead of @slack/oauth's signed state
     // that stays good for its whole lifetime however often it is replayed. No secret needed.
-    stateStore: new SingleUseStateStore({
-      installOptions,
-      ...(opts.states ? { states: opts.states } : {}),
-      ...(opts.now ? { now: opts.now } : {}),
-    }),
+    stateStore,
     installationStore: opts.installationStore,
     // The provider hands this logger to its WebClient, whose debug lines hold the
     // oauth.v2.access arguments (client_secret among them): hence the scrubbing wrapper.
@@ -66,8 +68,23 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
       return page(res, 405, 'Method not allowed', 'This page only answers GET.');
     }
     try {
-      if (path === INSTALL_PATH) await installer.handleInstallPath(req, res, {}, installOptions);
-      else await installer.handleCallback(req, res, { failure: callbackFailure });
+      if (path === INSTALL_PATH) {
+        // A few pending links per client address: a flood from one address gets 429s, and every
+        // pending link (its own included) stays good until used or expired.
+        const client = clientAddress(req.socket.remoteAddress);
+        const state = await stateStore.issueFor(client);
+        if (state === undefined) {
+          refusals.note(client);
+          res.setHeader('retry-after', String(Math.ceil(STATE_TTL_MS / 1000)));
+          return page(
+            res,
+            429,
+            'Too many install links',
+            `Too many install links are open from this address. Finish one, or try again in ${STATE_TTL_MS / 60_000} minutes.`,
+          );
+        }
+        await stateStore.withIssued(state, () => installer.handleInstallPath(req, res, {}, installOptions));
+      } else await installer.handleCallback(req, res, { failure: callbackFailure });
     } catch (err) {
       logger.error(`Slack OAuth request failed: ${(err as Error).message}`);
       if (!res.headersSent) page(res, 500, 'Installation failed', 'Slack installation failed. Please try again.');
@@ -137,4 +154,29 @@ export function scrubbingLogger(inner: BoltLogger, secrets: readonly string[]): 
     getLevel: () => inner.getLevel(),
     setName: (n) => inner.setName(n),
   };
+}
+
+/** Install links refused with 429: one log line a minute at most, with the count and addresses. */
+class ThrottledCount {
+  private count = 0;
+  private readonly clients = new Set<string>();
+  private last: number | undefined;
+
+  constructor(
+    private readonly logger: BoltLogger,
+    private readonly now: () => number,
+  ) {}
+
+  note(client: string): void {
+    this.count++;
+    if (this.clients.size < 10) this.clients.add(client);
+    const t = this.now();
+    if (this.last !== undefined && t - this.last < 60_000 && t >= this.last) return;
+    this.logger.warn(
+      `Slack install links refused (too many pending per address): ${this.count} from ${[...this.clients].join(', ')}`,
+    );
+    this.last = t;
+    this.count = 0;
+    this.clients.clear();
+  }
 }

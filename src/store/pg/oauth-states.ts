@@ -7,9 +7,21 @@ import type { Query } from './coordination.js';
 
 export function pgOAuthStates(q: Query): AsyncOAuthStateStore {
   return {
-    async issue(state, expiresAt) {
+    async issue(state, expiresAt, limit) {
       // A duplicate state is an error, not a race to settle: states are 24 random bytes.
-      await q('INSERT INTO oauth_states (state, expires_at) VALUES ($1, $2)', [state, expiresAt]);
+      if (limit === undefined) {
+        await q('INSERT INTO oauth_states (state, expires_at) VALUES ($1, $2)', [state, expiresAt]);
+        return true;
+      }
+      // Count and insert in one statement. Two replicas inserting for one address at the same
+      // instant may each see max-1 and both succeed: the bound is "a few", never evicting.
+      const r = await q(
+        `INSERT INTO oauth_states (state, expires_at, client)
+         SELECT $1::text, $2::bigint, $3::text
+         WHERE (SELECT COUNT(*) FROM oauth_states WHERE client = $3::text AND expires_at >= $4::bigint) < $5::bigint`,
+        [state, expiresAt, limit.client, limit.now, limit.max],
+      );
+      return (r.rowCount ?? 0) === 1;
     },
     async consume(state, now) {
       // Used up whatever happens next: an expired state is deleted too.
