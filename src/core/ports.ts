@@ -24,6 +24,13 @@ export interface IncomingMessage {
    * itself; differs for a Slack mention in a channel, whose place is the thread the reply opens.
    */
   origin: Place;
+  /**
+   * Every workspace the platform says this message comes from, for the workspace allowlist
+   * (allowlist.ts); each must be allowed. Default: the origin's. Slack names the team whose
+   * install received the event, the team it was sent from, the author's own team in a shared
+   * channel, and the Enterprise Grid organisation a team is known to belong to.
+   */
+  workspaces?: WorkspaceRef[];
   messageId: string;
   userId: string;
   userName?: string;
@@ -51,6 +58,13 @@ export interface IncomingMessage {
    * from it).
    */
   history?: HistoryReader;
+}
+
+/** A workspace a message comes from, and the organisation it is known to belong to (if any). */
+export interface WorkspaceRef {
+  id: string;
+  /** Slack Enterprise Grid org: listing it admits its workspaces. */
+  organizationId?: string;
 }
 
 /** One earlier message as a connector reads it: the context entry plus its platform id. */

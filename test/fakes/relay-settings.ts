@@ -32,6 +32,8 @@ export function relayToEmulator(opts: {
   store: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore; feedback?: FeedbackStore };
   /** The bot every place is routed to (default the emulator's `demo-bot`). */
   botId?: string;
+  /** The bot of each place (BOT_ROUTES as main.ts resolves them); default every place `botId`. */
+  botFor?: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   settings?: Partial<RelaySettings>;
   metrics?: BridgeMetrics;
 }): Relay {
@@ -46,7 +48,7 @@ export function relayToEmulator(opts: {
   const botId = opts.botId ?? 'demo-bot';
   return createRelay({
     chat,
-    botFor: () => botId,
+    botFor: opts.botFor ?? (() => botId),
     conversations: opts.store.conversations,
     events: opts.store.events,
     inflight: opts.store.inflight,

@@ -42,6 +42,9 @@ export interface SlackStackOptions {
   logger?: Logger;
   /** Connector config a test is about (allowlists). */
   slack?: Partial<SlackConfig>;
+  /** Routes (BOT_ROUTES as main.ts builds them), with the emulator's other bots in `bots`. */
+  botFor?: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
+  bots?: string[];
 }
 
 export interface SlackStack {
@@ -70,7 +73,11 @@ export const TAG_PATTERN = /\btag-([A-Za-z0-9_-]+)/;
 
 export async function startSlackStack(opts: SlackStackOptions = {}): Promise<SlackStack> {
   const fake = await startFakeSlack(opts.fake);
-  const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
+  const emu = await startEmulator({
+    apiKey: API_KEY,
+    bots: [BOT, ...(opts.bots ?? [])],
+    chunkDelayMs: opts.chunkDelayMs ?? 2,
+  });
   const server = await startMiniServer();
   const upstream = opts.timeUpstream ? await startTimingProxy(emu.url, { tagPattern: TAG_PATTERN }) : undefined;
   const store = openStore(':memory:');
@@ -80,6 +87,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     form: opts.form ?? 'b',
     store,
     botId: BOT,
+    ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     settings: {
       userMessagesPerMinute: 1000,

@@ -1,6 +1,6 @@
 import { Assistant } from '@slack/bolt';
 import { type Logger, scrubSecrets } from '../../logger.js';
-import type { SlackMessageEvent } from './events.js';
+import { eventTeams, type SlackMessageEvent } from './events.js';
 import type { IntakeArgs } from './intake.js';
 
 // Slack's assistant threads (the AI app side panel): a greeting and suggested prompts when a
@@ -43,8 +43,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       deps.intake({
         event: ev,
         client,
-        teamId: context.teamId ?? (body as { team_id?: string }).team_id ?? '',
-        enterpriseId: context.enterpriseId,
+        teams: eventTeams(body, ev, context),
         bot: { userId: context.botUserId ?? '', botId: context.botId },
         assistant: {
           onFirstMessage: async (text) => {

@@ -9,7 +9,7 @@ import { AgentSessions, registerSessionStop } from './agent-sessions.js';
 import { createAssistant } from './assistant.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerControlActions, textBlocks } from './controls.js';
-import type { SlackMessageEvent } from './events.js';
+import { eventTeams, type SlackMessageEvent } from './events.js';
 import { createInstallationStore, type Installations } from './installation-store.js';
 import { type IntakeDeps, intake } from './intake.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oauth.js';
@@ -289,16 +289,15 @@ function registerListeners(
   logger: Logger,
   store: ReturnType<typeof createInstallationStore> | undefined,
 ): void {
-  const teamOf = (context: { teamId?: string }, body: unknown) =>
-    context.teamId ?? (body as { team_id?: string }).team_id ?? '';
   app.assistant(createAssistant({ logger, intake: (args) => intake(deps, args) }));
   for (const type of ['app_mention', 'message'] as const) {
     app.event(type, async ({ event, client, context, body }) => {
+      const ev = event as unknown as SlackMessageEvent;
       intake(deps, {
-        event: event as unknown as SlackMessageEvent,
+        event: ev,
         client,
-        teamId: teamOf(context, body),
-        enterpriseId: context.enterpriseId,
+        // The event's own teams: with one token, Bolt's context holds the token's team.
+        teams: eventTeams(body, ev, context),
         bot: { userId: context.botUserId ?? '', botId: context.botId },
       });
     });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { allowed, classify, placeOf, slackFile, stripBotMention, tokenOrigins } from './events.js';
+import { ALLOW_ALL, isAllowed } from '../../core/allowlist.js';
+import type { WorkspaceRef } from '../../core/ports.js';
+import { classify, eventTeams, placeOf, slackFile, stripBotMention, tokenOrigins } from './events.js';
 
 const bot = { userId: 'UB', botId: 'BB' };
 const base = { type: 'message', channel: 'C1', channel_type: 'channel', user: 'U1', text: 'hi', ts: '2.0' };
@@ -47,18 +49,79 @@ describe('placeOf', () => {
   });
 });
 
-describe('stripBotMention / allowed', () => {
+describe('stripBotMention', () => {
   it('removes only the bot mention', () => {
     expect(stripBotMention('<@UB> what about <@U2>?', 'UB')).toBe('what about <@U2>?');
     expect(stripBotMention('hey <@UB|assistant>  reset', 'UB')).toBe('hey reset');
     expect(stripBotMention('line one\n<@UB>\nline two', 'UB')).toBe('line one\n\nline two');
   });
+});
 
-  it('applies the team and channel lists when set', () => {
-    expect(allowed('T1', 'C1', [], [])).toBe(true);
-    expect(allowed('T1', 'C1', ['T2'], [])).toBe(false);
-    expect(allowed('T1', 'C1', ['T1'], ['C2'])).toBe(false);
-    expect(allowed('T1', 'C2', ['T1'], ['C2'])).toBe(true);
+describe('eventTeams and the allowlist (the core check, with Slack events)', () => {
+  const ev = { type: 'message', channel: 'C1', user: 'U1', ts: '1.0' };
+  const allow = (teams: string[], workspaces: WorkspaceRef[], channels: string[] = [], channel = 'C1') => {
+    const place = { platform: 'slack' as const, workspaceId: workspaces[0]?.id ?? '', channelId: channel };
+    return isAllowed(
+      { slack: { workspaces: teams, channels }, discord: ALLOW_ALL },
+      { place, origin: place, workspaces },
+    );
+  };
+  const token = { teamId: 'T1', enterpriseId: undefined };
+
+  it('the event names the team, not the token', () => {
+    const t = eventTeams(
+      { team_id: 'T9', authorizations: [{ team_id: 'T9', enterprise_id: null }] },
+      { ...ev, team: 'T9' },
+      token,
+    );
+    expect(t.teamId).toBe('T9');
+    expect(t.workspaces).toEqual([{ id: 'T9' }]);
+    expect(allow(['T1'], t.workspaces)).toBe(false);
+    expect(allow(['T9'], t.workspaces)).toBe(true);
+    // A body that names no team falls back to the token's.
+    expect(eventTeams({}, ev, token).teamId).toBe('T1');
+  });
+
+  it('org-wide install: the org id admits its workspaces', () => {
+    const body = {
+      team_id: 'T5',
+      enterprise_id: 'E1',
+      authorizations: [{ team_id: null, enterprise_id: 'E1', is_enterprise_install: true }],
+    };
+    const t = eventTeams(body, { ...ev, team: 'T6' }, token);
+    expect(t).toEqual({
+      teamId: 'T5',
+      enterpriseId: 'E1',
+      workspaces: [
+        { id: 'T5', organizationId: 'E1' },
+        { id: 'T6', organizationId: 'E1' },
+      ],
+    });
+    expect(allow(['E1'], t.workspaces)).toBe(true);
+    expect(allow(['T5'], t.workspaces)).toBe(false);
+    expect(allow(['T5', 'T6'], t.workspaces)).toBe(true);
+  });
+
+  it('Slack Connect: an outside author needs their own team listed, whatever the org', () => {
+    const body = {
+      team_id: 'T1',
+      enterprise_id: 'E1',
+      is_ext_shared_channel: true,
+      authorizations: [{ team_id: 'T1', enterprise_id: 'E1' }],
+    };
+    const t = eventTeams(body, { ...ev, team: 'T9', user_team: 'T9', source_team: 'T9' }, token);
+    expect(t.workspaces).toEqual([{ id: 'T1', organizationId: 'E1' }, { id: 'T9' }]);
+    expect(allow(['T1'], t.workspaces)).toBe(false);
+    expect(allow(['E1'], t.workspaces)).toBe(false);
+    expect(allow(['T1', 'T9'], t.workspaces)).toBe(true);
+    expect(allow([], t.workspaces)).toBe(true);
+  });
+
+  it('applies the channel list as before', () => {
+    const ws = [{ id: 'T1' }];
+    expect(allow(['T1'], ws, ['C2'])).toBe(false);
+    expect(allow(['T1'], ws, ['C2'], 'C2')).toBe(true);
+    expect(allow(['T1'], [])).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Place } from '../../core/ports.js';
+import type { Place, WorkspaceRef } from '../../core/ports.js';
 import type { PlatformFile } from '../attachments.js';
 
 // Which Slack events are messages for the bot, and where their conversation lives.
@@ -14,7 +14,11 @@ export interface SlackMessageEvent {
   text?: string;
   ts?: string;
   thread_ts?: string;
+  /** The author's team (in a shared channel, the author's own). */
   team?: string;
+  /** Slack Connect: the author's team, and the team the message was sent from. */
+  user_team?: string;
+  source_team?: string;
   /** Files shared with the message (subtype `file_share`). */
   files?: SlackFile[];
 }
@@ -134,8 +138,53 @@ export function stripBotMention(text: string, botUserId: string): string {
     .trim();
 }
 
-export function allowed(teamId: string, channel: string, allowTeams: string[], allowChannels: string[]): boolean {
-  if (allowTeams.length > 0 && !allowTeams.includes(teamId)) return false;
-  if (allowChannels.length > 0 && !allowChannels.includes(channel)) return false;
-  return true;
+/** The fields of an Events API body this connector reads to tell where an event comes from. */
+interface EventBody {
+  team_id?: unknown;
+  enterprise_id?: unknown;
+  is_ext_shared_channel?: unknown;
+  authorizations?: unknown;
+}
+
+export interface EventTeams {
+  /**
+   * The team whose installation received the event (`authorizations[0].team_id`, else
+   * `team_id`): the place's workspace, so BOT_ROUTES and the installation's token follow it.
+   */
+  teamId: string;
+  /** Its Enterprise Grid org (`authorizations[0].enterprise_id`, else `enterprise_id`). */
+  enterpriseId: string | undefined;
+  /** Every team the event names, for SLACK_ALLOWED_TEAMS (core/allowlist.ts). */
+  workspaces: WorkspaceRef[];
+}
+
+const idOf = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/**
+ * Where an event comes from, as the event says (never the token's own team from auth.test, which
+ * is only the fallback for a body that names none). Besides the receiving team, the allowlist
+ * sees the team the event was sent from (`team_id`) and the author's own team (`user_team`,
+ * `source_team`, `team`): in a Slack Connect channel an outside author's team must itself be
+ * allowed. Inside one Enterprise Grid org (a channel not shared outside it) every team carries
+ * the org's id, so listing the org admits them all (org-wide installs).
+ */
+export function eventTeams(
+  body: unknown,
+  ev: SlackMessageEvent,
+  fallback: { teamId?: string | undefined; enterpriseId?: string | undefined },
+): EventTeams {
+  const b: EventBody = typeof body === 'object' && body !== null ? body : {};
+  const auths = Array.isArray(b.authorizations) ? (b.authorizations as unknown[]) : [];
+  const auth = (typeof auths[0] === 'object' && auths[0] !== null ? auths[0] : {}) as Record<string, unknown>;
+  const teamId = idOf(auth.team_id) ?? idOf(b.team_id) ?? fallback.teamId ?? '';
+  const enterpriseId = idOf(auth.enterprise_id) ?? idOf(b.enterprise_id) ?? fallback.enterpriseId;
+  const workspaces: WorkspaceRef[] = [];
+  const add = (id: string | undefined, inOrg: boolean) => {
+    if (id === undefined || workspaces.some((w) => w.id === id)) return;
+    workspaces.push(inOrg && enterpriseId !== undefined ? { id, organizationId: enterpriseId } : { id });
+  };
+  add(idOf(teamId), true);
+  const inOrg = b.is_ext_shared_channel !== true;
+  for (const other of [b.team_id, ev.user_team, ev.source_team, ev.team]) add(idOf(other), inOrg);
+  return { teamId, enterpriseId, workspaces };
 }

@@ -5,12 +5,13 @@ import { type Logger, scrubSecrets } from '../../logger.js';
 import { collectAttachments } from '../attachments.js';
 import type { AgentSessions } from './agent-sessions.js';
 import type { SlackDestination } from './destination.js';
+import { ALLOW_ALL, isAllowed } from '../../core/allowlist.js';
 import {
-  allowed,
   type BotIdentity,
   classify,
   mentions,
   placeOf,
+  type EventTeams,
   type SlackMessageEvent,
   slackFile,
   stripBotMention,
@@ -47,15 +48,16 @@ export interface IntakeDeps {
 export interface IntakeArgs {
   event: SlackMessageEvent;
   client: webApi.WebClient;
-  teamId: string;
-  enterpriseId: string | undefined;
+  /** Where the event comes from, as it says (eventTeams). */
+  teams: EventTeams;
   bot: BotIdentity;
   /** Set for messages in an assistant thread. */
   assistant?: { onFirstMessage?: (text: string) => Promise<void> };
 }
 
 export function intake(deps: IntakeDeps, args: IntakeArgs): void {
-  const { event: ev, teamId, bot, client } = args;
+  const { event: ev, bot, client } = args;
+  const { teamId } = args.teams;
   const trigger = args.assistant ? ({ kind: 'dm' } as const) : classify(ev, bot);
   if (args.assistant && (ev.bot_id !== undefined || ev.user === bot.userId || !ev.user)) return;
   if (trigger.kind === 'ignore') {
@@ -65,11 +67,28 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const channel = ev.channel ?? '';
   const ts = ev.ts ?? '';
   const user = ev.user ?? '';
-  if (!allowed(teamId, channel, deps.config.allowedTeams, deps.config.allowedChannels)) {
-    deps.logger.debug({ teamId, channel }, 'slack event outside the allowed teams/channels');
+  const place = placeOf(ev, trigger, teamId);
+  // Where the message was written (a mention's place is the thread its reply opens).
+  const origin = {
+    platform: 'slack' as const,
+    workspaceId: teamId,
+    channelId: channel,
+    ...(ev.thread_ts ? { threadId: ev.thread_ts } : {}),
+  };
+  const { workspaces } = args.teams;
+  // The core's one allowlist check, early: nothing is spent (API calls, downloads, a place in
+  // line) on a message the relay would refuse; the relay checks it again all the same.
+  const allow = {
+    slack: { workspaces: deps.config.allowedTeams, channels: deps.config.allowedChannels },
+    discord: ALLOW_ALL,
+  };
+  if (!isAllowed(allow, { place, origin, workspaces })) {
+    deps.logger.debug(
+      { teams: workspaces.map((w) => w.id), channel },
+      'slack event outside the allowed teams/channels',
+    );
     return;
   }
-  const place = placeOf(ev, trigger, teamId);
   const receivedAt = deps.now();
   const eventId = `${channel}:${ts}`;
   // The place's line is joined now, before this event's own awaits (membership, user name,
@@ -106,7 +125,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
       const dest: SlackDestination = {
         client,
         place,
-        ...(args.enterpriseId ? { enterpriseId: args.enterpriseId } : {}),
+        ...(args.teams.enterpriseId ? { enterpriseId: args.teams.enterpriseId } : {}),
         userId: user,
         userMessageTs: ts,
         assistant: args.assistant !== undefined,
@@ -145,12 +164,8 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         place,
         // A mention in a channel opens its thread as the place; the message itself was written
         // in the channel (or the thread it came from), which is what the upstream is told.
-        origin: {
-          platform: 'slack',
-          workspaceId: teamId,
-          channelId: channel,
-          ...(ev.thread_ts ? { threadId: ev.thread_ts } : {}),
-        },
+        origin,
+        workspaces,
         messageId: ts,
         userId: user,
         ...(userName ? { userName } : {}),
