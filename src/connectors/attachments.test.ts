@@ -96,3 +96,27 @@ it('an HTML page for a file that is not HTML, or a non-200, is a failed download
     ['gone.csv', 'failed', undefined],
   ]);
 });
+
+it('does not follow a redirect from the file host: the header with the token goes nowhere else', async () => {
+  const seen: (string | undefined)[] = [];
+  const elsewhere = await tinyServer((req, res) => {
+    seen.push(req.headers.authorization);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('not the file');
+  });
+  try {
+    srv = await tinyServer((req, res) => {
+      res.writeHead(302, { location: `${elsewhere.url}${req.url ?? '/'}` });
+      res.end();
+    });
+    const [out] = await collectAttachments(
+      [file('moved.txt', 12, { headers: { authorization: 'Bearer xoxb-secret' } })],
+      { logger: silentLogger },
+    );
+    expect(out?.skipped).toBe('failed');
+    expect(out?.text).toBeUndefined();
+    expect(seen).toEqual([]);
+  } finally {
+    await elsewhere.close();
+  }
+});
