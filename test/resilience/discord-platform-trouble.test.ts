@@ -1,7 +1,9 @@
 import { afterEach, expect, it } from 'vitest';
 import { createDiscordConnector, type DiscordConnector } from '../../src/connectors/discord/index.js';
+import { longMarkdown } from '../../src/emulator/replies.js';
 import { silentLogger } from '../../src/logger.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../fakes/discord/index.js';
+import { partsProblems } from '../integration/discord/parts.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
 
 // Discord misbehaving as it does, under the real discord.js and the relay. The gateway: op 7
@@ -178,4 +180,30 @@ it('a shared-scope 429 on a reply edit: the channel waits it out and the reply l
   const next = fake.record.find((r) => r.path.includes('/messages') && r.status !== 429 && r.at > at);
   expect(next).toBeDefined();
   expect((next?.at ?? 0) - at).toBeGreaterThanOrEqual(300);
+}, 40_000);
+
+it('a long reply whose next part meets a global 429 and whose edit meets a shared one: every part once, exact', async () => {
+  const w = await start();
+  const { fake } = w;
+  const n = 4500;
+  ask(w, `long [long ${n}] [chunks 40] [delay 10]`);
+  await fake.waitUntil(() => fake.botMessages(w.channel).length > 0, 10_000, 'the first part');
+  fake.limits.armGlobal('POST', /^\/channels\/\d+\/messages$/, 400);
+  fake.limits.armShared('PATCH', MESSAGE_EDIT, 300);
+  const exact = () =>
+    partsProblems(
+      fake.botMessages(w.channel).map((m) => m.content),
+      longMarkdown(n),
+    ).length === 0;
+  await fake.waitUntil(exact, 20_000, 'the reply in full');
+  await waitFor(() => w.h.relay.stats().inFlight + w.h.relay.stats().queued === 0, 10_000, 'the relay to be idle');
+  expect(
+    partsProblems(
+      fake.botMessages(w.channel).map((m) => m.content),
+      longMarkdown(n),
+    ),
+  ).toEqual([]);
+  expect(fake.limits.refused.map((r) => `${r.scope} ${r.method}`).sort()).toEqual(['global POST', 'shared PATCH']);
+  expect(fake.limits.duringGlobal).toEqual([]);
+  expect(w.h.upstreamCalls()).toBe(1);
 }, 40_000);
