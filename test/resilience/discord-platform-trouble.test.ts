@@ -116,6 +116,41 @@ it('a zombie link (no heartbeat ACK, nothing delivered): discord.js gives up on 
   expect(w.connector.isReady()).toBe(true);
 }, 40_000);
 
+it('two shards, one goes zombie: the other keeps answering, the zombie one resumes and its missed message is answered once', async () => {
+  const w = await start({ recommendedShards: 2, maxConcurrency: 2 });
+  const { fake } = w;
+  const healthy = fake.addChannel(fake.addGuild('on shard 0', { shard: 0, count: 2 }), 'general');
+  const zombie = fake.addChannel(fake.addGuild('on shard 1', { shard: 1, count: 2 }), 'general');
+  const sayIn = (channelId: string, text: string) =>
+    fake.dispatchMessage({ channelId, authorId: USER, content: `<@${fake.botUser.id}> ${text}`, mentionsBot: true });
+  const answered = (channelId: string, text: string) => () =>
+    fake.botMessages(channelId).some((m) => m.content === `You said: ${text}`);
+  // both guilds known to the bot before the trouble starts
+  sayIn(healthy, 'hello 0');
+  sayIn(zombie, 'hello 1');
+  await fake.waitUntil(() => answered(healthy, 'hello 0')() && answered(zombie, 'hello 1')(), 10_000, 'both shards');
+
+  const resumed = fake.gateway.waitFor('resumed');
+  fake.gateway.zombify(1);
+  sayIn(zombie, 'lost in the zombie shard');
+  sayIn(healthy, 'on the healthy shard');
+  await fake.waitUntil(answered(healthy, 'on the healthy shard'), 10_000, 'the healthy shard to answer');
+  const [shardId] = await resumed;
+  expect(shardId).toBe(1);
+  await fake.waitUntil(answered(zombie, 'lost in the zombie shard'), 10_000, 'the replayed message to be answered');
+  await waitFor(() => w.h.relay.stats().inFlight + w.h.relay.stats().queued === 0, 10_000, 'the relay to be idle');
+  expect(fake.botMessages(zombie).map((m) => m.content)).toEqual([
+    'You said: hello 1',
+    'You said: lost in the zombie shard',
+  ]);
+  expect(fake.botMessages(healthy).map((m) => m.content)).toEqual([
+    'You said: hello 0',
+    'You said: on the healthy shard',
+  ]);
+  expect(fake.gateway.stats).toMatchObject({ identifies: 2, resumes: 1, invalidSessions: 0 });
+  expect(w.connector.readiness()).toBe(true);
+}, 40_000);
+
 it('identify spacing: two shards with max_concurrency 1 identify a window apart and none is refused', async () => {
   const w = await start({ identifyWindowMs: 5000, recommendedShards: 2, maxConcurrency: 1 });
   expect(w.fake.gateway.connectedShards()).toEqual([
