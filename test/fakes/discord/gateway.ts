@@ -11,6 +11,11 @@ import type { FakeDiscordState } from './state.js';
 // Sharded as Discord is: IDENTIFY carries `shard: [id, count]` (absent: [0, 1]); one session per
 // shard, each with its own sequence and replay history; a guild's events go to the session of
 // shard `(guild_id >> 22) % count` only, events outside any guild (DMs) to shard 0 only.
+// Trouble on demand, as Discord makes it: op 7 Reconnect; a zombie link (heartbeats go unanswered
+// and nothing gets through until the client gives up on the connection and resumes); a client
+// closing with 1000/1001 ends its session (a later RESUME gets op 9); and, when `identifyLimit` is
+// given, IDENTIFYs of one bucket (shard id % max_concurrency) closer than its window apart get
+// op 9 Invalid Session, as Discord answers an identify over the limit.
 
 const MESSAGE_CONTENT_INTENT = 1 << 15;
 
@@ -30,7 +35,14 @@ interface Session {
 }
 
 /** 'identified' and 'resumed' carry the shard id and count; 'closed' the shard id when known. */
-export type GatewayEvent = 'identified' | 'resumed' | 'closed' | 'heartbeat';
+export type GatewayEvent =
+  'identified' | 'resumed' | 'closed' | 'heartbeat' | 'heartbeat-unanswered' | 'identify-refused';
+
+/** Discord's identify limit: `maxConcurrency` identifies per `windowMs` (5000 on Discord) per bucket. */
+export interface IdentifyLimit {
+  maxConcurrency: number;
+  windowMs: number;
+}
 
 /** A shard's IDENTIFY/RESUME held back until the test releases it (a slow or stuck shard). */
 export interface ShardHold {
@@ -47,7 +59,20 @@ export class FakeGateway {
   private readonly sockets = new Set<WebSocket>();
   readonly events = new EventEmitter();
   /** Counts, so tests can assert what happened (identify vs resume). */
-  readonly stats = { identifies: 0, resumes: 0, invalidSessions: 0 };
+  readonly stats = {
+    identifies: 0,
+    resumes: 0,
+    invalidSessions: 0,
+    reconnectsSent: 0,
+    unansweredHeartbeats: 0,
+    identifiesRefused: 0,
+  };
+  /** Connections gone zombie: no heartbeat ACK, no dispatch (the session's history keeps them). */
+  private readonly zombies = new WeakSet<WebSocket>();
+  /** Connections told to reconnect (op 7): Discord sends them no more dispatches. */
+  private readonly retired = new WeakSet<WebSocket>();
+  /** When each identify bucket last let an IDENTIFY through. */
+  private readonly lastIdentify = new Map<number, number>();
   /** Answer the next RESUME with INVALID_SESSION instead of replaying. */
   rejectNextResume = false;
 
@@ -56,6 +81,7 @@ export class FakeGateway {
     private readonly token: string,
     private readonly urlBase: () => string,
     private readonly heartbeatIntervalMs: number,
+    private readonly identifyLimit?: IdentifyLimit,
   ) {}
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -104,13 +130,15 @@ export class FakeGateway {
 
   private onConnection(ws: WebSocket): void {
     this.sockets.add(ws);
-    ws.on('close', () => {
+    ws.on('close', (code) => {
       this.sockets.delete(ws);
       let shardId: number | undefined;
-      for (const s of this.sessions.values()) {
+      for (const [key, s] of this.sessions) {
         if (s.socket !== ws) continue;
         s.socket = undefined;
         shardId = s.shard[0];
+        // As on Discord: a client that closes with 1000 or 1001 ends its session.
+        if (code === 1000 || code === 1001) this.sessions.delete(key);
       }
       this.events.emit('closed', shardId);
     });
@@ -128,6 +156,11 @@ export class FakeGateway {
     }
     switch (p.op) {
       case 1:
+        if (this.zombies.has(ws)) {
+          this.stats.unansweredHeartbeats += 1;
+          this.events.emit('heartbeat-unanswered');
+          return;
+        }
         this.send(ws, { op: 11, d: null, s: null, t: null });
         this.events.emit('heartbeat');
         return;
@@ -179,6 +212,19 @@ export class FakeGateway {
     ) {
       ws.close(4010, 'Invalid shard.');
       return;
+    }
+    if (this.identifyLimit !== undefined) {
+      // Discord answers an IDENTIFY over the bucket's limit with op 9 (not resumable).
+      const bucket = shardId % this.identifyLimit.maxConcurrency;
+      const now = Date.now();
+      const last = this.lastIdentify.get(bucket);
+      if (last !== undefined && now - last < this.identifyLimit.windowMs) {
+        this.stats.identifiesRefused += 1;
+        this.send(ws, { op: 9, d: false, s: null, t: null });
+        this.events.emit('identify-refused', shardId, now - last);
+        return;
+      }
+      this.lastIdentify.set(bucket, now);
     }
     this.stats.identifies += 1;
     const key = `${shardId}/${shardCount}`;
@@ -251,7 +297,7 @@ export class FakeGateway {
     const ev: Dispatch = { t, d, s: s.seq };
     s.history.push(ev);
     if (s.history.length > 1000) s.history.shift();
-    if (s.socket) this.sendDispatch(s.socket, s, ev);
+    if (s.socket && !this.zombies.has(s.socket) && !this.retired.has(s.socket)) this.sendDispatch(s.socket, s, ev);
   }
 
   private sendDispatch(ws: WebSocket, s: Session, ev: Dispatch): void {
@@ -267,6 +313,30 @@ export class FakeGateway {
 
   private send(ws: WebSocket, payload: unknown): void {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(payload));
+  }
+
+  /**
+   * Op 7 Reconnect to the connection of every shard, or of one: the client should reconnect and
+   * resume; that connection gets no dispatch after it (they wait in the history for the RESUME).
+   */
+  requestReconnect(shardId?: number): void {
+    for (const s of this.sessions.values()) {
+      if (s.socket === undefined || (shardId !== undefined && s.shard[0] !== shardId)) continue;
+      this.stats.reconnectsSent += 1;
+      this.send(s.socket, { op: 7, d: null, s: null, t: null });
+      this.retired.add(s.socket);
+    }
+  }
+
+  /**
+   * Turn the connection of every shard, or of one, into a zombie: its heartbeats go unanswered and
+   * no dispatch reaches it (they stay in the session's history for a RESUME), until the client
+   * gives up on it. The next connection is healthy.
+   */
+  zombify(shardId?: number): void {
+    for (const s of this.sessions.values()) {
+      if (s.socket !== undefined && (shardId === undefined || s.shard[0] === shardId)) this.zombies.add(s.socket);
+    }
   }
 
   /** Drop the connection (of every shard, or of one) as Discord does on trouble; a resumable code by default. */

@@ -13,7 +13,7 @@ import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type Wr
 // drops) and assert on what users would see: the messages' current content.
 
 export type { CdnDownload, FakeAttachmentInput } from './cdn.js';
-export type { ShardHold } from './gateway.js';
+export type { IdentifyLimit, ShardHold } from './gateway.js';
 export type { RouteHold } from './rest.js';
 export { type ShardPair, shardOf } from './shards.js';
 export type { FakeMessage, FakeUser, WriteRecord } from './state.js';
@@ -28,6 +28,11 @@ export interface FakeDiscordOptions {
   recommendedShards?: number;
   /** GET /gateway/bot's `max_concurrency` (default 1: discord.js identifies shards 5 s apart). */
   maxConcurrency?: number;
+  /**
+   * Enforce Discord's identify spacing: IDENTIFYs of one bucket (shard id % maxConcurrency) at
+   * least this far apart (Discord: 5000), a faster one gets op 9. Off by default.
+   */
+  identifyWindowMs?: number;
 }
 
 export interface DispatchMessageInput {
@@ -79,7 +84,15 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
   const limiter = new FakeRateLimiter(opts.rateLimit ?? { limit: 5, windowMs: 5000 });
   let base = '';
   const gatewayUrl = () => `ws://${base}/gateway`;
-  const gateway = new FakeGateway(state, token, gatewayUrl, opts.heartbeatIntervalMs ?? 30_000);
+  const gateway = new FakeGateway(
+    state,
+    token,
+    gatewayUrl,
+    opts.heartbeatIntervalMs ?? 30_000,
+    opts.identifyWindowMs === undefined
+      ? undefined
+      : { maxConcurrency: opts.maxConcurrency ?? 1, windowMs: opts.identifyWindowMs },
+  );
   const rest = new FakeRest(state, token, limiter, gateway, gatewayUrl, {
     shards: opts.recommendedShards ?? 1,
     maxConcurrency: opts.maxConcurrency ?? 1,
@@ -145,6 +158,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     applicationId: botUser.id,
     state,
     gateway,
+    /** Global and shared-scope 429s on demand (platform-limits.ts). */
+    limits: rest.limits,
     get record(): WriteRecord[] {
       return state.record;
     },

@@ -3,6 +3,7 @@ import type { FakeGateway } from './gateway.js';
 import { HttpError, notFound, readJson, sendJson } from './http-util.js';
 import { MessageWrites } from './message-writes.js';
 import { channelJson, messageJson, userJson } from './payloads.js';
+import { FakePlatformLimits } from './platform-limits.js';
 import type { FakeRateLimiter } from './rate-limit.js';
 import type { FakeCommand, FakeDiscordState } from './state.js';
 
@@ -54,6 +55,8 @@ export class FakeRest {
   private readonly routes: Route[];
   private readonly writes: MessageWrites;
   private readonly holds = new Set<Hold>();
+  /** Global and shared-scope 429s on demand (platform-limits.ts). */
+  readonly limits = new FakePlatformLimits();
 
   constructor(
     private readonly state: FakeDiscordState,
@@ -180,6 +183,8 @@ export class FakeRest {
         await h.gate;
       }
       lastBody = body;
+      const limited = this.limits.check(method, path, /^\/(?:interactions|webhooks)\//.test(path));
+      if (limited !== undefined) throw limited;
       const out = await match.route.handler(match.params, body, url);
       sendJson(res, out.status, out.body, out.headers);
       if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { blocksError, textError } from './limits.js';
 import type { FakeRateLimiter } from './rate-limiter.js';
 import type { FakeMessage, FakeState, TokenInfo } from './state.js';
 import { isWriteMethod, type WriteLog } from './write-log.js';
@@ -94,6 +95,8 @@ function blocksOf(a: Args): Record<string, unknown>[] | undefined {
   if (b === undefined) return undefined;
   if (typeof b === 'string') b = JSON.parse(b);
   if (!Array.isArray(b)) throw new ApiError('invalid_blocks');
+  const refused = blocksError(b);
+  if (refused !== undefined) throw new ApiError(refused);
   return b as Record<string, unknown>[];
 }
 
@@ -265,6 +268,9 @@ function contentOf(a: Args): { text: string; format: FakeMessage['format'] } {
   }
   const text = str(a, 'text');
   if (text === undefined || text === '') throw new ApiError('no_text');
+  const tooLong = textError(text);
+  if (tooLong !== undefined) throw new ApiError(tooLong);
+  // Stricter than Slack (which takes 40,000 and advises 4,000): the bridge promises 4,000 visible.
   if (visibleLength(text) > 4000) throw new ApiError('msg_too_long');
   return { text, format: 'mrkdwn' };
 }
