@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
 import { startFakeDiscord } from '../fakes/discord/index.js';
+import { assertNoPings } from '../fakes/discord/writes.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
 
@@ -52,6 +53,7 @@ afterAll(async () => {
   await killHard(bridge);
   await Promise.allSettled([emu?.close(), discord?.close(), slack?.close()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
+  assertNoPings(discord?.record ?? []);
 });
 
 describe('assistant-bridge start (real process, both platforms)', () => {
