@@ -7,6 +7,7 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { startFakeDiscord } from '../fakes/discord/index.js';
 import { assertNoPings } from '../fakes/discord/writes.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
 
 // The real `assistant-bridge start` process, as an operator runs it, with both platforms at once:
@@ -54,6 +55,7 @@ afterAll(async () => {
   await Promise.allSettled([emu?.close(), discord?.close(), slack?.close()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
   assertNoPings(discord?.record ?? []);
+  assertNoSlackPings(slack?.calls ?? []);
 });
 
 describe('assistant-bridge start (real process, both platforms)', () => {

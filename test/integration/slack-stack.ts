@@ -8,6 +8,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 import { relayToEmulator } from '../fakes/relay-settings.js';
 import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
@@ -143,6 +144,8 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       await upstream?.close();
       await emu.close();
       await fake.close();
+      // The shared check over every write the bot made in the test (after the fakes are down).
+      assertNoSlackPings(fake.calls);
     },
   };
 }

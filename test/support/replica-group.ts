@@ -2,6 +2,7 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { assertNoPings } from '../fakes/discord/writes.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
 import { waitFor } from '../resilience/harness.js';
 import { createTestDatabase } from './pg.js';
@@ -59,6 +60,7 @@ export async function group(count: number, o: GroupOptions = {}): Promise<Group>
   });
   // The shared check over every write the replicas made on the fake Discord.
   checks.push(() => assertNoPings(discord.record));
+  checks.push(() => assertNoSlackPings(slack.calls));
   const start = async (id: string, extra: Record<string, string> = {}) => {
     const r = await spawnBridge({
       CHAT_API_URL: emu.url,
