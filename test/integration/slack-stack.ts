@@ -149,15 +149,3 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     },
   };
 }
-
-/** Letters and digits of a text as a user reads it: markup, entities and fence lines aside. */
-export function readable(text: string): string {
-  return text
-    .split('\n')
-    .filter((line) => !/^\s*```/.test(line))
-    .join('\n')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/[^\p{L}\p{N}]/gu, '');
-}
