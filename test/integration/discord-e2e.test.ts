@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { longMarkdown } from '../../src/emulator/replies.js';
+import { mentionProblems } from '../fakes/discord/writes.js';
 import { mention } from './discord/harness.js';
 import { partsProblems } from './discord/parts.js';
 import { type Stack, startStack } from './discord/stack.js';
@@ -129,6 +130,8 @@ it('upstream text cannot ping: allowed_mentions.parse is empty on every create a
   );
   expect(writes.length).toBeGreaterThanOrEqual(2);
   for (const w of writes) expect(w.allowed_mentions).toEqual({ parse: [] });
+  // And every other write with text (the shared check the stack also runs at close).
+  expect(mentionProblems(fake.record)).toEqual([]);
 });
 
 it('twelve concurrent long replies in two channels finish exact with zero 429s', async () => {
