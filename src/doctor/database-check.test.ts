@@ -5,12 +5,19 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/index.js';
 import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../../test/support/pg.js';
+import {
+  canDropRoot,
+  distModule,
+  isRoot,
+  nobodysFolder,
+  removeFolder,
+  runAsNobody,
+} from '../../test/support/unprivileged.js';
 import { createPgStore } from '../store/pg/index.js';
 import { checkDatabasePath, checkPostgres } from './database-check.js';
 
 // The doctor's database row says why the database cannot be written, with a hint that fits.
 
-const isRoot = process.getuid?.() === 0;
 let dir: string;
 let path: string;
 beforeEach(() => {
@@ -66,6 +73,47 @@ describe('doctor: database', () => {
     expect(folder.status).toBe('FAIL');
     expect(folder.hint).toMatch(/writable by this user/);
   });
+
+  // As root chmod stops nothing: the same scenario runs in a child process as nobody.
+  it.skipIf(!canDropRoot)(
+    'says "not writable" for a read-only file or folder (as nobody, when the tests run as root)',
+    () => {
+      const home = nobodysFolder('bridge-doctor-nobody');
+      try {
+        const seen = runAsNobody<Record<string, unknown>>(
+          home,
+          `import { openStore } from '${distModule('store/index.js')}';
+import { checkDatabasePath } from '${distModule('doctor/database-check.js')}';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';`,
+          `const dir = join(process.cwd(), 'data');
+mkdirSync(dir);
+const path = join(dir, 'bridge.db');
+openStore(path, { probeIntervalMs: 0 }).close();
+chmodSync(path, 0o444);
+const file = checkDatabasePath(path);
+chmodSync(path, 0o644);
+rmSync(path + '-wal', { force: true });
+rmSync(path + '-shm', { force: true });
+chmodSync(dir, 0o555);
+const folder = checkDatabasePath(path);
+chmodSync(dir, 0o755);
+return { uid: process.getuid(), file, folder };`,
+        );
+        expect(seen.uid).toBe(65534);
+        expect(seen.file).toMatchObject({
+          status: 'FAIL',
+          detail: expect.stringMatching(/not writable: /),
+          hint: expect.stringMatching(/writable by this user/),
+        });
+        expect(seen.folder).toMatchObject({ status: 'FAIL', hint: expect.stringMatching(/writable by this user/) });
+      } finally {
+        removeFolder(home);
+      }
+      // The first run may build dist/ (tsc) for the child.
+    },
+    120_000,
+  );
 });
 
 describe('doctor: database on PostgreSQL (DATABASE_URL)', async () => {

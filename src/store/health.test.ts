@@ -14,12 +14,19 @@ import {
   StoreUnavailableError,
   type Timers,
 } from './index.js';
+import {
+  canDropRoot,
+  distModule,
+  isRoot,
+  nobodysFolder,
+  removeFolder,
+  runAsNobody,
+} from '../../test/support/unprivileged.js';
 
 // Storage failures a running bridge meets: each must make the store unhealthy (what /readyz
 // shows) and make writes fail with a recognisable error, never drop them silently.
 // Tests may run as root, where chmod does not stop writes; those cases use other means.
 
-const isRoot = process.getuid?.() === 0;
 let dir: string;
 const opened: Store[] = [];
 const others: Database.Database[] = [];
@@ -122,6 +129,69 @@ describe('store health', () => {
     expect(t.probe()).toMatchObject({ ok: false, kind: 'readonly' });
     expect(t.health().reason).toMatch(/folder .* read-only/);
   });
+
+  // As root chmod stops nothing: the same scenario runs in a child process as nobody.
+  it.skipIf(!canDropRoot)(
+    'reports a file or folder chmod-ed read-only (as nobody, when the tests run as root)',
+    () => {
+      const home = nobodysFolder('bridge-health-nobody');
+      try {
+        const seen = runAsNobody<Record<string, unknown>>(
+          home,
+          `import { openStore } from '${distModule('store/index.js')}';
+import { chmodSync } from 'node:fs';
+import { join } from 'node:path';`,
+          `const path = join(process.cwd(), 'data', 'bridge.db');
+const { mkdirSync } = await import('node:fs');
+mkdirSync(join(process.cwd(), 'data'));
+const open = () => openStore(path, { probeIntervalMs: 0 });
+const place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '1.1' };
+const put = (s) => s.conversations.put({ place, botId: 'b', flavor: 'a', upstreamId: 'u', createdAt: 1, lastUsedAt: 1 });
+open().close();
+chmodSync(path, 0o444);
+const s = open();
+const fileHealth = s.health();
+let putError;
+try { put(s); } catch (err) { putError = { name: err.constructor.name, code: err.code, kind: err.kind }; }
+s.close();
+chmodSync(path, 0o644);
+const u = open();
+const sidecarHealth = u.health();
+u.close();
+chmodSync(path + '-wal', 0o644);
+chmodSync(path + '-shm', 0o644);
+const t = open();
+const restored = t.health();
+chmodSync(join(process.cwd(), 'data'), 0o555);
+const folderProbe = t.probe();
+t.close();
+chmodSync(join(process.cwd(), 'data'), 0o755);
+return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, folderProbe };`,
+        );
+        expect(seen.uid).toBe(65534);
+        expect(seen.fileHealth).toMatchObject({
+          ok: false,
+          kind: 'readonly',
+          reason: expect.stringMatching(/^not writable: /),
+        });
+        expect(seen.putError).toEqual({ name: 'StoreUnavailableError', code: 'STORE_UNAVAILABLE', kind: 'readonly' });
+        expect(seen.sidecarHealth).toMatchObject({
+          ok: false,
+          reason: expect.stringMatching(/bridge\.db-(wal|shm) is read-only/),
+        });
+        expect(seen.restored).toEqual({ ok: true });
+        expect(seen.folderProbe).toMatchObject({
+          ok: false,
+          kind: 'readonly',
+          reason: expect.stringMatching(/folder .* read-only/),
+        });
+      } finally {
+        removeFolder(home);
+      }
+      // The first run may build dist/ (tsc) for the child.
+    },
+    120_000,
+  );
 
   it('reports a deleted or replaced database file (SQLite would keep writing to the lost inode)', () => {
     const path = join(dir, 'bridge.db');

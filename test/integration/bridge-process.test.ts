@@ -5,7 +5,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
 import { startFakeDiscord } from '../fakes/discord/index.js';
+import { assertNoPings } from '../fakes/discord/writes.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
 
 // The real `assistant-bridge start` process, as an operator runs it, with both platforms at once:
@@ -52,6 +54,8 @@ afterAll(async () => {
   await killHard(bridge);
   await Promise.allSettled([emu?.close(), discord?.close(), slack?.close()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
+  assertNoPings(discord?.record ?? []);
+  assertNoSlackPings(slack?.calls ?? []);
 });
 
 describe('assistant-bridge start (real process, both platforms)', () => {

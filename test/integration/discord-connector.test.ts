@@ -220,7 +220,7 @@ describe('discord reply sink', () => {
       const res = await fetch(`${fake.apiUrl}/v10/channels/${threadId}/messages`, {
         method: 'POST',
         headers: { authorization: `Bot ${fake.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ content: `other ${i}` }),
+        body: JSON.stringify({ content: `other ${i}`, allowed_mentions: { parse: [] } }),
       });
       expect(res.status).toBe(200);
     }

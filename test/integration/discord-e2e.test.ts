@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { longMarkdown } from '../../src/emulator/replies.js';
+import { mentionProblems } from '../fakes/discord/writes.js';
 import { mention } from './discord/harness.js';
 import { partsProblems } from './discord/parts.js';
 import { type Stack, startStack } from './discord/stack.js';
@@ -101,10 +102,16 @@ it('/reset starts a fresh conversation for the thread; /ask answers through the 
     channelId: threadId,
     userId: ANN,
     name: 'ask',
-    options: [{ name: 'text', type: 3, value: 'three' }],
+    options: [{ name: 'text', type: 3, value: 'three @everyone <@123456789012345678> <@&987654321098765432>' }],
   });
   const answer = await fake.waitUntil(() =>
-    fake.botMessages(threadId).find((m) => m.interactionId === ask.id && m.content === 'You said: three'),
+    fake
+      .botMessages(threadId)
+      .find(
+        (m) =>
+          m.interactionId === ask.id &&
+          m.content === 'You said: three @everyone <@123456789012345678> <@&987654321098765432>',
+      ),
   );
   expect(answer.ephemeral).toBe(false);
   // /ask in the thread is the thread's conversation
@@ -123,6 +130,8 @@ it('upstream text cannot ping: allowed_mentions.parse is empty on every create a
   );
   expect(writes.length).toBeGreaterThanOrEqual(2);
   for (const w of writes) expect(w.allowed_mentions).toEqual({ parse: [] });
+  // And every other write with text (the shared check the stack also runs at close).
+  expect(mentionProblems(fake.record)).toEqual([]);
 });
 
 it('twelve concurrent long replies in two channels finish exact with zero 429s', async () => {
@@ -218,9 +227,11 @@ it('a reply left streaming by a crash is marked interrupted when the bridge star
     target: { place: { platform: 'discord', workspaceId: s.guildId, channelId, threadId } },
     at: Date.now(),
   });
-  s.store.inflight.progress(id, [reply.id], 'You said: h', Date.now());
+  // Upstream text that would ping if the repair edit let it (the stack's close checks every write).
+  const atCrash = 'You said: h @everyone <@123456789012345678> <@&987654321098765432>';
+  s.store.inflight.progress(id, [reply.id], atCrash, Date.now());
   await s.restart();
   expect(await s.relay.recoverInterrupted([s.connector])).toEqual({ repaired: 1, unrepairable: 0, failed: 0 });
-  expect(fake.botMessages(threadId)[0]?.content).toMatch(/^You said: h\n\n_\(reply interrupted\)_$/);
+  expect(fake.botMessages(threadId)[0]?.content).toBe(`${atCrash}\n\n_(reply interrupted)_`);
   expect(s.store.inflight.listOpen()).toEqual([]);
 });

@@ -7,6 +7,7 @@ import { RateLimitScheduler } from '../../src/core/scheduler.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { silentLogger } from '../../src/logger.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { assertNoPings } from '../fakes/discord/writes.js';
 import { connectTo, mention } from './discord/harness.js';
 import { partsProblems } from './discord/parts.js';
 import type { DiscordConnector } from '../../src/connectors/discord/index.js';
@@ -66,8 +67,10 @@ let connector: DiscordConnector | undefined;
 afterEach(async () => {
   await connector?.stop();
   await fake?.close();
+  const record = fake?.record ?? [];
   connector = undefined;
   fake = undefined;
+  assertNoPings(record);
 });
 
 it('twelve long replies in two channels finish exact, split at 2000 with fences balanced, and never hit a 429', async () => {

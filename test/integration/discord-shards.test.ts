@@ -3,6 +3,7 @@ import type { DiscordShards } from '../../src/config/config.js';
 import { createDiscordConnector, type DiscordConnector } from '../../src/connectors/discord/index.js';
 import { readinessFrom } from '../../src/server/readiness.js';
 import { type FakeDiscord, shardOf, startFakeDiscord } from '../fakes/discord/index.js';
+import { assertNoPings } from '../fakes/discord/writes.js';
 import { LogLines } from '../support/log-lines.js';
 import { connectTo, EchoHandler, mention } from './discord/harness.js';
 
@@ -17,7 +18,9 @@ const connectors: DiscordConnector[] = [];
 afterEach(async () => {
   for (const c of connectors.splice(0)) await c.stop();
   await fake?.close();
+  const record = fake?.record ?? [];
   fake = undefined;
+  assertNoPings(record);
 });
 
 /** A guild whose id belongs to `shard` of `count`, with one text channel. */

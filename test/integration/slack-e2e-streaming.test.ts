@@ -1,7 +1,8 @@
 import { afterEach, expect, it } from 'vitest';
-import { hasControlSequence, renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
+import { slackPingProblems, slackWrites } from '../fakes/slack/mention-check.js';
 
 // End to end: native streams, their fallback, mention safety and many replies at once under
 // the fake's rate limits.
@@ -47,7 +48,8 @@ it('falls back to edits when the fake rejects chat.startStream, text exact', asy
 it('upstream text never pings: <!channel>, <!here>, <@U…> are neutralised in every write', async () => {
   s = await startSlackStack({ streaming: 'auto', chunkDelayMs: 5 });
   const { fake } = s;
-  const evil = 'ping <!channel> and <!here> and <@U0ADMIN> and <#C0GEN> and <!subteam^S1|@devs> and @everyone';
+  const evil =
+    'ping <!channel> and <!here> and <@U0ADMIN> and <#C0GEN> and <!subteam^S1|@devs> and @everyone, @Channel, @HERE';
   const post = fake.userPost({ channel: 'C1', text: `<@U0BOT> ${evil}` });
   await fake.sendEvent(post.mention ?? {});
   const root = fake.userPost({ channel: 'D3', text: 'root' });
@@ -56,12 +58,9 @@ it('upstream text never pings: <!channel>, <!here>, <@U…> are neutralised in e
   expect(s.chatRequests().map((r) => r.message)).toEqual([evil, evil]);
   expect(fake.botMessages('C1', post.ts)[0]?.text).toBe(renderMrkdwn(`You said: ${evil}`));
   expect(fake.botMessages('D3', root.ts)[0]?.text).toBe(renderMarkdownText(`You said: ${evil}`));
-  for (const c of fake.calls.filter((x) => x.method.startsWith('chat.'))) {
-    for (const k of ['text', 'markdown_text']) {
-      const v = c.args[k];
-      if (typeof v === 'string') expect(hasControlSequence(v)).toBe(false);
-    }
-  }
+  // The shared check (also run after every test by the stack): every chat.* write, every field.
+  expect(slackWrites(fake.calls).length).toBeGreaterThanOrEqual(2);
+  expect(slackPingProblems(fake.calls)).toEqual([]);
 });
 
 it('20 concurrent replies in one workspace finish exact with zero 429s under the fake tier limits', async () => {

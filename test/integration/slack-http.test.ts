@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { connectorFor, EchoHandler, type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 
 describe('Slack connector in HTTP mode (Events API on the shared server)', () => {
@@ -24,6 +25,7 @@ describe('Slack connector in HTTP mode (Events API on the shared server)', () =>
     await conn.stop();
     await server.close();
     await fake.close();
+    assertNoSlackPings(fake.calls);
   });
 
   it('is ready after auth.test and answers url_verification', async () => {

@@ -3,6 +3,7 @@ import { GREETING } from '../../src/connectors/slack/assistant.js';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { hasControlSequence, renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { connectorFor, EchoHandler, slackConfig } from './slack-helpers.js';
 
 const methods = (fake: FakeSlack) => fake.calls.map((c) => c.method);
@@ -26,6 +27,7 @@ describe('Slack native streaming and assistant threads', () => {
   afterEach(async () => {
     await conn.stop();
     await fake.close();
+    assertNoSlackPings(fake.calls);
   });
 
   it('greets a new assistant thread with suggested prompts', async () => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { connectorFor, EchoHandler } from './slack-helpers.js';
 
 describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
@@ -21,6 +22,7 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
   afterEach(async () => {
     await conn.stop();
     await fake.close();
+    assertNoSlackPings(fake.calls);
   });
 
   it('connects over Socket Mode and reports ready', () => {

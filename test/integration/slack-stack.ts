@@ -8,6 +8,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type Logger, silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 import { relayToEmulator } from '../fakes/relay-settings.js';
 import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
@@ -156,18 +157,8 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       await upstream?.close();
       await emu.close();
       await fake.close();
+      // The shared check over every write the bot made in the test (after the fakes are down).
+      assertNoSlackPings(fake.calls);
     },
   };
-}
-
-/** Letters and digits of a text as a user reads it: markup, entities and fence lines aside. */
-export function readable(text: string): string {
-  return text
-    .split('\n')
-    .filter((line) => !/^\s*```/.test(line))
-    .join('\n')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/[^\p{L}\p{N}]/gu, '');
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { assertNoPings } from '../fakes/discord/writes.js';
 import { freePort } from '../fakes/free-port.js';
 
 // The real bridge as a child process (`node dist/cli.js start`) for the crash, SIGTERM and
@@ -182,6 +183,8 @@ export async function startChildWorld(name: string, apiKey: string, bot: string)
       await fake.close();
       await emu.close();
       rmSync(dir, { recursive: true, force: true });
+      // The shared check over every write the child bridge made.
+      assertNoPings(fake.record);
     },
   };
 }

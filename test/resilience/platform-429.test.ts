@@ -5,6 +5,7 @@ import { PlatformRateLimitedError } from '../../src/core/ports.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { silentLogger } from '../../src/logger.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { assertNoPings } from '../fakes/discord/writes.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { partsProblems } from '../integration/discord/parts.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
@@ -124,6 +125,7 @@ describe('fake Discord: a 429 storm on message writes', () => {
     await h?.close();
     await proxy?.close();
     await fake?.close();
+    assertNoPings(fake?.record ?? []);
   });
 
   it('three long replies in three channels, message writes refused for 2 s mid-stream: every reply exact, split at 2000', async () => {

@@ -1,6 +1,8 @@
 import { startEmulator } from '../../src/emulator/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { assertNoPings } from '../fakes/discord/writes.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type BridgeChild, ensureBuilt, killHard, spawnBridge } from '../resilience/bridge-child.js';
 import { waitFor } from '../resilience/harness.js';
 import { createTestDatabase } from './pg.js';
@@ -14,8 +16,12 @@ export type FakeSlack = Awaited<ReturnType<typeof startFakeSlack>>;
 
 const cleanups: Array<() => Promise<void>> = [];
 
+/** Checks run once the groups are down (they throw; cleanups may not). */
+const checks: Array<() => void> = [];
+
 export async function closeGroups(): Promise<void> {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  for (const check of checks.splice(0)) check();
 }
 
 export interface Group {
@@ -52,6 +58,9 @@ export async function group(count: number, o: GroupOptions = {}): Promise<Group>
     await Promise.allSettled([emu.close(), slack.close(), discord.close()]);
     await db.drop();
   });
+  // The shared check over every write the replicas made on the fake Discord.
+  checks.push(() => assertNoPings(discord.record));
+  checks.push(() => assertNoSlackPings(slack.calls));
   const start = async (id: string, extra: Record<string, string> = {}) => {
     const r = await spawnBridge({
       CHAT_API_URL: emu.url,

@@ -11,6 +11,7 @@ import type {
 } from '../../../src/core/ports.js';
 import { type Logger, silentLogger } from '../../../src/logger.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
+import { assertNoPings } from '../../fakes/discord/writes.js';
 
 // A fake Discord with one guild and channel, and a connector logged into it. Shared by the
 // Discord integration tests.
@@ -116,6 +117,8 @@ export async function startHarness(
     async close() {
       await harness.connector.stop();
       await fake.close();
+      // The shared check over every write the bot made in the test.
+      assertNoPings(fake.record);
     },
   };
   return harness;

@@ -8,6 +8,7 @@ import type { Relay, RelaySettings } from '../../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
 import { openStore, type Store } from '../../../src/store/index.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
+import { assertNoPings } from '../../fakes/discord/writes.js';
 import { connectTo } from './harness.js';
 import { relayToEmulator } from '../../fakes/relay-settings.js';
 
@@ -101,6 +102,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await emu.close();
       await fake.close();
       rmSync(dir, { recursive: true, force: true });
+      // The shared check over every write the bot made in the test (after the fakes are down).
+      assertNoPings(fake.record);
     },
   };
   return stack;

@@ -1,0 +1,138 @@
+// Exact checks on a long reply as Slack shows it over several messages (edit mode: mrkdwn).
+//
+// The oracle renders the Markdown the emulator's `[long N]` writes, line by line, by rules
+// written out here from what Slack's mrkdwn needs (not by calling src's renderer), and the parts
+// must then spell that rendering exactly. Only what the bridge does by design at a cut is undone:
+// a code block cut in two is closed at the end of one part and reopened at the start of the next
+// (fence lines the text does not have), and the whitespace at a cut is not shown (a message ends
+// and the next starts without it). Anything else, a lost or doubled character, fails.
+
+const ZWSP = '\u200B';
+
+/** Markup the oracle has no rule for: it refuses such text rather than guess. */
+const UNKNOWN_MARKUP = /[*_~`#[\]<>&]/;
+
+function escapeEntities(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * Upstream Markdown made of a `## ` heading, paragraphs, `- **word**: text` bullets, `N. text`
+ * items and fenced code blocks with an info string, as Slack mrkdwn: `*heading*`, `•` bullets
+ * with the bold word fenced by zero-width spaces (so Slack sees its asterisks as bold), numbered
+ * items with two spaces, fences without their info string, `&`, `<`, `>` as entities.
+ */
+export function mrkdwnOracle(markdown: string): string {
+  let inCode = false;
+  const out = markdown.split('\n').map((line) => {
+    if (inCode) {
+      if (line === '```') inCode = false;
+      return escapeEntities(line);
+    }
+    const fence = /^```(\w*)$/.exec(line);
+    if (fence !== null) {
+      inCode = true;
+      return '```';
+    }
+    const heading = /^## (.+)$/.exec(line);
+    if (heading !== null) return `*${plain(heading[1] as string)}*`;
+    const bullet = /^- \*\*([^*]+)\*\*(.*)$/.exec(line);
+    if (bullet !== null) return `•   ${ZWSP}*${plain(bullet[1] as string)}*${ZWSP}${plain(bullet[2] as string)}`;
+    const item = /^(\d+)\. (.*)$/.exec(line);
+    if (item !== null) return `${item[1]}.  ${plain(item[2] as string)}`;
+    return plain(line);
+  });
+  if (inCode) throw new Error('mrkdwnOracle: a code block is left open');
+  return out.join('\n');
+}
+
+function plain(text: string): string {
+  if (UNKNOWN_MARKUP.test(text)) throw new Error(`mrkdwnOracle: no rule for ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** Whether `at` in the rendered whole lies inside a code block (after an odd number of fence lines). */
+function insideCode(whole: string, at: number): boolean {
+  let fences = 0;
+  for (const m of whole.slice(0, at).matchAll(/^```$/gm)) if (m.index + 3 <= at) fences++;
+  return fences % 2 === 1;
+}
+
+/** Where `body` continues the whole at or after `at`, past whitespace only; -1 when it does not. */
+function continues(whole: string, at: number, body: string): number {
+  for (let k = at; k <= whole.length; k++) {
+    if (whole.startsWith(body, k)) return k;
+    if (!/\s/.test(whole[k] ?? '')) return -1;
+  }
+  return -1;
+}
+
+/**
+ * Problems with `parts` (the messages' texts, in order) as the exact rendering `whole`, one line
+ * each; empty when the parts spell it exactly (up to the fence lines and whitespace at cuts).
+ */
+export function slackPartsProblems(parts: readonly string[], whole: string): string[] {
+  return matchParts(parts, whole).problems;
+}
+
+/** The parts that start by reopening a code block the previous part closed. */
+export function reopenedParts(parts: readonly string[], whole: string): number[] {
+  return matchParts(parts, whole).reopened;
+}
+
+function matchParts(parts: readonly string[], whole: string): { problems: string[]; reopened: number[] } {
+  const problems: string[] = [];
+  const reopened: number[] = [];
+  const done = () => ({ problems, reopened });
+  let at = 0;
+  for (const [i, part] of parts.entries()) {
+    let body = part;
+    // A code block the previous part closed is reopened here.
+    if (i > 0 && insideCode(whole, skipSpace(whole, at))) {
+      if (!body.startsWith('```\n')) {
+        problems.push(`part ${i} continues a code block but does not reopen it: ${JSON.stringify(body.slice(0, 40))}`);
+        return done();
+      }
+      body = body.slice(4);
+      reopened.push(i);
+    }
+    // A code block this part cuts is closed at its end: that fence line is not in the whole.
+    const candidates = [body];
+    if (body.endsWith('\n```')) candidates.push(body.slice(0, -3), body.slice(0, -4));
+    let found = -1;
+    let used = body;
+    for (const c of candidates) {
+      found = continues(whole, at, c);
+      if (found !== -1) {
+        used = c;
+        break;
+      }
+    }
+    if (found === -1) {
+      const k = skipSpace(whole, at);
+      const from = Math.max(0, firstDifference(whole.slice(k), body) - 20);
+      problems.push(
+        `part ${i} does not continue the text at character ${k + from}: expected ` +
+          `${JSON.stringify(whole.slice(k + from, k + from + 60))}, the part has ${JSON.stringify(body.slice(from, from + 60))}`,
+      );
+      return done();
+    }
+    at = found + used.length;
+  }
+  const rest = whole.slice(at);
+  if (rest.trim() !== '')
+    problems.push(`the parts end before the text does: ${JSON.stringify(rest.slice(0, 60))} is missing`);
+  return done();
+}
+
+function skipSpace(s: string, at: number): number {
+  let k = at;
+  while (k < s.length && /\s/.test(s[k] as string)) k++;
+  return k;
+}
+
+function firstDifference(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
