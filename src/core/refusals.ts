@@ -10,7 +10,7 @@ import { errorOutcome, okOutcome, type WriteScheduler } from './scheduler.js';
 // that cannot go within NOTICE_WAIT_MS is dropped (logged).
 
 export const PUBLIC_NOTICE_EVERY_MS = 60_000;
-const NOTICE_WAIT_MS = 30_000;
+const NOTICE_WAIT_MS = 60_000;
 
 export type RefusalOutcome = 'private' | 'public' | 'suppressed' | 'failed';
 
