@@ -45,6 +45,11 @@ export class Semaphore {
     return this.queue.size;
   }
 
+  /** Waiters of one party. */
+  waitingFor(party: string): number {
+    return this.queue.sizeOf(party);
+  }
+
   private releaser(): Release {
     let released = false;
     return () => {

@@ -11,6 +11,11 @@ export class FairQueue<T> {
     return this.count;
   }
 
+  /** Items `party` has waiting. */
+  sizeOf(party: string): number {
+    return this.parties.get(party)?.length ?? 0;
+  }
+
   push(party: string, item: T): void {
     const items = this.parties.get(party);
     if (items === undefined) this.parties.set(party, [item]);

@@ -48,6 +48,7 @@ describe('Semaphore: slots in turn by user', () => {
     }
     waits.push(slots.acquire(undefined, 'other').then((r) => (order.push('other'), held.push(r), undefined)));
     expect(slots.waiting).toBe(59);
+    expect([slots.waitingFor('flood'), slots.waitingFor('other'), slots.waitingFor('none')]).toEqual([58, 1, 0]);
     held.shift()?.();
     held.shift()?.();
     await Promise.resolve();

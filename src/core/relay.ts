@@ -83,6 +83,8 @@ export function createRelay(deps: RelayDeps): Relay {
   const places = new PlaceQueue(settings.maxQueuePerPlace ?? 10);
   const slots = new Semaphore(settings.maxConcurrentReplies);
   const maxQueued = settings.maxQueuedReplies ?? 256;
+  // One user may hold three quarters of the slots' queue at most: the rest is for everyone else.
+  const maxQueuedPerUser = maxQueued - Math.floor(maxQueued / 4);
   const shutdown = new AbortController();
   // Every reply in flight listens to it (up to MAX_CONCURRENT_REPLIES): not a leak.
   setMaxListeners(0, shutdown.signal);
@@ -261,8 +263,9 @@ export function createRelay(deps: RelayDeps): Relay {
     // Refusals before markSeen leave the event unseen: a platform retry may still be answered
     // (by another replica, say). A retry of an event already taken gets no notice.
     if (draining) return dedup.refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
-    if (places.waiting + slots.waiting >= maxQueued) {
-      logger.warn({ platform: msg.place.platform, waiting: places.waiting + slots.waiting }, 'queue full: busy notice');
+    const waiting = places.waiting + slots.waiting;
+    if (waiting >= maxQueued || slots.waitingFor(partyOf(msg)) >= maxQueuedPerUser) {
+      logger.warn({ platform: msg.place.platform, waiting }, 'queue full: busy notice');
       return dedup.refuseUnseen(msg, MESSAGES.overloaded, 'queue_full');
     }
     maybePrune(clock.now());
@@ -270,10 +273,7 @@ export function createRelay(deps: RelayDeps): Relay {
     const turn = takeTurn(msg);
     return dedup.seen(msg).then(
       (fresh) => (fresh ? admit(msg, text, files, turn) : (passTurn(turn), r('duplicate'))),
-      (err: unknown) => {
-        passTurn(turn);
-        return unexpected(msg, err);
-      },
+      (err: unknown) => (passTurn(turn), unexpected(msg, err)),
     );
   }
 
