@@ -8,6 +8,7 @@ import { startEmulator } from '../src/emulator/index.js';
 import { replyText } from '../src/emulator/replies.js';
 import { metricSum, startBridge } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
+import { type FloodResult, formatFlood, runFlood } from './flood.js';
 import { type HostileResult, runHostile } from './hostile.js';
 import { runNaiveLevel } from './naive.js';
 import { formatTable, type LevelResult, type LoneResult, type NaiveResult } from './report.js';
@@ -44,6 +45,9 @@ const { values: args } = parseArgs({
     /** Only the several-replicas section (bench/replicas.ts), about 2 minutes; needs PostgreSQL. */
     'replicas-only': { type: 'boolean', default: false },
     'skip-replicas': { type: 'boolean', default: false },
+    /** Only the flood section (bench/flood.ts: fair turns), under a minute. */
+    'flood-only': { type: 'boolean', default: false },
+    'skip-flood': { type: 'boolean', default: false },
     'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
   },
 });
@@ -285,13 +289,14 @@ async function main(): Promise<void> {
   );
   const hostileOnly = args['hostile-only'] === true;
   const replicasOnly = args['replicas-only'] === true;
+  const floodOnly = args['flood-only'] === true;
   let decoding: DecodingResult | undefined;
-  if (!hostileOnly && !replicasOnly) {
+  if (!hostileOnly && !replicasOnly && !floodOnly) {
     log('bench: decoding ...');
     decoding = runDecoding();
     log(`bench: decoding: 20,000 application/json chunks in ${decoding.json20k.ms} ms`);
   }
-  const decodeOnly = args['decode-only'] === true || hostileOnly || replicasOnly;
+  const decodeOnly = args['decode-only'] === true || hostileOnly || replicasOnly || floodOnly;
   for (const platform of decodeOnly ? [] : platforms) {
     const runs: { level: number; model?: RateModelName }[] =
       platform === 'slack'
@@ -319,6 +324,8 @@ async function main(): Promise<void> {
     naive.push(await runNaiveLevel(level, { apiKey: API_KEY, directives: DIRECTIVES, expected: EXPECTED }));
   }
   let hostile: HostileResult | undefined;
+  let flood: FloodResult | undefined;
+  if (floodOnly || (args['skip-flood'] !== true && !decodeOnly)) flood = await runFlood(log);
   if (hostileOnly || (args['skip-hostile'] !== true && !decodeOnly)) {
     log('bench: hostile input ...');
     hostile = await runHostile({}, log);
@@ -363,15 +370,18 @@ async function main(): Promise<void> {
     hostile,
     replicas,
     lone,
+    flood,
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
-  process.stdout.write(`${formatTable(doc)}\n${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}`);
+  process.stdout.write(
+    `${formatTable(doc)}\n${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}${flood ? `\n${formatFlood(flood)}\n` : ''}`,
+  );
   const file =
     args.out ??
     join(
       'bench',
       'results',
-      `${doc.date.slice(0, 10)}-${hostileOnly ? 'hostile' : replicasOnly ? 'replicas' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
+      `${doc.date.slice(0, 10)}-${hostileOnly ? 'hostile' : replicasOnly ? 'replicas' : floodOnly ? 'flood' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
     );
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);

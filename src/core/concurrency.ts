@@ -1,16 +1,23 @@
+import { FairQueue } from './fair-queue.js';
 import type { Release } from './place-queue.js';
 import type { Clock } from './ports.js';
 
-// MAX_CONCURRENT_REPLIES: upstream calls in flight at once; the rest wait in FIFO order.
+// MAX_CONCURRENT_REPLIES: upstream calls in flight at once; the rest wait, served in turn by
+// party (the asking user), FIFO within a party: one user's many messages cannot put another
+// user's behind all of them.
 
 export class Semaphore {
   private active = 0;
-  private readonly queue: Array<(release: Release) => void> = [];
+  private readonly queue = new FairQueue<(release: Release) => void>();
+  private anonymous = 0;
 
   constructor(private readonly max: number) {}
 
-  /** A slot; a waiter is dropped (the promise rejects with the reason) when `signal` aborts. */
-  acquire(signal?: AbortSignal): Promise<Release> {
+  /**
+   * A slot; a waiter is dropped (the promise rejects with the reason) when `signal` aborts.
+   * `party`: whose turn this is (a waiter without one is a party of its own).
+   */
+  acquire(signal?: AbortSignal, party: string = `\0${this.anonymous++}`): Promise<Release> {
     if (this.active < this.max) {
       this.active++;
       return Promise.resolve(this.releaser());
@@ -18,8 +25,7 @@ export class Semaphore {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<Release>((resolve, reject) => {
       const onAbort = () => {
-        const i = this.queue.indexOf(waiter);
-        if (i >= 0) this.queue.splice(i, 1);
+        this.queue.remove(party, waiter);
         reject(signal?.reason);
       };
       const waiter = (release: Release) => {
@@ -27,7 +33,7 @@ export class Semaphore {
         resolve(release);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(waiter);
+      this.queue.push(party, waiter);
     });
   }
 
@@ -36,7 +42,12 @@ export class Semaphore {
   }
 
   get waiting(): number {
-    return this.queue.length;
+    return this.queue.size;
+  }
+
+  /** Waiters of one party. */
+  waitingFor(party: string): number {
+    return this.queue.sizeOf(party);
   }
 
   private releaser(): Release {

@@ -197,6 +197,21 @@ export interface ReplySink {
   edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult>;
   /** Serializable description of the destination so a restart can edit the messages (see InFlightRecord). */
   readonly target: ReplyTarget;
+  /**
+   * Where a refusal (per-user limit, busy) is told. Absent: a post like the reply's, public.
+   * Either way it opens nothing (no thread) and waits behind every write of a reply.
+   */
+  readonly refusal?: RefusalChannel;
+}
+
+/** How the bridge tells the asker why their message is not answered (see ReplySink.refusal). */
+export interface RefusalChannel {
+  /** Only the asker sees it (Slack ephemeral, a Discord interaction's ephemeral reply). */
+  readonly private: boolean;
+  /** Buckets one notice counts against. */
+  readonly buckets: BucketRef[];
+  /** Send it; opens no thread. Throws like a sink write (a 429 is a PlatformRateLimitedError). */
+  send(text: string): Promise<WriteResult>;
 }
 
 export interface Connector {

@@ -4,6 +4,7 @@ import { attachmentBlock, skippedNotice } from './attachments.js';
 import { isAllowed } from './allowlist.js';
 import { Semaphore, settledOrTimeout } from './concurrency.js';
 import { Conversations } from './conversations.js';
+import { forParty } from './budget/write-scheduler.js';
 import { recordVote } from './feedback-votes.js';
 import { LiveReplies } from './live-replies.js';
 import { dedupOf } from './dedup.js';
@@ -23,6 +24,7 @@ import {
   type Vote,
 } from './ports.js';
 import { type RecoveryReport, recoverInterrupted } from './recovery.js';
+import { partyOf, Refusals } from './refusals.js';
 import type { PlaceHold, PlaceTicket, Relay, RelayDeps } from './relay-types.js';
 import { runTurn } from './reply-turn.js';
 import { stopsOf } from './stops.js';
@@ -81,6 +83,8 @@ export function createRelay(deps: RelayDeps): Relay {
   const places = new PlaceQueue(settings.maxQueuePerPlace ?? 10);
   const slots = new Semaphore(settings.maxConcurrentReplies);
   const maxQueued = settings.maxQueuedReplies ?? 256;
+  // One user may hold three quarters of the slots' queue at most: the rest is for everyone else.
+  const maxQueuedPerUser = maxQueued - Math.floor(maxQueued / 4);
   const shutdown = new AbortController();
   // Every reply in flight listens to it (up to MAX_CONCURRENT_REPLIES): not a leak.
   setMaxListeners(0, shutdown.signal);
@@ -92,7 +96,9 @@ export function createRelay(deps: RelayDeps): Relay {
   deps.remoteStops?.onStop((replyKey, userId) => live.stop(replyKey, userId));
   const stops = stopsOf(live, deps.remoteStops);
 
-  const dedup = dedupOf({ events, metrics, clock, notice: (msg, text) => notice(msg, text) });
+  // Refusals (per-user limit, busy, restarting): privately where the platform can, else rarely.
+  const refusals = new Refusals({ scheduler, clock, logger });
+  const dedup = dedupOf({ events, metrics, clock, notice: (msg, text) => refusals.tell(msg, text) });
   const maybePrune = pruner({ events, inflight, feedback: deps.feedback, clock, logger });
 
   const line = placeLine(deps.placeLocks);
@@ -176,7 +182,7 @@ export function createRelay(deps: RelayDeps): Relay {
   async function answer(msg: IncomingMessage, text: string): Promise<HandleResult> {
     let release: Release;
     try {
-      release = await slots.acquire(shutdown.signal);
+      release = await slots.acquire(shutdown.signal, partyOf(msg));
     } catch {
       // Still waiting for a slot when shutdown gave up on the rest.
       reportQueue();
@@ -214,7 +220,8 @@ export function createRelay(deps: RelayDeps): Relay {
           metrics,
           logger,
           clock,
-          scheduler,
+          // The reply's writes wait in turn with other users' (fair by user), not behind them all.
+          scheduler: forParty(scheduler, partyOf(msg)),
           streaming: settings.streaming,
           editIntervalMs: settings.streamEditIntervalMs,
           onUpstreamEnd: releaseSlot,
@@ -256,8 +263,9 @@ export function createRelay(deps: RelayDeps): Relay {
     // Refusals before markSeen leave the event unseen: a platform retry may still be answered
     // (by another replica, say). A retry of an event already taken gets no notice.
     if (draining) return dedup.refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
-    if (places.waiting + slots.waiting >= maxQueued) {
-      logger.warn({ platform: msg.place.platform, waiting: places.waiting + slots.waiting }, 'queue full: busy notice');
+    const waiting = places.waiting + slots.waiting;
+    if (waiting >= maxQueued || slots.waitingFor(partyOf(msg)) >= maxQueuedPerUser) {
+      logger.warn({ platform: msg.place.platform, waiting }, 'queue full: busy notice');
       return dedup.refuseUnseen(msg, MESSAGES.overloaded, 'queue_full');
     }
     maybePrune(clock.now());
@@ -265,17 +273,15 @@ export function createRelay(deps: RelayDeps): Relay {
     const turn = takeTurn(msg);
     return dedup.seen(msg).then(
       (fresh) => (fresh ? admit(msg, text, files, turn) : (passTurn(turn), r('duplicate'))),
-      (err: unknown) => {
-        passTurn(turn);
-        return unexpected(msg, err);
-      },
+      (err: unknown) => (passTurn(turn), unexpected(msg, err)),
     );
   }
 
-  /** Tell the user why the message is not answered, and pass its turn on. */
+  /** Tell the user why the message is not answered (a limit or a full queue: a refusal), pass its turn on. */
   function refuseIn(turn: Turn, msg: IncomingMessage, message: string, status: HandleResult['status']) {
     passTurn(turn);
-    return notice(msg, message).then((): HandleResult => ({ status }));
+    const refusal = status === 'user_rate_limited' || status === 'queue_full';
+    return (refusal ? refusals.tell(msg, message) : notice(msg, message)).then((): HandleResult => ({ status }));
   }
 
   /** A message seen for the first time (by any replica): answer it, or say why not. */

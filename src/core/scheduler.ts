@@ -1,5 +1,6 @@
 import { BucketTable } from './budget/bucket-table.js';
 import { ChannelBlame, PROBE_MS } from './budget/channel-blame.js';
+import { FairOrder, insertByRank } from './budget/fair-order.js';
 import { type BudgetModel, MINUTE } from './budget/model.js';
 import type { WriteOutcome } from './budget/outcome.js';
 import { expand, shadowKey, sharesBucket, type Slot } from './budget/slots.js';
@@ -41,9 +42,10 @@ export interface PlaceWrite {
 // unlimited until a 429 blames that channel (budget/channel-blame.ts). Every write's outcome comes
 // back through its grant's done(): accepted (with headers), refused (429) or failed.
 //
-// Waiters are served by priority (final > first > edit), FIFO within a priority; since each reply
-// has at most one write pending, FIFO gives round-robin fairness across replies. Live replies
-// hold their final's budget, so intermediate edits never spend what the finals need.
+// Waiters are served by priority (final > first > edit > notice), and within a priority in turn by
+// party, the user whose reply it is (budget/fair-order.ts), FIFO within a party: one user's many
+// replies cannot put another user's behind all of them. Live replies hold their final's budget,
+// so intermediate edits and notices never spend what the finals need.
 //
 // Several replicas: each spends `share` of every bucket (setShare, budget/share.ts), and what one
 // learns reaches the others through the store (sync, budget/memory.ts).
@@ -51,6 +53,7 @@ export interface PlaceWrite {
 interface Waiter {
   seq: number;
   rank: number;
+  party: string | undefined;
   slots: readonly Slot[];
   resolve: (grant: WriteGrant) => void;
   reject: (err: unknown) => void;
@@ -64,6 +67,7 @@ export class RateLimitScheduler implements WriteScheduler {
   private readonly blame = new ChannelBlame();
   /** Sorted by (rank, seq). */
   private waiters: Waiter[] = [];
+  private readonly fair = new FairOrder();
   private seq = 0;
   private timer: { clear(): void; at: number } | undefined;
   private readonly onShareChange: (share: number) => void;
@@ -116,7 +120,12 @@ export class RateLimitScheduler implements WriteScheduler {
     return this.buckets.flush();
   }
 
-  acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant> {
+  acquire(
+    buckets: readonly BucketRef[],
+    priority: WritePriority,
+    signal?: AbortSignal,
+    party?: string,
+  ): Promise<WriteGrant> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const now = this.clock.now();
     this.sweep(now);
@@ -126,12 +135,13 @@ export class RateLimitScheduler implements WriteScheduler {
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
     if (
       !this.waiters.some((w) => sharesBucket(w.slots, slots)) &&
-      states.every((s) => s.readyAt(now, rank === EDIT_RANK, this.horizonMs) <= now)
+      states.every((s) => s.readyAt(now, rank >= EDIT_RANK, this.horizonMs) <= now)
     ) {
+      this.fair.served(party, now);
       return Promise.resolve(this.grantAll(slots, states, now));
     }
     return new Promise<WriteGrant>((resolve, reject) => {
-      const waiter: Waiter = { seq: this.seq++, rank, slots, resolve, reject, cleanup: () => {} };
+      const waiter: Waiter = { seq: this.seq++, rank, party, slots, resolve, reject, cleanup: () => {} };
       if (signal !== undefined) {
         const onAbort = () => {
           this.waiters = this.waiters.filter((w) => w !== waiter);
@@ -141,7 +151,7 @@ export class RateLimitScheduler implements WriteScheduler {
         signal.addEventListener('abort', onAbort, { once: true });
         waiter.cleanup = () => signal.removeEventListener('abort', onAbort);
       }
-      this.insert(waiter);
+      insertByRank(this.waiters, waiter);
       this.serve();
     });
   }
@@ -322,46 +332,32 @@ export class RateLimitScheduler implements WriteScheduler {
     target.block(now, rl.retryAfterMs);
   }
 
-  private insert(w: Waiter): void {
-    let i = this.waiters.length;
-    while (i > 0) {
-      const prev = this.waiters[i - 1] as Waiter;
-      if (prev.rank < w.rank || (prev.rank === w.rank && prev.seq < w.seq)) break;
-      i--;
-    }
-    this.waiters.splice(i, 0, w);
-  }
-
   /**
-   * Grant every waiter that can go, in priority order. A waiter that cannot go reserves its
-   * buckets, so a later (lower-priority) waiter cannot take the budget it is waiting for.
+   * Grant every waiter that can go, in priority order and in turn by party. A waiter that cannot
+   * go reserves its buckets, so a later waiter cannot take the budget it is waiting for.
    */
   private serve(): void {
     const now = this.clock.now();
     const reserved = new Set<string>();
     let nextAt = Number.POSITIVE_INFINITY;
-    const remaining: Waiter[] = [];
-    const granted: Array<[Waiter, WriteGrant]> = [];
-    for (const w of this.waiters) {
-      if (w.slots.some((s) => reserved.has(s.key))) {
-        remaining.push(w);
-        continue;
-      }
+    const granted = new Map<Waiter, WriteGrant>();
+    for (const w of this.fair.order(this.waiters)) {
+      if (w.slots.some((s) => reserved.has(s.key))) continue;
       const states = w.slots.map((s) => this.buckets.state(s, now));
-      const ready = states.map((s) => s.readyAt(now, w.rank === EDIT_RANK, this.horizonMs));
+      const ready = states.map((s) => s.readyAt(now, w.rank >= EDIT_RANK, this.horizonMs));
       const at = Math.max(0, ...ready);
       if (at <= now) {
-        granted.push([w, this.grantAll(w.slots, states, now)]);
+        this.fair.served(w.party, now);
+        granted.set(w, this.grantAll(w.slots, states, now));
       } else {
         // A write held only by its channel's own limit leaves the workspace budget to the other
         // channels (a per-channel 429 must not block them); otherwise it keeps all it waits for.
         const onlyChannel = w.slots.every((s, i) => s.shadow || (ready[i] as number) <= now);
         for (const s of w.slots) if (!onlyChannel || s.shadow) reserved.add(s.key);
         nextAt = Math.min(nextAt, at);
-        remaining.push(w);
       }
     }
-    this.waiters = remaining;
+    if (granted.size > 0) this.waiters = this.waiters.filter((w) => !granted.has(w));
     this.arm(nextAt, now);
     for (const [w, grant] of granted) {
       w.cleanup();

@@ -1,8 +1,9 @@
-import { type REST, Routes } from 'discord.js';
+import { MessageFlags, type REST, Routes } from 'discord.js';
 import type {
   BucketRef,
   Place,
   PostResult,
+  RefusalChannel,
   ReplySink,
   ReplyTarget,
   WriteOptions,
@@ -39,7 +40,7 @@ export class InteractionReplySink implements ReplySink {
   private readonly bucket: BucketRef;
   private originalUsed = false;
 
-  /** True once the reply wrote something (the deferred "thinking" message was replaced). */
+  /** True once the deferred "thinking" response was settled: replaced by the reply, or removed for a refusal. */
   get answered(): boolean {
     return this.originalUsed;
   }
@@ -56,6 +57,33 @@ export class InteractionReplySink implements ReplySink {
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {
     return [this.bucket, GLOBAL_REPLY_BUCKET];
+  }
+
+  /**
+   * A refusal is an ephemeral follow-up: only the user who asked sees it. The public "thinking"
+   * response goes first (a first follow-up would otherwise replace it, public as it is).
+   */
+  get refusal(): RefusalChannel {
+    const { applicationId, token } = this.target.data;
+    return {
+      private: true,
+      buckets: [this.bucket, GLOBAL_REPLY_BUCKET],
+      send: async (text) => {
+        try {
+          if (!this.originalUsed) {
+            await deleteOriginal(this.rest, this.target.data);
+            this.originalUsed = true;
+          }
+          await this.rest.post(Routes.webhook(applicationId, token), {
+            body: { content: text, allowed_mentions: NO_MENTIONS, flags: MessageFlags.Ephemeral },
+            auth: false,
+          });
+          return {};
+        } catch (err) {
+          throw toPlatformError(err, this.bucket.key);
+        }
+      },
+    };
   }
 
   // The deferred response already shows "… is thinking"; nothing more to show.

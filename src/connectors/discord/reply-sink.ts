@@ -3,6 +3,7 @@ import type {
   BucketRef,
   Place,
   PostResult,
+  RefusalChannel,
   ReplySink,
   ReplyTarget,
   WriteOptions,
@@ -68,6 +69,33 @@ export class ChannelReplySink implements ReplySink {
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {
     return [this.bucket, GLOBAL_REPLY_BUCKET];
+  }
+
+  /**
+   * A refusal (per-user limit, busy) is public here (only interactions can answer ephemerally):
+   * a reply to the user's message where it was written. It never opens the thread of thread mode.
+   */
+  get refusal(): RefusalChannel {
+    const spec = this.init.startThread;
+    const channelId = spec?.parentId ?? this.channelId;
+    const ref = spec !== undefined ? { channelId: spec.parentId, messageId: spec.messageId } : this.init.replyTo;
+    const bucket = spec !== undefined ? channelBucket(spec.parentId, this.init.budget) : this.bucket;
+    return {
+      private: false,
+      buckets: [bucket, GLOBAL_REPLY_BUCKET],
+      send: async (text) => {
+        const body: Record<string, unknown> = { content: text, allowed_mentions: NO_MENTIONS };
+        if (ref !== undefined) {
+          body.message_reference = { message_id: ref.messageId, channel_id: ref.channelId, fail_if_not_exists: false };
+        }
+        try {
+          await this.init.rest.post(Routes.channelMessages(channelId), { body });
+          return {};
+        } catch (err) {
+          throw toPlatformError(err, bucket.key);
+        }
+      },
+    };
   }
 
   async showWorking(): Promise<void> {

@@ -39,6 +39,11 @@ export function appendBucket(limits: SlackLimits, team: string, channel?: string
   return ref;
 }
 
+/** chat.postEphemeral (refusal notices): tier 4, per workspace. */
+export function ephemeralBucket(team: string): BucketRef {
+  return { key: `slack:${team}:ephemeral`, limit: 100, windowMs: 60_000 };
+}
+
 export function historyBucket(limits: SlackLimits, team: string): BucketRef {
   return { key: `slack:${team}:history`, ...limits.history };
 }

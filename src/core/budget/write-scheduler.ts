@@ -3,9 +3,13 @@ import type { WriteOutcome } from './outcome.js';
 
 // The scheduler's interface and options (implementation: ../scheduler.ts).
 
-export type WritePriority = 'final' | 'first' | 'edit';
+/**
+ * `notice`: the bridge's own word to a user (a refusal): after every write of a reply, and like
+ * an edit it leaves the budget that held finals need.
+ */
+export type WritePriority = 'final' | 'first' | 'edit' | 'notice';
 
-export const PRIORITY_RANK: Record<WritePriority, number> = { final: 0, first: 1, edit: 2 };
+export const PRIORITY_RANK: Record<WritePriority, number> = { final: 0, first: 1, edit: 2, notice: 3 };
 
 export interface SchedulerOptions {
   clock: Clock;
@@ -47,7 +51,16 @@ export interface WriteGrant {
 
 /** What the pump needs: acquire before a write, report its outcome through the grant. */
 export interface WriteScheduler extends RateLimitObserver {
-  acquire(buckets: readonly BucketRef[], priority: WritePriority, signal?: AbortSignal): Promise<WriteGrant>;
+  /**
+   * `party`: whose write this is (the asking user): waiters of one priority are served in turn by
+   * party. None: a party of its own.
+   */
+  acquire(
+    buckets: readonly BucketRef[],
+    priority: WritePriority,
+    signal?: AbortSignal,
+    party?: string,
+  ): Promise<WriteGrant>;
   /**
    * A live reply will need one final write in these buckets: intermediate edits leave that much
    * budget free, so finals never wait behind edits. Returns the release (idempotent).
@@ -58,4 +71,15 @@ export interface WriteScheduler extends RateLimitObserver {
    * can pay within the final horizon? (A reply that would not can post once when it ends.)
    */
   canAffordFinal(buckets: readonly BucketRef[]): boolean;
+}
+
+/** The scheduler as one party (a user's reply) uses it: every acquire names that party. */
+export function forParty(scheduler: WriteScheduler, party: string): WriteScheduler {
+  return {
+    acquire: (buckets, priority, signal, who) => scheduler.acquire(buckets, priority, signal, who ?? party),
+    hold: (buckets) => scheduler.hold(buckets),
+    canAffordFinal: (buckets) => scheduler.canAffordFinal(buckets),
+    observe: (info) => scheduler.observe(info),
+    limited: (bucket, retryAfterMs) => scheduler.limited(bucket, retryAfterMs),
+  };
 }
