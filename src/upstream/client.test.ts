@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { ChatError, type ChatService } from '../core/chat-port.js';
 import { createLogger } from '../logger.js';
+import { parseBody } from './http.js';
 import { abortableSleep } from './retry.js';
 import { collect, sleepMs, TEST_KEY, type TinyServer, testClient, tinyServer } from '../../test/support/upstream.js';
 
@@ -43,6 +44,12 @@ describe('stream formats on the wire', () => {
     ['text/event-stream', 'SSE CR', ['data: Hello\r', '\rdata:  world\r\r', 'event: end\rdata: x\r\r']],
     ['application/x-ndjson', 'NDJSON', ['{"token":"Hello"}\n{"tok', 'en":" world"}\n', '{"done":true}\n']],
     ['application/json', 'JSON lines', ['{"content":"Hello"}\n', '{"content":" world"}\n']],
+    ['application/json', 'JSON lines behind a preamble', [")]}'\n", '{"content":"Hello"}\n', '{"content":" world"}\n']],
+    [
+      'application/x-ndjson',
+      'NDJSON behind a banner',
+      ['chat service v2\r\n{"token":"Hello"}\n', '{"token":" world"}\n'],
+    ],
     ['text/plain; charset=utf-8', 'plain', ['Hello', ' wor', 'ld']],
     ['', 'no type', [Buffer.from([0x48, 0x65, 0x6c, 0x6c, 0x6f, 0x20]), Buffer.from('world')]],
   ];
@@ -152,6 +159,32 @@ describe('stream formats on the wire', () => {
       details: { code: 'BOT_ERROR', partial: true, endpoint: 'A2 stream' },
     });
     expect((got.error as Error).message).toContain('bot died');
+  });
+});
+
+describe('whole JSON bodies behind a preamble', () => {
+  it.each(['a', 'b'] as const)(
+    "Form %s send: the JSON after a `)]}'` line is the reply, never the raw body",
+    async (form) => {
+      const body = {
+        success: true,
+        data: { response: 'Hello', conversationId: 'c1' },
+        response: 'Hello',
+        session_id: 's1',
+      };
+      await setup((_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(`)]}'\n${JSON.stringify(body)}`);
+      }, form);
+      const got = await service!.send({ ...req, ...(form === 'b' ? { conversationId: 's1' } : {}) });
+      expect(got.text).toBe('Hello');
+    },
+  );
+
+  it('a text body is still text, and JSON is only looked for behind a JSON content type', () => {
+    expect(parseBody(')]}\'\n{"a":1}', 'application/json')).toEqual({ a: 1 });
+    expect(parseBody(')]}\'\n{"a":1}', 'text/plain')).toBe(')]}\'\n{"a":1}');
+    expect(parseBody('Hello\nthere', 'application/json')).toBe('Hello\nthere');
+    expect(parseBody('[1]\n{"a":1}', 'application/json')).toBe('[1]\n{"a":1}');
   });
 });
 
