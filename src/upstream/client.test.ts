@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { ChatError, type ChatService } from '../core/chat-port.js';
 import { createLogger } from '../logger.js';
-import { parseBody } from './http.js';
 import { abortableSleep } from './retry.js';
 import { collect, sleepMs, TEST_KEY, type TinyServer, testClient, tinyServer } from '../../test/support/upstream.js';
 
@@ -159,32 +158,6 @@ describe('stream formats on the wire', () => {
       details: { code: 'BOT_ERROR', partial: true, endpoint: 'A2 stream' },
     });
     expect((got.error as Error).message).toContain('bot died');
-  });
-});
-
-describe('whole JSON bodies behind a preamble', () => {
-  it.each(['a', 'b'] as const)(
-    "Form %s send: the JSON after a `)]}'` line is the reply, never the raw body",
-    async (form) => {
-      const body = {
-        success: true,
-        data: { response: 'Hello', conversationId: 'c1' },
-        response: 'Hello',
-        session_id: 's1',
-      };
-      await setup((_q, res) => {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(`)]}'\n${JSON.stringify(body)}`);
-      }, form);
-      const got = await service!.send({ ...req, ...(form === 'b' ? { conversationId: 's1' } : {}) });
-      expect(got.text).toBe('Hello');
-    },
-  );
-
-  it('a text body is still text, and JSON is only looked for behind a JSON content type', () => {
-    expect(parseBody(')]}\'\n{"a":1}', 'application/json')).toEqual({ a: 1 });
-    expect(parseBody(')]}\'\n{"a":1}', 'text/plain')).toBe(')]}\'\n{"a":1}');
-    expect(parseBody('Hello\nthere', 'application/json')).toBe('Hello\nthere');
-    expect(parseBody('[1]\n{"a":1}', 'application/json')).toBe('[1]\n{"a":1}');
   });
 });
 
