@@ -1,5 +1,5 @@
 import type { Config } from './config/config.js';
-import { componentLogger, type Logger } from './logger.js';
+import { componentLogger, type Logger, scrubSecrets } from './logger.js';
 import type { AsyncStore } from './store/async-port.js';
 import { MigrationError, openStore } from './store/index.js';
 import { createSqliteAsyncStore } from './store/sqlite-async.js';
@@ -19,7 +19,10 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Asy
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       log.fatal({ err: reason, database: where }, 'cannot open the database');
-      process.stderr.write(err instanceof MigrationError ? `${reason}\n` : `cannot open ${where}: ${reason}\n`);
+      // A driver's message may quote the connection string: never its password.
+      process.stderr.write(
+        scrubSecrets(err instanceof MigrationError ? `${reason}\n` : `cannot open ${where}: ${reason}\n`),
+      );
       return undefined;
     }
   }

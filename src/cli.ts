@@ -14,6 +14,8 @@ commands:
                                  run a local emulator of the upstream chat service
 `;
 
+import { scrubSecrets } from './scrub.js';
+
 type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, () => Promise<Command>> = {
@@ -57,9 +59,9 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     // A bug, not a user mistake: say so briefly; the stack helps whoever reports it.
-    process.stderr.write(
-      `assistant-bridge: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
+    const text = `assistant-bridge: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`;
+    // A configured secret never reaches the terminal, not even in a stack.
+    process.stderr.write(scrubSecrets(text));
     process.exitCode = 1;
   },
 );

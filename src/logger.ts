@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { scrubSecrets } from './scrub.js';
 
 // Every logger of the process is made here, so redaction is the same everywhere.
 // Message text is only ever logged at debug level, under the key `text`.
@@ -46,6 +47,9 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // The last stop of every line, at every level: configured secret values and credential
+      // patterns, wherever in the line they ended up (a message, an error, a nested field).
+      hooks: { streamWrite: scrubSecrets },
     },
     opts.destination ?? pino.destination({ fd: 1, sync: false }),
   );
@@ -62,15 +66,5 @@ export function componentLogger(root: Logger, component: Component): Logger {
 /** A logger that writes nothing: the default in library code and tests. */
 export const silentLogger: Logger = pino({ level: 'silent' });
 
-/** Replace Slack/Discord/Bearer tokens and OAuth client secrets in free text (e.g. error messages from SDKs) before logging. */
-export function scrubSecrets(text: string): string {
-  return (
-    text
-      .replace(/\bBearer\s+[A-Za-z0-9._~+/=-]+/g, 'Bearer [redacted]')
-      // OAuth client secrets as Slack's (and most) SDKs put them in request bodies: JSON or form.
-      .replace(/("client_secret"\s*:\s*")[^"]*"/g, '$1[redacted]"')
-      .replace(/\b(client_secret=)[^&\s"]+/g, '$1[redacted]')
-      .replace(/\bx(?:ox[abposr]|app)-[A-Za-z0-9-]+/g, '[redacted-slack-token]')
-      .replace(/\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b/g, '[redacted-discord-token]')
-  );
-}
+/** Configured secret values and credential patterns out of free text: see scrub.ts. */
+export { scrubSecrets } from './scrub.js';

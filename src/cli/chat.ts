@@ -1,3 +1,4 @@
+import { scrubbingWriter } from '../scrub.js';
 import { createInterface, type Interface } from 'node:readline';
 import { type Config, ConfigError, type Env, loadConfig, readEnv } from '../config/config.js';
 import { ChatError, type ChatService } from '../core/chat-port.js';
@@ -24,7 +25,8 @@ const USAGE = `usage: assistant-bridge chat [--bot ID]
 export async function run(args: string[], io: ChatIo = {}): Promise<number> {
   const stdin = io.stdin ?? process.stdin;
   const stdout = io.stdout ?? process.stdout;
-  const stderr = io.stderr ?? process.stderr;
+  // Errors may quote upstream bodies or SDK messages: never a configured secret.
+  const stderr = scrubbingWriter(io.stderr ?? process.stderr);
 
   const parsed = parseArgs(args);
   if (parsed === 'help') {

@@ -1,3 +1,4 @@
+import { scrubbingWriter } from '../scrub.js';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { type Config, ConfigError, type Env, loadConfig, readEnv } from '../config/config.js';
@@ -110,7 +111,8 @@ function parseArgs(args: string[]): Command | string {
 
 export async function run(args: string[], io: ConversationsIo = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
-  const stderr = io.stderr ?? process.stderr;
+  // Errors may quote upstream bodies or driver messages: never a configured secret.
+  const stderr = scrubbingWriter(io.stderr ?? process.stderr);
   if (args.includes('--help') || args.includes('-h')) {
     stdout.write(USAGE);
     return 0;

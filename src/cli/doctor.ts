@@ -1,4 +1,5 @@
 import { type Env, readEnv } from '../config/config.js';
+import { scrubSecrets } from '../scrub.js';
 import { renderTable, runChecks, summary } from '../doctor/index.js';
 
 // `assistant-bridge doctor`: checks the configuration, the database, the upstream, Slack and
@@ -50,7 +51,8 @@ export async function run(
 
   const env = readEnv(io.env ?? process.env, io.dotenvPath ?? '.env');
   const rows = await runChecks(env, timeoutMs === undefined ? {} : { timeoutMs });
-  io.stdout.write(renderTable(rows));
+  // runChecks scrubs its rows; the whole output once more, so no later row can slip.
+  io.stdout.write(scrubSecrets(renderTable(rows)));
   io.stdout.write(summary(rows));
   return rows.some((r) => r.status === 'FAIL') ? 1 : 0;
 }

@@ -67,7 +67,7 @@ describe('emulator CLI', () => {
     [['--port', 'abc'], /--port must be an integer/],
     [['--port', '70000'], /--port must be between 0 and 65535/],
     [['--form', 'c'], /--form must be one of a, b, both/],
-    [['--stream-format', 'xml'], /--stream-format must be one of sse-json, sse-text, ndjson, plain/],
+    [['--stream-format', 'xml'], /--stream-format must be one of sse-json, sse-text, ndjson, json-preamble, plain/],
     [['--chunk-delay-ms', '-1'], /--chunk-delay-ms/],
     [['--max-message-chars', '0'], /--max-message-chars must be between 1/],
     [['--session-idle-seconds', 'x'], /--session-idle-seconds must be an integer/],

@@ -11,7 +11,7 @@ export interface RunIo {
 }
 
 const USAGE = `usage: assistant-bridge emulator [--port N] [--host H] [--form a|b|both] [--api-key K]
-  [--bots id1,id2] [--stream-format sse-json|sse-text|ndjson|plain] [--chunk-delay-ms N]
+  [--bots id1,id2] [--stream-format sse-json|sse-text|ndjson|json-preamble|plain] [--chunk-delay-ms N]
   [--max-message-chars N] [--session-idle-seconds N] [--stream-ids header|event|both|none]
 `;
 

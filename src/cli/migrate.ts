@@ -1,3 +1,4 @@
+import { scrubbingWriter } from '../scrub.js';
 import { ConfigError, type Env, parseRawEnv, readEnv } from '../config/config.js';
 import { MigrationError, migrate, openDatabase } from '../store/index.js';
 
@@ -16,6 +17,8 @@ export async function run(
   _args: string[],
   io: MigrateIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
+  // Driver errors may quote the connection string: never a configured secret.
+  io = { ...io, stderr: scrubbingWriter(io.stderr) };
   let path = 'the database';
   try {
     const raw = parseRawEnv(readEnv(io.env ?? process.env));

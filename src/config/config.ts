@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseDotenv } from 'dotenv';
+import { registerSecrets, scrubSecrets, secretValuesOf } from '../scrub.js';
 import { type DiscordShards, resolveDiscordShards } from './discord-shards.js';
 import { envSchema, type RawEnv } from './env-schema.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
@@ -124,13 +125,15 @@ export function readEnv(env: Env = process.env, dotenvPath = '.env'): Env {
 const REDACTED = new Set(['DATABASE_URL']);
 
 export function parseRawEnv(env: Env): RawEnv {
+  // First, before anything can fail: from here on every output path scrubs these values.
+  registerSecrets(secretValuesOf(env));
   const result = envSchema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((i) => {
       const name = String(i.path[0] ?? 'environment');
       // A database URL may carry a password: say what was wrong, not what was given.
       if (REDACTED.has(name)) return `${name}: ${i.message}`;
-      return `${name}: ${i.message} (got ${JSON.stringify(env[name] ?? '')})`;
+      return scrubSecrets(`${name}: ${i.message} (got ${JSON.stringify(env[name] ?? '')})`);
     });
     throw new ConfigError(problems);
   }

@@ -30,7 +30,14 @@ export interface BridgeMetrics {
    * shows a working indicator and posts its whole text once at the end.
    */
   postOnce(platform: Platform, delta: 1 | -1): void;
+  /**
+   * A new conversation went on without the place's earlier messages: the history read could not
+   * be paid now (`budget`), took too long (`timeout`) or failed (`error`).
+   */
+  contextSkipped(platform: Platform, reason: ContextSkipReason): void;
 }
+
+export type ContextSkipReason = 'budget' | 'timeout' | 'error';
 
 const noop = () => {};
 
@@ -50,4 +57,5 @@ export const noopMetrics: BridgeMetrics = {
   queueDepth: noop,
   inFlight: noop,
   postOnce: noop,
+  contextSkipped: noop,
 };

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { scrubSecrets } from '../scrub.js';
 import { PlatformRateLimitedError, type ReplySink } from './ports.js';
 import { errorOutcome, okOutcome, type WriteScheduler } from './scheduler.js';
 
@@ -15,7 +16,7 @@ export async function postNotice(
     try {
       const grant = await scheduler.acquire(sink.buckets('post'), 'final');
       try {
-        grant.done(okOutcome(await sink.post(text, { final: true, part: 0 })));
+        grant.done(okOutcome(await sink.post(scrubSecrets(text), { final: true, part: 0 })));
       } catch (err) {
         grant.done(errorOutcome(err));
         throw err;

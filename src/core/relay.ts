@@ -74,7 +74,7 @@ export function createRelay(deps: RelayDeps): Relay {
     sessionIdleSeconds: settings.sessionIdleSeconds,
     logger,
   });
-  const threadContext = new ThreadContext({ scheduler, clock, settings: settings.context ?? CONTEXT_OFF });
+  const threadContext = new ThreadContext({ scheduler, clock, settings: settings.context ?? CONTEXT_OFF, metrics });
   const resetPlace = async (place: Place) => {
     await conversations.reset(place);
     threadContext.changed(place);

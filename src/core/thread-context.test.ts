@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../logger.js';
 import { ManualClock } from '../../test/fakes/manual-clock.js';
-import type { HistoryReader, IncomingMessage, PlaceMessage, ReplySink } from './ports.js';
+import type { ContextSkipReason } from './metrics-port.js';
+import {
+  type HistoryReader,
+  type IncomingMessage,
+  type PlaceMessage,
+  PlatformRateLimitedError,
+  type ReplySink,
+} from './ports.js';
 import { RateLimitScheduler } from './scheduler.js';
 import { assistantText, cleanHistory, HistoryCache, ThreadContext } from './thread-context.js';
 import { MESSAGES } from './user-messages.js';
@@ -85,9 +92,16 @@ describe('ThreadContext.load', () => {
   const setup = () => {
     const clock = new ManualClock(0);
     const scheduler = new RateLimitScheduler({ clock });
-    const ctx = new ThreadContext({ scheduler, clock, settings: { mode: 'message', maxMessages: 5, maxChars: 6000 } });
-    return { clock, ctx };
+    const skipped: ContextSkipReason[] = [];
+    const ctx = new ThreadContext({
+      scheduler,
+      clock,
+      settings: { mode: 'message', maxMessages: 5, maxChars: 6000 },
+      metrics: { contextSkipped: (_platform, reason) => skipped.push(reason) },
+    });
+    return { clock, ctx, skipped };
   };
+  const place = { platform: 'test' as const, channelId: 'c1', threadId: 't1' };
 
   it('reads once per place (cached) and asks for the messages before the current one', async () => {
     const { ctx } = setup();
@@ -105,7 +119,7 @@ describe('ThreadContext.load', () => {
   });
 
   it('goes on without context when the read fails or takes longer than the timeout', async () => {
-    const { clock, ctx } = setup();
+    const { clock, ctx, skipped } = setup();
     const failing: HistoryReader = { buckets: [], recent: () => Promise.reject(new Error('boom')) };
     expect(await ctx.load(message(failing), silentLogger)).toEqual([]);
     ctx.changed({ platform: 'test', channelId: 'c1', threadId: 't1' });
@@ -114,5 +128,51 @@ describe('ThreadContext.load', () => {
     await Promise.resolve();
     await clock.advance(2000);
     expect(await loading).toEqual([]);
+    expect(skipped).toEqual(['error', 'timeout']);
+  });
+
+  it('a read the learned budget cannot pay now is skipped at once: never asked, never waited for', async () => {
+    const { ctx, skipped } = setup();
+    let reads = 0;
+    const limited: HistoryReader = {
+      buckets: [{ key: 'slack:T1:history', limit: 50, windowMs: 60_000 }],
+      recent: () => {
+        reads++;
+        // Slack's tight history limit for apps outside the Marketplace: one a minute.
+        return reads === 1
+          ? Promise.resolve([user('1', 'one')])
+          : Promise.reject(new PlatformRateLimitedError('slack:T1:history', 60_000));
+      },
+    };
+    expect((await ctx.load(message(limited), silentLogger)).map((m) => m.text)).toEqual(['one']);
+    ctx.changed(place);
+    // The 429 teaches the bucket; the reply goes on without context.
+    expect(await ctx.load(message(limited), silentLogger)).toEqual([]);
+    // From now on the budget cannot pay: skipped without a read and without the clock moving.
+    for (let i = 0; i < 5; i++) {
+      ctx.changed(place);
+      expect(await ctx.load(message(limited), silentLogger)).toEqual([]);
+    }
+    expect(reads).toBe(2);
+    expect(skipped).toEqual(['error', 'budget', 'budget', 'budget', 'budget', 'budget']);
+  });
+
+  it('a read queued behind another is skipped rather than waited for', async () => {
+    const { ctx, skipped } = setup();
+    const bucket = { key: 'one-a-minute', limit: 1, windowMs: 60_000 };
+    let release: (m: PlaceMessage[]) => void = () => {};
+    const slow: HistoryReader = {
+      buckets: [bucket],
+      recent: () =>
+        new Promise<PlaceMessage[]>((r) => {
+          release = r;
+        }),
+    };
+    const first = ctx.load(message(slow), silentLogger);
+    const other = { ...message(slow), place: { ...place, threadId: 't2' }, origin: { ...place, threadId: 't2' } };
+    expect(await ctx.load(other, silentLogger)).toEqual([]);
+    release([user('1', 'one')]);
+    expect((await first).map((m) => m.text)).toEqual(['one']);
+    expect(skipped).toEqual(['budget']);
   });
 });

@@ -9,7 +9,8 @@ import {
   type PlaceMessage,
   placeKey,
 } from './ports.js';
-import { errorOutcome, type WriteScheduler } from './scheduler.js';
+import type { BridgeMetrics, ContextSkipReason } from './metrics-port.js';
+import { errorOutcome, type WriteGrant, type WriteScheduler } from './scheduler.js';
 import type { ContextMode } from './upstream-message.js';
 import { MESSAGES } from './user-messages.js';
 import { hasVisibleText } from './visible-text.js';
@@ -17,9 +18,10 @@ import { hasVisibleText } from './visible-text.js';
 // Thread context: when a new upstream conversation starts in a place that already holds
 // messages (the bot mentioned midway through a thread, a conversation renewed), the place's
 // recent history is read from the platform through the connector's HistoryReader and sent along.
-// Reading costs platform budget, so it goes through the one scheduler, is cached per place, and
-// never holds a reply up for more than one bounded request: on a timeout or an error the reply
-// goes on without context. The cache serves new conversations that start again before anything
+// Reading costs platform budget, so it goes through the one scheduler and is cached per place.
+// Context is best effort: a read its learned budget cannot pay now is skipped at once (it never
+// waits for budget), one that takes longer than HISTORY_TIMEOUT_MS or fails is given up; the
+// reply goes on without context, and the skip is counted (bridge_context_skipped_total). The cache serves new conversations that start again before anything
 // was written in the place (e.g. when each turn starts one because the upstream names none); a
 // reply written there, or a reset, drops the place's entry.
 
@@ -29,11 +31,13 @@ export interface ContextSettings {
   maxMessages: number;
   /** CONTEXT_MAX_CHARS */
   maxChars: number;
+  /** How long a history read may take before the reply goes on without it. Default HISTORY_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
 export const CONTEXT_OFF: ContextSettings = { mode: 'off', maxMessages: 0, maxChars: 0 };
 
-/** How long one history read may hold a reply up (scheduler wait included). */
+/** How long one history read may hold a reply up (it never waits for budget: see grantNow). */
 export const HISTORY_TIMEOUT_MS = 2000;
 const CACHE_PLACES = 500;
 const CACHE_TTL_MS = 3 * 60_000;
@@ -71,24 +75,21 @@ export class HistoryCache {
   }
 }
 
+const NOT_NOW = new Error('history budget cannot pay now');
+
 /**
- * The one place a history read meets the scheduler: a grant for the reader's buckets, the read,
- * and what a 429 teaches. Kept small on purpose (the scheduler's API is shared with the writers).
+ * A grant in the reader's buckets only if they can pay now. The scheduler grants at once when the
+ * buckets have budget and nobody waits for them; otherwise it queues a waiter, which the abort
+ * right after takes out again (rejecting with NOT_NOW). Context never waits for budget.
  */
-async function scheduledRead(
-  scheduler: WriteScheduler,
-  reader: HistoryReader,
-  req: HistoryRequest,
-  signal: AbortSignal,
-): Promise<PlaceMessage[]> {
-  const grant = await scheduler.acquire(reader.buckets, 'first', signal);
+async function grantNow(scheduler: WriteScheduler, reader: HistoryReader): Promise<WriteGrant | undefined> {
+  const now = new AbortController();
+  const pending = scheduler.acquire(reader.buckets, 'first', now.signal);
+  now.abort(NOT_NOW);
   try {
-    const messages = await reader.recent(req);
-    grant.done();
-    return messages;
+    return await pending;
   } catch (err) {
-    // Through the grant like every write: a 429 blocks and teaches the bucket it was granted in.
-    grant.done(errorOutcome(err));
+    if (err === NOT_NOW) return undefined;
     throw err;
   }
 }
@@ -98,7 +99,8 @@ export interface ThreadContextOptions {
   clock: Clock;
   settings: ContextSettings;
   cache?: HistoryCache;
-  timeoutMs?: number;
+  /** Where skipped reads are counted (default: nowhere). */
+  metrics?: Pick<BridgeMetrics, 'contextSkipped'>;
 }
 
 export class ThreadContext {
@@ -132,37 +134,63 @@ export class ThreadContext {
     let messages = this.cache.get(key, clock.now());
     if (messages === undefined) {
       const started = clock.now();
-      messages = await this.read(reader, { limit: settings.maxMessages + 1, beforeMessageId: msg.messageId }, log);
-      if (messages === undefined) return [];
+      const req = { limit: settings.maxMessages + 1, beforeMessageId: msg.messageId };
+      const read = await this.read(reader, req, log);
+      if (typeof read === 'string') {
+        this.o.metrics?.contextSkipped(msg.place.platform, read);
+        return [];
+      }
+      messages = read;
       this.cache.set(key, clock.now(), messages);
       log.debug({ messages: messages.length, ms: clock.now() - started }, 'read the place history for context');
     }
     return cleanHistory(messages, msg.messageId, settings.maxMessages);
   }
 
-  private read(reader: HistoryReader, req: HistoryRequest, log: Logger): Promise<PlaceMessage[] | undefined> {
-    const timeoutMs = this.o.timeoutMs ?? HISTORY_TIMEOUT_MS;
-    const abort = new AbortController();
-    return new Promise<PlaceMessage[] | undefined>((resolve) => {
+  /** The messages, or why the reply goes on without them. */
+  private async read(
+    reader: HistoryReader,
+    req: HistoryRequest,
+    log: Logger,
+  ): Promise<PlaceMessage[] | ContextSkipReason> {
+    let grant: WriteGrant | undefined;
+    try {
+      grant = await grantNow(this.o.scheduler, reader);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'no history read; answering without context');
+      return 'error';
+    }
+    if (grant === undefined) {
+      log.info('the history budget cannot pay a read now; answering without context');
+      return 'budget';
+    }
+    const timeoutMs = this.o.settings.timeoutMs ?? HISTORY_TIMEOUT_MS;
+    const granted = grant;
+    return new Promise<PlaceMessage[] | ContextSkipReason>((resolve) => {
+      let over = false;
       const timer = this.o.clock.setTimeout(() => {
-        abort.abort(new Error('history read timed out'));
+        over = true;
         log.warn({ timeoutMs }, 'reading the place history took too long; answering without context');
-        resolve(undefined);
+        resolve('timeout');
       }, timeoutMs);
-      scheduledRead(this.o.scheduler, reader, req, abort.signal).then(
+      // The read goes on after a timeout (it was sent): its outcome still teaches the budget.
+      reader.recent(req).then(
         (messages) => {
           timer.clear();
+          granted.done();
           resolve(messages);
         },
         (err: unknown) => {
           timer.clear();
-          if (!abort.signal.aborted) {
+          // Through the grant like every write: a 429 blocks and teaches the bucket it was granted in.
+          granted.done(errorOutcome(err));
+          if (!over) {
             log.warn(
               { err: err instanceof Error ? err.message : String(err) },
               'could not read the place history; answering without context',
             );
           }
-          resolve(undefined);
+          resolve('error');
         },
       );
     });

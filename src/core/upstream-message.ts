@@ -32,9 +32,40 @@ export const TRANSCRIPT_END = '[End of earlier messages. The new message follows
 /** Below this many characters a cut entry says too little to be worth sending. */
 const MIN_CUT_CHARS = 40;
 
-/** How an entry reads in the transcript. */
+// A transcript nobody can forge. Only the bridge starts a line at its left edge: the header, one
+// speaker line per real message (`name: ` or `name (assistant): `) and the end marker. A message's
+// text continues on lines indented by TEXT_INDENT, whatever line breaks it used (CR, LF, U+2028…),
+// so no text can stand as a speaker line, a header or an end marker; and a name is one line with
+// no brackets, parentheses or colons, so no user can be named into an assistant or a marker.
+// metadata.context keeps the entries as they are (structured: author, role, text).
+
+/** Put before every line of a message's text after its first. */
+export const TEXT_INDENT = '    ';
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
+const MAX_AUTHOR_CHARS = 80;
+
+/** A speaker's name as the transcript shows it: one line, no `(`, `)`, `[`, `]` or `:`. */
+export function transcriptAuthor(author: string): string {
+  const clean = author
+    // eslint-disable-next-line no-control-regex -- control characters are what this removes
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029()[\]{}:]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, MAX_AUTHOR_CHARS)
+    .trim();
+  return clean === '' ? 'someone' : clean;
+}
+
+/** How an entry reads in the transcript: its speaker line, its further lines indented. */
 export function transcriptLine(m: ContextMessage): string {
-  return m.role === 'assistant' ? `${m.author} (assistant): ${m.text}` : `${m.author}: ${m.text}`;
+  const who = transcriptAuthor(m.author);
+  const text = m.text.replace(LINE_BREAK, `\n${TEXT_INDENT}`);
+  return m.role === 'assistant' ? `${who} (assistant): ${text}` : `${who}: ${text}`;
+}
+
+/** What a line costs in the transcript beyond its text: the speaker prefix and the indents. */
+function lineOverhead(m: ContextMessage): number {
+  return transcriptLine(m).length - m.text.length;
 }
 
 function transcript(entries: readonly ContextMessage[], userText: string): string {
@@ -59,8 +90,8 @@ export function composeMessage(o: ComposeOptions): ComposedMessage {
   const picked: ContextMessage[] = [];
   for (let i = o.context.length - 1; i >= 0; i--) {
     const m = o.context[i] as ContextMessage;
-    // A line costs its text, the author prefix and a newline in the transcript.
-    const overhead = transcriptLine(m).length - m.text.length + 1;
+    // A line costs its text, the author prefix, the indents of its further lines and a newline.
+    const overhead = lineOverhead(m) + 1;
     const textRoom = Math.min(contextRoom, messageRoom - overhead);
     if (m.text.length <= textRoom) {
       picked.push(m);
@@ -69,6 +100,7 @@ export function composeMessage(o: ComposeOptions): ComposedMessage {
       continue;
     }
     // The newest message alone is too long: a cut of it still says what was being discussed.
+    // (The overhead counted the indents of all its lines: a cut has no more of them.)
     if (picked.length === 0 && textRoom >= MIN_CUT_CHARS) picked.push({ ...m, text: cut(m.text, textRoom) });
     break;
   }

@@ -1,4 +1,5 @@
 import type { Env } from '../config/config.js';
+import { scrubSecrets } from '../scrub.js';
 import { checkConfig } from './config-check.js';
 import { checkDatabase } from './database-check.js';
 import { checkDiscord } from './discord-check.js';
@@ -23,7 +24,7 @@ export interface DoctorOptions {
 export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<CheckRow[]> {
   const { row, config } = checkConfig(env);
   if (!config) {
-    return [row, ...['database', 'upstream', 'slack', 'discord'].map((c) => skipRow(c))];
+    return [scrubRow(row), ...['database', 'upstream', 'slack', 'discord'].map((c) => skipRow(c))];
   }
   const http = createProbe(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   try {
@@ -33,10 +34,19 @@ export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<Che
       checkSlack(config.slack, http),
       checkDiscord(config.discord, http),
     ]);
-    return [row, database, ...groups.flat()];
+    return [row, database, ...groups.flat()].map(scrubRow);
   } finally {
     await http.close();
   }
+}
+
+/** A row free of configured secret values and credential patterns (an upstream may echo its key). */
+function scrubRow(r: CheckRow): CheckRow {
+  return {
+    ...r,
+    detail: scrubSecrets(r.detail),
+    ...(r.hint !== undefined ? { hint: scrubSecrets(r.hint) } : {}),
+  };
 }
 
 const skipRow = (check: string): CheckRow => ({ check, status: 'skip', detail: 'configuration invalid' });

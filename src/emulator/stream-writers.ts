@@ -63,6 +63,16 @@ export const ndjson: StreamWriter = {
   error: (message, code) => `${JSON.stringify({ error: message, code })}\n`,
 };
 
+/**
+ * `application/json` behind an anti-hijacking preamble line (`)]}'`, as some JSON APIs send),
+ * then the ndjson lines: a reader must drop the preamble and show only the deltas.
+ */
+export const jsonPreamble: StreamWriter = {
+  ...ndjson,
+  contentType: 'application/json; charset=utf-8',
+  start: () => ")]}'\n",
+};
+
 /** The reply's bytes; the end of the body ends it. No error event: an error cuts the connection. */
 export const plain: StreamWriter = {
   contentType: 'text/plain; charset=utf-8',
@@ -80,6 +90,8 @@ export function writerFor(format: StreamFormat): StreamWriter {
       return sseText;
     case 'ndjson':
       return ndjson;
+    case 'json-preamble':
+      return jsonPreamble;
     case 'plain':
       return plain;
   }

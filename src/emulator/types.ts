@@ -1,11 +1,11 @@
 // Public types of the upstream emulator (see docs/emulator.md).
 
 export type EmulatorForm = 'a' | 'b' | 'both';
-export type StreamFormat = 'sse-json' | 'sse-text' | 'ndjson' | 'plain';
+export type StreamFormat = 'sse-json' | 'sse-text' | 'ndjson' | 'json-preamble' | 'plain';
 export type StreamIds = 'header' | 'event' | 'both' | 'none';
 export type ChatEndpoint = 'send' | 'stream' | 'history' | 'list';
 
-export const STREAM_FORMATS: readonly StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'plain'];
+export const STREAM_FORMATS: readonly StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble', 'plain'];
 export const EMULATOR_FORMS: readonly EmulatorForm[] = ['a', 'b', 'both'];
 export const STREAM_IDS: readonly StreamIds[] = ['header', 'event', 'both', 'none'];
 

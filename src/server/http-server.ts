@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.js';
+import { scrubSecrets } from '../scrub.js';
 import { healthz, readyz, sendJson } from './health.js';
 import type { Readiness } from './readiness.js';
 
@@ -283,7 +284,9 @@ export function cachedText(source: MetricsSource, ttlMs: number, now: () => numb
     if (cached && t - cached.at < ttlMs && t >= cached.at) return Promise.resolve(cached.text);
     rendering ??= source
       .text()
-      .then((text) => {
+      .then((rendered) => {
+        // Label values can come from outside (an upstream's error code): never a configured secret.
+        const text = scrubSecrets(rendered);
         cached = { text, at: t };
         return text;
       })

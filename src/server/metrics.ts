@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { BridgeMetrics } from '../core/metrics-port.js';
+import type { BridgeMetrics, ContextSkipReason } from '../core/metrics-port.js';
 import type { Platform } from '../core/ports.js';
 import { BoundedLabel, bucketLabel } from './labels.js';
 
@@ -35,6 +35,8 @@ const BUCKET_KINDS: Record<Platform, readonly string[]> = {
   discord: ['discord:channel', 'discord:global'],
   test: [],
 };
+
+const CONTEXT_SKIP_REASONS: readonly ContextSkipReason[] = ['budget', 'timeout', 'error'];
 
 /** The failure reasons the core reports (ChatError kinds, platform, storage, internal). */
 const FAILURE_REASONS = ['platform', 'internal', 'storage', 'server', 'network', 'timeout', 'rate_limited'];
@@ -97,6 +99,12 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     registers,
   });
 
+  const contextSkipped = counter(
+    'bridge_context_skipped_total',
+    'New conversations sent without the place history: its read could not be paid now (budget), took over 2 s (timeout) or failed (error).',
+    ['platform', 'reason'],
+  );
+
   const share = new Gauge({
     name: 'bridge_budget_share',
     help: "This replica's share of every platform rate-limit bucket: 1 / the live replicas (1 alone).",
@@ -117,6 +125,7 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     for (const bucket of BUCKET_KINDS[platform]) rateLimited.inc({ platform, bucket: buckets.value(bucket) }, 0);
     for (const kind of ['post', 'edit', 'continuation']) writes.inc({ platform, kind }, 0);
     postOnce.set({ platform }, 0);
+    for (const reason of CONTEXT_SKIP_REASONS) contextSkipped.inc({ platform, reason }, 0);
   }
 
   return {
@@ -141,5 +150,6 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     inFlight: (n: number) => inFlight.set(n),
     postOnce: (platform: Platform, delta: 1 | -1) => postOnce.inc({ platform }, delta),
     budgetShare: (fraction: number) => share.set(fraction),
+    contextSkipped: (platform: Platform, reason: ContextSkipReason) => contextSkipped.inc({ platform, reason }),
   };
 }

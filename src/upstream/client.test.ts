@@ -43,6 +43,12 @@ describe('stream formats on the wire', () => {
     ['text/event-stream', 'SSE CR', ['data: Hello\r', '\rdata:  world\r\r', 'event: end\rdata: x\r\r']],
     ['application/x-ndjson', 'NDJSON', ['{"token":"Hello"}\n{"tok', 'en":" world"}\n', '{"done":true}\n']],
     ['application/json', 'JSON lines', ['{"content":"Hello"}\n', '{"content":" world"}\n']],
+    ['application/json', 'JSON lines behind a preamble', [")]}'\n", '{"content":"Hello"}\n', '{"content":" world"}\n']],
+    [
+      'application/x-ndjson',
+      'NDJSON behind a banner',
+      ['chat service v2\r\n{"token":"Hello"}\n', '{"token":" world"}\n'],
+    ],
     ['text/plain; charset=utf-8', 'plain', ['Hello', ' wor', 'ld']],
     ['', 'no type', [Buffer.from([0x48, 0x65, 0x6c, 0x6c, 0x6f, 0x20]), Buffer.from('world')]],
   ];

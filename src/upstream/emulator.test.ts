@@ -61,7 +61,7 @@ describe('Form A', () => {
     expect(a.mintConversationId()).toBeUndefined();
   });
 
-  const formats: StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'plain'];
+  const formats: StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble', 'plain'];
   const idModes: StreamIds[] = ['header', 'event', 'both', 'none'];
   for (const streamFormat of formats) {
     for (const streamIds of idModes) {
@@ -200,7 +200,7 @@ describe('Form B', () => {
     });
   });
 
-  for (const streamFormat of ['sse-json', 'sse-text', 'ndjson', 'plain'] as const) {
+  for (const streamFormat of ['sse-json', 'sse-text', 'ndjson', 'json-preamble', 'plain'] as const) {
     it(`B2 ${streamFormat}: the same text as B1`, async () => {
       emu.setOptions({ streamFormat });
       const session = b.mintConversationId()!;
@@ -209,7 +209,7 @@ describe('Form B', () => {
       expect(got.error).toBeUndefined();
       expect(got.text).toBe(`You said: ${message}`);
       expect(got.events.at(-1)).toEqual({ type: 'end' });
-      if (streamFormat === 'sse-json' || streamFormat === 'ndjson') {
+      if (streamFormat === 'sse-json' || streamFormat === 'ndjson' || streamFormat === 'json-preamble') {
         expect(got.events).toContainEqual(expect.objectContaining({ type: 'ids', conversationId: session }));
       }
       expect(emu.conversation(session)?.messages).toHaveLength(2);

@@ -4,6 +4,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
 import { type RetryOptions, type RetryPolicy, retryPolicy, type Sleep, withRetry } from './retry.js';
 import { bytesForChars, createChatStream, cutText } from './stream-reader.js';
+import { formatOf } from './stream-decoder.js';
 
 // The HTTP side shared by Form A and Form B: one keep-alive undici Pool for the upstream origin,
 // the bearer key, timeouts, error mapping and retries. Knows paths and JSON, not the forms.
@@ -129,13 +130,7 @@ export class UpstreamHttp {
           }
           // TextDecoder, like undici's body.text(), drops a byte order mark.
           const text = new TextDecoder().decode(bytes);
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            // not JSON: the caller reads the text itself
-          }
-          return { body, headers: res.headers };
+          return { body: parseBody(text, header(res.headers, 'content-type')), headers: res.headers };
         },
         this.policy,
         call.signal,
@@ -273,4 +268,27 @@ function linkAbort(external: AbortSignal | undefined) {
     abort: () => controller.abort(),
     unlink: () => external?.removeEventListener('abort', onAbort),
   };
+}
+
+/**
+ * A whole body: its JSON, else its text (the caller reads it itself). A JSON body behind a
+ * preamble line (`)]}'`, a banner) is its JSON: the preamble never becomes a reply. At most two
+ * parses, whatever the body.
+ */
+export function parseBody(text: string, contentType: string | undefined): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // not JSON as it stands
+  }
+  const format = formatOf(contentType);
+  const nl = text.indexOf('\n');
+  if ((format === 'json' || format === 'ndjson') && nl !== -1 && !/^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text.slice(nl + 1));
+    } catch {
+      // not JSON after its first line either
+    }
+  }
+  return text;
 }

@@ -11,6 +11,11 @@ import type { DecoderOptions, StreamDecoder } from './stream-decoder.js';
 // object is parsed once, when its line ends. An object that does not parse can't be the start of
 // one that does (the scanner found where it must end), so from there on it is all text, which is
 // passed on as it arrives.
+//
+// A preamble: when the first non-blank line starts neither an object nor an array (`)]}'`, a banner), it is
+// held, and decided by what follows: if the next object parses with its line, the preamble is
+// dropped and the body read as JSON; if text or a broken object comes first (or the body ends),
+// the body is text from the preamble on, as without the rule. One line at most, held once.
 
 const LF = 10;
 const CR = 13;
@@ -48,6 +53,8 @@ type Mode =
   | 'object'
   /** An object closed; the rest of its line must be blank for it to count. */
   | 'after'
+  /** The first non-blank line is not an object: maybe a preamble, held until its line ends. */
+  | 'preamble'
   /** The rest of the body is text. */
   | 'text';
 
@@ -58,6 +65,11 @@ export class JsonStreamDecoder implements StreamDecoder {
   /** Raw text since the start of the line the current object began on (or of the blank line so far). */
   private held: string[] = [];
   private heldLength = 0;
+  /** Raw text from the start of a preamble line up to `held`, while undecided. */
+  private preamble: string[] | undefined;
+  private preambleLength = 0;
+  /** No non-blank line seen yet: only the first line may be a preamble. */
+  private firstLine = true;
   private depth = 0;
   private inString = false;
   private escaped = false;
@@ -76,7 +88,9 @@ export class JsonStreamDecoder implements StreamDecoder {
     if (!this.events.done) {
       if (this.mode === 'after') {
         if (!this.complete()) this.toText('', 0);
-      } else if (this.mode === 'object') this.toText('', 0);
+      } else if (this.mode === 'object' || this.mode === 'preamble' || this.preamble !== undefined) {
+        this.toText('', 0);
+      }
       // A CR ending the body ends its last line.
       this.pendingCr = false;
     }
@@ -98,16 +112,31 @@ export class JsonStreamDecoder implements StreamDecoder {
       switch (this.mode) {
         case 'between':
           if (c === LF) {
-            this.drop();
+            // Blank lines after an undecided preamble are text if the preamble turns out to be.
+            if (this.preamble !== undefined) this.keepForPreamble(text.slice(from, i + 1));
+            else this.drop();
             from = i + 1;
           } else if (c === OPEN_BRACE) {
+            this.firstLine = false;
             this.mode = 'object';
             this.depth = 1;
             this.inString = false;
             this.escaped = false;
           } else if (!isBlank(c)) {
-            this.toText(text, from);
-            return;
+            // A line starting an array is JSON, not a preamble (a JSON array stays text).
+            if (!this.firstLine || c === OPEN_BRACKET) {
+              this.toText(text, from);
+              return;
+            }
+            this.firstLine = false;
+            this.mode = 'preamble';
+          }
+          break;
+        case 'preamble':
+          if (c === LF) {
+            this.keepForPreamble(text.slice(from, i + 1));
+            from = i + 1;
+            this.mode = 'between';
           }
           break;
         case 'object':
@@ -141,7 +170,9 @@ export class JsonStreamDecoder implements StreamDecoder {
     }
     this.hold(text.slice(from));
     const max = this.opts.maxBuffered;
-    if (max !== undefined && this.heldLength > max) {
+    if (max !== undefined && this.heldLength + this.preambleLength > max) {
+      this.preamble = undefined;
+      this.preambleLength = 0;
       this.drop();
       this.events.end('too_long');
     }
@@ -151,6 +182,14 @@ export class JsonStreamDecoder implements StreamDecoder {
     if (piece === '') return;
     this.held.push(piece);
     this.heldLength += piece.length;
+  }
+
+  /** What is held, and `piece` after it, moves to the undecided preamble. */
+  private keepForPreamble(piece: string): void {
+    this.preamble ??= [];
+    this.preamble.push(...this.held, piece);
+    this.preambleLength += this.heldLength + piece.length;
+    this.drop();
   }
 
   private drop(): void {
@@ -164,6 +203,9 @@ export class JsonStreamDecoder implements StreamDecoder {
     const obj = parseObject(this.held.join(''));
     if (!obj) return false;
     this.drop();
+    // An object after the first line: that line was a preamble, never shown.
+    this.preamble = undefined;
+    this.preambleLength = 0;
     this.mode = 'between';
     this.events.json(obj);
     return true;
@@ -172,7 +214,9 @@ export class JsonStreamDecoder implements StreamDecoder {
   /** From here on the body is text: what is held, then `text` from `from`. */
   private toText(text: string, from: number): void {
     this.mode = 'text';
-    const held = this.held.join('');
+    const held = (this.preamble?.join('') ?? '') + this.held.join('');
+    this.preamble = undefined;
+    this.preambleLength = 0;
     this.drop();
     this.emitText(held + text.slice(from));
   }

@@ -4,12 +4,17 @@ import type { DecoderOptions, StreamDecoder } from './stream-decoder.js';
 // application/x-ndjson, application/jsonl: one JSON object a line; a line that is no JSON object is
 // itself the text. Each new piece is searched for line ends once, and each line parsed once: the
 // piece of a line not yet ended is kept aside (bounded by maxBuffered), never searched again.
-// Streamed application/json, where an object may span lines, is json-stream.ts.
+// A preamble: a first non-blank line that is no JSON object nor array (`)]}'`, a banner) is held until the
+// next non-blank line; if that one is an object, the first was a preamble and is dropped, else it
+// is text as any other. Streamed application/json, where an object may span lines, is json-stream.ts.
 
 export class JsonLinesDecoder implements StreamDecoder {
   private readonly utf8 = new TextDecoder('utf-8');
   private readonly events = new EventCollector();
   private partial = '';
+  /** The first non-blank line, when it is no object and the next line has not decided it yet. */
+  private preamble: string | undefined;
+  private firstLine = true;
 
   constructor(private readonly opts: DecoderOptions = {}) {}
 
@@ -22,6 +27,7 @@ export class JsonLinesDecoder implements StreamDecoder {
     this.feed(this.utf8.decode());
     if (this.partial !== '') this.line(this.partial);
     this.partial = '';
+    this.flushPreamble();
     this.events.end();
     return this.events.take();
   }
@@ -53,7 +59,22 @@ export class JsonLinesDecoder implements StreamDecoder {
     if (line.trim() === '') return;
     if (this.opts.counter) this.opts.counter.parses++;
     const obj = parseObject(line);
-    if (obj) this.events.json(obj);
-    else this.events.text(line);
+    const first = this.firstLine;
+    this.firstLine = false;
+    if (obj) {
+      this.preamble = undefined;
+      this.events.json(obj);
+    } else if (first && !line.trimStart().startsWith('[')) {
+      this.preamble = line;
+    } else {
+      this.flushPreamble();
+      this.events.text(line);
+    }
+  }
+
+  private flushPreamble(): void {
+    if (this.preamble === undefined) return;
+    this.events.text(this.preamble);
+    this.preamble = undefined;
   }
 }

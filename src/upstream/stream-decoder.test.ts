@@ -172,6 +172,47 @@ describe('JSON lines', () => {
   });
 });
 
+describe('JSON behind a preamble', () => {
+  const lines = '{"delta":"Hel"}\n{"delta":"lo"}\n{"done":true,"conversation_id":"c"}\n';
+  it.each(['application/json', NDJSON, 'application/jsonl'])(
+    '%s: a first line that is no JSON is dropped when JSON lines follow',
+    (type) => {
+      for (const preamble of [")]}'\n", ")]}',\r\n", 'Welcome to the chat service v2\n', "\n  )]}'\n\n"])
+        expect(decodeAll(type, preamble + lines)).toEqual([text('Hello'), { type: 'ids', conversationId: 'c' }, end]);
+    },
+  );
+
+  it('application/json: the object after the preamble may span lines', () => {
+    const pretty = JSON.stringify({ data: { response: 'whole', conversationId: 'c9' } }, null, 2);
+    expect(decodeAll('application/json', `)]}'\n${pretty}\n`)).toEqual([
+      { type: 'ids', conversationId: 'c9' },
+      text('whole'),
+      end,
+    ]);
+  });
+
+  it('a body that is text from the first line on stays text, preamble and all', () => {
+    expect(decodeAll('application/json', 'Hello\n')).toEqual([text('Hello\n'), end]);
+    expect(decodeAll('application/json', 'Hello\n\nthere {x}\n')).toEqual([text('Hello\n\nthere {x}\n'), end]);
+    expect(decodeAll('application/json', 'Hello\n{"broken": \n}\nend')).toEqual([
+      text('Hello\n{"broken": \n}\nend'),
+      end,
+    ]);
+    expect(decodeAll(NDJSON, 'Hello\nthere\n')).toEqual([text('Hellothere'), end]);
+    expect(decodeAll(NDJSON, 'only line')).toEqual([text('only line'), end]);
+  });
+
+  it('only the first line can be a preamble; a later non-JSON line is text as before', () => {
+    expect(decodeAll('application/json', ')]}\'\n{"delta":"a"}\nplain\n')).toEqual([text('aplain\n'), end]);
+    expect(decodeAll(NDJSON, 'x\ny\n{"delta":"a"}\n')).toEqual([text('xya'), end]);
+  });
+
+  it('a JSON array is no preamble', () => {
+    expect(decodeAll(NDJSON, '[1]\n{"delta":"a"}\n')).toEqual([text('[1]a'), end]);
+    expect(decodeAll('application/json', '[\n{"delta":"a"}\n]')).toEqual([text('[\n{"delta":"a"}\n]'), end]);
+  });
+});
+
 describe('plain text', () => {
   it('the bytes are the text, UTF-8 decoded across chunks', () => {
     const bytes = new TextEncoder().encode('héllo 🌍 世界');
@@ -197,6 +238,8 @@ const FIXTURES: [string, string | undefined, string][] = [
   ['ndjson', NDJSON, '{"delta":"ä"}\r\n{"delta":"🌍"}\n\n{"done":true,"session_id":"s"}\n'],
   ['json pretty', 'application/json', '{\n  "data": {\n    "response": "ø}\\n",\n    "conversationId": "x"\n  }\n}\n'],
   ['plain', 'text/plain', 'a🌍b€c\r\nd\re'],
+  ['json preamble', 'application/json', ')]}\'\r\n\n{"delta":"ä"}\r\n{\n "delta": "🌍"\n}\n'],
+  ['ndjson preamble', NDJSON, 'banner v1\n{"delta":"é"}\n{"delta":"!"}\n'],
 ];
 
 describe('every chunking gives the same events', () => {
@@ -250,5 +293,7 @@ describe('every chunking gives the same events', () => {
     expect(get('ndjson')).toEqual([text('ä🌍'), { type: 'ids', conversationId: 's' }, end]);
     expect(get('json pretty')).toEqual([{ type: 'ids', conversationId: 'x' }, text('ø}\n'), end]);
     expect(get('plain')).toEqual([text('a🌍b€c\r\nd\re'), end]);
+    expect(get('json preamble')).toEqual([text('ä🌍'), end]);
+    expect(get('ndjson preamble')).toEqual([text('é!'), end]);
   });
 });

@@ -46,10 +46,24 @@ describe('chunked decoding equals whole decoding, every format', () => {
 /**
  * The streamed application/json reader as it was before it became linear: lines gathered until
  * their join parses, tried at every line closing with `}`. Quadratic, but the meaning to keep.
+ * Plus the preamble rule: a first non-blank line that starts neither an object nor an array is
+ * dropped when the lines after it start with an object that parses.
  */
 function gatheringReference(text: string): DecodedEvent[] {
+  const lines = text.split('\n');
+  const k = lines.findIndex((l) => l.trim() !== '');
+  const lead = k === -1 ? undefined : lines[k]?.trimStart()[0];
+  if (lead !== undefined && lead !== '{' && lead !== '[') {
+    const rest = gather(lines.slice(k + 1));
+    if (rest.parsed) return rest.events;
+  }
+  return gather(lines).events;
+}
+
+function gather(lines: string[]): { events: DecodedEvent[]; parsed: boolean } {
   const events = new EventCollector();
   let gathered: string[] = [];
+  let parsed = false;
   const line = (raw: string) => {
     const l = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (gathered.length === 0 && l.trim() === '') return;
@@ -58,13 +72,14 @@ function gatheringReference(text: string): DecodedEvent[] {
     const obj = parseObject(gathered.join('\n'));
     if (obj) {
       gathered = [];
+      parsed = true;
       events.json(obj);
     }
   };
-  for (const l of text.split('\n')) line(l);
+  for (const l of lines) line(l);
   if (gathered.length > 0) events.text(gathered.join('\n'));
   events.end();
-  return normalize(events.take()) as DecodedEvent[];
+  return { events: normalize(events.take()) as DecodedEvent[], parsed };
 }
 
 describe('streamed application/json keeps its meaning', () => {
@@ -142,6 +157,25 @@ describe('work in proportion to the input (counted, not timed)', () => {
     expect(counter.scanned).toBe(chars);
     expect(counter.parses).toBe(0);
     expect(events).toEqual([{ type: 'text', text: doc }, { type: 'end' }]);
+  });
+
+  it.each(['application/json', 'application/x-ndjson'])(
+    '%s behind a preamble, 20,000 lines in 5-byte chunks: each character once, one parse a line',
+    (type) => {
+      const doc = `)]}'\n${Array.from({ length: N }, (_, i) => `{"delta":"${i % 10}"}`).join('\n')}\n`;
+      const { counter, events, chars } = work(type, chop(doc, 5));
+      expect(counter.scanned).toBe(chars);
+      expect(counter.parses).toBeLessThanOrEqual(N + 1);
+      const text = events.map((e) => (e.type === 'text' ? e.text : '')).join('');
+      expect(text).toBe(Array.from({ length: N }, (_, i) => i % 10).join(''));
+    },
+  );
+
+  it('application/json, a preamble that never ends past maxBuffered ends the stream as too_long', () => {
+    const d = createDecoder('application/json', { maxBuffered: 1000 });
+    const events: DecodedEvent[] = [...d.push(enc.encode(")]}'\n"))];
+    for (let i = 0; i < 100 && events.length === 0; i++) events.push(...d.push(enc.encode('\n'.repeat(100))));
+    expect(events).toEqual([{ type: 'end', reason: 'too_long' }]);
   });
 
   it('application/json, an object that never closes on any line: no parse until it does', () => {

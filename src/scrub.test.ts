@@ -1,0 +1,154 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../test/fakes/manual-clock.js';
+import { TestConnector } from '../test/fakes/test-connector.js';
+import { run as chat } from './cli/chat.js';
+import { parseRawEnv } from './config/config.js';
+import { postNotice } from './core/notices.js';
+import { RateLimitScheduler } from './core/scheduler.js';
+import { cachedText } from './server/http-server.js';
+import { createLogger, silentLogger } from './logger.js';
+import { createScrubber, registerSecrets, scrubSecrets, secretValuesOf, urlPasswords } from './scrub.js';
+
+// Secrets scrubbed by value: whatever a configured secret is embedded in, it never comes out.
+
+const ENV = {
+  CHAT_API_KEY: 'sk-live-0123456789abcdef',
+  SLACK_BOT_TOKEN: 'bot-token-not-a-pattern',
+  SLACK_APP_TOKEN: 'app-token-not-a-pattern',
+  SLACK_SIGNING_SECRET: 'signing-secret-42',
+  SLACK_CLIENT_SECRET: 'client-secret-43',
+  SLACK_STATE_SECRET: 'state-secret-44',
+  DISCORD_BOT_TOKEN: 'discord-token-45',
+  DATABASE_URL: 'postgres://bridge:p%40ss-word-46@db.example:5432/bridge',
+};
+const VALUES = [
+  ENV.CHAT_API_KEY,
+  ENV.SLACK_BOT_TOKEN,
+  ENV.SLACK_APP_TOKEN,
+  ENV.SLACK_SIGNING_SECRET,
+  ENV.SLACK_CLIENT_SECRET,
+  ENV.SLACK_STATE_SECRET,
+  ENV.DISCORD_BOT_TOKEN,
+  'p%40ss-word-46',
+  'p@ss-word-46',
+];
+
+const leaks = (text: string) => VALUES.filter((v) => text.includes(v));
+
+describe('the scrubber', () => {
+  it('knows every configured secret, the database password as written and decoded', () => {
+    expect(secretValuesOf(ENV).sort()).toEqual([...VALUES].sort());
+    expect(urlPasswords('postgres://u@h/db')).toEqual([]);
+    expect(urlPasswords('not a url')).toEqual([]);
+  });
+
+  it('removes each value wherever it stands, and the patterns too', () => {
+    const scrub = createScrubber(secretValuesOf(ENV));
+    const text = `key=${ENV.CHAT_API_KEY}; ${JSON.stringify({ t: ENV.DISCORD_BOT_TOKEN })} Bearer abc.def xoxb-1-2-3 ${encodeURIComponent('p@ss-word-46')}`;
+    const out = scrub(text);
+    expect(leaks(out)).toEqual([]);
+    expect(out).toContain('Bearer [redacted]');
+    expect(out).not.toContain('xoxb-1-2-3');
+  });
+
+  it('ignores values too short to be secrets', () => {
+    const scrub = createScrubber(['abc', 'to', undefined]);
+    expect(scrub('abc to abc')).toBe('abc to abc');
+  });
+
+  it('escaped forms inside JSON go too', () => {
+    const scrub = createScrubber(['quote"and\\slash']);
+    const line = JSON.stringify({ msg: 'x quote"and\\slash y' });
+    const out = scrub(line);
+    expect(out).not.toContain('quote');
+    expect(JSON.parse(out)).toEqual({ msg: 'x [redacted] y' });
+  });
+});
+
+describe('every output path', () => {
+  registerSecrets(secretValuesOf(ENV));
+
+  it('reading the configuration registers the values, even when it is invalid', () => {
+    expect(() => parseRawEnv({ CHAT_API_KEY: 'registered-by-config-99', PORT: 'x' })).toThrow();
+    expect(scrubSecrets('a registered-by-config-99 b')).toBe('a [redacted] b');
+  });
+
+  it('a log line at debug holds none of the values, in the message, fields or errors', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
+    const log = createLogger({ level: 'debug', destination: sink });
+    log.debug({ text: `please use ${ENV.CHAT_API_KEY}` }, `token ${ENV.SLACK_BOT_TOKEN}`);
+    log.debug({ nested: { deep: [ENV.SLACK_SIGNING_SECRET, ENV.DISCORD_BOT_TOKEN] } }, 'nested');
+    log.error({ err: new Error(`connect to postgres://bridge:p@ss-word-46@db failed`) }, 'db');
+    log.info({ url: ENV.DATABASE_URL }, `state ${ENV.SLACK_STATE_SECRET} client ${ENV.SLACK_CLIENT_SECRET}`);
+    log.debug(`app ${ENV.SLACK_APP_TOKEN}`);
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toHaveLength(5);
+    for (const l of lines) {
+      expect(leaks(l)).toEqual([]);
+      expect(() => JSON.parse(l)).not.toThrow();
+    }
+    expect(lines.join('')).toContain('[redacted]');
+  });
+
+  it('a user notice that quotes an upstream error with the key shows no key', async () => {
+    const clock = new ManualClock();
+    const conn = new TestConnector({ clock, bucketLimit: 50 });
+    const scheduler = new RateLimitScheduler({ clock });
+    const upstreamMessage = `A2 stream: upstream answered 400 invalid key ${ENV.CHAT_API_KEY}`;
+    await postNotice(conn.sink({ platform: 'test', channelId: 'C1' }), upstreamMessage, scheduler, silentLogger);
+    const shown = conn.contentsIn('C1');
+    expect(shown).toEqual(['A2 stream: upstream answered 400 invalid key [redacted]']);
+  });
+});
+
+describe('/metrics', () => {
+  it('a label value that holds a configured secret is served scrubbed', async () => {
+    const source = {
+      contentType: 'text/plain',
+      text: async () => `bridge_upstream_errors_total{status="400",code="${ENV.CHAT_API_KEY}"} 1\n`,
+    };
+    const text = await cachedText(source, 1000, () => 0)();
+    expect(text).toBe('bridge_upstream_errors_total{status="400",code="[redacted]"} 1\n');
+  });
+});
+
+describe('CLI errors', () => {
+  it('chat: an upstream error body that quotes configured secrets is printed without them', async () => {
+    const server = createServer((req, res) => {
+      const cred = String(req.headers.authorization ?? '').replace(/^Bearer\s+/, '');
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: `bad request from ${cred} (discord ${ENV.DISCORD_BOT_TOKEN})` }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      let stderr = '';
+      const code = await chat([], {
+        stdin: Readable.from(['hello\n']),
+        stdout: new Writable({ write: (_c, _e, cb) => cb() }),
+        stderr: { write: (s: string) => (stderr += s) },
+        env: {
+          CHAT_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          CHAT_API_KEY: ENV.CHAT_API_KEY,
+          CHAT_BOT_ID: 'demo-bot',
+          DISCORD_BOT_TOKEN: ENV.DISCORD_BOT_TOKEN,
+        },
+      });
+      expect(code).toBe(1);
+      expect(stderr).toContain('bad request from [redacted] (discord [redacted])');
+      expect(leaks(stderr)).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
