@@ -38,6 +38,8 @@ export interface SlackStackOptions {
   timeUpstream?: boolean;
   /** The relay's metrics (default none). */
   metrics?: BridgeMetrics;
+  /** The emulator's longest accepted message (its default is 4,000). */
+  maxMessageChars?: number;
 }
 
 export interface SlackStack {
@@ -66,7 +68,12 @@ export const TAG_PATTERN = /\btag-([A-Za-z0-9_-]+)/;
 
 export async function startSlackStack(opts: SlackStackOptions = {}): Promise<SlackStack> {
   const fake = await startFakeSlack(opts.fake);
-  const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
+  const emu = await startEmulator({
+    apiKey: API_KEY,
+    bots: [BOT],
+    chunkDelayMs: opts.chunkDelayMs ?? 2,
+    ...(opts.maxMessageChars !== undefined ? { maxMessageChars: opts.maxMessageChars } : {}),
+  });
   const server = await startMiniServer();
   const upstream = opts.timeUpstream ? await startTimingProxy(emu.url, { tagPattern: TAG_PATTERN }) : undefined;
   const store = openStore(':memory:');
