@@ -1,7 +1,8 @@
 import { afterEach, expect, it } from 'vitest';
-import { hasControlSequence, renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
+import { slackWouldPing } from '../support/slack-controls.js';
 
 // End to end: native streams, their fallback, mention safety and many replies at once under
 // the fake's rate limits.
@@ -54,12 +55,17 @@ it('upstream text never pings: <!channel>, <!here>, <@U…> are neutralised in e
   await fake.sendEvent(fake.userPost({ channel: 'D3', text: evil, threadTs: root.ts }).message);
   await s.settled(2);
   expect(s.chatRequests().map((r) => r.message)).toEqual([evil, evil]);
-  expect(fake.botMessages('C1', post.ts)[0]?.text).toBe(renderMrkdwn(`You said: ${evil}`));
-  expect(fake.botMessages('D3', root.ts)[0]?.text).toBe(renderMarkdownText(`You said: ${evil}`));
+  // Written out: entities in mrkdwn, a zero-width space after `<` in markdown_text.
+  expect(fake.botMessages('C1', post.ts)[0]?.text).toBe(
+    'You said: ping &lt;!channel&gt; and &lt;!here&gt; and &lt;@U0ADMIN&gt; and &lt;#C0GEN&gt; and &lt;!subteam^S1|@devs&gt; and @\u200Beveryone',
+  );
+  expect(fake.botMessages('D3', root.ts)[0]?.text).toBe(
+    'You said: ping <\u200B!channel> and <\u200B!here> and <\u200B@U0ADMIN> and <\u200B#C0GEN> and <\u200B!subteam^S1|@devs> and @\u200Beveryone',
+  );
   for (const c of fake.calls.filter((x) => x.method.startsWith('chat.'))) {
     for (const k of ['text', 'markdown_text']) {
       const v = c.args[k];
-      if (typeof v === 'string') expect(hasControlSequence(v)).toBe(false);
+      if (typeof v === 'string') expect(slackWouldPing(v)).toBe(false);
     }
   }
 });
