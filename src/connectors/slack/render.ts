@@ -168,15 +168,16 @@ export function createMrkdwnRenderer(opts: MrkdwnRendererOptions = {}): (markdow
     }
   };
 
-  const renderBlock = (block: string): string => {
+  /** `last`: the text's last block, still growing while a reply streams: its last group is not kept. */
+  const renderBlock = (block: string, last: boolean): string => {
     if (work) work.scanned += block.length;
     const groups = lineGroups(block);
-    if (groups.length === 1 && groups[0]?.within === true) return renderGroup(block);
+    if (groups.length === 1 && groups[0]?.within === true) return renderGroup(block, !last);
     // Too large for one call: each group alone (cached too), the lines beyond bounds as written.
     let out = '';
     let sep = '';
-    for (const g of groups) {
-      const rendered = g.within ? renderGroup(g.text) : g.text.trim();
+    for (const [i, g] of groups.entries()) {
+      const rendered = g.within ? renderGroup(g.text, !last || i < groups.length - 1) : g.text.trim();
       if (rendered !== '') {
         out += (out === '' ? '' : sep) + rendered;
         sep = '\n';
@@ -186,7 +187,7 @@ export function createMrkdwnRenderer(opts: MrkdwnRendererOptions = {}): (markdow
     return out;
   };
 
-  const renderGroup = (group: string): string => {
+  const renderGroup = (group: string, keep: boolean): string => {
     const text = group.trimEnd();
     if (text === '') return '';
     const hit = cache.get(text);
@@ -209,14 +210,15 @@ export function createMrkdwnRenderer(opts: MrkdwnRendererOptions = {}): (markdow
       // A converter bug (or its stack on deep nesting) must not lose the reply: the text as written.
       out = text;
     }
-    remember(text, out);
+    if (keep) remember(text, out);
     return out;
   };
 
   return (markdown: string): string => {
     const rendered: string[] = [];
-    for (const b of markdownBlocks(markdown, work)) {
-      const out = b.kind === 'fence' ? renderFence(b.content) : renderBlock(b.text);
+    const blocks = markdownBlocks(markdown, work);
+    for (const [i, b] of blocks.entries()) {
+      const out = b.kind === 'fence' ? renderFence(b.content) : renderBlock(b.text, i === blocks.length - 1);
       if (out !== '') rendered.push(out);
     }
     const joined = rendered.join('\n\n');
