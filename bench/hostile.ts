@@ -136,7 +136,7 @@ interface Poller {
   stop(): Promise<HealthzFigure>;
 }
 
-function pollHealthz(port: number, intervalMs = 10): Poller {
+export function pollHealthz(port: number, intervalMs = 10): Poller {
   const worker = new Worker(POLLER, { eval: true, workerData: { port, intervalMs } });
   const result = new Promise<{ lat: number[]; errors: number }>((resolve) => {
     worker.once('message', (m: { lat: number[]; errors: number }) => resolve(m));

@@ -10,6 +10,7 @@ import { metricSum, startBridge } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
 import { type HostileResult, runHostile } from './hostile.js';
+import { formatMarkdown, type MarkdownResult, runMarkdown } from './markdown.js';
 import { runNaiveLevel } from './naive.js';
 import { formatTable, type LevelResult, type LoneResult, type NaiveResult } from './report.js';
 import { formatReplicas } from './replica-report.js';
@@ -42,6 +43,9 @@ const { values: args } = parseArgs({
     /** Only the hostile-input section (bench/hostile.ts), about 1 minute. */
     'hostile-only': { type: 'boolean', default: false },
     'skip-hostile': { type: 'boolean', default: false },
+    /** Only the pathological-Markdown section (bench/markdown.ts), about 1 minute. */
+    'markdown-only': { type: 'boolean', default: false },
+    'skip-markdown': { type: 'boolean', default: false },
     /** Only the several-replicas section (bench/replicas.ts), about 2 minutes; needs PostgreSQL. */
     'replicas-only': { type: 'boolean', default: false },
     'skip-replicas': { type: 'boolean', default: false },
@@ -287,7 +291,8 @@ async function main(): Promise<void> {
   log(
     `bench: ${platforms.join('+')}: discord at ${levels.join(', ')}, slack at ${slackLevels.join(', ')} under ${slackModels.join(', ')}; replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
   );
-  const hostileOnly = args['hostile-only'] === true;
+  const markdownOnly = args['markdown-only'] === true;
+  const hostileOnly = args['hostile-only'] === true || markdownOnly;
   const replicasOnly = args['replicas-only'] === true;
   const floodOnly = args['flood-only'] === true;
   let decoding: DecodingResult | undefined;
@@ -325,13 +330,18 @@ async function main(): Promise<void> {
   }
   let hostile: HostileResult | undefined;
   let flood: FloodResult | undefined;
-  if (floodOnly || (args['skip-flood'] !== true && !decodeOnly)) flood = await runFlood(log);
-  if (hostileOnly || (args['skip-hostile'] !== true && !decodeOnly)) {
+  if (floodOnly || (args['skip-flood'] !== true && !decodeOnly && !markdownOnly)) flood = await runFlood(log);
+  if (!markdownOnly && !floodOnly && (hostileOnly || (args['skip-hostile'] !== true && !decodeOnly))) {
     log('bench: hostile input ...');
     hostile = await runHostile({}, log);
   }
+  let markdown: MarkdownResult | undefined;
+  if (markdownOnly || (args['skip-markdown'] !== true && !decodeOnly)) {
+    log('bench: pathological Markdown ...');
+    markdown = await runMarkdown({}, log);
+  }
   let replicas: ReplicaResult | undefined;
-  if (replicasOnly || (args['skip-replicas'] !== true && !decodeOnly)) {
+  if (!markdownOnly && (replicasOnly || (args['skip-replicas'] !== true && !decodeOnly))) {
     const scaleReplicas = String(args['replica-counts']).split(',').filter(Boolean).map(Number);
     replicas = await runReplicaBench({ ...REPLICA_DEFAULTS, scaleReplicas }, log);
   }
@@ -368,20 +378,21 @@ async function main(): Promise<void> {
     naive,
     decoding,
     hostile,
+    markdown,
     replicas,
     lone,
     flood,
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
   process.stdout.write(
-    `${formatTable(doc)}\n${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}${flood ? `\n${formatFlood(flood)}\n` : ''}`,
+    `${formatTable(doc)}\n${markdown ? `\n${formatMarkdown(markdown)}\n` : ''}${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}${flood ? `\n${formatFlood(flood)}\n` : ''}`,
   );
   const file =
     args.out ??
     join(
       'bench',
       'results',
-      `${doc.date.slice(0, 10)}-${hostileOnly ? 'hostile' : replicasOnly ? 'replicas' : floodOnly ? 'flood' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
+      `${doc.date.slice(0, 10)}-${markdownOnly ? 'markdown' : hostileOnly ? 'hostile' : replicasOnly ? 'replicas' : floodOnly ? 'flood' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
     );
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);

@@ -89,6 +89,70 @@ describe('splitOnce', () => {
   });
 });
 
+describe('a code block over three parts and more', () => {
+  // Expected values written out. Each part after the first reopens the fence with its info string
+  // and each part the block goes on from closes it: on a line of its own after a cut inside a line,
+  // right after the newline otherwise. Without those, the parts join to the input exactly.
+  const code = Array.from({ length: 9 }, (_, i) => `let v${i} = ${i};`).join('\n');
+  const input = `Intro:\n\`\`\`ts\n${code}\n\`\`\`\nDone.`;
+  const expected = [
+    'Intro:\n```ts\nlet v0 = 0;\nlet v1 = 1;\nlet v2 \n```',
+    '```ts\n= 2;\nlet v3 = 3;\nlet v4 = 4;\nlet v5 = \n```',
+    '```ts\n5;\nlet v6 = 6;\nlet v7 = 7;\n```',
+    '```ts\nlet v8 = 8;\n```\nDone.',
+  ];
+
+  it('four parts, each closed and reopened', () => {
+    expect(texts(splitText(input, 48))).toEqual(expected);
+  });
+
+  it('the parts without the added fence lines are the input, character for character', () => {
+    const added: Array<[string, string]> = [
+      ['', '\n```'],
+      ['```ts\n', '\n```'],
+      ['```ts\n', '```'],
+      ['```ts\n', ''],
+    ];
+    const parts = splitText(input, 48);
+    const bodies = parts.map((p, i) => {
+      const [reopen, close] = added[i] as [string, string];
+      expect(p.text.startsWith(reopen) && p.text.endsWith(close)).toBe(true);
+      expect([p.reopen, p.close]).toEqual([reopen, close]);
+      return p.text.slice(reopen.length, p.text.length - close.length);
+    });
+    expect(bodies.join('')).toBe(input);
+  });
+
+  it('one code line longer than three parts is hard cut, each part a closed block', () => {
+    const long = `\`\`\`\n${'x'.repeat(70)}\n\`\`\``;
+    const parts = splitText(long, 30);
+    const x22 = 'x'.repeat(22);
+    expect(texts(parts)).toEqual([
+      `\`\`\`\n${x22}\n\`\`\``,
+      `\`\`\`\n${x22}\n\`\`\``,
+      `\`\`\`\n${x22}\n\`\`\``,
+      '```\nxxxx\n```',
+    ]);
+    // Strip 4 chars ('\n```') from the end of the first three and 4 ('```\n') from the start of the last three.
+    const bodies = parts.map((p, i) => p.text.slice(i === 0 ? 0 : 4, i === parts.length - 1 ? undefined : -4));
+    expect(bodies.join('')).toBe(long);
+  });
+
+  it('a streamed reply whose open fence spans five parts keeps every character', () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `step(${i});`);
+    const streaming = `\`\`\`js\n${lines.join('\n')}`; // no closing fence yet
+    const parts = splitText(streaming, 60);
+    expect(parts.length).toBeGreaterThanOrEqual(5);
+    for (const [i, p] of parts.entries()) {
+      if (i > 0) expect(p.text.startsWith('```js\nstep(')).toBe(true);
+      // Cut at a line end (short lines): the closing fence follows the line's own newline.
+      if (i < parts.length - 1) expect(p.text.endsWith(');\n```')).toBe(true);
+    }
+    const bodies = parts.map((p, i) => p.text.slice(i === 0 ? 0 : 6, i === parts.length - 1 ? undefined : -3));
+    expect(bodies.join('')).toBe(streaming);
+  });
+});
+
 // ---- property tests over random Markdown ----
 
 const word = fc.oneof(

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GREETING } from '../../src/connectors/slack/assistant.js';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { hasControlSequence, renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { slackWouldPing } from '../support/slack-controls.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { connectorFor, EchoHandler, slackConfig } from './slack-helpers.js';
@@ -117,12 +118,12 @@ describe('Slack native streaming and assistant threads', () => {
     await relay.answered(2);
     const texts = [...fake.botMessages('D6', root.ts), ...fake.botMessages('C6', post.ts)].flatMap((m) => m.versions);
     expect(texts.length).toBeGreaterThan(2);
-    for (const t of texts) expect(hasControlSequence(t)).toBe(false);
+    for (const t of texts) expect(slackWouldPing(t)).toBe(false);
     // Appends are checked too: each call's own text.
     for (const c of fake.calls.filter((x) => x.method.startsWith('chat.'))) {
       for (const k of ['text', 'markdown_text']) {
         const v = c.args[k];
-        if (typeof v === 'string') expect(hasControlSequence(v)).toBe(false);
+        if (typeof v === 'string') expect(slackWouldPing(v)).toBe(false);
       }
     }
   });

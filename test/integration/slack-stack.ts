@@ -46,6 +46,8 @@ export interface SlackStackOptions {
   /** Routes (BOT_ROUTES as main.ts builds them), with the emulator's other bots in `bots`. */
   botFor?: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   bots?: string[];
+  /** The emulator's longest accepted message (its default is 4,000). */
+  maxMessageChars?: number;
 }
 
 export interface SlackStack {
@@ -78,6 +80,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     apiKey: API_KEY,
     bots: [BOT, ...(opts.bots ?? [])],
     chunkDelayMs: opts.chunkDelayMs ?? 2,
+    ...(opts.maxMessageChars !== undefined ? { maxMessageChars: opts.maxMessageChars } : {}),
   });
   const server = await startMiniServer();
   const upstream = opts.timeUpstream ? await startTimingProxy(emu.url, { tagPattern: TAG_PATTERN }) : undefined;

@@ -1,4 +1,5 @@
 import slackifyMarkdown from 'slackify-markdown';
+import { markdownBlocks, renderFence } from './mrkdwn-blocks.js';
 
 // Upstream text is Markdown written by a model: it must never ping anyone or reference things
 // on its own. Slack treats `<...>` as control sequences (`<!channel>`, `<@U1>`, `<#C1>`,
@@ -12,8 +13,8 @@ function breakBroadcasts(s: string): string {
 }
 
 // Links slackify-markdown makes from Markdown links and autolinks. Only web and mail URLs;
-// the label may not contain another control character.
-const SAFE_LINK = /^<((?:https?:\/\/|mailto:)[^\s<>|]+)(?:\|([^<>]*))?>/;
+// the label may not contain another control character. Sticky: tried at one `<` at a time.
+const SAFE_LINK = /<((?:https?:\/\/|mailto:)[^\s<>|]+)(?:\|([^<>]*))?>/y;
 
 function escapeText(s: string): string {
   return s
@@ -25,7 +26,7 @@ function escapeText(s: string): string {
 /**
  * Makes mrkdwn safe: keeps existing entities and web links, escapes every other `&`, `<`, `>`,
  * and breaks broadcast words. Applied to slackify-markdown's output, which passes HTML-like
- * text such as `<!channel>` through untouched.
+ * text such as `<!channel>` through untouched. One pass: a link match stops at the next `<`/`>`.
  */
 export function neutraliseMrkdwn(s: string): string {
   let out = '';
@@ -37,7 +38,8 @@ export function neutraliseMrkdwn(s: string): string {
       break;
     }
     out += escapeText(s.slice(i, lt));
-    const m = SAFE_LINK.exec(s.slice(lt));
+    SAFE_LINK.lastIndex = lt;
+    const m = SAFE_LINK.exec(s);
     if (m) {
       const url = escapeText(m[1] ?? '');
       out += m[2] === undefined ? `<${url}>` : `<${url}|${escapeText(m[2])}>`;
@@ -50,17 +52,190 @@ export function neutraliseMrkdwn(s: string): string {
   return breakBroadcasts(out);
 }
 
-/** Upstream Markdown → Slack mrkdwn for `text` (edit mode). */
-export function renderMrkdwn(markdown: string): string {
-  let converted: string;
-  try {
-    converted = slackifyMarkdown(markdown);
-  } catch {
-    // A converter bug must not lose the reply: fall back to the plain text.
-    converted = markdown;
+/**
+ * What rendering cost, for tests that prove it linear: calls into the Markdown library, the
+ * characters and markup characters those calls got, and characters the hand-written passes read.
+ */
+export interface RenderWork {
+  libraryCalls: number;
+  libraryChars: number;
+  /** Sum over library calls of (markup characters in the block)^2: the library's worst case. */
+  libraryMarkupSquared: number;
+  scanned: number;
+}
+
+export const newRenderWork = (): RenderWork => ({
+  libraryCalls: 0,
+  libraryChars: 0,
+  libraryMarkupSquared: 0,
+  scanned: 0,
+});
+
+/**
+ * slackify-markdown (its remark parser) is quadratic in a block's unmatched delimiters (runs of
+ * `*a`, unclosed `*`/`_`/`` ` ``, deep brackets: seconds for 40 k characters) and slow per
+ * character in long blocks. A block gets it only when both are bounded. A larger block is cut at
+ * line ends into groups within the bounds (a long list renders item by item, as a whole would);
+ * a single line beyond them is shown as written (then neutralised like the rest): one pass.
+ */
+export const LIBRARY_MAX_BLOCK = 4000;
+export const LIBRARY_MAX_DELIMITERS = 256;
+
+/** Characters that open or close an inline construct the parser looks back for. */
+function isDelimiter(c: number): boolean {
+  // * _ ~ ` [ ] < > & \ !
+  return (
+    c === 0x2a ||
+    c === 0x5f ||
+    c === 0x7e ||
+    c === 0x60 ||
+    c === 0x5b ||
+    c === 0x5d ||
+    c === 0x3c ||
+    c === 0x3e ||
+    c === 0x26 ||
+    c === 0x5c ||
+    c === 0x21
+  );
+}
+
+/** Line groups of `text` each within the library's bounds; a line beyond them is a group alone. */
+function lineGroups(text: string): Array<{ text: string; within: boolean }> {
+  const groups: Array<{ text: string; within: boolean }> = [];
+  let start = 0;
+  let delims = 0;
+  let lineStart = 0;
+  let lineDelims = 0;
+  const close = (end: number, within: boolean) => {
+    if (end > start) groups.push({ text: text.slice(start, end), within });
+    start = end;
+    delims = 0;
+  };
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0x0a;
+    if (c !== 0x0a) {
+      if (isDelimiter(c)) lineDelims++;
+      continue;
+    }
+    const lineEnd = Math.min(i + 1, text.length);
+    const lineFits = lineEnd - lineStart <= LIBRARY_MAX_BLOCK && lineDelims <= LIBRARY_MAX_DELIMITERS;
+    if (!lineFits) {
+      close(lineStart, true);
+      close(lineEnd, false);
+    } else {
+      if (lineEnd - start > LIBRARY_MAX_BLOCK || delims + lineDelims > LIBRARY_MAX_DELIMITERS) close(lineStart, true);
+      delims += lineDelims;
+    }
+    lineStart = lineEnd;
+    lineDelims = 0;
   }
-  const out = neutraliseMrkdwn(converted).replace(/\s+$/, '');
-  return out === '' ? neutraliseMrkdwn(markdown.trim()) || '…' : out;
+  close(text.length, true);
+  return groups;
+}
+
+/** True when the text ends with an empty line (a paragraph break before what follows). */
+function endsWithBlankLine(text: string): boolean {
+  let newlines = 0;
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) newlines++;
+    else if (c !== 0x20 && c !== 0x09 && c !== 0x0d) break;
+  }
+  return newlines >= 2;
+}
+
+export interface MrkdwnRendererOptions {
+  /** Rendered blocks kept (a streaming reply's finished paragraphs are not rendered again). */
+  cacheChars?: number;
+  work?: RenderWork;
+}
+
+/** A renderer with its own block cache (and work counter, for tests). */
+export function createMrkdwnRenderer(opts: MrkdwnRendererOptions = {}): (markdown: string) => string {
+  const cacheChars = opts.cacheChars ?? 2_000_000;
+  const work = opts.work;
+  // Insertion order is recency: a hit moves the block to the end; the oldest go first.
+  const cache = new Map<string, string>();
+  let cachedChars = 0;
+
+  const remember = (key: string, value: string) => {
+    cache.set(key, value);
+    cachedChars += key.length + value.length;
+    for (const [k, v] of cache) {
+      if (cachedChars <= cacheChars) break;
+      cache.delete(k);
+      cachedChars -= k.length + v.length;
+    }
+  };
+
+  /** `last`: the text's last block, still growing while a reply streams: its last group is not kept. */
+  const renderBlock = (block: string, last: boolean): string => {
+    if (work) work.scanned += block.length;
+    const groups = lineGroups(block);
+    if (groups.length === 1 && groups[0]?.within === true) return renderGroup(block, !last);
+    // Too large for one call: each group alone (cached too), the lines beyond bounds as written.
+    let out = '';
+    let sep = '';
+    for (const [i, g] of groups.entries()) {
+      const rendered = g.within ? renderGroup(g.text, !last || i < groups.length - 1) : g.text.trim();
+      if (rendered !== '') {
+        out += (out === '' ? '' : sep) + rendered;
+        sep = '\n';
+      }
+      if (endsWithBlankLine(g.text)) sep = '\n\n';
+    }
+    return out;
+  };
+
+  const renderGroup = (group: string, keep: boolean): string => {
+    const text = group.trimEnd();
+    if (text === '') return '';
+    const hit = cache.get(text);
+    if (hit !== undefined) {
+      cache.delete(text);
+      cache.set(text, hit);
+      return hit;
+    }
+    if (work) {
+      let delims = 0;
+      for (let i = 0; i < text.length; i++) if (isDelimiter(text.charCodeAt(i))) delims++;
+      work.libraryCalls++;
+      work.libraryChars += text.length;
+      work.libraryMarkupSquared += delims * delims;
+    }
+    let out: string;
+    try {
+      out = slackifyMarkdown(text).trimEnd();
+    } catch {
+      // A converter bug (or its stack on deep nesting) must not lose the reply: the text as written.
+      out = text;
+    }
+    if (keep) remember(text, out);
+    return out;
+  };
+
+  return (markdown: string): string => {
+    const rendered: string[] = [];
+    const blocks = markdownBlocks(markdown, work);
+    for (const [i, b] of blocks.entries()) {
+      const out = b.kind === 'fence' ? renderFence(b.content) : renderBlock(b.text, i === blocks.length - 1);
+      if (out !== '') rendered.push(out);
+    }
+    const joined = rendered.join('\n\n');
+    if (work) work.scanned += 2 * joined.length; // neutralising, trimming
+    const out = neutraliseMrkdwn(joined).trimEnd();
+    return out === '' ? neutraliseMrkdwn(markdown.trim()) || '…' : out;
+  };
+}
+
+const defaultRenderer = createMrkdwnRenderer();
+
+/**
+ * Upstream Markdown → Slack mrkdwn for `text` (edit mode). Block by block, with a shared cache
+ * of rendered blocks: each edit of a streaming reply renders only the blocks that changed.
+ */
+export function renderMrkdwn(markdown: string): string {
+  return defaultRenderer(markdown);
 }
 
 /**
@@ -79,8 +254,8 @@ export function renderMarkdownText(markdown: string): string {
  * renders: up to the last whitespace (a word still being written could become `@channel`).
  */
 export function stablePrefixEnd(text: string): number {
-  const m = /\s(?=\S*$)/.exec(text);
-  return m ? m.index + 1 : 0;
+  for (let i = text.length - 1; i >= 0; i--) if (/\s/.test(text.charAt(i))) return i + 1;
+  return 0;
 }
 
 /** True when `s` contains a sequence Slack would treat as a mention or broadcast. */
