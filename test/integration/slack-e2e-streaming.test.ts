@@ -58,10 +58,10 @@ it('upstream text never pings: <!channel>, <!here>, <@U…> are neutralised in e
   expect(s.chatRequests().map((r) => r.message)).toEqual([evil, evil]);
   // Written out: entities in mrkdwn, a zero-width space after `<` in markdown_text.
   expect(fake.botMessages('C1', post.ts)[0]?.text).toBe(
-    'You said: ping &lt;!channel&gt; and &lt;!here&gt; and &lt;@U0ADMIN&gt; and &lt;#C0GEN&gt; and &lt;!subteam^S1|@devs&gt; and @\u200Beveryone',
+    'You said: ping &lt;!channel&gt; and &lt;!here&gt; and &lt;@U0ADMIN&gt; and &lt;#C0GEN&gt; and &lt;!subteam^S1|@devs&gt; and @\u200Beveryone, @\u200BChannel, @\u200BHERE',
   );
   expect(fake.botMessages('D3', root.ts)[0]?.text).toBe(
-    'You said: ping <\u200B!channel> and <\u200B!here> and <\u200B@U0ADMIN> and <\u200B#C0GEN> and <\u200B!subteam^S1|@devs> and @\u200Beveryone',
+    'You said: ping <\u200B!channel> and <\u200B!here> and <\u200B@U0ADMIN> and <\u200B#C0GEN> and <\u200B!subteam^S1|@devs> and @\u200Beveryone, @\u200BChannel, @\u200BHERE',
   );
   // The shared check (also run after every test by the stack): every chat.* write, every field.
   expect(slackWrites(fake.calls).length).toBeGreaterThanOrEqual(2);
