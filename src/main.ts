@@ -57,11 +57,15 @@ export async function run(_args: string[]): Promise<number> {
   const root = createLogger({ level: config.service.logLevel });
   const log = componentLogger(root, 'main');
   const life = watchProcess(log);
-  const code = await runBridge(config, root, life);
-  // Whatever handle is still open (a request Discord holds, a pool's socket) cannot keep the
-  // process alive once it has decided to end.
-  endWithin(code);
-  return code;
+  let code = 1;
+  try {
+    code = await runBridge(config, root, life);
+    return code;
+  } finally {
+    // Whatever handle is still open (a request Discord holds, a pool's socket) cannot keep the
+    // process alive once it has decided to end (a bug thrown from here too: exit 1).
+    endWithin(code);
+  }
 }
 
 type Ended = { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'fatal'; fatal: Fatal };
@@ -71,7 +75,14 @@ async function runBridge(config: Config, root: Logger, life: ProcessWatch): Prom
   const log = componentLogger(root, 'main');
   const store = await openBridgeStore(config, root);
   if (store === undefined) return 1;
-  const bridge = await buildBridge(config, store, root);
+  let bridge: Bridge;
+  try {
+    bridge = await buildBridge(config, store, root);
+  } catch (err) {
+    logFatal(log, asFatal(err));
+    await withTimeout(store.close(), FATAL_TEARDOWN_MS).catch(() => undefined);
+    return 1;
+  }
   const ended = (): Promise<Ended> =>
     Promise.race([
       life.signalled.then((signal): Ended => ({ kind: 'signal', signal })),
@@ -112,7 +123,7 @@ class StartFailure extends Error {
 
 function asFatal(err: unknown): Fatal {
   if (err instanceof StartFailure) return err.fatal;
-  return { what: 'the bridge cannot start', reason: errText(err), check: 'see the error above' };
+  return { what: 'the bridge cannot start', reason: errText(err), check: 'check the configuration it names' };
 }
 
 export interface Bridge {
