@@ -55,7 +55,7 @@ for i in $(seq 1 "$ITERATIONS"); do
   code=$?
   secs=$(($(date +%s) - start))
   # What the tests print: the drain's SIGTERM-to-exit time and the acked events of the stopping replica.
-  figures=$(grep -hoE 'SIGTERM → exit in [0-9]+ ms|[0-9]+ acked by the stopping replica' "$log" | tr '\n' ';' | sed 's/;$//')
+  figures=$(grep -hoE 'SIGTERM → exit in [0-9]+ ms( \(in the child: [0-9]+ ms\))?|[0-9]+ acked by the stopping replica' "$log" | tr '\n' ';' | sed 's/;$//')
   if [ "$code" -eq 0 ]; then
     passed=$((passed + 1))
     echo "run ${i}: pass in ${secs}s (${figures})"

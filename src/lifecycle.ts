@@ -93,7 +93,8 @@ export function endWithin(code: number, ms = LINGER_MS): void {
 
 /** What to check when a platform cannot start, from its error. */
 export function startHint(platform: string, reason: string): string {
-  const auth = /\b401\b|unauthori[sz]ed|invalid[ _]?(?:auth|token)|not_authed|token_revoked|account_inactive/i;
+  const auth =
+    /\b401\b|\b4004\b|unauthori[sz]ed|authentication ?failed|invalid[ _]?(?:auth|token)|not_authed|token_revoked|account_inactive/i;
   if (platform === 'discord') {
     return auth.test(reason)
       ? 'check DISCORD_BOT_TOKEN (the bot token from the Developer Portal, Bot tab)'

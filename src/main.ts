@@ -83,6 +83,7 @@ async function runBridge(config: Config, root: Logger, life: ProcessWatch): Prom
     await withTimeout(store.close(), FATAL_TEARDOWN_MS).catch(() => undefined);
     return 1;
   }
+  bridge.onFatal((f) => life.reportFatal(f));
   const ended = (): Promise<Ended> =>
     Promise.race([
       life.signalled.then((signal): Ended => ({ kind: 'signal', signal })),
@@ -134,6 +135,8 @@ export interface Bridge {
   stop(): Promise<void>;
   /** A fatal error: close everything now, without waiting for replies. */
   abort(): Promise<void>;
+  /** Where a connector's fatal error (after start) goes. */
+  onFatal(listener: (f: Fatal) => void): void;
 }
 
 /** Builds every part; nothing is started (nor listening) until start(). */
@@ -207,6 +210,14 @@ export async function buildBridge(config: Config, store: AsyncStore, root: Logge
     return started || 'starting: the connectors are not all started yet';
   };
   const readiness = readinessFrom(probes);
+  /** Set by run(): a connector that can never receive again ends the process. */
+  let onFatal: ((f: Fatal) => void) | undefined;
+  for (const c of connectors) {
+    c.onFatal?.((err) => {
+      const reason = errText(err);
+      onFatal?.({ what: `the ${c.platform} connector stopped for good`, reason, check: startHint(c.platform, reason) });
+    });
+  }
 
   const relay = createRelay({
     chat,
@@ -350,6 +361,9 @@ export async function buildBridge(config: Config, store: AsyncStore, root: Logge
       await Promise.allSettled(stopReceiving.map((s) => s()));
       await relay.drain(DRAIN_MS);
       await closeAll();
+    },
+    onFatal(listener) {
+      onFatal = listener;
     },
     async abort() {
       if (!halt()) return;

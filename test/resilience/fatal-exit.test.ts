@@ -102,6 +102,27 @@ describe('a connector that cannot start ends the process', () => {
     expectOneFatalLine(child, endedAt, /discord connector cannot start/, /check DISCORD_BOT_TOKEN/);
   }, 60_000);
 
+  it('Discord closes the gateway for good after start (4004, a reset token): non-zero exit, one line', async () => {
+    const child = await spawnBridge({
+      CHAT_API_URL: world!.emu.url,
+      CHAT_API_KEY: API_KEY,
+      CHAT_BOT_ID: BOT,
+      DATABASE_PATH: join(world!.dir, `fatal-${children.length}.db`),
+      REPLICA_LEASE_SECONDS: '3',
+      DISCORD_BOT_TOKEN: world!.fake.token,
+      DISCORD_API_URL: world!.fake.apiUrl,
+    });
+    children.push(child);
+    await child.waitReady();
+    world!.fake.disconnectGateway(4004);
+    let endedAt = 0;
+    await Promise.race([
+      child.exited.then(() => (endedAt = Date.now())),
+      new Promise((r) => setTimeout(r, GIVE_UP_MS)),
+    ]);
+    expectOneFatalLine(child, endedAt, /discord connector stopped for good: .*4004/, /check DISCORD_BOT_TOKEN/);
+  }, 60_000);
+
   it('Slack auth.test says invalid_auth: non-zero exit, one line naming SLACK_BOT_TOKEN', async () => {
     const { child, endedAt } = await runUntilExit({
       SLACK_BOT_TOKEN: 'xoxb-not-the-right-token',
