@@ -6,7 +6,17 @@ import { createRelay, type Relay } from './core/relay.js';
 import { RateLimitScheduler, shareOf } from './core/scheduler.js';
 import { openBridgeStore } from './bridge-store.js';
 import type { AsyncStore } from './store/async-port.js';
-import { componentLogger, createLogger, type Logger, scrubSecrets } from './logger.js';
+import { componentLogger, createLogger, type Logger } from './logger.js';
+import {
+  endWithin,
+  errText,
+  type Fatal,
+  FATAL_TEARDOWN_MS,
+  logFatal,
+  type ProcessWatch,
+  startHint,
+  watchProcess,
+} from './lifecycle.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
 import { createCoordinator } from './replicas/coordinator.js';
 import { createPlaceLocks } from './replicas/place-locks.js';
@@ -21,11 +31,17 @@ const DRAIN_MS = 9_000;
 const DRAIN_GRACE_MS = 1_000;
 /** Repairing the last run's interrupted replies must not hold up start-up for long. */
 const RECOVER_TIMEOUT_MS = 15_000;
+/** A connector's disconnect at shutdown; one still connecting may never finish it. */
+const CONNECTOR_STOP_MS = 3_000;
+/** The whole SIGTERM shutdown: the drain, its grace, the connectors' stop and the closes. */
+const STOP_MAX_MS = DRAIN_MS + DRAIN_GRACE_MS + CONNECTOR_STOP_MS + 2_000;
 
 /**
  * `assistant-bridge start` / `npm start`: the composition root. Reads the configuration, builds
  * the parts, runs until SIGTERM/SIGINT, then drains. Configuration mistakes exit 2 with a message
- * naming the variables, never a stack trace.
+ * naming the variables, never a stack trace. Signals are listened for before anything starts (a
+ * SIGTERM during start-up drains too and exits 0); a part that cannot start, or a fatal error
+ * later, ends the process non-zero after one log line (lifecycle.ts).
  */
 export async function run(_args: string[]): Promise<number> {
   let config: Config;
@@ -40,34 +56,91 @@ export async function run(_args: string[]): Promise<number> {
   }
   const root = createLogger({ level: config.service.logLevel });
   const log = componentLogger(root, 'main');
-  installCrashHandlers(log);
+  const life = watchProcess(log);
+  let code = 1;
+  try {
+    code = await runBridge(config, root, life);
+    return code;
+  } finally {
+    // Whatever handle is still open (a request Discord holds, a pool's socket) cannot keep the
+    // process alive once it has decided to end (a bug thrown from here too: exit 1).
+    endWithin(code);
+  }
+}
 
+type Ended = { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'fatal'; fatal: Fatal };
+type Outcome = { kind: 'started' } | Ended;
+
+async function runBridge(config: Config, root: Logger, life: ProcessWatch): Promise<number> {
+  const log = componentLogger(root, 'main');
   const store = await openBridgeStore(config, root);
   if (store === undefined) return 1;
-
-  const bridge = await startBridge(config, store, root);
-  if (!bridge) {
-    await store.close();
+  let bridge: Bridge;
+  try {
+    bridge = await buildBridge(config, store, root);
+  } catch (err) {
+    logFatal(log, asFatal(err));
+    await withTimeout(store.close(), FATAL_TEARDOWN_MS).catch(() => undefined);
     return 1;
   }
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  log.info({ signal }, 'shutting down: draining replies in flight');
-  await bridge.stop();
-  log.info('stopped');
-  return 0;
+  bridge.onFatal((f) => life.reportFatal(f));
+  const ended = (): Promise<Ended> =>
+    Promise.race([
+      life.signalled.then((signal): Ended => ({ kind: 'signal', signal })),
+      life.fatal.then((fatal): Ended => ({ kind: 'fatal', fatal })),
+    ]);
+  const first: Outcome = await Promise.race([
+    bridge.start().then(
+      (): Outcome => ({ kind: 'started' }),
+      (err: unknown): Outcome => ({ kind: 'fatal', fatal: asFatal(err) }),
+    ),
+    ended(),
+  ]);
+  const outcome = first.kind === 'started' ? await ended() : first;
+  if (outcome.kind === 'signal') {
+    log.info({ signal: outcome.signal }, 'shutting down: draining replies in flight');
+    // Bounded, so that a close that never ends cannot leave the process half-stopped.
+    const done = await withTimeout(bridge.stop(), STOP_MAX_MS).then(
+      () => true,
+      (err: unknown) => (log.error({ err: errText(err) }, 'shutdown did not finish; exiting'), false),
+    );
+    if (!done) return 1;
+    log.info('stopped');
+    return 0;
+  }
+  // One line says what failed and what to check; then every timer and loop stops (heartbeats,
+  // probes, the scheduler, the connectors), bounded, and the process ends non-zero.
+  logFatal(log, outcome.fatal);
+  await withTimeout(bridge.abort(), FATAL_TEARDOWN_MS).catch(() => undefined);
+  return 1;
 }
 
-export interface RunningBridge {
+/** A part that cannot start: which one, why, what to check. */
+class StartFailure extends Error {
+  constructor(readonly fatal: Fatal) {
+    super(fatal.reason);
+  }
+}
+
+function asFatal(err: unknown): Fatal {
+  if (err instanceof StartFailure) return err.fatal;
+  return { what: 'the bridge cannot start', reason: errText(err), check: 'check the configuration it names' };
+}
+
+export interface Bridge {
   relay: Relay;
-  port: number;
+  /** Listens, repairs the last run's replies, starts the connectors; rejects with a StartFailure. */
+  start(): Promise<void>;
+  /** SIGTERM (also while start() is under way): drain, then close everything. */
   stop(): Promise<void>;
+  /** A fatal error: close everything now, without waiting for replies. */
+  abort(): Promise<void>;
+  /** Where a connector's fatal error (after start) goes. */
+  onFatal(listener: (f: Fatal) => void): void;
 }
 
-/** Builds and starts every part; undefined (after logging why) when a part cannot start. */
-export async function startBridge(config: Config, store: AsyncStore, root: Logger): Promise<RunningBridge | undefined> {
+/** Builds every part; nothing is started (nor listening) until start(). */
+export async function buildBridge(config: Config, store: AsyncStore, root: Logger): Promise<Bridge> {
   const log = componentLogger(root, 'main');
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
@@ -131,8 +204,20 @@ export async function startBridge(config: Config, store: AsyncStore, root: Logge
   }
   // From SIGTERM on, a load balancer should send events to the other replicas.
   let stopping = false;
-  probes.accepting = () => !stopping || 'shutting down: finishing the replies in flight';
+  let started = false;
+  probes.accepting = () => {
+    if (stopping) return 'shutting down: finishing the replies in flight';
+    return started || 'starting: the connectors are not all started yet';
+  };
   const readiness = readinessFrom(probes);
+  /** Set by run(): a connector that can never receive again ends the process. */
+  let onFatal: ((f: Fatal) => void) | undefined;
+  for (const c of connectors) {
+    c.onFatal?.((err) => {
+      const reason = errText(err);
+      onFatal?.({ what: `the ${c.platform} connector stopped for good`, reason, check: startHint(c.platform, reason) });
+    });
+  }
 
   const relay = createRelay({
     chat,
@@ -189,16 +274,6 @@ export async function startBridge(config: Config, store: AsyncStore, root: Logge
     },
   });
 
-  let port: number;
-  try {
-    ({ port } = await server.listen());
-  } catch (err) {
-    log.fatal({ err: errText(err) }, 'cannot start the HTTP server');
-    await chat.close();
-    return undefined;
-  }
-  log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
-
   // This replica's heartbeat; the replies of replicas that stopped (or of this one's last run) are
   // repaired: edited to say they were interrupted, before the connectors deliver messages.
   const coordinator = createCoordinator({
@@ -215,47 +290,84 @@ export async function startBridge(config: Config, store: AsyncStore, root: Logge
       await relay.recoverInterrupted(connectors, records);
     },
   });
-  try {
-    const orphans = await withTimeout(coordinator.start(), RECOVER_TIMEOUT_MS);
-    // The relay logs what it repaired, could not repair and failed to repair.
-    await withTimeout(relay.recoverInterrupted(connectors, orphans), RECOVER_TIMEOUT_MS);
-  } catch (err) {
-    log.warn({ err: errText(err) }, 'could not mark earlier replies as interrupted');
-  }
 
-  const started: Connector[] = [];
-  for (const c of connectors) {
-    try {
-      await c.start(relay);
-      started.push(c);
-      log.info({ platform: c.platform }, 'connector started');
-    } catch (err) {
-      log.fatal({ platform: c.platform, err: errText(err) }, 'connector failed to start');
-      await Promise.allSettled(started.map((s) => s.stop()));
-      await server.close();
-      await chat.close();
-      return undefined;
-    }
+  /** Set by stop()/abort(): start() goes no further, whichever step it is at. */
+  let halted = false;
+  const halt = (): boolean => {
+    const first = !halted;
+    halted = true;
+    stopping = true;
+    return first;
+  };
+  /** Stops every timer and loop and closes what is open: connectors, heartbeat, server, store. */
+  async function closeAll(): Promise<void> {
+    // A connector still connecting (discord.js waiting for a shard's READY) may never finish
+    // its stop: it is bounded, and the process ends anyway.
+    await Promise.allSettled(connectors.map((c) => withTimeout(c.stop(), CONNECTOR_STOP_MS)));
+    await coordinator.stop(); // leaves the group: the others rebalance at once
+    await server.close();
+    await chat.close();
+    scheduler.close(); // saves the newest lessons before the database closes
+    await scheduler.flush();
+    await store.close();
   }
 
   return {
     relay,
-    port,
+    async start() {
+      let port: number;
+      try {
+        ({ port } = await server.listen());
+      } catch (err) {
+        throw new StartFailure({
+          what: 'the HTTP server cannot start',
+          reason: errText(err),
+          check: 'check HOST and PORT (is another process on that port?)',
+        });
+      }
+      log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
+      if (halted) return;
+      try {
+        const orphans = await withTimeout(coordinator.start(), RECOVER_TIMEOUT_MS);
+        // The relay logs what it repaired, could not repair and failed to repair.
+        if (!halted) await withTimeout(relay.recoverInterrupted(connectors, orphans), RECOVER_TIMEOUT_MS);
+      } catch (err) {
+        log.warn({ err: errText(err) }, 'could not mark earlier replies as interrupted');
+      }
+      for (const c of connectors) {
+        if (halted) return;
+        try {
+          await c.start(relay);
+        } catch (err) {
+          if (halted) return; // stopped while connecting: not a failure
+          const reason = errText(err);
+          throw new StartFailure({
+            what: `the ${c.platform} connector cannot start`,
+            reason,
+            check: startHint(c.platform, reason),
+          });
+        }
+        log.info({ platform: c.platform }, 'connector started');
+      }
+      // Ready (/readyz 200) only now: slash commands registered, every connector started.
+      if (!halted) started = true;
+    },
     async stop() {
+      if (!halt()) return;
       // Stop taking new messages, let replies finish (up to DRAIN_MS), mark the rest interrupted;
       // only then disconnect, since the last edits need the platform connections. Slack's Socket
       // Mode connection is not needed for them: it closes first, so that Slack sends the events
       // of the drain to the other replicas' connections instead of this one refusing them.
-      stopping = true;
       await Promise.allSettled(stopReceiving.map((s) => s()));
       await relay.drain(DRAIN_MS);
-      await Promise.allSettled(connectors.map((c) => c.stop()));
-      await coordinator.stop(); // leaves the group: the others rebalance at once
-      await server.close();
-      await chat.close();
-      scheduler.close(); // saves the newest lessons before the database closes
-      await scheduler.flush();
-      await store.close();
+      await closeAll();
+    },
+    onFatal(listener) {
+      onFatal = listener;
+    },
+    async abort() {
+      if (!halt()) return;
+      await closeAll();
     },
   };
 }
@@ -266,24 +378,4 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
-function errText(err: unknown): string {
-  return scrubSecrets(err instanceof Error ? err.message : String(err));
-}
-
-let crashHandlersInstalled = false;
-
-/** An uncaught error exits non-zero so the container restarts; a stray rejection is logged. */
-function installCrashHandlers(log: Logger): void {
-  if (crashHandlersInstalled) return;
-  crashHandlersInstalled = true;
-  process.on('uncaughtException', (err) => {
-    log.fatal({ err: errText(err), stack: err.stack }, 'uncaught exception; exiting');
-    process.exitCode = 1;
-    setImmediate(() => process.exit(1));
-  });
-  process.on('unhandledRejection', (reason) => {
-    log.error({ err: errText(reason) }, 'unhandled promise rejection');
-  });
 }

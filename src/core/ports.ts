@@ -232,6 +232,11 @@ export interface Connector {
    * user's message was already taken and will not be delivered again. Best effort; throws on failure.
    */
   postInterrupted?(target: ReplyTarget, text: string): Promise<void>;
+  /**
+   * After start: the connector can never receive again (e.g. Discord closed the gateway for good:
+   * the token was reset). The process then ends non-zero, so that its supervisor restarts it.
+   */
+  onFatal?(listener: (err: Error) => void): void;
 }
 
 export interface HandleResult {

@@ -8,6 +8,7 @@ import { forParty } from './budget/write-scheduler.js';
 import { recordVote } from './feedback-votes.js';
 import { LiveReplies } from './live-replies.js';
 import { dedupOf } from './dedup.js';
+import { drainArrivals, settledAllOrTimeout } from './drain-arrivals.js';
 import { postNotice } from './notices.js';
 import { pruner } from './pruning.js';
 import { placeLine } from './place-line.js';
@@ -90,6 +91,7 @@ export function createRelay(deps: RelayDeps): Relay {
   setMaxListeners(0, shutdown.signal);
   const pending = new Set<Promise<HandleResult>>();
   let draining = false;
+  const early = drainArrivals();
   let running = 0;
   /** Replies being written, by reply key and by place (one per place: the place queue). */
   const live = new LiveReplies();
@@ -262,7 +264,8 @@ export function createRelay(deps: RelayDeps): Relay {
     if (!hasVisibleText(text) && files.length === 0) return r('ignored');
     // Refusals before markSeen leave the event unseen: a platform retry may still be answered
     // (by another replica, say). A retry of an event already taken gets no notice.
-    if (draining) return dedup.refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
+    // An event that arrived before the drain began may have been acked: it is still answered.
+    if (draining && !early.admitted(msg.arrival)) return dedup.refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
     const waiting = places.waiting + slots.waiting;
     if (waiting >= maxQueued || slots.waitingFor(partyOf(msg)) >= maxQueuedPerUser) {
       logger.warn({ platform: msg.place.platform, waiting }, 'queue full: busy notice');
@@ -348,13 +351,14 @@ export function createRelay(deps: RelayDeps): Relay {
   return {
     rateLimits: scheduler,
 
-    arrive: (place: Place, eventId: string, at: number): Arrival => line.arrive(place, eventId, at),
+    arrive: (place: Place, eventId: string, at: number): Arrival => early.note(line.arrive(place, eventId, at)),
 
     handle(msg: IncomingMessage): Promise<HandleResult> {
       const p = dispatch(msg);
+      pending.add(p);
+      early.handed(msg.arrival);
       // A message refused before its turn was taken gives up the place it took on arrival.
       msg.arrival?.leave();
-      pending.add(p);
       void p.finally(() => pending.delete(p)).catch(() => {});
       return p;
     },
@@ -385,7 +389,9 @@ export function createRelay(deps: RelayDeps): Relay {
 
     async drain(timeoutMs: number): Promise<void> {
       draining = true;
-      await settledOrTimeout(pending, timeoutMs, clock);
+      early.begin();
+      // The replies in flight, and the messages acked before the drain that are still on their way.
+      await settledAllOrTimeout([pending, early.waiting], timeoutMs, clock);
       if (pending.size === 0) return;
       logger.info({ replies: pending.size }, 'interrupting replies still running at shutdown');
       shutdown.abort(new Error('shutting down'));

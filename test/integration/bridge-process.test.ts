@@ -110,7 +110,8 @@ describe('assistant-bridge start (real process, both platforms)', () => {
   it('exits 0 on SIGTERM', async () => {
     bridge!.kill('SIGTERM');
     await bridge!.exited;
-    expect(bridge!.exitCode).toBe(0);
+    expect(bridge!.exitSignal, bridge!.tail()).toBeNull();
+    expect(bridge!.exitCode, bridge!.tail()).toBe(0);
   });
 });
 

@@ -185,6 +185,7 @@ describe.skipIf(skip !== undefined)('several replicas in Slack Socket Mode on on
       for (const channel of places) await s.send(channel, `${channel} m${round}`);
     }
     await g.replicas[0]!.exited;
+    expect(g.replicas[0]!.exitSignal, g.replicas[0]!.tail()).toBeNull();
     expect(g.replicas[0]!.exitCode, g.replicas[0]!.tail(5000)).toBe(0);
     await until(
       'every reply final',

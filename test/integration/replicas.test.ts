@@ -143,7 +143,8 @@ describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => 
     g.replicas[0]!.kill('SIGTERM');
     for (const channel of places) await send(channel, 1);
     await g.replicas[0]!.exited;
-    expect(g.replicas[0]!.exitCode).toBe(0);
+    expect(g.replicas[0]!.exitSignal, g.replicas[0]!.tail()).toBeNull();
+    expect(g.replicas[0]!.exitCode, g.replicas[0]!.tail()).toBe(0);
     await until(
       'every reply final',
       () => places.every((c) => JSON.stringify(repliesIn(g.slack, c)) === JSON.stringify(sent.get(c))),

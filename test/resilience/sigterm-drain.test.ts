@@ -82,11 +82,28 @@ it('SIGTERM: short replies finish exact, the long one is marked interrupted, new
   await Promise.race([bridge.exited, new Promise((r) => setTimeout(r, 20_000))]);
   const elapsed = Date.now() - t0;
 
-  console.info(`SIGTERM → exit in ${elapsed} ms`);
+  expect(bridge.exitSignal, bridge.tail()).toBeNull();
   expect(bridge.exitCode, bridge.tail()).toBe(0);
+  const at = (msg: string) => {
+    const line = child.log.find((l) => l.includes(`"msg":"${msg}"`));
+    expect(line, `no "${msg}" line:\n${child.tail()}`).toBeDefined();
+    return Date.parse((JSON.parse(line!) as { time: string }).time);
+  };
+  // The parent's figure includes signal delivery and its own loop noticing the exit; the child's
+  // is its shutdown alone (draining → stopped), on its own clock.
+  console.info(
+    `SIGTERM → exit in ${elapsed} ms (in the child: ${at('stopped') - at('shutting down: draining replies in flight')} ms)`,
+  );
+  // End-to-end bound, kept on purpose: CONTRACT §4 gives the drain 10 s (a container runtime's
+  // SIGKILL comes then); the 2 s above it are for a loaded machine's signal delivery and exit.
   expect(elapsed).toBeLessThan(12_000);
-  // the long reply kept it waiting for the whole drain period
-  expect(elapsed).toBeGreaterThanOrEqual(8_000);
+  // The long reply kept it waiting for the whole drain period: the relay gave up on it only when
+  // the drain's timer (9 s, measured on the child's own clock, so a slow machine cannot shorten it) ran out.
+  expect(
+    at('interrupting replies still running at shutdown') - at('shutting down: draining replies in flight'),
+  ).toBeGreaterThanOrEqual(
+    9_000 - 5, // millisecond rounding between Date.now (pino's time) and the timer's clock
+  );
 
   expect(fake.botMessages(a).map((m) => m.content)).toEqual([replyText(shortA)]);
   expect(fake.botMessages(b).map((m) => m.content)).toEqual([longMarkdown(600)]);

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import {
+  GatewayCloseCodes,
   type ChatInputCommandInteraction,
   type Client,
   Events,
@@ -81,7 +82,18 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   let handler: MessageHandler | undefined;
   let stopping = false;
   let started = false;
-  const shards = new ShardStates(client, logger, () => stopping);
+  let fatal: ((err: Error) => void) | undefined;
+  const shards = new ShardStates(
+    client,
+    logger,
+    () => stopping,
+    (shard, code) => {
+      if (fatal === undefined) return false;
+      const name = GatewayCloseCodes[code] ?? 'closed';
+      fatal(new Error(`discord: the gateway closed shard ${shard} for good (${code} ${name})`));
+      return true;
+    },
+  );
 
   const threads = new ThreadFactsResolver(client.rest, logger);
   // Messages of one channel, thread or DM reach the handler in gateway order even when one waits
@@ -233,6 +245,10 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     },
 
     readiness,
+
+    onFatal(listener) {
+      fatal = listener;
+    },
 
     async markInterrupted(target: ReplyTarget, messageId: string, text: string): Promise<void> {
       try {

@@ -13,6 +13,8 @@ export class ShardStates {
     private readonly client: Client,
     private readonly logger: Logger,
     private readonly stopping: () => boolean,
+    /** A shard closed for good (4004 a reset token, 4014 intents...); absent: logged only. */
+    private readonly gone?: (shard: number, code: number) => boolean,
   ) {}
 
   /** Follow the client's shard events; every log line names the shard. */
@@ -35,6 +37,9 @@ export class ShardStates {
     });
     client.on(Events.ShardDisconnect, (ev, shard) => {
       this.up.delete(shard);
+      if (this.stopping()) return;
+      // Told as the process's one fatal line when someone listens (main), else logged here.
+      if (this.gone?.(shard, ev.code) === true) return;
       logger.error({ shard, shardCount: this.count(), code: ev.code }, 'discord: shard disconnected for good');
     });
     client.on(Events.ShardError, (err, shard) => logger.warn({ shard, err: err.message }, 'discord: shard error'));

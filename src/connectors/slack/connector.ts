@@ -217,7 +217,9 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       logger.info({ mode: bolt.mode, oauth: Boolean(oauth), streaming: config.streaming }, 'Slack connector started');
     },
     async stopReceiving() {
-      if (!bolt.socket || !started) return;
+      if (!started) return;
+      // HTTP mode: new events are answered 503 (Slack retries them elsewhere), not acked and refused.
+      if (!bolt.socket) return bolt.events?.stopEvents();
       socketUp = false;
       // Once the close frame is sent Slack sends nothing more here; its answer is awaited only
       // briefly, since a peer that never answers would hold the shutdown for 30 s.

@@ -130,6 +130,27 @@ describe('Slack events receiver facing hostile input', () => {
     expect(h.actions).toEqual(['block_actions']);
   });
 
+  it('after stopEvents (SIGTERM): an event is answered 503 and reaches no listener; a Stop click still works', async () => {
+    const h = await start();
+    await receiver!.stopEvents();
+    // Not acked: Slack delivers it again, to a replica that is not stopping.
+    expect(await post(h, mention('<@U0BOT> during the drain'))).toBe(503);
+    const payload = JSON.stringify({
+      type: 'block_actions',
+      team: { id: 'T1' },
+      user: { id: 'U1' },
+      api_app_id: 'A1',
+      token: 'legacy',
+      trigger_id: '1.2',
+      container: { type: 'message', message_ts: '1.1', channel_id: 'C1' },
+      channel: { id: 'C1' },
+      actions: [{ type: 'button', action_id: 'stop', block_id: 'b', value: 'x', action_ts: '1.3' }],
+    });
+    expect(await post(h, `payload=${encodeURIComponent(payload)}`, FORM)).toBe(200);
+    expect(h.actions).toEqual(['block_actions']);
+    expect(h.mentions).toEqual([]);
+  });
+
   it('answers an unsigned body with 401 while it is still being sent, and closes', async () => {
     const h = await start();
     const head = `POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n`;

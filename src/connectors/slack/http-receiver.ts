@@ -13,15 +13,18 @@ import type { BoltLogger } from './bolt-logger.js';
 // reads at most maxBodyBytes, then verifies the v0 HMAC and hands the event to the app, which
 // acks before any listener runs.
 //
-// Answers: 405 not POST, 503 stopping, 401 signature headers missing/malformed/stale or HMAC
-// wrong, 413 body over the limit, 400 body not a JSON object (or a form with one) or an
-// event_callback without an event object, 200 otherwise (also for events no listener takes).
+// Answers: 405 not POST, 503 stopping (events only, from stopEvents() on), 401 signature headers
+// missing/malformed/stale or HMAC wrong, 413 body over the limit, 400 body not a JSON object (or
+// a form with one) or an event_callback without an event object, 200 otherwise (also for events
+// no listener takes).
 // Refusals close the connection; nothing more of the body is read.
 
 /** Slack's own bodies are far smaller; this is what the port accepts at most. */
 export const SLACK_MAX_BODY_BYTES = 1024 * 1024;
 /** Slack's replay window, applied both ways (a clock ahead is as suspect as one behind). */
 export const SIGNATURE_WINDOW_SECONDS = 5 * 60;
+/** stopEvents() waits this long at most for the requests being handled: Slack gives up after 3 s. */
+export const EVENTS_STOP_WAIT_MS = 3_500;
 
 export interface EventsReceiverOptions {
   signingSecret: string;
@@ -39,6 +42,9 @@ type Refusal = 'no_signature' | 'bad_signature_header' | 'stale_timestamp' | 'ba
 export class EventsReceiver implements Receiver {
   private app: App | undefined;
   private accepting = false;
+  /** SIGTERM: events are refused with 503 (Slack retries them, elsewhere); interactions still work. */
+  private refusingEvents = false;
+  private readonly answering = new Set<Promise<void>>();
   private readonly now: () => number;
   private readonly maxBodyBytes: number;
   private readonly refusals: RefusalLog;
@@ -50,6 +56,10 @@ export class EventsReceiver implements Receiver {
     this.maxBodyBytes = opts.maxBodyBytes ?? SLACK_MAX_BODY_BYTES;
     this.refusals = new RefusalLog(opts.logger, this.now, opts.refusalLogIntervalMs ?? 60_000);
     const listener = (req: IncomingMessage, res: ServerResponse): void => {
+      // Until it is answered, a request holds up stopEvents() (bounded).
+      const answered = new Promise<void>((resolve) => res.once('close', resolve));
+      this.answering.add(answered);
+      void answered.then(() => this.answering.delete(answered));
       // Whatever goes wrong in here is answered here: never an unhandled rejection.
       this.handle(req, res).catch((err: unknown) => {
         opts.logger.error(`Slack request failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -70,6 +80,19 @@ export class EventsReceiver implements Receiver {
 
   async stop(): Promise<void> {
     this.accepting = false;
+  }
+
+  /**
+   * The first step of SIGTERM: from now on an Events API event is answered 503, never acked and
+   * then dropped, so Slack delivers it again (to another replica, once this one's /readyz says
+   * 503). Interactions (a Stop click on a reply being finished) are still taken. Resolves once
+   * every request already being handled has been answered, or after EVENTS_STOP_WAIT_MS.
+   */
+  async stopEvents(): Promise<void> {
+    this.refusingEvents = true;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, EVENTS_STOP_WAIT_MS)));
+    await Promise.race([Promise.allSettled([...this.answering]), bound]).finally(() => clearTimeout(timer));
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -110,6 +133,7 @@ export class EventsReceiver implements Receiver {
     if (parsed.type === 'url_verification') return http.buildUrlVerificationResponse(res, parsed);
     // An event callback without an event routes nowhere, and Bolt would never ask for its ack.
     if (parsed.type === 'event_callback' && !hasRoutableEvent(parsed)) return refuse(res, 400);
+    if (this.refusingEvents && parsed.type === 'event_callback') return refuse(res, 503);
 
     // Bolt's ack helper wants the buffered request it would have made itself.
     const buffered = Object.assign(req, { rawBody: body });
