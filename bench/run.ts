@@ -9,6 +9,7 @@ import { replyText } from '../src/emulator/replies.js';
 import { metricSum, startBridge } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
+import { sigtermStressLine } from './sigterm-stress.js';
 import { type HostileResult, runHostile } from './hostile.js';
 import { formatMarkdown, type MarkdownResult, runMarkdown } from './markdown.js';
 import { runNaiveLevel } from './naive.js';
@@ -385,7 +386,7 @@ async function main(): Promise<void> {
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
   process.stdout.write(
-    `${formatTable(doc)}\n${markdown ? `\n${formatMarkdown(markdown)}\n` : ''}${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}${flood ? `\n${formatFlood(flood)}\n` : ''}`,
+    `${formatTable(doc)}\n${markdown ? `\n${formatMarkdown(markdown)}\n` : ''}${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}${flood ? `\n${formatFlood(flood)}\n` : ''}\n${sigtermStressLine()}\n`,
   );
   const file =
     args.out ??

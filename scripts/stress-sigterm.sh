@@ -65,5 +65,18 @@ for i in $(seq 1 "$ITERATIONS"); do
     echo "run ${i}: FAIL (exit ${code}) in ${secs}s: ${why} — see ${log}"
   fi
 done
-echo "stress:sigterm: ${passed}/${ITERATIONS} passed, ${failed} failed, under ${BUSY_LOOPS} busy loops on $(nproc) cores"
+summary="${passed}/${ITERATIONS} passed, ${failed} failed, under ${BUSY_LOOPS} busy loops on $(nproc) cores"
+echo "stress:sigterm: ${summary}"
+# The result is kept beside the bench's (npm run bench prints the newest one in its SIGTERM line).
+mkdir -p bench/results
+result="bench/results/$(date -u +%F)-sigterm-stress.json"
+SUMMARY="$summary" PASSED="$passed" FAILED="$failed" RUNS="$ITERATIONS" LOOPS="$BUSY_LOOPS" LOGDIR="$LOGS" node -e '
+  const fs = require("node:fs");
+  const runs = fs.readdirSync(process.env.LOGDIR).filter((f) => f.endsWith(".log")).sort();
+  const figures = runs.flatMap((f) => fs.readFileSync(`${process.env.LOGDIR}/${f}`, "utf8").match(/SIGTERM → exit in [0-9]+ ms( \(in the child: [0-9]+ ms\))?/g) ?? []);
+  const doc = { date: new Date().toISOString(), runs: Number(process.env.RUNS), passed: Number(process.env.PASSED),
+    failed: Number(process.env.FAILED), busyLoops: Number(process.env.LOOPS), summary: process.env.SUMMARY, figures };
+  fs.writeFileSync(process.argv[1], JSON.stringify(doc, null, 2) + "\n");
+' "$result"
+echo "stress:sigterm: written to ${result}"
 [ "$failed" -eq 0 ]
