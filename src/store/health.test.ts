@@ -1,7 +1,6 @@
 import { chmodSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Place } from '../core/ports.js';
@@ -236,16 +235,19 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     setImmediate(spin);
     await new Promise((r) => setImmediate(r));
 
-    const t0 = performance.now();
+    // The serving connection waits at most 100 ms for a lock (open and migration use 5 s): checked
+    // as SQLite's setting, not with a stopwatch.
+    expect(s.db.pragma('busy_timeout', { simple: true })).toBe(100);
     const err = thrown(() => s.events.markSeen('slack', 'e1', 1));
-    const firstMs = performance.now() - t0;
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'locked' });
+    expect((err as Error).cause).toBeDefined(); // this one reached SQLite and waited
     expect(s.health()).toEqual({ ok: false, kind: 'locked', reason: 'locked: database is locked' });
-    // Loose bound: busy_timeout is 100 ms (it was 5 s). The next writes do not even wait.
-    expect(firstMs).toBeLessThan(1000);
-    const t1 = performance.now();
-    for (let i = 0; i < 20; i++) expect(() => put(s, i)).toThrow(StoreUnavailableError);
-    expect(performance.now() - t1).toBeLessThan(100);
+    // The next writes do not even wait: they fail before reaching SQLite (no SQLite error as cause).
+    for (let i = 0; i < 20; i++) {
+      const next = thrown(() => put(s, i));
+      expect(next).toBeInstanceOf(StoreUnavailableError);
+      expect((next as Error).cause).toBeUndefined();
+    }
     const before = turns;
     await new Promise((r) => setImmediate(r));
     await new Promise((r) => setImmediate(r));

@@ -140,8 +140,10 @@ describe('stream formats on the wire', () => {
     const started = Date.now();
     const got = await collect(await service!.stream(req));
     expect(got.events).toEqual([{ type: 'text', text: 'x' }, { type: 'end' }]);
-    expect(Date.now() - started).toBeLessThan(500);
+    // The reply ended on the end event, before the socket was let go (not by waiting for it).
+    expect(closedAt).toBe(0);
     await serverSawClose;
+    // A lower bound only (a slow machine lengthens it): the socket lingers, then is let go.
     expect(closedAt - started).toBeGreaterThanOrEqual(900);
   });
 

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { mentionProblems } from '../fakes/discord/writes.js';
 import { mention } from './discord/harness.js';
-import { partsProblems } from './discord/parts.js';
+import { partsProblems, writeSequenceProblems } from './discord/parts.js';
 import { type Stack, startStack } from './discord/stack.js';
 
 // End to end: real discord.js against the fake Discord, the relay with SQLite, the upstream
@@ -165,13 +165,16 @@ it('twelve concurrent long replies in two channels finish exact with zero 429s',
   );
   expect(fake.rateLimitHits).toBe(0);
   for (const t of threads) expect(fake.botMessages(t.id).length).toBeGreaterThanOrEqual(2);
-  // The run needed many windows of budget (the limiter was exercised), yet each reply cost few
-  // writes: its parts, and at most a few edits (later replies post once when the budget is short).
-  const perThread = threads.map(
-    (t) => fake.record.filter((r) => r.channelId === t.id && r.path.includes('/messages')).length,
+  // The run needed many windows of budget (the limiter was exercised), and no write in any thread
+  // was wasted: each changed what its message shows, only added to it, and never went back to a
+  // part once the next was posted. How many edits a message got is not asserted: it follows how
+  // long the stream ran (edits are paced by the interval and the budget), so a slow machine gets
+  // more of them, and no user is hurt by that.
+  const writes = threads.map((t) =>
+    fake.record.filter((r) => r.channelId === t.id && /\/messages(\/\d+)?$/.test(r.path)),
   );
-  expect(perThread.reduce((a, b) => a + b, 0)).toBeGreaterThan(4 * budget.limit);
-  threads.forEach((t, i) => expect(perThread[i]).toBeLessThanOrEqual(fake.botMessages(t.id).length + 4));
+  expect(writes.reduce((a, w) => a + w.length, 0)).toBeGreaterThan(4 * budget.limit);
+  threads.forEach((t, i) => expect(writeSequenceProblems(writes[i] ?? []), `thread of [long ${t.n}]`).toEqual([]));
 }, 30_000);
 
 it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a restart keeps the thread conversation', async () => {

@@ -114,6 +114,8 @@ describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => 
       2_000 + 5_000 + 2_000,
       () => JSON.stringify(g.slack.botMessages('D9').map((m) => m.text.slice(-60))),
     );
+    // Contract bound: a replica whose heartbeat is older than the lease (2 s here) is taken over;
+    // 5 s on top for the takeover loop and a shared machine.
     expect(Date.now() - killedAt).toBeLessThanOrEqual(2_000 + 5_000);
     expect(g.slack.botMessages('D9')).toHaveLength(1); // the reply itself was edited, nothing posted
     const follow = g.slack.userPost({ channel: 'D9', channelType: 'im', text: 'still there?' });

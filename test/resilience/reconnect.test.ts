@@ -136,6 +136,8 @@ describe('Discord gateway outage', () => {
       'the stalled reply to be marked',
     );
     const elapsed = Date.now() - started;
+    // Lower bound: the configured idle timeout had to pass (slowness only adds). End-to-end bound,
+    // reason: the setting must reach the client: the default (60 s) would blow far past 6 s.
     expect(elapsed).toBeGreaterThanOrEqual(900);
     expect(elapsed).toBeLessThan(6_000);
     expect(emu.requests.filter((r) => r.message === text)).toHaveLength(1);

@@ -271,6 +271,7 @@ describe('Slack events receiver facing hostile input', () => {
     });
     expect(res.status).toBe(408);
     expect(res.closed).toBe(true);
+    // Contract: every signed Slack request gets an HTTP answer within 3 s (Slack retries after 3 s).
     expect(Date.now() - started).toBeLessThan(2500);
     expect(rejections).toEqual([]);
   });
