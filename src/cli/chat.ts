@@ -18,7 +18,8 @@ export interface ChatIo {
 }
 
 const USAGE = `usage: assistant-bridge chat [--bot ID]
-  Talks to the upstream bot (CHAT_BOT_ID, or --bot). /reset starts a new conversation.
+  Talks to the upstream bot (CHAT_BOT_ID, or --bot). /reset starts a new conversation;
+  /exit (or Ctrl-D, Ctrl-C) leaves. Piped input: one message a line, each reply on stdout.
 `;
 
 export async function run(args: string[], io: ChatIo = {}): Promise<number> {
