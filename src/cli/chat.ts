@@ -179,7 +179,7 @@ export function describeError(err: unknown, botId: string): string {
     unauthorized: 'the assistant refused the API key (check CHAT_API_KEY)',
     too_long: 'the message is too long',
     unknown_bot: `the bot "${botId}" does not exist (check CHAT_BOT_ID or --bot)`,
-    conversation_gone: 'the conversation no longer exists upstream',
+    conversation_gone: 'unknown conversation: the upstream does not know this id (mistyped, deleted or expired)',
     bad_request: 'the assistant refused the request',
     stream_error: 'the assistant reported an error while answering',
     interrupted: 'the reply was cut off',

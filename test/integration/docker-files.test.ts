@@ -77,8 +77,27 @@ describe('Dockerfile', () => {
 describe('.env.example', () => {
   const example = parseDotenv(read('.env.example'));
 
+  // Set as `NAME=value`, or shown commented out as `# NAME=value` where setting it would override a
+  // default that differs between `npm start` and the image (DATABASE_PATH).
+  const commented = [...read('.env.example').matchAll(/^# ([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1] as string);
+
   it('names every variable of the configuration, and only those', () => {
-    expect(Object.keys(example).sort()).toEqual(Object.keys(envSchema.shape).sort());
+    expect([...Object.keys(example), ...commented].sort()).toEqual(Object.keys(envSchema.shape).sort());
+  });
+
+  it('works with `docker run --env-file` as well as with npm start', () => {
+    // Docker takes every NAME=value line literally and over the image's ENV: nothing may replace
+    // the image's DATABASE_PATH=/data/bridge.db (the only writable place for the non-root user).
+    expect(example.DATABASE_PATH).toBeUndefined();
+    expect(commented).toEqual(['DATABASE_PATH']);
+    expect(envSchema.shape.DATABASE_PATH.parse(undefined)).toBe('./data/bridge.db');
+    // No quotes or trailing comments, which docker would keep as part of the value.
+    for (const line of read('.env.example').split('\n')) {
+      if (line.startsWith('#') || line.trim() === '') continue;
+      expect(line, line).toMatch(/^[A-Z][A-Z0-9_]*=[^"'#\s]*$/);
+    }
+    // The loopback address is explained for containers.
+    expect(read('.env.example')).toMatch(/Inside a container 127\.0\.0\.1 is the\s+# container itself/);
   });
 
   it('is a valid configuration pointing at the local emulator', () => {
