@@ -138,7 +138,7 @@ export function parseRawEnv(env: Env): RawEnv {
 }
 
 export interface LoadOptions {
-  /** Require at least one platform (Slack or Discord): `start` does, `chat`/`doctor` do not. */
+  /** Require at least one platform (Slack or Discord): `start` and `doctor`'s config row do, `chat` does not. */
   requirePlatform?: boolean;
   /** Require the upstream variables (CHAT_API_URL, CHAT_API_KEY, CHAT_BOT_ID). */
   requireUpstream?: boolean;

@@ -37,7 +37,15 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
     DATABASE_PATH: join(dir, 'bridge.db'),
     CHAT_API_URL: 'http://127.0.0.1:9',
   };
-  return promisify(execFile)(process.execPath, [BIN, ...args], { cwd: dir, env, timeout: 20_000 }).then(
+  return cliIn(dir, env, ...args);
+}
+
+async function cliIn(
+  cwd: string,
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [BIN, ...args], { cwd, env, timeout: 20_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: { code?: number; stdout: string; stderr: string }) => ({
       code: err.code ?? -1,
@@ -78,6 +86,32 @@ describe('assistant-bridge --help and --version', () => {
 
   it('chat --help mentions /exit', async () => {
     expect((await cli('chat', '--help')).stdout).toContain('/exit');
+  });
+});
+
+describe('doctor and start on .env.example alone', () => {
+  it('doctor reports the problems start exits on, and creates no database', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'bridge-env-example-'));
+    try {
+      copyFileSync(join(ROOT, '.env.example'), join(cwd, '.env'));
+      const env = { PATH: process.env.PATH ?? '' };
+      const start = await cliIn(cwd, env, 'start');
+      expect(start.code).toBe(2);
+      const problems = start.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('  - '))
+        .map((l) => l.slice(4));
+      expect(problems.length).toBeGreaterThan(0);
+
+      const doctor = await cliIn(cwd, env, 'doctor', '--timeout-ms', '2000');
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toMatch(/^config\s+FAIL/m);
+      for (const p of problems) expect(doctor.stdout).toContain(p);
+      expect(doctor.stdout).toMatch(/data\/bridge\.db: does not exist yet; start will create it/);
+      expect(existsSync(join(cwd, 'data'))).toBe(false);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });
 
