@@ -25,6 +25,8 @@ export interface UpstreamClientOptions {
   /** Injectable for tests: the waits between retries. */
   sleep?: Sleep;
   random?: () => number;
+  /** Told of each retry before its wait (after the log line): the terminal `chat` shows it. */
+  onRetry?: (err: ChatError, attempt: number, waitMs: number) => void;
   /**
    * CHAT_REPLY_MAX_CHARS: the most reply text taken. A stream past it is cut and ends as too_long;
    * a one-response body is not read past bytesForChars(maxReplyChars). Unset: unbounded.
@@ -87,7 +89,8 @@ export class UpstreamHttp {
     this.redact = keyRedactor(opts.apiKey);
     this.maxReplyChars = opts.maxReplyChars;
     this.policy = retryPolicy(opts.retry, opts.sleep, opts.random);
-    this.policy.onRetry = (err, attempt, waitMs) =>
+    const notify = opts.onRetry;
+    this.policy.onRetry = (err, attempt, waitMs) => {
       this.log.warn(
         {
           endpoint: err.details.endpoint,
@@ -99,6 +102,8 @@ export class UpstreamHttp {
         },
         'upstream call failed, retrying',
       );
+      notify?.(err, attempt, waitMs);
+    };
   }
 
   /** A call answered with one JSON body (A1/B1, history, lists), retried per the policy. */
