@@ -2,6 +2,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { type Config, ConfigError, type Env, loadConfig, readEnv } from '../config/config.js';
 import { ChatError, type ChatService } from '../core/chat-port.js';
 import { createChatService, type UpstreamClientOptions } from '../upstream/index.js';
+import { NOT_CHAT_API } from '../upstream/mapping.js';
 
 // `assistant-bridge chat [--bot ID]`: a conversation with the upstream bot in the terminal.
 // On a TTY: a `> ` prompt, replies streamed as they arrive, Ctrl-D or Ctrl-C to leave. Otherwise
@@ -220,6 +221,7 @@ export function describeError(err: unknown, botId: string): string {
     stream_error: 'the assistant reported an error while answering',
     interrupted: 'the reply was cut off',
   };
+  if (err.details.code === NOT_CHAT_API) return `${err.message} (check CHAT_API_URL)`;
   return `${summary[err.kind]}: ${err.message}`;
 }
 

@@ -2,6 +2,7 @@ import { Pool } from 'undici';
 import { ChatError, type ChatStream, type SendResult } from '../core/chat-port.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
+import { notChatApi } from './mapping.js';
 import { type RetryOptions, type RetryPolicy, retryPolicy, type Sleep, withRetry } from './retry.js';
 import { bytesForChars, createChatStream, cutText } from './stream-reader.js';
 
@@ -217,7 +218,15 @@ export class UpstreamHttp {
       throw e;
     }
     this.log.debug({ endpoint: spec.endpoint, status: res.statusCode, ms: Date.now() - started }, 'upstream answered');
-    if (res.statusCode >= 200 && res.statusCode < 300) return res;
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      // A web page answering 200 (a wrong CHAT_API_URL: a site, a login page, a proxy's notice)
+      // is never a reply: said as such, not relayed as the assistant's text. Not retried.
+      if (/^\s*text\/html\b/i.test(header(res.headers, 'content-type') ?? '')) {
+        await readLimited(res.body, ERROR_BODY_LIMIT);
+        throw notChatApi(spec.endpoint, `answered ${res.statusCode} with an HTML page`, res.statusCode);
+      }
+      return res;
+    }
     const text = await readLimited(res.body, ERROR_BODY_LIMIT);
     throw httpError(res.statusCode, res.headers, text, this.context(spec));
   }
