@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { prettyDestination } from './logger-pretty.js';
 
 // Every logger of the process is made here, so redaction is the same everywhere.
 // Message text is only ever logged at debug level, under the key `text`.
@@ -36,6 +37,8 @@ export interface LoggerOptions {
   level?: string;
   /** Destination stream; defaults to stdout. Tests pass a sink to inspect lines. */
   destination?: pino.DestinationStream;
+  /** LOG_FORMAT: `json` (default) lines, or `pretty` readable lines (see logger-pretty.ts). */
+  format?: 'json' | 'pretty';
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
@@ -47,7 +50,13 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    opts.destination ?? pino.destination({ fd: 1, sync: false }),
+    opts.format === 'pretty'
+      ? prettyDestination(
+          opts.destination
+            ? { write: (s: string) => (opts.destination as pino.DestinationStream).write(s) }
+            : undefined,
+        )
+      : (opts.destination ?? pino.destination({ fd: 1, sync: false })),
   );
 }
 

@@ -66,6 +66,8 @@ export interface ServiceConfig {
   host: string;
   databasePath: string;
   logLevel: string;
+  /** LOG_FORMAT: `json` lines (default, for collectors) or `pretty` lines for a person at a terminal. */
+  logFormat: 'json' | 'pretty';
   maxConcurrentReplies: number;
   /** Messages that may wait for a slot; beyond it a busy notice. */
   maxQueuedReplies: number;
@@ -236,6 +238,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       host: raw.HOST,
       databasePath: raw.DATABASE_PATH,
       logLevel: raw.LOG_LEVEL,
+      logFormat: raw.LOG_FORMAT,
       maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
       maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
