@@ -1,5 +1,7 @@
-import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseDotenv } from 'dotenv';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +16,7 @@ import { createMetrics } from '../../src/server/metrics.js';
 // .env.example agree with the code (scripts, paths, variable names, flags), and run the image's
 // HEALTHCHECK command against the real HTTP server.
 
+const ROOT = resolve(import.meta.dirname, '../..');
 const read = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
 const exists = (p: string) => existsSync(new URL(`../../${p}`, import.meta.url));
 const dockerfile = read('Dockerfile');
@@ -43,6 +46,39 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/DATABASE_PATH=\/data\/bridge\.db/);
     expect(dockerfile).toMatch(/^VOLUME \["\/data"\]$/m);
     expect(dockerfile).toMatch(/^EXPOSE 3000$/m);
+  });
+
+  it('keeps no better-sqlite3 build leftovers or empty folders, and the addon still loads', () => {
+    const step = /^RUN (cd node_modules\/better-sqlite3 \\\n(?:.*\\\n)*.*)$/m.exec(dockerfile)?.[1];
+    expect(step).toBeDefined();
+    // The same commands on a copy of this checkout's better-sqlite3 (built or prebuilt alike).
+    const app = mkdtempSync(join(tmpdir(), 'bridge-lean-'));
+    try {
+      mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
+      cpSync(join(ROOT, 'node_modules', 'better-sqlite3'), join(app, 'node_modules', 'better-sqlite3'), {
+        recursive: true,
+      });
+      for (const dep of ['bindings', 'file-uri-to-path'])
+        cpSync(join(ROOT, 'node_modules', dep), join(app, 'node_modules', dep), { recursive: true });
+      const script = (step ?? '').replace(/\\\n/g, ' ').replace('cd /app', `cd ${JSON.stringify(app)}`);
+      execFileSync('sh', ['-ec', script], { cwd: app });
+      const pkg = join(app, 'node_modules', 'better-sqlite3');
+      expect(readdirSync(join(pkg, 'build'))).toEqual(['Release']);
+      expect(readdirSync(join(pkg, 'build', 'Release'))).toEqual(['better_sqlite3.node']);
+      for (const gone of ['deps', 'src']) expect(existsSync(join(pkg, gone)), gone).toBe(false);
+      expect(existsSync(join(app, 'node_modules', '@types'))).toBe(false);
+      const loaded = execFileSync(
+        process.execPath,
+        [
+          '-e',
+          "const D = require('better-sqlite3'); console.log(new D(':memory:').prepare('select 41 + 1 as n').get().n)",
+        ],
+        { cwd: app, encoding: 'utf8' },
+      );
+      expect(loaded.trim()).toBe('42');
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
   });
 
   it('has a HEALTHCHECK that passes against a running server and fails without one', async () => {
