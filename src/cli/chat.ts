@@ -119,7 +119,7 @@ async function interactive(
     current?.abort(new Error('interrupted by the user'));
     rl.close();
   });
-  stdout.write(`Talking to ${conversation.botId}. /reset starts a new conversation; Ctrl-D or Ctrl-C leaves.\n`);
+  stdout.write(`Talking to ${conversation.botId}. /reset starts a new conversation; /exit, Ctrl-D or Ctrl-C leaves.\n`);
   rl.prompt();
   try {
     for await (const line of rl) {
