@@ -15,6 +15,14 @@ RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+# Only what runs goes on: of better-sqlite3's compile (17 MB when no prebuilt binary fits) the
+# addon build/Release/better_sqlite3.node stays, its objects, SQLite and C++ sources go; then the
+# empty folders the pruned dev dependencies leave behind.
+RUN cd node_modules/better-sqlite3 \
+ && find build -mindepth 1 -maxdepth 1 ! -name Release -exec rm -rf {} + \
+ && find build/Release -mindepth 1 -maxdepth 1 ! -name better_sqlite3.node -exec rm -rf {} + \
+ && rm -rf deps src binding.gyp \
+ && cd /app && find node_modules -mindepth 1 -type d -empty -delete
 
 FROM node:22-bookworm-slim AS run
 # tini as PID 1: forwards SIGTERM to node (graceful drain) and reaps zombies.

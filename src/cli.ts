@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // `assistant-bridge <command>`: dispatches to the command modules. Each module exports
 // `run(args): Promise<number>` and returns the exit code; nothing below calls process.exit.
+// `--version` anywhere and `start --help` are answered here, before any command module loads, so
+// neither has a side effect; every other command answers its own `--help`.
+
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 
 const USAGE = `usage: assistant-bridge <command>
 
@@ -12,9 +17,39 @@ commands:
   conversations list|show ID     list the bot's conversations, or show one's history
   emulator [--port N] [--form a|b|both] [--api-key K] [--stream-format F] ...
                                  run a local emulator of the upstream chat service
+
+Every command takes --help; --version prints the version.
 `;
 
 import { scrubSecrets } from './scrub.js';
+const START_USAGE = `usage: assistant-bridge start
+
+Runs the bridge: the connectors the environment configures (Slack and/or Discord), the HTTP
+server on HOST:PORT (health, readiness, metrics, Slack HTTP mode and OAuth). The environment,
+over .env in the working directory, is the whole configuration; check it with
+\`assistant-bridge doctor\`. SIGTERM or SIGINT drains and exits.
+`;
+
+/** package.json's version; the file sits one folder above both src/cli.ts and dist/cli.js. */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return String(pkg.version);
+}
+
+/** `start` takes no arguments: anything but --help is a usage error, so it never starts by accident. */
+function checkStartArgs(args: string[]): number | undefined {
+  try {
+    const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
+    if (values.help === true) {
+      process.stdout.write(START_USAGE);
+      return 0;
+    }
+    return undefined;
+  } catch (err) {
+    process.stderr.write(`start: ${err instanceof Error ? err.message : String(err)}\n\n${START_USAGE}`);
+    return 2;
+  }
+}
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -40,6 +75,10 @@ const commands: Record<string, () => Promise<Command>> = {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (argv.includes('--version') || argv.includes('-V')) {
+    process.stdout.write(`assistant-bridge ${version()}\n`);
+    return 0;
+  }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     process.stdout.write(USAGE);
     return name === undefined ? 2 : 0;
@@ -48,6 +87,10 @@ async function main(argv: string[]): Promise<number> {
   if (!load) {
     process.stderr.write(`assistant-bridge: unknown command "${name}"\n\n${USAGE}`);
     return 2;
+  }
+  if (name === 'start') {
+    const code = checkStartArgs(rest);
+    if (code !== undefined) return code;
   }
   const command = await load();
   return command(rest);

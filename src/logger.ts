@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { scrubSecrets } from './scrub.js';
+import { prettyDestination } from './logger-pretty.js';
 
 // Every logger of the process is made here, so redaction is the same everywhere.
 // Message text is only ever logged at debug level, under the key `text`.
@@ -37,6 +38,8 @@ export interface LoggerOptions {
   level?: string;
   /** Destination stream; defaults to stdout. Tests pass a sink to inspect lines. */
   destination?: pino.DestinationStream;
+  /** LOG_FORMAT: `json` (default) lines, or `pretty` readable lines (see logger-pretty.ts). */
+  format?: 'json' | 'pretty';
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
@@ -51,7 +54,13 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       // patterns, wherever in the line they ended up (a message, an error, a nested field).
       hooks: { streamWrite: scrubSecrets },
     },
-    opts.destination ?? pino.destination({ fd: 1, sync: false }),
+    opts.format === 'pretty'
+      ? prettyDestination(
+          opts.destination
+            ? { write: (s: string) => (opts.destination as pino.DestinationStream).write(s) }
+            : undefined,
+        )
+      : (opts.destination ?? pino.destination({ fd: 1, sync: false })),
   );
 }
 

@@ -54,7 +54,7 @@ export async function run(_args: string[]): Promise<number> {
     }
     throw err;
   }
-  const root = createLogger({ level: config.service.logLevel });
+  const root = createLogger({ level: config.service.logLevel, format: config.service.logFormat });
   const log = componentLogger(root, 'main');
   const life = watchProcess(log);
   let code = 1;

@@ -1,6 +1,7 @@
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
+import { createChatService } from '../upstream/index.js';
 import { run } from './chat.js';
 
 // The chat command with its streams injected, against the in-process emulator.
@@ -27,10 +28,22 @@ function sink() {
   return { stream, text: () => text };
 }
 
-async function chat(lines: string[], env: Record<string, string> = {}, args: string[] = []) {
+async function chat(lines: string[], env: Record<string, string> = {}, args: string[] = [], waits?: number[]) {
   const out = sink();
   const err = sink();
   const code = await run(args, {
+    // The retry waits recorded and skipped (no sleeping in tests); the real client otherwise.
+    ...(waits
+      ? {
+          createService: (cfg) =>
+            createChatService({
+              ...cfg,
+              sleep: async (ms) => {
+                waits.push(ms);
+              },
+            }),
+        }
+      : {}),
     stdin: Readable.from([lines.map((l) => `${l}\n`).join('')]),
     stdout: out.stream,
     stderr: err.stream,
@@ -40,6 +53,31 @@ async function chat(lines: string[], env: Record<string, string> = {}, args: str
 }
 
 const sent = () => emu.requests.map((r) => [r.endpoint, r.conversationId]);
+
+describe('chat while the upstream is busy', () => {
+  it("shows the upstream's 429 and Retry-After while it waits, then the reply", async () => {
+    emu.injectFault({ status: 429, times: 1, retryAfterSeconds: 20 });
+    const waits: number[] = [];
+    const r = await chat(['hello'], {}, [], waits);
+    expect(waits).toEqual([20_000]);
+    expect(r).toEqual({
+      code: 0,
+      stdout: 'You said: hello\n',
+      stderr: '(the assistant is busy (429), retrying in 20 s)\n',
+    });
+  });
+
+  it('`[status 429]` on every try: a note every 5 s of waiting, then the error', async () => {
+    const waits: number[] = [];
+    const r = await chat(['x [status 429]'], {}, [], waits);
+    expect(r.code).toBe(1);
+    const notes = r.stderr.split('\n').filter((l) => l.startsWith('('));
+    expect(notes[0]).toBe('(the assistant is busy (429), retrying in 1 s)');
+    // 30 s of budget in 1 s waits: a note at 0, 5, ... 25 s waited, not one a second.
+    expect(notes).toHaveLength(Math.ceil(waits.length / 5));
+    expect(r.stderr).toMatch(/\nerror: the assistant is busy, try again shortly: /);
+  });
+});
 
 describe('chat, input not a terminal', () => {
   it('Form A: one reply per line, the conversation kept from the reply', async () => {

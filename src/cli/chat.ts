@@ -2,7 +2,8 @@ import { scrubbingWriter } from '../scrub.js';
 import { createInterface, type Interface } from 'node:readline';
 import { type Config, ConfigError, type Env, loadConfig, readEnv } from '../config/config.js';
 import { ChatError, type ChatService } from '../core/chat-port.js';
-import { createChatService } from '../upstream/index.js';
+import { createChatService, type UpstreamClientOptions } from '../upstream/index.js';
+import { NOT_CHAT_API } from '../upstream/mapping.js';
 
 // `assistant-bridge chat [--bot ID]`: a conversation with the upstream bot in the terminal.
 // On a TTY: a `> ` prompt, replies streamed as they arrive, Ctrl-D or Ctrl-C to leave. Otherwise
@@ -15,11 +16,12 @@ export interface ChatIo {
   stderr?: { write(s: string): unknown };
   /** The environment (default: the process environment over `.env`). */
   env?: Env;
-  createService?: (cfg: Config['upstream']) => ChatService;
+  createService?: (cfg: Config['upstream'] & Pick<UpstreamClientOptions, 'onRetry'>) => ChatService;
 }
 
 const USAGE = `usage: assistant-bridge chat [--bot ID]
-  Talks to the upstream bot (CHAT_BOT_ID, or --bot). /reset starts a new conversation.
+  Talks to the upstream bot (CHAT_BOT_ID, or --bot). /reset starts a new conversation;
+  /exit (or Ctrl-D, Ctrl-C) leaves. Piped input: one message a line, each reply on stdout.
 `;
 
 export async function run(args: string[], io: ChatIo = {}): Promise<number> {
@@ -49,7 +51,10 @@ export async function run(args: string[], io: ChatIo = {}): Promise<number> {
     return 2;
   }
 
-  const service = (io.createService ?? createChatService)(config.upstream);
+  const service = (io.createService ?? createChatService)({
+    ...config.upstream,
+    onRetry: retryNotes((note) => stderr.write(`(${note})\n`)),
+  });
   const conversation = new TerminalConversation(service, config.upstream, (note) => stderr.write(`(${note})\n`));
   try {
     return stdin.isTTY
@@ -116,7 +121,7 @@ async function interactive(
     current?.abort(new Error('interrupted by the user'));
     rl.close();
   });
-  stdout.write(`Talking to ${conversation.botId}. /reset starts a new conversation; Ctrl-D or Ctrl-C leaves.\n`);
+  stdout.write(`Talking to ${conversation.botId}. /reset starts a new conversation; /exit, Ctrl-D or Ctrl-C leaves.\n`);
   rl.prompt();
   try {
     for await (const line of rl) {
@@ -169,6 +174,39 @@ async function turn(
   }
 }
 
+/** A wait shown as people read it: "20 s", "0.5 s". */
+const seconds = (ms: number) => `${ms >= 1000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10} s`;
+
+/** Waited this long (in the waits' own sum) since the last note, the next retry is said again. */
+const NOTE_EVERY_MS = 5_000;
+
+/**
+ * What the user sees while the client waits to retry (a 429's Retry-After, a 5xx's backoff),
+ * instead of silence: the first retry of a call, then one note per NOTE_EVERY_MS waited.
+ */
+export function retryNotes(note: (text: string) => void): (err: ChatError, attempt: number, waitMs: number) => void {
+  let waited = 0;
+  let notedAt = Number.NEGATIVE_INFINITY;
+  return (err, attempt, waitMs) => {
+    if (attempt === 1) {
+      waited = 0;
+      notedAt = Number.NEGATIVE_INFINITY;
+    }
+    if (waited - notedAt >= NOTE_EVERY_MS) {
+      notedAt = waited;
+      const status = err.details.status === undefined ? '' : ` (${err.details.status})`;
+      const what =
+        err.kind === 'rate_limited'
+          ? `the assistant is busy${status}`
+          : err.kind === 'network'
+            ? 'cannot reach the assistant'
+            : `the assistant failed to answer${status}`;
+      note(`${what}, retrying in ${seconds(waitMs)}`);
+    }
+    waited += waitMs;
+  };
+}
+
 /** One readable line for a failure; the details after the summary. */
 export function describeError(err: unknown, botId: string): string {
   if (!(err instanceof ChatError)) return err instanceof Error ? err.message : String(err);
@@ -180,11 +218,12 @@ export function describeError(err: unknown, botId: string): string {
     unauthorized: 'the assistant refused the API key (check CHAT_API_KEY)',
     too_long: 'the message is too long',
     unknown_bot: `the bot "${botId}" does not exist (check CHAT_BOT_ID or --bot)`,
-    conversation_gone: 'the conversation no longer exists upstream',
+    conversation_gone: 'unknown conversation: the upstream does not know this id (mistyped, deleted or expired)',
     bad_request: 'the assistant refused the request',
     stream_error: 'the assistant reported an error while answering',
     interrupted: 'the reply was cut off',
   };
+  if (err.details.code === NOT_CHAT_API) return `${err.message} (check CHAT_API_URL)`;
   return `${summary[err.kind]}: ${err.message}`;
 }
 

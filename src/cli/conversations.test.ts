@@ -198,7 +198,9 @@ describe('conversations show', () => {
   it('an unknown conversation: one error line, exit 1', async () => {
     const r = await cli(['show', 'nope']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: the conversation no longer exists upstream: A3 history: upstream answered 404/);
+    expect(r.stderr).toMatch(
+      /^error: unknown conversation: the upstream does not know this id \(mistyped, deleted or expired\): A3 history: upstream answered 404/,
+    );
   });
 
   it('usage mistakes: exit 2', async () => {

@@ -1,4 +1,5 @@
 import { scrubbingWriter } from '../scrub.js';
+import { parseArgs } from 'node:util';
 import { ConfigError, type Env, parseRawEnv, readEnv } from '../config/config.js';
 import { MigrationError, migrate, openDatabase } from '../store/index.js';
 
@@ -9,16 +10,33 @@ export interface MigrateIo {
   env?: Env;
 }
 
+const USAGE = `usage: assistant-bridge migrate
+
+Applies the SQL migrations to DATABASE_PATH (SQLite), or to DATABASE_URL (PostgreSQL) when it is
+set, and exits. Safe to run while the bridge runs. Exit status: 0 done, 1 failed, 2 bad usage.
+`;
+
 /**
  * `assistant-bridge migrate`: apply migrations/ to DATABASE_PATH and exit; with DATABASE_URL,
  * migrations/postgres/ to that PostgreSQL database instead.
  */
 export async function run(
-  _args: string[],
+  args: string[],
   io: MigrateIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
   // Driver errors may quote the connection string: never a configured secret.
   io = { ...io, stderr: scrubbingWriter(io.stderr) };
+  // Parsed before anything is opened: `migrate --help` or a typo applies nothing.
+  try {
+    const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true });
+    if (values.help === true) {
+      io.stdout.write(USAGE);
+      return 0;
+    }
+  } catch (err) {
+    io.stderr.write(`migrate: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return 2;
+  }
   let path = 'the database';
   try {
     const raw = parseRawEnv(readEnv(io.env ?? process.env));

@@ -25,6 +25,7 @@ describe('config', () => {
       host: '0.0.0.0',
       databasePath: './data/bridge.db',
       logLevel: 'info',
+      logFormat: 'json',
       maxConcurrentReplies: 64,
       maxQueuedReplies: 256,
       userMessagesPerMinute: 20,
@@ -168,6 +169,34 @@ describe('config: DATABASE_URL and replicas', () => {
       postgres: undefined,
       replica: { id: 'web-1', leaseSeconds: 30 },
     });
+  });
+
+  it('says what is wrong in a DATABASE_URL (the port, the password encoding) without echoing it', () => {
+    const cases: [string, RegExp][] = [
+      [
+        'postgres://u:hunter2@db:99999/bridge',
+        /DATABASE_URL: has a bad port: it must be a whole number from 1 to 65535/,
+      ],
+      ['postgres://u:hunter2@db:54x2/bridge', /DATABASE_URL: has a bad port/],
+      ['postgres://u:hun#ter2@db:5432/bridge', /DATABASE_URL: is not a valid URL \(in the user name and password, /],
+    ];
+    for (const [url, expected] of cases) {
+      let message = '';
+      try {
+        loadConfig({ ...env, DATABASE_URL: url });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(expected);
+      expect(message).not.toContain('hunter2');
+    }
+  });
+
+  it('states the range of a negative number instead of "not a whole number"', () => {
+    expect(() => loadConfig({ ...env, PORT: '-1' })).toThrow(/PORT: must be a whole number from 0 to 65535/);
+    expect(() => loadConfig({ ...env, MAX_CONCURRENT_REPLIES: '-5' })).toThrow(
+      /MAX_CONCURRENT_REPLIES: must be a whole number, at least 1/,
+    );
   });
 
   it('refuses another scheme by name, without echoing the URL (it may hold a password)', () => {

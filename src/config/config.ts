@@ -67,6 +67,8 @@ export interface ServiceConfig {
   host: string;
   databasePath: string;
   logLevel: string;
+  /** LOG_FORMAT: `json` lines (default, for collectors) or `pretty` lines for a person at a terminal. */
+  logFormat: 'json' | 'pretty';
   maxConcurrentReplies: number;
   /** Messages that may wait for a slot; beyond it a busy notice. */
   maxQueuedReplies: number;
@@ -141,7 +143,7 @@ export function parseRawEnv(env: Env): RawEnv {
 }
 
 export interface LoadOptions {
-  /** Require at least one platform (Slack or Discord): `start` does, `chat`/`doctor` do not. */
+  /** Require at least one platform (Slack or Discord): `start` and `doctor`'s config row do, `chat` does not. */
   requirePlatform?: boolean;
   /** Require the upstream variables (CHAT_API_URL, CHAT_API_KEY, CHAT_BOT_ID). */
   requireUpstream?: boolean;
@@ -239,6 +241,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       host: raw.HOST,
       databasePath: raw.DATABASE_PATH,
       logLevel: raw.LOG_LEVEL,
+      logFormat: raw.LOG_FORMAT,
       maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
       maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,

@@ -1,17 +1,22 @@
 import { z } from 'zod';
 
 // Stage 1 of configuration: the raw environment, variable by variable, validated with zod.
-// Every variable of CONTRACT.md section 2 is here and nowhere else; names are fixed by the contract.
+// Every configuration variable is here and nowhere else; .env.example documents each one (a test
+// checks) and their names are fixed: operators' files depend on them.
 
 const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 const optionalString = z.preprocess(emptyToUndefined, z.string().trim().optional());
 
+// Not a number (or negative, as PORT=-1): the message states the range, not only "whole number".
+const rangeText = (min: number, max: number) =>
+  max === Number.MAX_SAFE_INTEGER ? `, at least ${min}` : ` from ${min} to ${max}`;
+
 const wholeNumber = (min: number, max: number) =>
   z
     .string()
     .trim()
-    .regex(/^\d+$/, { message: 'must be a whole number' })
+    .regex(/^\d+$/, { message: `must be a whole number${rangeText(min, max)}` })
     .transform(Number)
     .pipe(
       z
@@ -39,14 +44,34 @@ const urlVar = (def?: string) =>
     z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
   );
 
-// DATABASE_URL holds a password: its checks never echo it (parseRawEnv redacts it too).
+// DATABASE_URL holds a password: its checks never echo it (parseRawEnv redacts it too); they say
+// which part is wrong (the scheme, the port), never the value.
+const postgresUrlProblem = (v: string): string | undefined => {
+  const scheme = /^postgres(ql)?:\/\//i.exec(v);
+  if (!scheme) return 'must be a postgres:// or postgresql:// URL';
+  // host[:port] is what follows the last @ (a password may hold an unencoded @), up to the path.
+  const rest = v.slice(scheme[0].length);
+  const hostPort = rest.slice(rest.lastIndexOf('@') + 1).split(/[/?]/, 1)[0] ?? '';
+  const host = /^(\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(hostPort);
+  if (!host?.[1])
+    return 'must be a postgres:// or postgresql:// URL with a host: postgres://user:password@host:5432/db';
+  const port = host[2];
+  if (port !== undefined && port !== '' && (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65_535))
+    return 'has a bad port: it must be a whole number from 1 to 65535';
+  if (!URL.canParse(v))
+    return 'is not a valid URL (in the user name and password, characters such as @ : / # ? must be percent-encoded)';
+  return undefined;
+};
+
 const postgresUrlVar = z.preprocess(
   emptyToUndefined,
   z
     .string()
     .trim()
-    .refine((v) => /^postgres(ql)?:\/\/[^/?#]/i.test(v) && URL.canParse(v), {
-      message: 'must be a postgres:// or postgresql:// URL (unset it to use SQLite at DATABASE_PATH)',
+    .superRefine((v, ctx) => {
+      const problem = postgresUrlProblem(v);
+      if (problem !== undefined)
+        ctx.addIssue({ code: 'custom', message: `${problem} (unset it to use SQLite at DATABASE_PATH)` });
     })
     .optional(),
 );
@@ -142,6 +167,7 @@ export const envSchema = z.object({
   HOST: z.preprocess(emptyToUndefined, z.string().trim().default('0.0.0.0')),
   DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().trim().default('./data/bridge.db')),
   LOG_LEVEL: enumVar(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  LOG_FORMAT: enumVar(['json', 'pretty'], 'json'),
   MAX_CONCURRENT_REPLIES: intVar(64, 1),
   MAX_QUEUED_REPLIES: intVar(256, 0),
   USER_MESSAGES_PER_MINUTE: intVar(20, 1),

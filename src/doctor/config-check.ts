@@ -1,8 +1,10 @@
-import { buildConfig, type Config, ConfigError, type Env, parseRawEnv } from '../config/config.js';
+import { type Config, ConfigError, type Env, loadConfig } from '../config/config.js';
 import { type CheckRow, fail, ok } from './types.js';
 
-// The first row: does the environment make a valid configuration? `doctor` does not require a
-// platform (it is useful before Slack or Discord are set up), `start` does.
+// The first row: does the environment make a valid configuration? Judged by `loadConfig` with
+// the options `start` uses, so doctor fails exactly where start would (a missing platform too).
+// When only start-time requirements are missing, the other checks still run on what is set:
+// doctor stays useful before Slack or Discord are set up.
 
 export interface ConfigResult {
   row: CheckRow;
@@ -11,14 +13,17 @@ export interface ConfigResult {
 
 export function checkConfig(env: Env): ConfigResult {
   try {
-    const config = buildConfig(parseRawEnv(env), { requirePlatform: false });
+    const config = loadConfig(env);
     return { row: ok('config', describe(config)), config };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    return {
-      row: fail('config', err.problems.join('\n'), 'set or correct the variables named (see .env.example)'),
-      config: undefined,
-    };
+    const row = fail('config', err.problems.join('\n'), 'set or correct the variables named (see .env.example)');
+    try {
+      return { row, config: loadConfig(env, { requirePlatform: false }) };
+    } catch (inner) {
+      if (!(inner instanceof ConfigError)) throw inner;
+      return { row, config: undefined };
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -30,10 +30,33 @@ afterEach(() => {
 });
 
 describe('doctor: database', () => {
-  it('passes a fresh path: created, WAL, migrated, written', () => {
+  it('passes a fresh path in a writable folder without creating anything', () => {
+    const row = checkDatabasePath(path);
+    expect(row).toMatchObject({
+      status: 'ok',
+      detail: `${path}: does not exist yet; start will create it (${dir} is writable)`,
+    });
+    expect(existsSync(path)).toBe(false);
+    const deeper = join(dir, 'data', 'sub', 'bridge.db');
+    expect(checkDatabasePath(deeper).detail).toContain(`with the missing folder ${join(dir, 'data', 'sub')}`);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('passes an existing database: WAL, migrated, written', () => {
+    openStore(path, { probeIntervalMs: 0 }).close();
     const row = checkDatabasePath(path);
     expect(row.status).toBe('ok');
     expect(row.detail).toMatch(/^.*bridge\.db: writable, WAL, schema version [1-9]\d*$/);
+  });
+
+  it.skipIf(isRoot)('fails a fresh path in a folder this user cannot write, creating nothing', () => {
+    chmodSync(dir, 0o555);
+    const row = checkDatabasePath(join(dir, 'data', 'bridge.db'));
+    expect(row).toMatchObject({
+      status: 'FAIL',
+      detail: `${join(dir, 'data', 'bridge.db')}: not writable: cannot create files in ${dir}`,
+    });
+    expect(row.hint).toMatch(/writable by this user/);
   });
 
   it('says "locked" when another process holds the write lock', () => {

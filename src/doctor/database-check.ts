@@ -1,3 +1,5 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/config.js';
 import type { Pool } from 'pg';
 import {
@@ -10,9 +12,11 @@ import {
 } from '../store/index.js';
 import { type CheckRow, fail, ok } from './types.js';
 
-// DATABASE_PATH: the folder can be created, the file opened in WAL mode and migrated to this
-// release's schema (what `start` would do anyway, so doctor does it too), and written: the store's
-// own health probe, a real committed write, says why not (read-only, missing, locked, full).
+// DATABASE_PATH: doctor creates nothing. A file that exists is opened in WAL mode and migrated to
+// this release's schema (what `start` would do anyway) and written: the store's own health probe,
+// a real committed write, says why not (read-only, missing, locked, full). A file that does not
+// exist yet is only looked at: its nearest existing folder must be a folder this user can write,
+// where start will create it (and any missing folders) - a mistyped path shows as such.
 
 /** Doctor can afford to wait for a lock a running bridge holds for a moment; the bridge cannot. */
 const DOCTOR_BUSY_TIMEOUT_MS = 2000;
@@ -94,7 +98,32 @@ const PG_HINTS: Record<StoreFailureKind, string> = {
   closed: 'the connection was closed while doctor used it: run doctor again',
 };
 
+/** A DATABASE_PATH that does not exist yet: can start create it? Nothing is created here. */
+function checkCreatable(path: string): CheckRow {
+  let folder = dirname(resolve(path));
+  const missing: string[] = [];
+  while (!existsSync(folder) && dirname(folder) !== folder) {
+    missing.unshift(folder);
+    folder = dirname(folder);
+  }
+  if (!statSync(folder).isDirectory()) {
+    return fail(
+      'database',
+      `${path}: ENOTDIR: ${folder} is a file, not a folder`,
+      'DATABASE_PATH must be a file in a folder this user can create and write (a volume in Docker)',
+    );
+  }
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+  } catch {
+    return fail('database', `${path}: not writable: cannot create files in ${folder}`, HINTS.readonly);
+  }
+  const also = missing.length === 0 ? '' : ` with the missing folder ${missing[missing.length - 1] ?? ''}`;
+  return ok('database', `${path}: does not exist yet; start will create it${also} (${folder} is writable)`);
+}
+
 export function checkDatabasePath(path: string, opts: { busyTimeoutMs?: number } = {}): CheckRow {
+  if (path !== ':memory:' && !existsSync(path)) return checkCreatable(path);
   let store: ReturnType<typeof openStore> | undefined;
   try {
     store = openStore(path, { probeIntervalMs: 0, busyTimeoutMs: opts.busyTimeoutMs ?? DOCTOR_BUSY_TIMEOUT_MS });

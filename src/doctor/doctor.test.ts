@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -95,10 +95,11 @@ const row = (rows: CheckRow[], check: string) => {
 };
 
 describe('doctor checks', () => {
-  it('passes a good upstream-only setup and skips the platforms', async () => {
+  it('an upstream-only setup: the config row fails as start would (no platform), the rest still pass', async () => {
     const rows = await runChecks(await baseEnv());
+    expect(row(rows, 'config').detail).toMatch(/^no platform configured: set SLACK_BOT_TOKEN/);
     expect(rows.map((r) => [r.check, r.status])).toEqual([
-      ['config', 'ok'],
+      ['config', 'FAIL'],
       ['database', 'ok'],
       ['upstream reachable', 'ok'],
       ['upstream API key', 'ok'],
@@ -106,7 +107,9 @@ describe('doctor checks', () => {
       ['slack', 'skip'],
       ['discord', 'skip'],
     ]);
-    expect(row(rows, 'database').detail).toMatch(/writable, WAL, schema version [1-9]/);
+    // doctor creates nothing: the database is for start to create.
+    expect(row(rows, 'database').detail).toMatch(/data\/bridge\.db: does not exist yet; start will create it/);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
     expect(row(rows, 'bot demo-bot').detail).toBe('known (CHAT_BOT_ID), 2 conversations');
   });
 

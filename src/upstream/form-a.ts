@@ -10,7 +10,16 @@ import type {
 } from '../core/chat-port.js';
 import { isObject } from './event-rules.js';
 import { header, type UpstreamClientOptions, UpstreamHttp } from './http.js';
-import { assignDefined, boolOf, messagesOf, numberOf, payload, sendResultOf, summariesOf } from './mapping.js';
+import {
+  assignDefined,
+  boolOf,
+  messagesOf,
+  numberOf,
+  payload,
+  requireList,
+  sendResultOf,
+  summariesOf,
+} from './mapping.js';
 
 // Form A: `{base_url}/api/v1/chat/{botId}/…`, `conversationId`, a `{success, data}` envelope.
 // The upstream assigns conversation ids; they come back in the reply.
@@ -76,7 +85,7 @@ export class FormAService implements ChatService {
     return assignDefined<HistoryPage>(
       {
         conversationId: typeof data.conversationId === 'string' ? data.conversationId : conversationId,
-        messages: messagesOf(data.messages),
+        messages: messagesOf(requireList(data.messages, 'messages', 'A3 history')),
       },
       {
         createdAt: typeof meta.createdAt === 'string' ? meta.createdAt : undefined,
@@ -100,7 +109,9 @@ export class FormAService implements ChatService {
       conversationSent: false,
     });
     const data = payload(res.body);
-    const list: ConversationList = { conversations: summariesOf(data.conversations) };
+    const list: ConversationList = {
+      conversations: summariesOf(requireList(data.conversations, 'conversations', 'A4 conversations')),
+    };
     const p = isObject(data.pagination) ? data.pagination : undefined;
     if (p) {
       list.pagination = {

@@ -11,7 +11,16 @@ import type {
 } from '../core/chat-port.js';
 import { firstString } from './event-rules.js';
 import { type UpstreamClientOptions, UpstreamHttp } from './http.js';
-import { assignDefined, boolOf, messagesOf, numberOf, payload, sendResultOf, summariesOf } from './mapping.js';
+import {
+  assignDefined,
+  boolOf,
+  messagesOf,
+  numberOf,
+  payload,
+  requireList,
+  sendResultOf,
+  summariesOf,
+} from './mapping.js';
 
 // Form B: `{base_url}/v1/chat/…`, `bot_id` in the body or query, `session_id`. The client chooses
 // session ids itself (a UUID), so it knows the id before the first reply.
@@ -80,7 +89,7 @@ export class FormBService implements ChatService {
     return assignDefined<HistoryPage>(
       {
         conversationId: firstString(data, ['session_id', 'sessionId', 'conversationId'], true) ?? conversationId,
-        messages: messagesOf(data.messages),
+        messages: messagesOf(requireList(data.messages, 'messages', 'B3 history')),
       },
       {
         createdAt: firstString(data, ['created_at', 'createdAt']),
@@ -103,7 +112,9 @@ export class FormBService implements ChatService {
       conversationSent: false,
     });
     const data = payload(res.body);
-    const list: ConversationList = { conversations: summariesOf(data.conversations ?? data.sessions) };
+    const list: ConversationList = {
+      conversations: summariesOf(requireList(data.conversations ?? data.sessions, 'conversations', 'B4 conversations')),
+    };
     const hasMore = boolOf(data, ['has_more', 'hasMore']);
     if (hasMore !== undefined) {
       const page = opts.page ?? 1;

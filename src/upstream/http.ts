@@ -2,6 +2,7 @@ import { Pool } from 'undici';
 import { ChatError, type ChatStream, type SendResult } from '../core/chat-port.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
+import { notChatApi } from './mapping.js';
 import { type RetryOptions, type RetryPolicy, retryPolicy, type Sleep, withRetry } from './retry.js';
 import { bytesForChars, createChatStream, cutText } from './stream-reader.js';
 import { formatOf } from './stream-decoder.js';
@@ -26,6 +27,8 @@ export interface UpstreamClientOptions {
   /** Injectable for tests: the waits between retries. */
   sleep?: Sleep;
   random?: () => number;
+  /** Told of each retry before its wait (after the log line): the terminal `chat` shows it. */
+  onRetry?: (err: ChatError, attempt: number, waitMs: number) => void;
   /**
    * CHAT_REPLY_MAX_CHARS: the most reply text taken. A stream past it is cut and ends as too_long;
    * a one-response body is not read past bytesForChars(maxReplyChars). Unset: unbounded.
@@ -88,7 +91,8 @@ export class UpstreamHttp {
     this.redact = keyRedactor(opts.apiKey);
     this.maxReplyChars = opts.maxReplyChars;
     this.policy = retryPolicy(opts.retry, opts.sleep, opts.random);
-    this.policy.onRetry = (err, attempt, waitMs) =>
+    const notify = opts.onRetry;
+    this.policy.onRetry = (err, attempt, waitMs) => {
       this.log.warn(
         {
           endpoint: err.details.endpoint,
@@ -100,6 +104,8 @@ export class UpstreamHttp {
         },
         'upstream call failed, retrying',
       );
+      notify?.(err, attempt, waitMs);
+    };
   }
 
   /** A call answered with one JSON body (A1/B1, history, lists), retried per the policy. */
@@ -207,7 +213,15 @@ export class UpstreamHttp {
       throw e;
     }
     this.log.debug({ endpoint: spec.endpoint, status: res.statusCode, ms: Date.now() - started }, 'upstream answered');
-    if (res.statusCode >= 200 && res.statusCode < 300) return res;
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      // A web page answering 200 (a wrong CHAT_API_URL: a site, a login page, a proxy's notice)
+      // is never a reply: said as such, not relayed as the assistant's text. Not retried.
+      if (/^\s*text\/html\b/i.test(header(res.headers, 'content-type') ?? '')) {
+        await readLimited(res.body, ERROR_BODY_LIMIT);
+        throw notChatApi(spec.endpoint, `answered ${res.statusCode} with an HTML page`, res.statusCode);
+      }
+      return res;
+    }
     const text = await readLimited(res.body, ERROR_BODY_LIMIT);
     throw httpError(res.statusCode, res.headers, text, this.context(spec));
   }

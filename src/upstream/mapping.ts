@@ -1,10 +1,27 @@
-import type { ConversationSummary, HistoryMessage, SendResult } from '../core/chat-port.js';
+import { ChatError, type ConversationSummary, type HistoryMessage, type SendResult } from '../core/chat-port.js';
 import { firstString, idsOf, isObject } from './event-rules.js';
 
 // JSON bodies of both forms → the port's types. Form A is documented (camelCase in an envelope);
 // Form B's bodies are "not shown", so both readers accept either spelling, enveloped or not.
 
 type Json = Record<string, unknown>;
+
+/** What an address that answers 200 but is not the chat service (a web site, another API) gets. */
+export const NOT_CHAT_API = 'NOT_CHAT_API';
+
+export function notChatApi(endpoint: string, what: string, status?: number): ChatError {
+  return new ChatError('bad_request', `${endpoint}: ${what}: this address is not the chat API`, {
+    endpoint,
+    code: NOT_CHAT_API,
+    ...(status !== undefined ? { status } : {}),
+  });
+}
+
+/** A list the chat API always sends (A3/B3 messages, A4/B4 conversations); without it, not the chat API. */
+export function requireList(value: unknown, name: string, endpoint: string): unknown[] {
+  if (!Array.isArray(value)) throw notChatApi(endpoint, `the answer has no "${name}" list`);
+  return value;
+}
 
 /** The payload: Form A's `data` envelope, or the body itself. */
 export function payload(body: unknown): Json {

@@ -1,5 +1,7 @@
-import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseDotenv } from 'dotenv';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +16,7 @@ import { createMetrics } from '../../src/server/metrics.js';
 // .env.example agree with the code (scripts, paths, variable names, flags), and run the image's
 // HEALTHCHECK command against the real HTTP server.
 
+const ROOT = resolve(import.meta.dirname, '../..');
 const read = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
 const exists = (p: string) => existsSync(new URL(`../../${p}`, import.meta.url));
 const dockerfile = read('Dockerfile');
@@ -43,6 +46,39 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/DATABASE_PATH=\/data\/bridge\.db/);
     expect(dockerfile).toMatch(/^VOLUME \["\/data"\]$/m);
     expect(dockerfile).toMatch(/^EXPOSE 3000$/m);
+  });
+
+  it('keeps no better-sqlite3 build leftovers or empty folders, and the addon still loads', () => {
+    const step = /^RUN (cd node_modules\/better-sqlite3 \\\n(?:.*\\\n)*.*)$/m.exec(dockerfile)?.[1];
+    expect(step).toBeDefined();
+    // The same commands on a copy of this checkout's better-sqlite3 (built or prebuilt alike).
+    const app = mkdtempSync(join(tmpdir(), 'bridge-lean-'));
+    try {
+      mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
+      cpSync(join(ROOT, 'node_modules', 'better-sqlite3'), join(app, 'node_modules', 'better-sqlite3'), {
+        recursive: true,
+      });
+      for (const dep of ['bindings', 'file-uri-to-path'])
+        cpSync(join(ROOT, 'node_modules', dep), join(app, 'node_modules', dep), { recursive: true });
+      const script = (step ?? '').replace(/\\\n/g, ' ').replace('cd /app', `cd ${JSON.stringify(app)}`);
+      execFileSync('sh', ['-ec', script], { cwd: app });
+      const pkg = join(app, 'node_modules', 'better-sqlite3');
+      expect(readdirSync(join(pkg, 'build'))).toEqual(['Release']);
+      expect(readdirSync(join(pkg, 'build', 'Release'))).toEqual(['better_sqlite3.node']);
+      for (const gone of ['deps', 'src']) expect(existsSync(join(pkg, gone)), gone).toBe(false);
+      expect(existsSync(join(app, 'node_modules', '@types'))).toBe(false);
+      const loaded = execFileSync(
+        process.execPath,
+        [
+          '-e',
+          "const D = require('better-sqlite3'); console.log(new D(':memory:').prepare('select 41 + 1 as n').get().n)",
+        ],
+        { cwd: app, encoding: 'utf8' },
+      );
+      expect(loaded.trim()).toBe('42');
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
   });
 
   it('has a HEALTHCHECK that passes against a running server and fails without one', async () => {
@@ -77,8 +113,27 @@ describe('Dockerfile', () => {
 describe('.env.example', () => {
   const example = parseDotenv(read('.env.example'));
 
+  // Set as `NAME=value`, or shown commented out as `# NAME=value` where setting it would override a
+  // default that differs between `npm start` and the image (DATABASE_PATH).
+  const commented = [...read('.env.example').matchAll(/^# ([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1] as string);
+
   it('names every variable of the configuration, and only those', () => {
-    expect(Object.keys(example).sort()).toEqual(Object.keys(envSchema.shape).sort());
+    expect([...Object.keys(example), ...commented].sort()).toEqual(Object.keys(envSchema.shape).sort());
+  });
+
+  it('works with `docker run --env-file` as well as with npm start', () => {
+    // Docker takes every NAME=value line literally and over the image's ENV: nothing may replace
+    // the image's DATABASE_PATH=/data/bridge.db (the only writable place for the non-root user).
+    expect(example.DATABASE_PATH).toBeUndefined();
+    expect(commented).toEqual(['DATABASE_PATH']);
+    expect(envSchema.shape.DATABASE_PATH.parse(undefined)).toBe('./data/bridge.db');
+    // No quotes or trailing comments, which docker would keep as part of the value.
+    for (const line of read('.env.example').split('\n')) {
+      if (line.startsWith('#') || line.trim() === '') continue;
+      expect(line, line).toMatch(/^[A-Z][A-Z0-9_]*=[^"'#\s]*$/);
+    }
+    // The loopback address is explained for containers.
+    expect(read('.env.example')).toMatch(/Inside a container 127\.0\.0\.1 is the\s+# container itself/);
   });
 
   it('is a valid configuration pointing at the local emulator', () => {

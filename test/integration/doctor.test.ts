@@ -56,7 +56,13 @@ async function doctor(env: Record<string, string>, args: string[] = []) {
 describe('assistant-bridge doctor', () => {
   for (const form of ['a', 'b']) {
     it(`is all green against the emulator (Form ${form.toUpperCase()}) and exits 0`, async () => {
-      const r = await doctor({ CHAT_API_FORM: form, BOT_ROUTES: 'slack:T1=other-bot' });
+      // With a platform, as `start` needs (the fake Discord).
+      const r = await doctor({
+        CHAT_API_FORM: form,
+        BOT_ROUTES: 'slack:T1=other-bot',
+        DISCORD_BOT_TOKEN: discord.token,
+        DISCORD_API_URL: discord.apiUrl,
+      });
       expect(r.stdout).toMatch(/^CHECK\s+STATUS\s+DETAIL/);
       for (const check of [
         'config',

@@ -1,4 +1,8 @@
 // The bot scopes the bridge asks for at install; manifest.json lists the same (a test checks).
+// Exactly what the code calls: chat.* (chat:write), conversations.history/replies in channels,
+// private channels, DMs and group DMs (*:history), reactions.add/remove, users.info, files,
+// assistant.threads.setStatus. No im:read/im:write: the bridge answers in DMs the user opened
+// and never lists or opens one (no conversations.open, no conversations.list).
 export const BOT_SCOPES = [
   'app_mentions:read',
   'assistant:write',
@@ -7,8 +11,6 @@ export const BOT_SCOPES = [
   'files:read',
   'groups:history',
   'im:history',
-  'im:read',
-  'im:write',
   'mpim:history',
   'reactions:write',
   'users:read',
