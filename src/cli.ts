@@ -6,6 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { scrubSecrets } from './scrub.js';
 
 const USAGE = `usage: assistant-bridge <command>
 
@@ -21,7 +22,6 @@ commands:
 Every command takes --help; --version prints the version.
 `;
 
-import { scrubSecrets } from './scrub.js';
 const START_USAGE = `usage: assistant-bridge start
 
 Runs the bridge: the connectors the environment configures (Slack and/or Discord), the HTTP
