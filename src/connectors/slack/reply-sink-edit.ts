@@ -1,8 +1,10 @@
-import type { PostResult, ReplySink, ReplyTarget, WriteResult } from '../../core/ports.js';
+import type { types } from '@slack/bolt';
+import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
+import { tableMessageBlocks } from './table-blocks.js';
 import { createWorkingIndicator } from './working.js';
 
 // Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
@@ -10,8 +12,18 @@ import { createWorkingIndicator } from './working.js';
 
 export const EDIT_MAX_CHARS = 3900;
 
+type KnownBlock = types.KnownBlock;
+
 export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): ReplyTarget {
   return { place: dest.place, data: { mode, ...(dest.enterpriseId ? { enterpriseId: dest.enterpriseId } : {}) } };
+}
+
+/**
+ * A final write's blocks when its text holds a Markdown table: the table as a Block Kit table.
+ * While the reply streams its tables show as text; `text` keeps them too (notifications, search).
+ */
+function finalContent(markdown: string, opts: WriteOptions): KnownBlock[] | undefined {
+  return opts.final ? tableMessageBlocks(markdown, renderMrkdwn) : undefined;
 }
 
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
@@ -30,7 +42,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     async post(text, opts): Promise<PostResult> {
       try {
         const rendered = renderMrkdwn(text);
-        const blocks = replyBlocks(rendered, opts);
+        const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         const res = await dest.client.chat.postMessage({
           channel,
           ...(threadTs ? { thread_ts: threadTs } : {}),
@@ -48,7 +60,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     async edit(messageId, text, opts): Promise<WriteResult> {
       try {
         const rendered = renderMrkdwn(text);
-        const blocks = replyBlocks(rendered, opts);
+        const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         await dest.client.chat.update({
           channel,
           ts: messageId,
