@@ -4,7 +4,7 @@ import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
-import { tableMessageBlocks } from './table-blocks.js';
+import { renderWithTables, tableMessageBlocks } from './table-blocks.js';
 import { createWorkingIndicator } from './working.js';
 
 // Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
@@ -41,7 +41,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     clearWorking: () => working.clear(),
     async post(text, opts): Promise<PostResult> {
       try {
-        const rendered = renderMrkdwn(text);
+        const rendered = renderWithTables(text, renderMrkdwn);
         const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         const res = await dest.client.chat.postMessage({
           channel,
@@ -59,7 +59,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     },
     async edit(messageId, text, opts): Promise<WriteResult> {
       try {
-        const rendered = renderMrkdwn(text);
+        const rendered = renderWithTables(text, renderMrkdwn);
         const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         await dest.client.chat.update({
           channel,

@@ -1,7 +1,8 @@
 import type { types } from '@slack/bolt';
 import stringWidth from 'string-width';
-import { findTables, monospaceTable, type Table } from '../../core/tables.js';
+import { findTables, monospaceTable, plainCell, type Table, type TableSpan } from '../../core/tables.js';
 import { textBlocks } from './controls.js';
+import { neutraliseMrkdwn } from './render.js';
 
 type KnownBlock = types.KnownBlock;
 type TableBlock = types.TableBlock;
@@ -106,4 +107,37 @@ export function tableMessageBlocks(markdown: string, render: (md: string) => str
   }
   text(markdown.length);
   return blocks.length <= BLOCKS_BUDGET ? blocks : undefined;
+}
+
+/**
+ * The message's `text` (mrkdwn) with its tables as compact lines of cells (`a | b`): the
+ * Markdown library pads a table's columns, which can take a message past Slack's 4,000
+ * characters. Used for every write of a reply (a streaming one shows its tables so) and as the
+ * notification text of a message whose blocks hold the table.
+ */
+export function renderWithTables(markdown: string, render: (md: string) => string): string {
+  const spans = findTables(markdown);
+  if (spans.length === 0) return render(markdown);
+  return joinAround(markdown, spans, render, (t) =>
+    neutraliseMrkdwn([t.header, ...t.rows].map((r) => r.map(plainCell).join(' | ')).join('\n')),
+  );
+}
+
+function joinAround(
+  markdown: string,
+  spans: TableSpan[],
+  render: (md: string) => string,
+  table: (t: Table) => string,
+): string {
+  const out: string[] = [];
+  let at = 0;
+  for (const s of spans) {
+    const md = markdown.slice(at, s.start);
+    if (md.trim() !== '') out.push(render(md));
+    out.push(table(s.table));
+    at = s.end;
+  }
+  const rest = markdown.slice(at);
+  if (rest.trim() !== '') out.push(render(rest));
+  return out.join('\n\n');
 }
