@@ -21,8 +21,11 @@ import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-li
 // for a message the relay refuses, and a second attempt after a crash finds it already there.
 
 export const DISCORD_MAX_CHARS = 2000;
-/** A table row at most this wide, so that a row (with a reopened fence) always fits in a message. */
-export const DISCORD_TABLES: MonospaceOptions = { widthOf: stringWidth, maxLineWidth: 1800 };
+/**
+ * A table row at most this wide: about what a desktop code block shows without wrapping (and far
+ * below a message, so a row with a reopened fence always fits). A wider table is cut by columns.
+ */
+export const DISCORD_TABLES: MonospaceOptions = { widthOf: stringWidth, maxLineWidth: 100 };
 /** Discord shows "typing" for 10 s; renew a little before it lapses. */
 const TYPING_RENEW_MS = 8000;
 /** Never type forever, even if clearWorking is never called. */
