@@ -2,20 +2,20 @@ import { findTables, type MonospaceOptions, monospaceTable, splitRow, delimiterR
 
 // A reply's text deltas with every Markdown table replaced, once it is complete, by aligned
 // monospace blocks (monospaceTable), for a platform that has no table (ReplySink.monospaceTables).
-// Lines stream through as they end; a line that may be a table's header waits for the next one,
-// and a table is held until its last row (a half-written table is not shown). A long line without
-// a pipe streams before it ends. Each character is looked at a constant number of times.
+// Text streams through as it comes, except a line with a pipe: it waits for its end, and, when it
+// may be a table's header, for the next line; a table is held until its last row (a half-written
+// table is not shown). A line that streamed before its first pipe arrived is text: a header
+// without outer pipes whose first cell came alone shows as written. Each character is looked at
+// a constant number of times.
 
 const OPEN = /^ {0,3}(`{3,}|~{3,})/;
 const CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
-/** An unfinished line longer than this, with no pipe, is a paragraph: it streams before it ends. */
-const PARTIAL_AFTER = 200;
 
 export function monospaceTableStream(source: AsyncIterable<string>, opts: MonospaceOptions): AsyncIterable<string> {
   let out = '';
   let buf = '';
-  /** Characters of the current (unfinished) line already passed through: the line is no table. */
-  let passing = false;
+  /** The start of the current (unfinished) line, already passed through: the line is no table. */
+  let passing: string | false = false;
   let fence: string | undefined;
   let held: { line: string; cells: number } | undefined;
   let table: string[] | undefined;
@@ -33,17 +33,27 @@ export function monospaceTableStream(source: AsyncIterable<string>, opts: Monosp
     held = undefined;
   };
 
+  /** A line already shown, or about to be: only fences matter. */
+  const fenceLine = (bare: string) => {
+    if (fence === undefined) {
+      fence = OPEN.exec(bare)?.[1];
+      return;
+    }
+    const m = CLOSE.exec(bare);
+    if (m?.[1] !== undefined && m[1][0] === fence[0] && m[1].length >= fence.length) fence = undefined;
+  };
+
   const line = (l: string) => {
-    if (passing) {
-      passing = false;
+    if (passing !== false) {
       out += l;
+      fenceLine((passing + l).replace(/\r?\n$/, ''));
+      passing = false;
       return;
     }
     const bare = l.replace(/\r?\n$/, '');
     if (fence !== undefined) {
       out += l;
-      const m = CLOSE.exec(bare);
-      if (m?.[1] !== undefined && m[1][0] === fence[0] && m[1].length >= fence.length) fence = undefined;
+      fenceLine(bare);
       return;
     }
     if (table !== undefined) {
@@ -62,9 +72,8 @@ export function monospaceTableStream(source: AsyncIterable<string>, opts: Monosp
       }
       flushHeld();
     }
-    const open = OPEN.exec(bare);
-    if (open?.[1] !== undefined) {
-      fence = open[1];
+    if (OPEN.test(bare)) {
+      fenceLine(bare);
       out += l;
       return;
     }
@@ -91,8 +100,8 @@ export function monospaceTableStream(source: AsyncIterable<string>, opts: Monosp
         }
         buf = buf.slice(from);
         const quiet = table === undefined && held === undefined;
-        if (buf !== '' && quiet && (passing || (buf.length > PARTIAL_AFTER && !buf.includes('|')))) {
-          passing = true;
+        if (buf !== '' && quiet && (passing !== false || !buf.includes('|'))) {
+          passing = (passing === false ? '' : passing) + buf;
           out += buf;
           buf = '';
         }

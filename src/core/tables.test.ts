@@ -77,6 +77,13 @@ describe('monospaceTableStream', () => {
     expect(chars).toBe(whole);
   });
 
+  it('a fence streamed a character at a time still closes: the table after it is found', async () => {
+    const text = 'Code:\n```\n| a | b |\n|---|---|\n```\n| x | y |\n|---|--:|\n| 1 | 22 |\n';
+    const expected = 'Code:\n```\n| a | b |\n|---|---|\n```\n```\nx |  y\n--|---\n1 | 22\n```\n';
+    expect(await streamed([text])).toBe(expected);
+    expect(await streamed([...text])).toBe(expected);
+  });
+
   it('leaves fenced code alone and flushes a table that ends the reply', async () => {
     expect(await streamed(['```\n| a | b |\n|---|---|\n```\n', '|x|y|\n|-|-|\n|1|2|'])).toBe(
       '```\n| a | b |\n|---|---|\n```\n```\nx | y\n--|--\n1 | 2\n```',
