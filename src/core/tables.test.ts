@@ -90,3 +90,13 @@ describe('monospaceTableStream', () => {
     );
   });
 });
+
+describe('linear on hostile input', () => {
+  it('a 40,000-character row of unclosed markers is found and rendered at once', () => {
+    const row = `| ${'**a '.repeat(10_000)} | ${'`b '.repeat(5000)} |\n`;
+    const md = `| x | y |\n|---|---|\n${row.repeat(2)}`;
+    const t = findTables(md)[0]!.table;
+    expect(t.rows).toHaveLength(2);
+    expect(monospaceTable(t, { widthOf: width, maxLineWidth: 100 })).toContain('**a **a');
+  });
+});

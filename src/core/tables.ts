@@ -128,8 +128,13 @@ function normalise(t: Table): void {
   while (t.align.length < n) t.align.push(undefined);
 }
 
+/** Cells longer than this are shown as written (no inline Markdown read). */
+export const INLINE_MAX_CELL = 500;
+
 /** A cell's inline Markdown as plain words (code ticks, emphasis, links as `text (url)`). */
 export function plainCell(cell: string): string {
+  // The patterns look ahead for a closing marker: bounded cells keep a hostile row linear.
+  if (cell.length > INLINE_MAX_CELL) return cell;
   return cell
     .replace(/`([^`]*)`/g, '$1')
     .replace(/\[([^\]]*)\]\(([^)\s]*)\)/g, (_m, t: string, u: string) => (t === u || t === '' ? u : `${t} (${u})`))

@@ -1,6 +1,13 @@
 import type { types } from '@slack/bolt';
 import stringWidth from 'string-width';
-import { findTables, monospaceTable, plainCell, type Table, type TableSpan } from '../../core/tables.js';
+import {
+  findTables,
+  INLINE_MAX_CELL,
+  monospaceTable,
+  plainCell,
+  type Table,
+  type TableSpan,
+} from '../../core/tables.js';
 import { textBlocks } from './controls.js';
 import { neutraliseMrkdwn } from './render.js';
 
@@ -16,6 +23,12 @@ type RichElement = types.RichTextElement;
 // table block; any other (a second table, or one beyond the limits) is an aligned monospace
 // block, so nothing is lost. The message's `text` (notifications, search) keeps the Markdown
 // rendering, pipes included, so it carries every cell.
+//
+// Native streams (reply-sink-native.ts) keep their tables as text: chat.stopStream's `blocks` are
+// appended after the streamed text (Slack: "Block formatted elements will be appended to the end
+// of the message"), so a table block there would show the table twice, and `markdown_text` shows
+// a table's pipes. Turning the streamed message into blocks afterwards would need a chat.update
+// that replaces what the user watched stream; that choice is left open.
 
 export const TABLE_MAX_ROWS = 100;
 export const TABLE_MAX_CELLS = 20;
@@ -29,6 +42,7 @@ const INLINE =
   /`([^`]+)`|\*\*(?=\S)(.+?)\*\*|__(?=\S)(.+?)__|~~(?=\S)(.+?)~~|\[([^\]]+)\]\(((?:https?:\/\/|mailto:)[^)\s]+)\)|(?<![\w*])\*(?=\S)([^*]+?)\*(?!\w)|(?<!\w)_(?=\S)([^_]+?)_(?!\w)/g;
 
 export function cellElements(cell: string): RichElement[] | undefined {
+  if (cell.length > INLINE_MAX_CELL) return undefined;
   const out: RichElement[] = [];
   let last = 0;
   let styled = false;
