@@ -95,6 +95,13 @@ it('a 150-row table (over the block’s 100 rows) arrives whole and readable, in
     3,
   );
   expect(shown(msgs[0]?.blocks)).toContain('```');
+  // The message after the cut continues the table under its header again, as a table block.
+  const rest = msgs
+    .slice(1)
+    .flatMap((m) => m.blocks ?? [])
+    .find((b) => b.type === 'table') as { rows: Cell[][] } | undefined;
+  expect(rest?.rows[0]?.map(cellText)).toEqual(['Item', 'Col 2', 'Col 3']);
+  expect(rest?.rows.at(-1)?.map(cellText)).toEqual(['row 150', '1050', 'c150']);
 });
 
 it('a 25-column table (over the block’s 20 cells) is an aligned monospace block with every column', async () => {

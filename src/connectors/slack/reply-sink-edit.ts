@@ -4,7 +4,7 @@ import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
-import { renderWithTables, tableMessageBlocks } from './table-blocks.js';
+import { createTableCarry, renderWithTables, tableMessageBlocks } from './table-blocks.js';
 import { createWorkingIndicator } from './working.js';
 
 // Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
@@ -31,6 +31,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   const post = postBucket(deps.limits, teamOf(dest.place), channel);
   const update = updateBucket(deps.limits, teamOf(dest.place), channel);
   const working = createWorkingIndicator(dest, deps);
+  const carry = createTableCarry();
   return {
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
@@ -39,8 +40,9 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     buckets: (op) => [op === 'post' ? post : update],
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
-    async post(text, opts): Promise<PostResult> {
+    async post(markdown, opts): Promise<PostResult> {
       try {
+        const text = carry(markdown, opts.part);
         const rendered = renderWithTables(text, renderMrkdwn);
         const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         const res = await dest.client.chat.postMessage({
@@ -57,8 +59,9 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
         throw translateSlackError(err, post.key);
       }
     },
-    async edit(messageId, text, opts): Promise<WriteResult> {
+    async edit(messageId, markdown, opts): Promise<WriteResult> {
       try {
+        const text = carry(markdown, opts.part);
         const rendered = renderWithTables(text, renderMrkdwn);
         const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         await dest.client.chat.update({

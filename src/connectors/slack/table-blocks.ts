@@ -1,7 +1,9 @@
 import type { types } from '@slack/bolt';
 import stringWidth from 'string-width';
 import {
+  delimiterRow,
   findTables,
+  splitRow,
   INLINE_MAX_CELL,
   monospaceTable,
   plainCell,
@@ -154,4 +156,26 @@ function joinAround(
   const rest = markdown.slice(at);
   if (rest.trim() !== '') out.push(render(rest));
   return out.join('\n\n');
+}
+
+/**
+ * A reply split inside a table: the next message starts with table rows and no header. Given
+ * each write's text and part, gives the text with the header (and alignment row) of the table
+ * the previous part ended in put back before those rows, so that it is a table again.
+ */
+export function createTableCarry(): (markdown: string, part: number) => string {
+  const endsIn = new Map<number, string>();
+  return (markdown, part) => {
+    const head = endsIn.get(part - 1);
+    const first = /^[ \t]*\S[^\n]*/m.exec(markdown)?.[0] ?? '';
+    const rows = head !== undefined && splitRow(first) !== undefined && delimiterRow(first) === undefined;
+    const md = rows ? head + markdown.replace(/^\s*\n/, '') : markdown;
+    const spans = findTables(md);
+    const last = spans[spans.length - 1];
+    if (last !== undefined && md.slice(last.end).trim() === '') {
+      const lines = md.slice(last.start, last.end).split('\n');
+      endsIn.set(part, `${lines[0] ?? ''}\n${lines[1] ?? ''}\n`);
+    } else endsIn.delete(part);
+    return md;
+  };
 }
