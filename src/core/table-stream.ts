@@ -89,33 +89,49 @@ export function monospaceTableStream(source: AsyncIterable<string>, opts: Monosp
 
   return {
     async *[Symbol.asyncIterator]() {
-      for await (const delta of source) {
-        buf += delta;
-        let nl = buf.indexOf('\n');
-        let from = 0;
-        while (nl !== -1) {
-          line(buf.slice(from, nl + 1));
-          from = nl + 1;
-          nl = buf.indexOf('\n', from);
-        }
-        buf = buf.slice(from);
-        const quiet = table === undefined && held === undefined;
-        if (buf !== '' && quiet && (passing !== false || !buf.includes('|'))) {
-          passing = (passing === false ? '' : passing) + buf;
-          out += buf;
-          buf = '';
-        }
-        if (out !== '') {
-          const d = out;
-          out = '';
-          yield d;
-        }
+      try {
+        yield* transform();
+      } catch (err) {
+        // The source failed: what it gave is shown (a table so far as a table) before the error.
+        finish();
+        if (out !== '') yield out;
+        out = '';
+        throw err;
       }
-      if (buf !== '') line(buf);
-      buf = '';
-      flushTable();
-      flushHeld();
+      finish();
       if (out !== '') yield out;
     },
   };
+
+  async function* transform(): AsyncGenerator<string> {
+    for await (const delta of source) {
+      buf += delta;
+      let nl = buf.indexOf('\n');
+      let from = 0;
+      while (nl !== -1) {
+        line(buf.slice(from, nl + 1));
+        from = nl + 1;
+        nl = buf.indexOf('\n', from);
+      }
+      buf = buf.slice(from);
+      const quiet = table === undefined && held === undefined;
+      if (buf !== '' && quiet && (passing !== false || !buf.includes('|'))) {
+        passing = (passing === false ? '' : passing) + buf;
+        out += buf;
+        buf = '';
+      }
+      if (out !== '') {
+        const d = out;
+        out = '';
+        yield d;
+      }
+    }
+  }
+
+  function finish() {
+    if (buf !== '') line(buf);
+    buf = '';
+    flushTable();
+    flushHeld();
+  }
 }

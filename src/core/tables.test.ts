@@ -84,6 +84,20 @@ describe('monospaceTableStream', () => {
     expect(await streamed([...text])).toBe(expected);
   });
 
+  it('a source that fails mid-table shows the table so far before the error', async () => {
+    async function* failing() {
+      yield 'T\n| a | b |\n|---|---|\n| 1 | 2 |\n';
+      throw new Error('upstream gone');
+    }
+    let out = '';
+    await expect(
+      (async () => {
+        for await (const d of monospaceTableStream(failing(), { widthOf: width, maxLineWidth: 60 })) out += d;
+      })(),
+    ).rejects.toThrow('upstream gone');
+    expect(out).toBe('T\n```\na | b\n--|--\n1 | 2\n```\n');
+  });
+
   it('leaves fenced code alone and flushes a table that ends the reply', async () => {
     expect(await streamed(['```\n| a | b |\n|---|---|\n```\n', '|x|y|\n|-|-|\n|1|2|'])).toBe(
       '```\n| a | b |\n|---|---|\n```\n```\nx | y\n--|--\n1 | 2\n```',
