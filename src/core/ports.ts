@@ -2,6 +2,7 @@
 // Connectors (Slack, Discord, the test connector) provide messages and reply sinks; the store
 // provides persistence; src/upstream provides the ChatService (see chat-port.ts). "Where" is one
 // value, the Place (place.ts), from the connector's intake to the reply sink and the store keys.
+import type { MonospaceOptions } from './tables.js';
 
 import type { Attachment } from './attachments.js';
 import type { ContextMessage } from './chat-port.js';
@@ -187,6 +188,11 @@ export interface ReplySink {
    * final write is skipped: it would only spend a rate-limit slot.
    */
   readonly needsFinalWrite?: boolean;
+  /**
+   * The platform has no table: Markdown tables in the reply become aligned monospace blocks
+   * (core/table-stream.ts), cut by columns beyond `maxLineWidth`, before the text is split.
+   */
+  readonly monospaceTables?: MonospaceOptions;
   /** Buckets a post or an edit counts against. */
   buckets(op: 'post' | 'edit'): BucketRef[];
   /** Show that work started (typing, assistant status, reaction). Must not throw. */

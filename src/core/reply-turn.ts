@@ -1,3 +1,4 @@
+import { monospaceTableStream } from './table-stream.js';
 import type { Logger } from 'pino';
 import { attachmentInfo } from './attachments.js';
 import {
@@ -274,7 +275,8 @@ export async function runTurn(
     }
   }
 
-  const result = await pump(deltas(), {
+  const tables = msg.sink.monospaceTables;
+  const result = await pump(tables !== undefined ? monospaceTableStream(deltas(), tables) : deltas(), {
     sink: msg.sink,
     scheduler: deps.scheduler,
     clock,

@@ -8,9 +8,12 @@ export interface Directives {
   stall?: number;
   error?: number;
   status?: number;
+  /** `[table R]` with `[cols C]`: a Markdown table of R rows and C columns (words before and after). */
+  table?: number;
+  cols?: number;
 }
 
-const DIRECTIVE = /\[(long|chunks|delay|cut|stall|error|status)\s+(\d{1,9})\]/gi;
+const DIRECTIVE = /\[(long|chunks|delay|cut|stall|error|status|table|cols)\s+(\d{1,9})\]/gi;
 
 /** Reads `[name N]` directives anywhere in the message; the first of each name wins. */
 export function parseDirectives(message: string): Directives {
@@ -25,8 +28,28 @@ export function parseDirectives(message: string): Directives {
 
 /** The reply text for a message: an echo, or `[long N]` Markdown of exactly N characters. */
 export function replyText(message: string, directives: Directives = parseDirectives(message)): string {
+  if (directives.table !== undefined) {
+    const table = tableMarkdown(directives.table, directives.cols ?? 3);
+    const before = directives.long !== undefined ? `${longMarkdown(directives.long)}\n\n` : '';
+    return `${before}Here is the table:\n\n${table}\nThat is all.`;
+  }
   if (directives.long !== undefined) return longMarkdown(directives.long);
   return `You said: ${message}`;
+}
+
+/**
+ * A Markdown table of `rows` rows and `cols` columns: column 1 left-aligned, 2 right-aligned,
+ * 3 centred (bold and code cells), the rest unaligned. Each cell's text names its row and column.
+ */
+export function tableMarkdown(rows: number, cols: number): string {
+  const aligns = [':---', '---:', ':---:'];
+  const head = Array.from({ length: cols }, (_v, j) => (j === 0 ? 'Item' : `Col ${j + 1}`));
+  const cell = (i: number, j: number) =>
+    j === 0 ? `row ${i}` : j === 1 ? String(i * 7) : j === 2 ? (i % 2 ? `**b${i}**` : `\`c${i}\``) : `r${i}c${j + 1}`;
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |\n`;
+  let out = line(head) + line(head.map((_h, j) => aligns[j] ?? '---'));
+  for (let i = 1; i <= rows; i++) out += line(Array.from({ length: cols }, (_v, j) => cell(i, j)));
+  return out;
 }
 
 const DEFAULT_PIECE = 8;

@@ -12,7 +12,7 @@ import type {
 import { replyComponents } from './controls.js';
 import { toPlatformError } from './errors.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
-import { DISCORD_MAX_CHARS, NO_MENTIONS } from './reply-sink.js';
+import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS } from './reply-sink.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response
 // (edited through the webhook), later parts are follow-ups. Interaction webhooks take no bot token.
@@ -36,6 +36,7 @@ export class InteractionReplySink implements ReplySink {
   readonly maxChars = DISCORD_MAX_CHARS;
   /** A message that carried a Stop button needs its final write, even with the text unchanged. */
   readonly needsFinalWrite = true;
+  readonly monospaceTables = DISCORD_TABLES;
   readonly target: ReplyTarget & { data: InteractionTargetData };
   private readonly bucket: BucketRef;
   private originalUsed = false;

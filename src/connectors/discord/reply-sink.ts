@@ -10,6 +10,8 @@ import type {
   WriteResult,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
+import stringWidth from 'string-width';
+import type { MonospaceOptions } from '../../core/tables.js';
 import { replyComponents } from './controls.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
@@ -19,6 +21,11 @@ import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-li
 // for a message the relay refuses, and a second attempt after a crash finds it already there.
 
 export const DISCORD_MAX_CHARS = 2000;
+/**
+ * A table row at most this wide: about what a desktop code block shows without wrapping (and far
+ * below a message, so a row with a reopened fence always fits). A wider table is cut by columns.
+ */
+export const DISCORD_TABLES: MonospaceOptions = { widthOf: stringWidth, maxLineWidth: 100 };
 /** Discord shows "typing" for 10 s; renew a little before it lapses. */
 const TYPING_RENEW_MS = 8000;
 /** Never type forever, even if clearWorking is never called. */
@@ -54,6 +61,8 @@ export class ChannelReplySink implements ReplySink {
   readonly maxChars = DISCORD_MAX_CHARS;
   /** A message that carried a Stop button needs its final write, even with the text unchanged. */
   readonly needsFinalWrite = true;
+  /** Discord has no table: aligned code blocks, by display width (CJK, emoji), cut by columns to fit a message. */
+  readonly monospaceTables: MonospaceOptions = DISCORD_TABLES;
   readonly target: ReplyTarget;
   private readonly channelId: string;
   private readonly bucket: BucketRef;

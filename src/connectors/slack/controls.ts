@@ -63,10 +63,11 @@ export function feedbackBlock(replyKey: string): KnownBlock {
  * a sink used without a reply key). A final write still sends its blocks: chat.update keeps the
  * previous blocks (and their Stop button) when none are given.
  */
-export function replyBlocks(mrkdwn: string, opts: WriteOptions): KnownBlock[] | undefined {
+export function replyBlocks(mrkdwn: string, opts: WriteOptions, content?: KnownBlock[]): KnownBlock[] | undefined {
   const key = opts.replyKey;
-  if (key === undefined) return undefined;
-  const blocks = textBlocks(mrkdwn);
+  // `content`: the text's own blocks when sections are not enough (a table, table-blocks.ts).
+  if (key === undefined) return content;
+  const blocks = content ?? textBlocks(mrkdwn);
   if (!opts.final) {
     blocks.push({
       type: 'actions',

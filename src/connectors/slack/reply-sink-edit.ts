@@ -1,8 +1,10 @@
-import type { PostResult, ReplySink, ReplyTarget, WriteResult } from '../../core/ports.js';
+import type { types } from '@slack/bolt';
+import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
+import { createTableCarry, renderWithTables, tableMessageBlocks } from './table-blocks.js';
 import { createWorkingIndicator } from './working.js';
 
 // Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
@@ -10,8 +12,18 @@ import { createWorkingIndicator } from './working.js';
 
 export const EDIT_MAX_CHARS = 3900;
 
+type KnownBlock = types.KnownBlock;
+
 export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): ReplyTarget {
   return { place: dest.place, data: { mode, ...(dest.enterpriseId ? { enterpriseId: dest.enterpriseId } : {}) } };
+}
+
+/**
+ * A final write's blocks when its text holds a Markdown table: the table as a Block Kit table.
+ * While the reply streams its tables show as text; `text` keeps them too (notifications, search).
+ */
+function finalContent(markdown: string, opts: WriteOptions): KnownBlock[] | undefined {
+  return opts.final ? tableMessageBlocks(markdown, renderMrkdwn) : undefined;
 }
 
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
@@ -19,6 +31,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   const post = postBucket(deps.limits, teamOf(dest.place), channel);
   const update = updateBucket(deps.limits, teamOf(dest.place), channel);
   const working = createWorkingIndicator(dest, deps);
+  const carry = createTableCarry();
   return {
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
@@ -27,10 +40,11 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     buckets: (op) => [op === 'post' ? post : update],
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
-    async post(text, opts): Promise<PostResult> {
+    async post(markdown, opts): Promise<PostResult> {
       try {
-        const rendered = renderMrkdwn(text);
-        const blocks = replyBlocks(rendered, opts);
+        const text = carry(markdown, opts.part);
+        const rendered = renderWithTables(text, renderMrkdwn);
+        const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         const res = await dest.client.chat.postMessage({
           channel,
           ...(threadTs ? { thread_ts: threadTs } : {}),
@@ -45,10 +59,11 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
         throw translateSlackError(err, post.key);
       }
     },
-    async edit(messageId, text, opts): Promise<WriteResult> {
+    async edit(messageId, markdown, opts): Promise<WriteResult> {
       try {
-        const rendered = renderMrkdwn(text);
-        const blocks = replyBlocks(rendered, opts);
+        const text = carry(markdown, opts.part);
+        const rendered = renderWithTables(text, renderMrkdwn);
+        const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         await dest.client.chat.update({
           channel,
           ts: messageId,

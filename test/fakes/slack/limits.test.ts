@@ -65,4 +65,40 @@ describe('fake Slack: message limits', () => {
       error: 'invalid_blocks',
     });
   });
+
+  const raw = (text: string) => ({ type: 'raw_text', text });
+  const table = (rows: number, cells: number) => ({
+    type: 'table',
+    rows: Array.from({ length: rows }, (_r, i) => Array.from({ length: cells }, (_c, j) => raw(`${i}.${j}`))),
+  });
+
+  it('a table of 100 rows of 20 cells is taken; 101 rows, 21 cells or a second table are invalid_blocks', async () => {
+    const post = (blocks: unknown[]) => call('chat.postMessage', { channel: 'C1', text: 'f', blocks });
+    expect(await post([section(5), table(100, 20), section(5)])).toMatchObject({ ok: true });
+    expect(await post([table(101, 2)])).toMatchObject({ ok: false, error: 'invalid_blocks' });
+    expect(await post([table(2, 21)])).toMatchObject({ ok: false, error: 'invalid_blocks' });
+    expect(await post([table(2, 2), section(5), table(2, 2)])).toMatchObject({ ok: false, error: 'invalid_blocks' });
+  });
+
+  it('a table cell must be raw_text with text or rich_text; alignments are left, center, right', async () => {
+    const post = (blocks: unknown[]) => call('chat.postMessage', { channel: 'C1', text: 'f', blocks });
+    const rich = {
+      type: 'rich_text',
+      elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'x' }] }],
+    };
+    expect(
+      await post([{ type: 'table', rows: [[raw('a'), rich]], column_settings: [{ align: 'right' }, {}] }]),
+    ).toMatchObject({
+      ok: true,
+    });
+    expect(await post([{ type: 'table', rows: [[raw('')]] }])).toMatchObject({ ok: false, error: 'invalid_blocks' });
+    expect(await post([{ type: 'table', rows: [[{ type: 'mrkdwn', text: 'a' }]] }])).toMatchObject({
+      ok: false,
+      error: 'invalid_blocks',
+    });
+    expect(await post([{ type: 'table', rows: [[raw('a')]], column_settings: [{ align: 'middle' }] }])).toMatchObject({
+      ok: false,
+      error: 'invalid_blocks',
+    });
+  });
 });

@@ -1,0 +1,181 @@
+import type { types } from '@slack/bolt';
+import stringWidth from 'string-width';
+import {
+  delimiterRow,
+  findTables,
+  splitRow,
+  INLINE_MAX_CELL,
+  monospaceTable,
+  plainCell,
+  type Table,
+  type TableSpan,
+} from '../../core/tables.js';
+import { textBlocks } from './controls.js';
+import { neutraliseMrkdwn } from './render.js';
+
+type KnownBlock = types.KnownBlock;
+type TableBlock = types.TableBlock;
+type Cell = TableBlock['rows'][number][number];
+type RichElement = types.RichTextElement;
+
+// A reply's final write on Slack with its Markdown tables as Block Kit `table` blocks, the text
+// before and after in section blocks, in order. Slack's rules for the block (docs.slack.dev,
+// reference/block-kit/blocks/table-block; @slack/types TableBlock): at most 100 rows of at most 20
+// cells, at most 20 column_settings, and one table per message. The first table within them is a
+// table block; any other (a second table, or one beyond the limits) is an aligned monospace
+// block, so nothing is lost. The message's `text` (notifications, search) keeps the Markdown
+// rendering, pipes included, so it carries every cell.
+//
+// Native streams (reply-sink-native.ts) keep their tables as text: chat.stopStream's `blocks` are
+// appended after the streamed text (Slack: "Block formatted elements will be appended to the end
+// of the message"), so a table block there would show the table twice, and `markdown_text` shows
+// a table's pipes. Turning the streamed message into blocks afterwards would need a chat.update
+// that replaces what the user watched stream; that choice is left open.
+
+export const TABLE_MAX_ROWS = 100;
+export const TABLE_MAX_CELLS = 20;
+/** Section blocks a message may carry besides its controls (Slack: 50 blocks in all). */
+const BLOCKS_BUDGET = 48;
+/** A monospace section stays under a section's 3,000 characters with its fence. */
+const CODE_SECTION_MAX = 2900;
+
+/** A cell's inline Markdown as rich text elements (code, bold, italic, strike, web links). */
+const INLINE =
+  /`([^`]+)`|\*\*(?=\S)(.+?)\*\*|__(?=\S)(.+?)__|~~(?=\S)(.+?)~~|\[([^\]]+)\]\(((?:https?:\/\/|mailto:)[^)\s]+)\)|(?<![\w*])\*(?=\S)([^*]+?)\*(?!\w)|(?<!\w)_(?=\S)([^_]+?)_(?!\w)/g;
+
+export function cellElements(cell: string): RichElement[] | undefined {
+  if (cell.length > INLINE_MAX_CELL) return undefined;
+  const out: RichElement[] = [];
+  let last = 0;
+  let styled = false;
+  for (const m of cell.matchAll(INLINE)) {
+    const at = m.index;
+    if (at > last) out.push({ type: 'text', text: cell.slice(last, at) });
+    styled = true;
+    if (m[1] !== undefined) out.push({ type: 'text', text: m[1], style: { code: true } });
+    else if (m[2] !== undefined || m[3] !== undefined)
+      out.push({ type: 'text', text: m[2] ?? m[3] ?? '', style: { bold: true } });
+    else if (m[4] !== undefined) out.push({ type: 'text', text: m[4], style: { strike: true } });
+    else if (m[5] !== undefined && m[6] !== undefined) out.push({ type: 'link', url: m[6], text: m[5] });
+    else out.push({ type: 'text', text: m[7] ?? m[8] ?? '', style: { italic: true } });
+    last = at + m[0].length;
+  }
+  if (!styled) return undefined;
+  if (last < cell.length) out.push({ type: 'text', text: cell.slice(last) });
+  return out;
+}
+
+function cellOf(text: string): Cell {
+  const elements = cellElements(text);
+  if (elements === undefined) return { type: 'raw_text', text: text === '' ? ' ' : text };
+  return { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: elements }] };
+}
+
+export function fitsTableBlock(t: Table): boolean {
+  return t.rows.length + 1 <= TABLE_MAX_ROWS && t.header.length <= TABLE_MAX_CELLS;
+}
+
+export function tableBlock(t: Table): TableBlock {
+  const block: TableBlock = { type: 'table', rows: [t.header, ...t.rows].map((r) => r.map(cellOf)) };
+  if (t.align.some((a) => a !== undefined)) block.column_settings = t.align.map((a) => (a ? { align: a } : {}));
+  return block;
+}
+
+/** An aligned monospace rendering in section blocks, each its own fence, cut at row ends. */
+function codeSections(t: Table): KnownBlock[] {
+  const code = monospaceTable(t, { widthOf: stringWidth, maxLineWidth: 160 }).replace(/```/g, '');
+  const sections: KnownBlock[] = [];
+  let cur = '';
+  const push = () => {
+    if (cur.trim() !== '')
+      sections.push({ type: 'section', text: { type: 'mrkdwn', text: '```\n' + cur.trim() + '\n```' } });
+    cur = '';
+  };
+  for (const line of code.split('\n')) {
+    if (cur.length + line.length + 1 > CODE_SECTION_MAX) push();
+    cur += line.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;') + '\n';
+  }
+  push();
+  return sections;
+}
+
+/**
+ * The blocks of a final write of `markdown` when it holds a table, or undefined (no table, or
+ * more blocks than a message takes: the caller then sends the text as it would without tables).
+ */
+export function tableMessageBlocks(markdown: string, render: (md: string) => string): KnownBlock[] | undefined {
+  const spans = findTables(markdown);
+  if (spans.length === 0) return undefined;
+  const blocks: KnownBlock[] = [];
+  let at = 0;
+  let tableUsed = false;
+  const text = (end: number) => {
+    const md = markdown.slice(at, end);
+    if (md.trim() !== '') blocks.push(...textBlocks(render(md)));
+  };
+  for (const s of spans) {
+    text(s.start);
+    if (!tableUsed && fitsTableBlock(s.table)) {
+      tableUsed = true;
+      blocks.push(tableBlock(s.table));
+    } else blocks.push(...codeSections(s.table));
+    at = s.end;
+  }
+  text(markdown.length);
+  return blocks.length <= BLOCKS_BUDGET ? blocks : undefined;
+}
+
+/**
+ * The message's `text` (mrkdwn) with its tables as compact lines of cells (`a | b`): the
+ * Markdown library pads a table's columns, which can take a message past Slack's 4,000
+ * characters. Used for every write of a reply (a streaming one shows its tables so) and as the
+ * notification text of a message whose blocks hold the table.
+ */
+export function renderWithTables(markdown: string, render: (md: string) => string): string {
+  const spans = findTables(markdown);
+  if (spans.length === 0) return render(markdown);
+  return joinAround(markdown, spans, render, (t) =>
+    neutraliseMrkdwn([t.header, ...t.rows].map((r) => r.map(plainCell).join(' | ')).join('\n')),
+  );
+}
+
+function joinAround(
+  markdown: string,
+  spans: TableSpan[],
+  render: (md: string) => string,
+  table: (t: Table) => string,
+): string {
+  const out: string[] = [];
+  let at = 0;
+  for (const s of spans) {
+    const md = markdown.slice(at, s.start);
+    if (md.trim() !== '') out.push(render(md));
+    out.push(table(s.table));
+    at = s.end;
+  }
+  const rest = markdown.slice(at);
+  if (rest.trim() !== '') out.push(render(rest));
+  return out.join('\n\n');
+}
+
+/**
+ * A reply split inside a table: the next message starts with table rows and no header. Given
+ * each write's text and part, gives the text with the header (and alignment row) of the table
+ * the previous part ended in put back before those rows, so that it is a table again.
+ */
+export function createTableCarry(): (markdown: string, part: number) => string {
+  const endsIn = new Map<number, string>();
+  return (markdown, part) => {
+    const head = endsIn.get(part - 1);
+    const first = /^[ \t]*\S[^\n]*/m.exec(markdown)?.[0] ?? '';
+    const rows = head !== undefined && splitRow(first) !== undefined && delimiterRow(first) === undefined;
+    const md = rows ? head + markdown.replace(/^\s*\n/, '') : markdown;
+    const spans = findTables(md);
+    const last = spans[spans.length - 1];
+    if (last !== undefined && md.slice(last.end).trim() === '') {
+      const lines = md.slice(last.start, last.end).split('\n');
+      endsIn.set(part, `${lines[0] ?? ''}\n${lines[1] ?? ''}\n`);
+    } else endsIn.delete(part);
+    return md;
+  };
+}
