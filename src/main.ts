@@ -1,4 +1,4 @@
-import { type Config, ConfigError, loadConfig, readEnv } from './config/config.js';
+import { buildConfig, type Config, ConfigError, parseRawEnv, readEnv } from './config/config.js';
 import { botRouter } from './config/routes.js';
 import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
@@ -12,6 +12,13 @@ import { createCoordinator } from './replicas/coordinator.js';
 import { createPlaceLocks } from './replicas/place-locks.js';
 import { createRemoteStops } from './replicas/remote-stops.js';
 import { createChatService } from './upstream/index.js';
+import {
+  mountPlayground,
+  type PlaygroundPlan,
+  playgroundPlan,
+  playgroundUrl,
+  useBuiltInEmulator,
+} from './connectors/playground/index.js';
 
 /**
  * SIGTERM: replies in flight get DRAIN_MS to finish, then DRAIN_GRACE_MS to write their
@@ -29,8 +36,11 @@ const RECOVER_TIMEOUT_MS = 15_000;
  */
 export async function run(_args: string[]): Promise<number> {
   let config: Config;
+  let playground: PlaygroundPlan;
   try {
-    config = loadConfig(readEnv());
+    const raw = parseRawEnv(readEnv());
+    playground = playgroundPlan(raw);
+    config = buildConfig(raw, { requirePlatform: !playground.enabled, requireUpstream: !playground.emulator });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -42,12 +52,15 @@ export async function run(_args: string[]): Promise<number> {
   const log = componentLogger(root, 'main');
   installCrashHandlers(log);
 
+  // The playground's upstream when no CHAT_API_URL is set: the emulator, in this process.
+  const closeEmulator = playground.emulator ? await useBuiltInEmulator(config, log) : async () => {};
   const store = await openBridgeStore(config, root);
   if (store === undefined) return 1;
 
-  const bridge = await startBridge(config, store, root);
+  const bridge = await startBridge(config, store, root, playground);
   if (!bridge) {
     await store.close();
+    await closeEmulator();
     return 1;
   }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -56,6 +69,7 @@ export async function run(_args: string[]): Promise<number> {
   });
   log.info({ signal }, 'shutting down: draining replies in flight');
   await bridge.stop();
+  await closeEmulator();
   log.info('stopped');
   return 0;
 }
@@ -67,7 +81,12 @@ export interface RunningBridge {
 }
 
 /** Builds and starts every part; undefined (after logging why) when a part cannot start. */
-export async function startBridge(config: Config, store: AsyncStore, root: Logger): Promise<RunningBridge | undefined> {
+export async function startBridge(
+  config: Config,
+  store: AsyncStore,
+  root: Logger,
+  playground?: PlaygroundPlan,
+): Promise<RunningBridge | undefined> {
   const log = componentLogger(root, 'main');
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
@@ -128,6 +147,17 @@ export async function startBridge(config: Config, store: AsyncStore, root: Logge
     connectors.push(slack);
     probes.slack = () => slack.isReady();
     stopReceiving.push(() => slack.stopReceiving());
+  }
+  if (playground?.enabled) {
+    const p = mountPlayground({
+      server,
+      chat,
+      conversations: store.conversations,
+      botFor: botRouter(config.upstream.routes, config.upstream.botId),
+      allowRemote: playground.allowRemote,
+      logger: componentLogger(root, 'playground'),
+    });
+    connectors.push(p);
   }
   // From SIGTERM on, a load balancer should send events to the other replicas.
   let stopping = false;
@@ -198,6 +228,10 @@ export async function startBridge(config: Config, store: AsyncStore, root: Logge
     return undefined;
   }
   log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
+  if (playground?.enabled) {
+    const url = playgroundUrl(config.service.host, port);
+    log.info({ url, loopbackOnly: !playground.allowRemote }, `playground: open ${url} in a browser`);
+  }
 
   // This replica's heartbeat; the replies of replicas that stopped (or of this one's last run) are
   // repaired: edited to say they were interrupted, before the connectors deliver messages.
