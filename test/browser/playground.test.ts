@@ -1,0 +1,158 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBridgeStore } from '../../src/bridge-store.js';
+import { buildConfig, parseRawEnv } from '../../src/config/config.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { createLogger } from '../../src/logger.js';
+import { type RunningBridge, startBridge } from '../../src/main.js';
+
+// The playground in a real browser: Debian's chromium (CHROMIUM_PATH or /usr/bin/chromium),
+// driven by puppeteer-core; nothing downloads a browser. Without chromium the tests are skipped on
+// a workstation and fail in CI (CI=true), where .ci/run installs it.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+const inCi = process.env.CI === 'true';
+
+/** One sample of the newest reply, taken on every DOM change (polling: 'mutation'). */
+interface Sample {
+  state: string;
+  length: number;
+  at: number;
+}
+
+const SAMPLE_NEWEST_REPLY = `(() => {
+  const all = document.querySelectorAll('[data-reply]');
+  const el = all[all.length - 1];
+  if (!el) return false;
+  const state = el.dataset.state || '';
+  const body = el.querySelector('.body');
+  (window.samples = window.samples || []).push({ state, length: body ? body.textContent.length : 0, at: Date.now() });
+  return state !== 'streaming';
+})()`;
+
+describe.skipIf(!haveChromium && !inCi)('playground in a browser', () => {
+  let emulator: Emulator;
+  let bridge: RunningBridge | undefined;
+  let browser: Browser | undefined;
+  let base = '';
+  let dir = '';
+
+  beforeAll(async () => {
+    if (!haveChromium) throw new Error(`chromium not found at ${CHROMIUM} (apt-get install -y chromium)`);
+    dir = mkdtempSync(join(tmpdir(), 'playground-'));
+    emulator = await startEmulator();
+    const raw = parseRawEnv({
+      CHAT_API_URL: emulator.url,
+      CHAT_API_KEY: 'dev-key',
+      CHAT_BOT_ID: 'demo-bot',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_PATH: join(dir, 'bridge.db'),
+      STREAM_EDIT_INTERVAL_MS: '100',
+      LOG_LEVEL: 'silent',
+    });
+    const config = buildConfig(raw, { requirePlatform: false });
+    const root = createLogger({ level: 'silent' });
+    const store = await openBridgeStore(config, root);
+    if (store === undefined) throw new Error('no store');
+    bridge = await startBridge(config, store, root, { enabled: true, allowRemote: false, emulator: false });
+    if (bridge === undefined) throw new Error('the bridge did not start');
+    base = `http://127.0.0.1:${bridge.port}/`;
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await bridge?.stop();
+    await emulator?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const openConversation = async (id: string): Promise<Page> => {
+    const page = await (browser as Browser).newPage();
+    await page.goto(`${base}#${id}`);
+    await page.waitForSelector(`body[data-loaded="${id}"]`);
+    return page;
+  };
+
+  const send = async (page: Page, text: string): Promise<void> => {
+    await page.bringToFront(); // keys go to the tab in front
+    await page.type('[aria-label="Message"]', text);
+    await page.click('[aria-label="Send"]');
+  };
+
+  /** Samples the newest reply on every change until it is no longer streaming. */
+  const followReply = async (page: Page): Promise<Sample[]> => {
+    await page.waitForSelector('[data-reply]');
+    // Browser-side code as text: this project's TypeScript has no DOM library.
+    await page.waitForFunction(SAMPLE_NEWEST_REPLY, { polling: 'mutation', timeout: 30_000 });
+    return (await page.evaluate('window.samples')) as Sample[];
+  };
+
+  const replyBodies = (page: Page) =>
+    page.$$eval('[data-reply]', (els) => els.map((e) => e.querySelector('.body')?.textContent ?? ''));
+
+  it('streams a reply edit by edit, ends final, and shows it again after a reload', async () => {
+    const page = await openConversation('streamone');
+    await send(page, 'hello [long 1500] [chunks 15] [delay 150]');
+    const samples = await followReply(page);
+    const streaming = samples.filter((s) => s.state === 'streaming').map((s) => s.length);
+    expect(new Set(streaming).size).toBeGreaterThanOrEqual(2); // the text grew while streaming
+    expect(streaming).toEqual([...streaming].sort((a, b) => a - b));
+    expect(samples.at(-1)?.state).toBe('final');
+    const before = await replyBodies(page);
+    expect(before[0]?.length).toBeGreaterThan(streaming[0] ?? 0);
+    expect(await page.$('[data-reply] [aria-label="Stop"]')).toBeNull();
+
+    await page.reload();
+    await page.waitForSelector('body[data-loaded="streamone"] [data-reply][data-state="final"]');
+    expect(await replyBodies(page)).toEqual(before);
+    expect(await page.$eval('.msg.user', (e) => e.textContent)).toBe('hello [long 1500] [chunks 15] [delay 150]');
+    await page.close();
+  });
+
+  it('Stop stops a long reply', async () => {
+    const page = await openConversation('stopone');
+    await send(page, '[long 3000] [chunks 100] [delay 200]');
+    const stop = await page.waitForSelector('[data-reply][data-state="streaming"] [aria-label="Stop"]');
+    await stop?.click();
+    await page.waitForSelector('[data-reply][data-state="stopped"]', { timeout: 15_000 });
+    const text = (await replyBodies(page))[0] ?? '';
+    expect(text.length).toBeLessThan(3000);
+    expect(text).toContain('(stopped)');
+    expect(await page.$('[data-reply] [aria-label="Stop"]')).toBeNull();
+    await page.close();
+  });
+
+  it('two tabs on two conversations stream at once', async () => {
+    const [a, b] = await Promise.all([openConversation('tabone'), openConversation('tabtwo')]);
+    if (!a || !b) throw new Error('no page');
+    const message = '[long 1500] [chunks 15] [delay 150]';
+    await send(a, message);
+    await send(b, message);
+    const [sa, sb] = await Promise.all([followReply(a), followReply(b)]);
+    const span = (s: Sample[]) => {
+      const st = s.filter((x) => x.state === 'streaming');
+      return { from: st[0]?.at ?? Infinity, to: st.at(-1)?.at ?? -Infinity };
+    };
+    const ra = span(sa);
+    const rb = span(sb);
+    // Each tab saw its reply streaming, and the two streaming spans overlap.
+    expect(ra.from).toBeLessThanOrEqual(rb.to);
+    expect(rb.from).toBeLessThanOrEqual(ra.to);
+    expect(sa.at(-1)?.state).toBe('final');
+    expect(sb.at(-1)?.state).toBe('final');
+    // Each tab shows only its own conversation.
+    expect(await a.$$eval('[data-reply]', (e) => e.length)).toBe(1);
+    expect(await b.$$eval('[data-reply]', (e) => e.length)).toBe(1);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
