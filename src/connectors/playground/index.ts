@@ -13,7 +13,7 @@ export { createPlaygroundRoutes, isLoopback } from './http.js';
 // When the playground runs, and with which upstream (CONTRACT.md §7):
 // - no platform configured: on (PLAYGROUND=off turns it off); a platform configured: off unless
 //   PLAYGROUND=on;
-// - no CHAT_API_URL: the built-in emulator is the upstream, in this process;
+// - no platform and no CHAT_API_URL: the built-in emulator is the upstream, in this process;
 // - loopback clients only, unless PLAYGROUND=on is set explicitly (it spends the API key).
 
 export interface PlaygroundPlan {
@@ -28,7 +28,10 @@ export function playgroundPlan(raw: RawEnv): PlaygroundPlan {
   const platform =
     raw.SLACK_BOT_TOKEN !== undefined || raw.SLACK_CLIENT_ID !== undefined || raw.DISCORD_BOT_TOKEN !== undefined;
   const enabled = raw.PLAYGROUND === 'on' || (raw.PLAYGROUND === 'auto' && !platform);
-  return { enabled, allowRemote: raw.PLAYGROUND === 'on', emulator: enabled && raw.CHAT_API_URL === undefined };
+  // With a platform configured, a missing CHAT_API_URL stays a configuration error: the
+  // emulator must never answer Slack or Discord users.
+  const emulator = enabled && !platform && raw.CHAT_API_URL === undefined;
+  return { enabled, allowRemote: raw.PLAYGROUND === 'on', emulator };
 }
 
 /**
