@@ -155,4 +155,44 @@ describe.skipIf(!haveChromium && !inCi)('playground in a browser', () => {
     expect(await b.$$eval('[data-reply]', (e) => e.length)).toBe(1);
     await Promise.all([a.close(), b.close()]);
   });
+
+  it('thumbs on a finished reply record the vote', async () => {
+    const page = await openConversation('thumbs');
+    await send(page, 'rate me');
+    const up = await page.waitForSelector('[data-reply][data-state="final"] [aria-label="Good reply"]');
+    await up?.click();
+    await page.waitForSelector('[aria-label="Good reply"][aria-pressed="true"]');
+    expect(await page.$eval('#status', (e) => e.textContent)).toBe('Thanks for the feedback.');
+    await page.close();
+  });
+
+  it('Markdown is rendered, and markup the assistant writes stays text', async () => {
+    const page = await openConversation('markup');
+    await send(page, '**bold** <img src=x onerror="document.title=1"> <script>document.title=2</script>');
+    await page.waitForSelector('[data-reply][data-state="final"]');
+    expect(await page.$$eval('[data-reply] strong', (e) => e.map((x) => x.textContent))).toEqual(['bold']);
+    expect(await page.$$('[data-reply] img, [data-reply] script')).toHaveLength(0);
+    expect((await replyBodies(page))[0]).toContain('<img src=x');
+    expect(await page.title()).toBe('assistant-bridge playground');
+    await page.close();
+  });
+
+  it('a failed reply ends in data-state="error"', async () => {
+    const page = await openConversation('failing');
+    await send(page, 'break [status 500]');
+    await page.waitForSelector('[data-reply][data-state="error"]', { timeout: 20_000 });
+    await page.close();
+  });
+
+  it('"New conversation" starts an empty one; the old one is still listed', async () => {
+    const page = await openConversation('oldone');
+    await send(page, 'first words');
+    await page.waitForSelector('[data-reply][data-state="final"]');
+    await page.click('[aria-label="New conversation"]');
+    await page.waitForFunction("document.body.dataset.loaded !== 'oldone' && location.hash !== '#oldone'");
+    expect(await page.$$('[data-reply]')).toHaveLength(0);
+    const titles = await page.$$eval('nav li button', (e) => e.map((x) => x.textContent));
+    expect(titles).toContain('first words');
+    await page.close();
+  });
 });

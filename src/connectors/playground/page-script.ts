@@ -110,7 +110,8 @@ function upsertReply(v) {
       b.textContent = glyph;
       b.setAttribute('aria-label', label);
       b.setAttribute('aria-pressed', 'false');
-      b.onclick = () => post('vote', { replyKey: v.replyKey, vote: vote }).then(() => {
+      b.onclick = () => post('vote', { replyKey: v.replyKey, vote: vote }).then((j) => {
+        if (j.result !== 'recorded') { status('That reply can no longer be rated.'); return; }
         for (const o of controls.querySelectorAll('button')) o.setAttribute('aria-pressed', String(o === b));
         status('Thanks for the feedback.');
       }).catch((e) => status(e.message));
