@@ -195,4 +195,19 @@ describe.skipIf(!haveChromium && !inCi)('playground in a browser', () => {
     expect(titles).toContain('first words');
     await page.close();
   });
+
+  it('Reset starts the conversation afresh: a reload shows nothing of before', async () => {
+    const page = await openConversation('resetme');
+    await send(page, 'remember this');
+    await page.waitForSelector('[data-reply][data-state="final"]');
+    await page.click('[aria-label="Reset conversation"]');
+    await page.waitForFunction("document.getElementById('status').textContent === 'A fresh conversation starts here.'");
+    await page.reload();
+    await page.waitForSelector('body[data-loaded="resetme"]');
+    expect(await page.$$('[data-reply], .msg.user')).toHaveLength(0);
+    await send(page, 'again');
+    await page.waitForSelector('[data-reply][data-state="final"]');
+    expect(await replyBodies(page)).toEqual(['You said: again']);
+    await page.close();
+  });
 });
