@@ -210,4 +210,27 @@ describe.skipIf(!haveChromium && !inCi)('playground in a browser', () => {
     expect(await replyBodies(page)).toEqual(['You said: again']);
     await page.close();
   });
+
+  it('a reply longer than one message continues in a second one, as on a platform', async () => {
+    const page = await openConversation('splitme');
+    await send(page, '[long 6000] [chunks 30]');
+    await page.waitForFunction(
+      "[...document.querySelectorAll('[data-reply]')].map((e) => e.dataset.state).join() === 'final,final'",
+      { polling: 'mutation', timeout: 20_000 },
+    );
+    const bodies = await page.$$eval('[data-reply]', (els) => els.map((e) => e.getAttribute('data-reply')));
+    expect(bodies).toHaveLength(2);
+    await page.close();
+  });
+
+  it('a reload in the middle of a reply picks the stream up again', async () => {
+    const page = await openConversation('midway');
+    await send(page, '[long 2000] [chunks 20] [delay 200]');
+    await page.waitForSelector('[data-reply][data-state="streaming"]');
+    await page.reload();
+    await page.waitForSelector('body[data-loaded="midway"] [data-reply][data-state="streaming"]');
+    await page.waitForSelector('[data-reply][data-state="final"]', { timeout: 20_000 });
+    expect(await page.$$('[data-reply]')).toHaveLength(1);
+    await page.close();
+  });
 });
