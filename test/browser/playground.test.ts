@@ -34,7 +34,14 @@ const SAMPLE_NEWEST_REPLY = `(() => {
   return state !== 'streaming';
 })()`;
 
-describe.skipIf(!haveChromium && !inCi)('playground in a browser', () => {
+// In CI a missing browser is a failure, counted as one, not a silent skip.
+describe.runIf(!haveChromium && inCi)('playground in a browser (CI)', () => {
+  it('has chromium to drive', () => {
+    expect.fail(`chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  });
+});
+
+describe.skipIf(!haveChromium)('playground in a browser', () => {
   let emulator: Emulator;
   let bridge: RunningBridge | undefined;
   let browser: Browser | undefined;
@@ -42,7 +49,6 @@ describe.skipIf(!haveChromium && !inCi)('playground in a browser', () => {
   let dir = '';
 
   beforeAll(async () => {
-    if (!haveChromium) throw new Error(`chromium not found at ${CHROMIUM} (apt-get install -y chromium)`);
     dir = mkdtempSync(join(tmpdir(), 'playground-'));
     emulator = await startEmulator();
     const raw = parseRawEnv({
