@@ -60,7 +60,7 @@ function markdown(text) {
     if (list) { out.push('</ul>'); list = false; }
     const h = /^(#{1,6})\s+(.*)$/.exec(line);
     if (h) { out.push('<h' + (h[1].length + 2 > 6 ? 6 : h[1].length + 2) + '>' + inline(h[2]) + '</h' + (h[1].length + 2 > 6 ? 6 : h[1].length + 2) + '>'); continue; }
-    out.push(line.trim() === '' ? '<br>' : '<p>' + inline(line) + '</p>');
+    if (line.trim() !== '') out.push('<p>' + inline(line) + '</p>');
   }
   if (list) out.push('</ul>');
   if (code !== null) out.push('<pre><code>' + code.join('\n') + '</code></pre>');

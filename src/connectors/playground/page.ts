@@ -48,6 +48,7 @@ main header { display: flex; justify-content: space-between; padding: .5rem 1rem
 .msg[data-state="streaming"] { border-left: 3px solid #3b82f6; }
 .msg[data-state="stopped"], .msg[data-state="interrupted"] { border-left: 3px solid #f59e0b; }
 .msg[data-state="error"] { border-left: 3px solid #ef4444; }
+.msg p { margin: .3rem 0; }
 .msg pre { overflow-x: auto; background: #8882; padding: .5rem; border-radius: 4px; }
 .msg code { font-family: ui-monospace, monospace; }
 .controls { margin-top: .4rem; display: flex; gap: .4rem; }
