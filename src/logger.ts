@@ -66,7 +66,17 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
 
 /** Named children: one per part, so an operator can filter by `component`. */
 export type Component =
-  'main' | 'relay' | 'pump' | 'upstream' | 'store' | 'slack' | 'discord' | 'server' | 'emulator' | 'replicas';
+  | 'main'
+  | 'relay'
+  | 'pump'
+  | 'upstream'
+  | 'store'
+  | 'slack'
+  | 'discord'
+  | 'playground'
+  | 'server'
+  | 'emulator'
+  | 'replicas';
 
 export function componentLogger(root: Logger, component: Component): Logger {
   return root.child({ component });

@@ -1,4 +1,5 @@
-import { type Config, ConfigError, loadConfig, readEnv } from './config/config.js';
+import { type Config, ConfigError, parseRawEnv, readEnv } from './config/config.js';
+import { configForStart } from './config/start-config.js';
 import { botRouter } from './config/routes.js';
 import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
@@ -22,6 +23,12 @@ import { createCoordinator } from './replicas/coordinator.js';
 import { createPlaceLocks } from './replicas/place-locks.js';
 import { createRemoteStops } from './replicas/remote-stops.js';
 import { createChatService } from './upstream/index.js';
+import {
+  mountPlayground,
+  type PlaygroundPlan,
+  playgroundUrl,
+  useBuiltInEmulator,
+} from './connectors/playground/index.js';
 
 /**
  * SIGTERM: replies in flight get DRAIN_MS to finish, then DRAIN_GRACE_MS to write their
@@ -45,8 +52,10 @@ const STOP_MAX_MS = DRAIN_MS + DRAIN_GRACE_MS + CONNECTOR_STOP_MS + 2_000;
  */
 export async function run(_args: string[]): Promise<number> {
   let config: Config;
+  let playground: PlaygroundPlan;
   try {
-    config = loadConfig(readEnv());
+    const raw = parseRawEnv(readEnv());
+    ({ config, playground } = configForStart(raw));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -59,7 +68,7 @@ export async function run(_args: string[]): Promise<number> {
   const life = watchProcess(log);
   let code = 1;
   try {
-    code = await runBridge(config, root, life);
+    code = await runBridge(config, root, life, playground);
     return code;
   } finally {
     // Whatever handle is still open (a request Discord holds, a pool's socket) cannot keep the
@@ -71,13 +80,29 @@ export async function run(_args: string[]): Promise<number> {
 type Ended = { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'fatal'; fatal: Fatal };
 type Outcome = { kind: 'started' } | Ended;
 
-async function runBridge(config: Config, root: Logger, life: ProcessWatch): Promise<number> {
+async function runBridge(
+  config: Config,
+  root: Logger,
+  life: ProcessWatch,
+  playground: PlaygroundPlan,
+): Promise<number> {
+  const log = componentLogger(root, 'main');
+  // The playground's upstream when no CHAT_API_URL is set: the emulator, in this process.
+  const closeEmulator = playground.emulator ? await useBuiltInEmulator(config, log) : async () => {};
+  try {
+    return await runParts(config, root, life, playground);
+  } finally {
+    await withTimeout(closeEmulator(), FATAL_TEARDOWN_MS).catch(() => undefined);
+  }
+}
+
+async function runParts(config: Config, root: Logger, life: ProcessWatch, playground: PlaygroundPlan): Promise<number> {
   const log = componentLogger(root, 'main');
   const store = await openBridgeStore(config, root);
   if (store === undefined) return 1;
   let bridge: Bridge;
   try {
-    bridge = await buildBridge(config, store, root);
+    bridge = await buildBridge(config, store, root, playground);
   } catch (err) {
     logFatal(log, asFatal(err));
     await withTimeout(store.close(), FATAL_TEARDOWN_MS).catch(() => undefined);
@@ -137,10 +162,17 @@ export interface Bridge {
   abort(): Promise<void>;
   /** Where a connector's fatal error (after start) goes. */
   onFatal(listener: (f: Fatal) => void): void;
+  /** The HTTP port once start() is listening (PORT=0 picks a free one). */
+  readonly port: number | undefined;
 }
 
 /** Builds every part; nothing is started (nor listening) until start(). */
-export async function buildBridge(config: Config, store: AsyncStore, root: Logger): Promise<Bridge> {
+export async function buildBridge(
+  config: Config,
+  store: AsyncStore,
+  root: Logger,
+  playground?: PlaygroundPlan,
+): Promise<Bridge> {
   const log = componentLogger(root, 'main');
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
@@ -201,6 +233,17 @@ export async function buildBridge(config: Config, store: AsyncStore, root: Logge
     connectors.push(slack);
     probes.slack = () => slack.isReady();
     stopReceiving.push(() => slack.stopReceiving());
+  }
+  if (playground?.enabled) {
+    const p = mountPlayground({
+      server,
+      chat,
+      conversations: store.conversations,
+      botFor: botRouter(config.upstream.routes, config.upstream.botId),
+      allowRemote: playground.allowRemote,
+      logger: componentLogger(root, 'playground'),
+    });
+    connectors.push(p);
   }
   // From SIGTERM on, a load balancer should send events to the other replicas.
   let stopping = false;
@@ -312,12 +355,17 @@ export async function buildBridge(config: Config, store: AsyncStore, root: Logge
     await store.close();
   }
 
+  let listening: number | undefined;
   return {
     relay,
+    get port() {
+      return listening;
+    },
     async start() {
       let port: number;
       try {
         ({ port } = await server.listen());
+        listening = port;
       } catch (err) {
         throw new StartFailure({
           what: 'the HTTP server cannot start',
@@ -326,6 +374,10 @@ export async function buildBridge(config: Config, store: AsyncStore, root: Logge
         });
       }
       log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
+      if (playground?.enabled) {
+        const url = playgroundUrl(config.service.host, port);
+        log.info({ url, loopbackOnly: !playground.allowRemote }, `playground: open ${url} in a browser`);
+      }
       if (halted) return;
       try {
         const orphans = await withTimeout(coordinator.start(), RECOVER_TIMEOUT_MS);

@@ -177,6 +177,8 @@ export const envSchema = z.object({
   REPLICA_ID: optionalString,
   REPLICA_LEASE_SECONDS: intVar(15, 1, 3600),
   FEEDBACK: enumVar(['on', 'off'], 'on'),
+  // The web playground at `/` (CONTRACT.md §7): auto = on when no platform is configured.
+  PLAYGROUND: enumVar(['auto', 'on', 'off'], 'auto'),
 });
 
 export type RawEnv = z.infer<typeof envSchema>;

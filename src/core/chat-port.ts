@@ -6,7 +6,7 @@ import type { AttachmentInfo } from './attachments.js';
 
 /** Where a message came from, sent as `metadata` with every upstream send (absent values left out). */
 export interface ChatMetadata {
-  source: 'slack' | 'discord' | 'terminal' | 'test';
+  source: 'slack' | 'discord' | 'playground' | 'terminal' | 'test';
   workspaceId?: string;
   channelId?: string;
   threadId?: string;

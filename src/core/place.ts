@@ -2,7 +2,7 @@
 // where a message was written, which bot answers there, where its reply is shown, and under which
 // key the conversation is stored. Connectors make places; the core and the store only carry them.
 
-export type Platform = 'slack' | 'discord' | 'test';
+export type Platform = 'slack' | 'discord' | 'playground' | 'test';
 
 /**
  * A Slack thread / DM channel / assistant thread, a Discord thread / channel (inline mode) / DM
@@ -32,7 +32,7 @@ export interface ReplyTarget {
   data?: Record<string, string | number | boolean>;
 }
 
-const PLATFORMS: readonly string[] = ['slack', 'discord', 'test'] satisfies Platform[];
+const PLATFORMS: readonly string[] = ['slack', 'discord', 'playground', 'test'] satisfies Platform[];
 
 /**
  * A reply target read back from JSON. Rows written before targets carried a place hold the

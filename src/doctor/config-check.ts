@@ -1,8 +1,9 @@
-import { type Config, ConfigError, type Env, loadConfig } from '../config/config.js';
+import { type Config, ConfigError, type Env, loadConfig, parseRawEnv } from '../config/config.js';
+import { configForStart } from '../config/start-config.js';
 import { type CheckRow, fail, ok } from './types.js';
 
 // The first row: does the environment make a valid configuration? Judged by `loadConfig` with
-// the options `start` uses, so doctor fails exactly where start would (a missing platform too).
+// the options `start` uses (configForStart), so doctor fails exactly where start would.
 // When only start-time requirements are missing, the other checks still run on what is set:
 // doctor stays useful before Slack or Discord are set up.
 
@@ -13,8 +14,13 @@ export interface ConfigResult {
 
 export function checkConfig(env: Env): ConfigResult {
   try {
-    const config = loadConfig(env);
-    return { row: ok('config', describe(config)), config };
+    const { config, playground } = configForStart(parseRawEnv(env));
+    const detail =
+      describe(config) +
+      (playground.enabled
+        ? `; the playground at / (${playground.emulator ? 'built-in emulator' : 'CHAT_API_URL'})`
+        : '');
+    return { row: ok('config', detail), config };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     const row = fail('config', err.problems.join('\n'), 'set or correct the variables named (see .env.example)');

@@ -33,6 +33,7 @@ export interface MetricsOptions {
 const BUCKET_KINDS: Record<Platform, readonly string[]> = {
   slack: ['slack:post', 'slack:update', 'slack:append'],
   discord: ['discord:channel', 'discord:global'],
+  playground: [],
   test: [],
 };
 

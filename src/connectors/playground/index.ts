@@ -1,0 +1,57 @@
+import type { Config } from '../../config/config.js';
+import type { ChatService } from '../../core/chat-port.js';
+import type { ConversationStore } from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
+import type { HttpServer } from '../../server/http-server.js';
+import { createPlaygroundConnector, type PlaygroundConnector } from './connector.js';
+import { createPlaygroundRoutes } from './http.js';
+
+export { createPlaygroundConnector, type PlaygroundConnector, type ReplyView } from './connector.js';
+export { createPlaygroundRoutes, isLoopback } from './http.js';
+
+export { configForStart, type PlaygroundPlan, playgroundPlan } from '../../config/start-config.js';
+
+/**
+ * Starts the emulator as the upstream and points the configuration at it. Returns its close
+ * function. The emulator's own key and bot are used: nothing else could answer them.
+ */
+export async function useBuiltInEmulator(config: Config, log: Logger): Promise<() => Promise<void>> {
+  const { startEmulator, EMULATOR_DEFAULTS } = await import('../../emulator/index.js');
+  const emulator = await startEmulator({ host: '127.0.0.1', port: 0 });
+  const botId = EMULATOR_DEFAULTS.bots[0] ?? 'demo-bot';
+  config.upstream = { ...config.upstream, url: emulator.url, apiKey: EMULATOR_DEFAULTS.apiKey, botId, routes: [] };
+  log.info(
+    { upstream: emulator.url },
+    'no CHAT_API_URL: the built-in emulator answers in this process (replies echo; try "[long 6000]" or "[delay 200]")',
+  );
+  return () => emulator.close();
+}
+
+export interface PlaygroundWiring {
+  server: HttpServer;
+  chat: ChatService;
+  conversations: ConversationStore;
+  botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
+  allowRemote: boolean;
+  logger: Logger;
+}
+
+/** The connector, its page at `/` and its routes under `/playground`. */
+export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
+  const connector = createPlaygroundConnector({ logger: w.logger });
+  const routes = createPlaygroundRoutes({ ...w, connector });
+  w.server.mount('/', routes.page);
+  w.server.mount('/playground', routes.api);
+  const stop = connector.stop.bind(connector);
+  connector.stop = async () => {
+    await stop();
+    routes.close();
+  };
+  return connector;
+}
+
+/** The address to print: a wildcard host is reached at the loopback address. */
+export function playgroundUrl(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port}/`;
+}
