@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'dist-bench/', 'coverage/', 'bin/'] },
+  { ignores: ['node_modules/', 'dist/', 'dist-bench/', 'coverage/', 'bin/', 'reports/', '.stryker-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,42 @@
+// `npm run mutation`: StrykerJS over the pure modules where a silent bug hurts most (split and
+// reply text, Slack and Discord rendering and mention handling, Slack signature verification,
+// allowlists, conversation renewal). Not in CI: it is slow. One module at a time:
+//   npm run mutation -- --mutate src/core/split.ts
+// Reports: reports/mutation/ (HTML and JSON, gitignored) and a clear-text table on stdout.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  // Only the unit tests of these modules (a dedicated vitest config); perTest coverage then runs,
+  // for each mutant, only the tests that reach it.
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
+  coverageAnalysis: 'perTest',
+  mutate: [
+    'src/core/split.ts',
+    'src/core/reply-cut.ts',
+    'src/core/reply-text.ts',
+    'src/connectors/slack/render.ts',
+    'src/core/visible-text.ts',
+    // Discord: the bot-mention strip and the thread name (replies themselves carry
+    // allowed_mentions, checked over every write by the e2e suites).
+    'src/connectors/discord/events.ts:39-44',
+    'src/connectors/discord/reply-sink.ts:162-169',
+    // Slack HTTP receiver: the signature headers, the replay window and the HMAC check.
+    'src/connectors/slack/http-receiver.ts:79-103',
+    'src/connectors/slack/http-receiver.ts:147-150',
+    'src/core/allowlist.ts',
+    'src/core/conversations.ts',
+  ],
+  ignorePatterns: ['dist', 'dist-bench', 'data', 'coverage', 'reports', 'bench/results', '*.db'],
+  // Two shared cores: one test process at a time.
+  concurrency: 1,
+  timeoutMS: 20_000,
+  incremental: true,
+  incrementalFile: 'reports/mutation/stryker-incremental.json',
+  reporters: ['clear-text', 'html', 'json', 'progress'],
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true, reportMutants: true },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: true,
+  thresholds: { high: 90, low: 85, break: null },
+};
