@@ -128,8 +128,14 @@ describe('assistant-bridge start with bad configuration', () => {
       child.on('exit', (code) => res({ code, stderr }));
     });
 
-  it('exits 2 naming the missing variables when no platform is configured', async () => {
-    const { code, stderr } = await runCli({ CHAT_API_URL: 'http://127.0.0.1:1', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'b' });
+  it('exits 2 naming the missing variables when no platform is configured and the playground is off', async () => {
+    // With PLAYGROUND unset (auto), no platform runs the playground instead (playground-start.test.ts).
+    const { code, stderr } = await runCli({
+      CHAT_API_URL: 'http://127.0.0.1:1',
+      CHAT_API_KEY: 'k',
+      CHAT_BOT_ID: 'b',
+      PLAYGROUND: 'off',
+    });
     expect(code).toBe(2);
     expect(stderr).toContain('SLACK_BOT_TOKEN');
     expect(stderr).toContain('DISCORD_BOT_TOKEN');
