@@ -15,6 +15,11 @@ export interface SlackDestination {
   enterpriseId?: string;
   /** The user who asked: native streams outside DMs are addressed to them. */
   userId: string;
+  /**
+   * The asking user's own team (`user_team`, else `team`, of their message): in a Slack Connect
+   * channel it differs from the installing team, and native streams are addressed to it.
+   */
+  userTeamId?: string;
   /** The user's message, for the working reaction. */
   userMessageTs: string;
   /** An assistant thread: the working indicator is the assistant status. */

@@ -127,6 +127,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         place,
         ...(args.teams.enterpriseId ? { enterpriseId: args.teams.enterpriseId } : {}),
         userId: user,
+        ...((ev.user_team ?? ev.team) ? { userTeamId: ev.user_team ?? ev.team } : {}),
         userMessageTs: ts,
         assistant: args.assistant !== undefined,
       };
