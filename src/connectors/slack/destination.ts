@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { Place } from '../../core/ports.js';
+import type { Clock, Place } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { AgentSessionTurn } from './agent-sessions.js';
 import type { SlackLimits } from './rate-limits.js';
@@ -38,4 +38,6 @@ export interface SinkDeps {
   onPosted?: (channel: string, threadTs: string) => void;
   /** A DM thread's agent session: a native stream holds it `processing` (Slack's Stop) while it runs. */
   session?: AgentSessionTurn;
+  /** Timers of the working indicator (the assistant status refresh); the system clock if absent. */
+  clock?: Clock;
 }
