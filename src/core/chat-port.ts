@@ -13,6 +13,8 @@ export interface ChatMetadata {
   userId?: string;
   userName?: string;
   messageId?: string;
+  /** The message is a forward of another (its text says so too). */
+  forwarded?: boolean;
   /**
    * A new conversation's earlier messages in its place, oldest first (CONTEXT_MODE other than
    * `off`): what the assistant has not seen, e.g. a thread it was mentioned in midway.

@@ -45,6 +45,8 @@ export interface IncomingMessage {
   attachments?: Attachment[];
   isDm: boolean;
   mentionsBot: boolean;
+  /** A forwarded message (Discord): its text is the forward's, marked; `metadata.forwarded`. */
+  forwarded?: boolean;
   isFromBot: boolean;
   /** Epoch ms when the connector received it. */
   receivedAt: number;

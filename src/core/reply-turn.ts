@@ -80,6 +80,7 @@ export function chatMetadata(msg: IncomingMessage): ChatMetadata {
   md.userId = msg.userId;
   if (msg.userName !== undefined) md.userName = msg.userName;
   md.messageId = msg.messageId;
+  if (msg.forwarded === true) md.forwarded = true;
   const files = attachmentInfo(msg.attachments ?? []);
   if (files.length > 0) md.attachments = files;
   return md;

@@ -153,3 +153,26 @@ it('a session status Slack refuses does not touch the reply', async () => {
     .poll(() => stack.fake.calls.filter((c) => c.method === SET_STATUS_METHOD).map((c) => c.result))
     .toEqual(['not_allowed_token_type', 'not_allowed_token_type']);
 });
+
+it('the streams agent_session_stopped names are finished by an edit: no append to them fails', async () => {
+  const { stack } = await start();
+  const q = 'tell me a story [chunks 10] [stall 6]';
+  const soFar = splitText(replyText(q), 10).slice(0, 6).join('');
+  const { threadTs, reply } = await askInDm(stack, q);
+  await expect
+    .poll(() => reply()?.text, { timeout: 5000 })
+    .toBe(renderMarkdownText(soFar.slice(0, stablePrefixEnd(soFar))));
+  const ts = reply()?.ts ?? '';
+  // Slack stops the stream at the click (the fake too) and names it in the event.
+  const event = stack.fake.sessionStopped({ channel: 'D1', threadTs });
+  expect(event.streaming_message_ts).toEqual([ts]);
+  const callsBefore = stack.fake.calls.length;
+  await stack.fake.sendEvent(event);
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  expect(reply()?.text).toBe(renderMarkdownText(soFar + MESSAGES.stopped));
+  expect(reply()?.streaming).toBe(false);
+  const after = stack.fake.calls.slice(callsBefore).filter((c) => c.args.ts === ts);
+  expect(after.map((c) => c.method)).toEqual(['chat.update']);
+  expect(stack.fake.calls.filter((c) => c.result === 'message_not_in_streaming_state')).toEqual([]);
+});

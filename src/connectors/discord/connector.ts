@@ -114,7 +114,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     const receivedAt = now();
     // Files are fetched before the message goes on, in the place's order (a later message of the
     // place waits). CDN URLs carry their own signature: the bot token is never sent with them.
-    const files = [...message.attachments.values()].map((a): PlatformFile => ({
+    const files = [...route.attachments.values()].map((a): PlatformFile => ({
       name: a.name,
       type: a.contentType ?? '',
       size: a.size,
@@ -342,6 +342,7 @@ function toIncoming(
     text: route.text,
     isDm: route.isDm,
     mentionsBot: route.mentionsBot,
+    ...(route.forwarded === true ? { forwarded: true } : {}),
     isFromBot: message.author.bot,
     receivedAt,
     sink,

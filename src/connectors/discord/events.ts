@@ -1,4 +1,4 @@
-import { ChannelType, type Message, MessageType } from 'discord.js';
+import { ChannelType, type Message, MessageReferenceType, MessageType } from 'discord.js';
 import type { DiscordReplyMode } from '../../config/config.js';
 import type { Place } from '../../core/ports.js';
 import { hasVisibleText } from '../../core/visible-text.js';
@@ -22,8 +22,12 @@ export interface MessageRoute {
   place: Place;
   isDm: boolean;
   mentionsBot: boolean;
-  /** The text without the bot's mention, trimmed. */
+  /** The text without the bot's mention, trimmed (a forward's: marked, from its snapshot). */
   text: string;
+  /** The files to read: the message's, or a forward's snapshot's. */
+  attachments: Message['attachments'];
+  /** A forwarded message, read from its snapshot. */
+  forwarded?: true;
   replyTo?: { channelId: string; messageId: string };
   startThread?: ThreadFromMessage;
 }
@@ -43,17 +47,36 @@ export function stripBotMention(content: string, botId: string): string {
     .trim();
 }
 
+/** What a forwarded message says: its snapshot's text, marked as forwarded, and its files. */
+export const FORWARDED_MARK = '[forwarded message]';
+
+function forwardedContent(message: Message): { text: string; attachments: Message['attachments'] } | undefined {
+  if (message.reference?.type !== MessageReferenceType.Forward) return undefined;
+  const snapshot = message.messageSnapshots.first();
+  if (snapshot === undefined) return undefined;
+  const body = (snapshot.content ?? '').trim();
+  const quoted = body === '' ? '' : `\n${body.replace(/^/gm, '> ')}`;
+  return { text: `${FORWARDED_MARK}${quoted}`, attachments: snapshot.attachments };
+}
+
 export function routeMessage(message: Message, ctx: RouteContext, thread?: ThreadFacts): MessageRoute | undefined {
   if (message.author.bot || message.system || message.webhookId !== null) return undefined;
   if (!ANSWERABLE_TYPES.has(message.type)) return undefined;
   const { botId } = ctx;
-  const mentionsBot = message.mentions.users.has(botId) || new RegExp(`<@!?${botId}>`).test(message.content);
-  const text = stripBotMention(message.content, botId);
+  // A forward has no content of its own: its snapshot is read. It mentions the bot when the
+  // forwarding message does (the snapshot's mentions were made elsewhere, to other people).
+  const forward = forwardedContent(message);
+  const mentionsBot =
+    message.mentions.users.has(botId) || (forward === undefined && new RegExp(`<@!?${botId}>`).test(message.content));
+  const text = forward?.text ?? stripBotMention(message.content, botId);
+  const attachments = forward?.attachments ?? message.attachments;
   // Whitespace, zero-width characters or the bare mention, and no file: nothing to ask (no
-  // upstream call, no thread, no typing). Files are content: a file alone is a question.
-  if (!hasVisibleText(text) && message.attachments.size === 0) return undefined;
+  // upstream call, no thread, no typing). Files are content: a file alone is a question. A
+  // forward without text or files (a sticker, a poll) is not a question either.
+  const visible = forward === undefined ? hasVisibleText(text) : text !== FORWARDED_MARK;
+  if (!visible && attachments.size === 0) return undefined;
   const channel = message.channel;
-  const base = { mentionsBot, text };
+  const base = { mentionsBot, text, attachments, ...(forward !== undefined ? { forwarded: true as const } : {}) };
 
   if (channel.type === ChannelType.DM) {
     return {
@@ -97,7 +120,10 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
     startThread: {
       parentId: channel.id,
       messageId: message.id,
-      name: threadName(text, `Conversation with ${message.author.username}`),
+      name: threadName(
+        forward === undefined ? text : text.slice(FORWARDED_MARK.length),
+        `Conversation with ${message.author.username}`,
+      ),
     },
   };
 }

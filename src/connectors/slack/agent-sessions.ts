@@ -10,11 +10,14 @@ import {
 import { type Logger, scrubSecrets } from '../../logger.js';
 import { translateSlackError } from './rate-limits.js';
 
-// Slack's agent sessions (a DM with the app, its agent view) are how a native stream gets a Stop:
-// a stream takes no blocks while it streams, but while the session's status is `processing` Slack
-// shows its own Stop button, and a press comes back as the `agent_session_stopped` event. Best
+// Slack's agent sessions (thread-based, in DMs with the app and in channels) are how a native
+// stream gets Slack's own Stop: while the session's status is `processing` Slack shows its Stop
+// button, and a press comes back as the `agent_session_stopped` event, naming the streams Slack
+// already stopped (`streaming_message_ts`); the sink finishes those by an edit, never an append. Best
 // effort throughout: a status that cannot be set costs the button (typed `stop` still works),
 // never the reply.
+
+const MAX_STOPPED_STREAMS = 1000;
 
 export const SET_STATUS_METHOD = 'agents.sessions.setStatus';
 export const SESSION_STOPPED_EVENT = 'agent_session_stopped';
@@ -26,6 +29,8 @@ export interface AgentSessionTurn {
   begin(): void;
   /** The reply is over, however it ended: back to `active`. Idempotent; nothing before begin(). */
   end(): void;
+  /** Slack already stopped this stream (agent_session_stopped named it): appends would fail. */
+  streamStopped?(channel: string, ts: string): boolean;
 }
 
 /**
@@ -69,6 +74,8 @@ export interface AgentSessionsDeps {
 /** The connector's agent sessions by DM thread: which reply holds each, and its status calls. */
 export class AgentSessions {
   private readonly places = new Map<string, PlaceSession>();
+  /** `channel:ts` of streams Slack stopped; bounded, oldest dropped first. */
+  private readonly stoppedStreams = new Set<string>();
   private warned = false;
 
   constructor(private readonly deps: AgentSessionsDeps) {}
@@ -76,6 +83,21 @@ export class AgentSessions {
   /** Places with a reply holding them or a status call pending (bounded: idle ones are dropped). */
   get size(): number {
     return this.places.size;
+  }
+
+  /** Slack stopped these streams of a channel (agent_session_stopped's streaming_message_ts). */
+  markStopped(channel: string, timestamps: readonly string[]): void {
+    for (const ts of timestamps) {
+      this.stoppedStreams.add(`${channel}:${ts}`);
+      if (this.stoppedStreams.size > MAX_STOPPED_STREAMS) {
+        const oldest = this.stoppedStreams.values().next().value;
+        if (oldest !== undefined) this.stoppedStreams.delete(oldest);
+      }
+    }
+  }
+
+  isStopped(channel: string, ts: string): boolean {
+    return this.stoppedStreams.has(`${channel}:${ts}`);
   }
 
   /** A turn for one reply in a DM thread (a place without a thread has no session: no calls). */
@@ -86,6 +108,7 @@ export class AgentSessions {
     const me = {};
     let state: 'new' | 'begun' | 'ended' = 'new';
     return {
+      streamStopped: (c, ts) => this.isStopped(c, ts),
       begin: () => {
         if (state !== 'new' || threadTs === undefined) return;
         state = 'begun';
@@ -154,15 +177,27 @@ interface SessionStoppedEvent {
   channel?: string;
   user?: string;
   thread_ts?: string;
+  /** The streams Slack already stopped (a ts, or a list of them). */
+  streaming_message_ts?: string | string[];
 }
 
 /**
  * Slack's Stop on an agent session: the reply being written in that DM thread is stopped when the
  * user who pressed it asked for it; anyone else's press, or one after the reply ended, does nothing.
  */
-export function registerSessionStop(app: App, handler: () => MessageHandler | undefined, logger: Logger): void {
+export function registerSessionStop(
+  app: App,
+  handler: () => MessageHandler | undefined,
+  logger: Logger,
+  sessions?: AgentSessions,
+): void {
   app.event(SESSION_STOPPED_EVENT, async ({ event, context, body }) => {
     const ev = event as unknown as SessionStoppedEvent;
+    // Recorded first: the reply's last write, made when the stop below ends it, must not append.
+    const stopped = ev.streaming_message_ts;
+    if (ev.channel !== undefined && stopped !== undefined) {
+      sessions?.markStopped(ev.channel, Array.isArray(stopped) ? stopped : [stopped]);
+    }
     const teamId = context.teamId ?? (body as { team_id?: string }).team_id ?? '';
     const h = handler();
     if (ev.channel === undefined || ev.thread_ts === undefined || ev.user === undefined || h?.stopPlace === undefined) {

@@ -158,7 +158,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     now,
   };
   registerControlActions(app, deps.handler, logger);
-  registerSessionStop(app, deps.handler, logger);
+  registerSessionStop(app, deps.handler, logger, deps.sessions);
   registerListeners(
     app,
     deps,

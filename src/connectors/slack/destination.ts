@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { Place } from '../../core/ports.js';
+import type { Clock, Place } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { AgentSessionTurn } from './agent-sessions.js';
 import type { SlackLimits } from './rate-limits.js';
@@ -15,6 +15,11 @@ export interface SlackDestination {
   enterpriseId?: string;
   /** The user who asked: native streams outside DMs are addressed to them. */
   userId: string;
+  /**
+   * The asking user's own team (`user_team`, else `team`, of their message): in a Slack Connect
+   * channel it differs from the installing team, and native streams are addressed to it.
+   */
+  userTeamId?: string;
   /** The user's message, for the working reaction. */
   userMessageTs: string;
   /** An assistant thread: the working indicator is the assistant status. */
@@ -33,4 +38,6 @@ export interface SinkDeps {
   onPosted?: (channel: string, threadTs: string) => void;
   /** A DM thread's agent session: a native stream holds it `processing` (Slack's Stop) while it runs. */
   session?: AgentSessionTurn;
+  /** Timers of the working indicator (the assistant status refresh); the system clock if absent. */
+  clock?: Clock;
 }

@@ -127,10 +127,12 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
         place,
         ...(args.teams.enterpriseId ? { enterpriseId: args.teams.enterpriseId } : {}),
         userId: user,
+        ...((ev.user_team ?? ev.team) ? { userTeamId: ev.user_team ?? ev.team } : {}),
         userMessageTs: ts,
         assistant: args.assistant !== undefined,
       };
-      // Agent sessions live in DMs with the app (assistant threads are DMs too), in a thread.
+      // Slack's agent sessions are thread-based, in DMs and channels; the bridge holds them (for
+      // Slack's Stop) in DM threads with the app (assistant threads are DMs too).
       const session =
         (isDm || args.assistant !== undefined) && place.threadId !== undefined
           ? deps.sessions.turn(client, place)

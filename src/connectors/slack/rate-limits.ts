@@ -8,8 +8,10 @@ export interface SlackLimits {
   post: { limit: number; windowMs: number };
   /** chat.update: tier 3, per workspace. */
   update: { limit: number; windowMs: number };
-  /** chat.appendStream / chat.stopStream: counted like tier 3, per workspace. */
+  /** chat.appendStream: counted like tier 3, per workspace. */
   append: { limit: number; windowMs: number };
+  /** chat.stopStream: Tier 2 (20+ a minute), per workspace, a bucket of its own. */
+  stop: { limit: number; windowMs: number };
   /** conversations.replies / conversations.history (thread context): tier 3, per workspace. */
   history: { limit: number; windowMs: number };
 }
@@ -18,6 +20,7 @@ export const DEFAULT_SLACK_LIMITS: SlackLimits = {
   post: { limit: 1, windowMs: 1000 },
   update: { limit: 50, windowMs: 60_000 },
   append: { limit: 50, windowMs: 60_000 },
+  stop: { limit: 20, windowMs: 60_000 },
   history: { limit: 50, windowMs: 60_000 },
 };
 
@@ -35,6 +38,12 @@ export function updateBucket(limits: SlackLimits, team: string, channel?: string
 
 export function appendBucket(limits: SlackLimits, team: string, channel?: string): BucketRef {
   const ref: BucketRef = { key: `slack:${team}:append`, ...limits.append };
+  if (channel !== undefined) ref.channelKey = channel;
+  return ref;
+}
+
+export function stopBucket(limits: SlackLimits, team: string, channel?: string): BucketRef {
+  const ref: BucketRef = { key: `slack:${team}:stop`, ...limits.stop };
   if (channel !== undefined) ref.channelKey = channel;
   return ref;
 }

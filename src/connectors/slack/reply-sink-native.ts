@@ -7,7 +7,7 @@ import {
 } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { appendBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { appendBucket, postBucket, stopBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
@@ -41,6 +41,8 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   const post = postBucket(deps.limits, teamId, channel);
   const append = appendBucket(deps.limits, teamId, channel);
   const update = updateBucket(deps.limits, teamId, channel);
+  // chat.stopStream is Tier 2 with a bucket of its own: its 429s teach that bucket, not appends'.
+  const stop = stopBucket(deps.limits, teamId, channel);
   const working = createWorkingIndicator(dest, deps);
   const messages = new Map<string, StreamState>();
   /** After chat.startStream failed, every later message of this reply is posted and edited. */
@@ -105,6 +107,12 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       // Not made by this sink (a restart): an edit is all that is possible.
       return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, text);
     }
+    if (state.streaming && deps.session?.streamStopped?.(channel, messageId) === true) {
+      // Slack stopped this stream (agent_session_stopped named it): an append would fail with
+      // message_not_in_streaming_state, so the message is finished by an edit right away.
+      state.streaming = false;
+      return replaceByEdit(messageId, state, text);
+    }
     if (state.edited) return replaceByEdit(messageId, state, text);
     const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
     const rendered = renderMarkdownText(committed);
@@ -119,22 +127,28 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         await dest.client.chat.appendStream({ channel: channel, ts: messageId, markdown_text: suffix });
         state.shown = rendered;
       }
-      if (opts.final && state.streaming) {
-        // Native streams take no blocks while they stream (their Stop is the agent session's,
-        // in DMs; `stop` written in the thread works everywhere); stopStream appends the
-        // finished reply's feedback buttons.
-        const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
+    } catch (err) {
+      const rethrow = streamFailure(err, append.key);
+      if (rethrow) throw rethrow;
+      return replaceByEdit(messageId, state, text);
+    }
+    if (opts.final && state.streaming) {
+      // Slack's streams accept a `blocks` chunk on start, append and stop; this sink streams text
+      // only and gives the finished reply's feedback buttons with stopStream. The Stop while it
+      // streams is the agent session's (`stop` written in the thread works everywhere).
+      const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
+      try {
         await dest.client.chat.stopStream({
           channel: channel,
           ts: messageId,
           ...(withFeedback && opts.replyKey !== undefined ? { blocks: [feedbackBlock(opts.replyKey)] } : {}),
         });
         state.streaming = false;
+      } catch (err) {
+        const rethrow = streamFailure(err, stop.key);
+        if (rethrow) throw rethrow;
+        return replaceByEdit(messageId, state, text);
       }
-    } catch (err) {
-      const rethrow = streamFailure(err, append.key);
-      if (rethrow) throw rethrow;
-      return replaceByEdit(messageId, state, text);
     }
     return {};
   }
@@ -165,7 +179,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
           thread_ts: threadTs,
           markdown_text: rendered,
           recipient_user_id: dest.userId,
-          recipient_team_id: teamId,
+          recipient_team_id: dest.userTeamId ?? teamId,
         });
         ts = res.ts ?? '';
       } catch (err) {

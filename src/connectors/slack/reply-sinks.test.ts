@@ -49,6 +49,13 @@ describe('Slack reply sinks', () => {
     expect((gone as PlatformWriteError).retryable).toBe(false);
   });
 
+  it("native sink: the stream is addressed to the asker's own team (Slack Connect), else the place's", async () => {
+    await createNativeSink({ ...dest, userTeamId: 'T0OTHER' }, deps).post('hi', first);
+    await createNativeSink(dest, deps).post('hi', first);
+    const teams = fake.calls.filter((c) => c.method === 'chat.startStream').map((c) => c.args.recipient_team_id);
+    expect(teams).toEqual(['T0OTHER', 'T0FAKE']);
+  });
+
   it('native sink: appends only new, stable text; the final write sends the rest and stops', async () => {
     const sink = createNativeSink(dest, deps);
     const { messageId } = await sink.post('Hello wor', first);

@@ -1,11 +1,16 @@
+import { systemClock } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
 import type { SinkDeps, SlackDestination } from './destination.js';
 
 // The sign that work started before any text exists: the assistant status in assistant threads
-// (Slack clears it when the bot posts), a reaction on the user's message elsewhere.
+// (Slack clears it when the bot posts), a reaction on the user's message elsewhere. Slack also
+// clears the status after about two minutes without a message, so while the work goes on it is
+// set again every STATUS_REFRESH_MS, with Slack's rotating `loading_messages`.
 
 const REACTION = 'eyes';
 const STATUS = 'is thinking…';
+export const STATUS_REFRESH_MS = 90_000;
+export const LOADING_MESSAGES = ['Thinking…', 'Still working on it…', 'Putting the answer together…'];
 
 export interface WorkingIndicator {
   show(): Promise<void>;
@@ -15,6 +20,27 @@ export interface WorkingIndicator {
 export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): WorkingIndicator {
   const { channelId: channel, threadId: threadTs } = dest.place;
   let shown = false;
+  const clock = deps.clock ?? systemClock;
+  let refresh: { clear(): void } | undefined;
+  const setStatus = (status: string) => {
+    const thread_ts = threadTs ?? '';
+    return quietly('setStatus', () =>
+      dest.client.assistant.threads.setStatus({
+        channel_id: channel,
+        thread_ts,
+        status,
+        ...(status === '' ? {} : { loading_messages: LOADING_MESSAGES }),
+      }),
+    );
+  };
+  const scheduleRefresh = () => {
+    refresh = clock.setTimeout(() => {
+      if (!shown) return;
+      void setStatus(STATUS).then(() => {
+        if (shown) scheduleRefresh();
+      });
+    }, STATUS_REFRESH_MS);
+  };
   const quietly = async (what: string, fn: () => Promise<unknown>) => {
     try {
       await fn();
@@ -27,10 +53,8 @@ export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): 
       if (shown) return;
       shown = true;
       if (dest.assistant && threadTs) {
-        const thread_ts = threadTs;
-        await quietly('setStatus', () =>
-          dest.client.assistant.threads.setStatus({ channel_id: channel, thread_ts, status: STATUS }),
-        );
+        await setStatus(STATUS);
+        if (shown) scheduleRefresh();
       } else {
         await quietly('reactions.add', () =>
           dest.client.reactions.add({ channel, timestamp: dest.userMessageTs, name: REACTION }),
@@ -40,11 +64,10 @@ export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): 
     async clear() {
       if (!shown) return;
       shown = false;
+      refresh?.clear();
+      refresh = undefined;
       if (dest.assistant && threadTs) {
-        const thread_ts = threadTs;
-        await quietly('setStatus', () =>
-          dest.client.assistant.threads.setStatus({ channel_id: channel, thread_ts, status: '' }),
-        );
+        await setStatus('');
       } else {
         await quietly('reactions.remove', () =>
           dest.client.reactions.remove({ channel, timestamp: dest.userMessageTs, name: REACTION }),

@@ -46,6 +46,11 @@ export interface DispatchMessageInput {
   type?: number;
   /** Files on the message, served at their CDN `url` by the fake (no token needed, like Discord's CDN). */
   attachments?: FakeAttachmentInput[];
+  /**
+   * A forward (message_reference.type 1): the message has no content of its own (leave `content`
+   * empty) and carries this snapshot of the forwarded message, written elsewhere.
+   */
+  forwarded?: { content: string; attachments?: FakeAttachmentInput[]; fromChannelId?: string };
 }
 
 export interface DispatchInteractionInput {
@@ -230,6 +235,31 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
       const json = messageJson(m, state, input.mentionsBot ? [botUser] : []);
       if (input.type !== undefined) json.type = input.type;
       json.attachments = (input.attachments ?? []).map((a) => cdn.attach(channel.id, state.nextId(), a));
+      if (input.forwarded !== undefined) {
+        const from = input.forwarded.fromChannelId ?? channel.id;
+        const originalId = state.nextId();
+        json.message_reference = {
+          type: 1,
+          channel_id: from,
+          message_id: originalId,
+          ...(channel.guildId === undefined ? {} : { guild_id: channel.guildId }),
+        };
+        json.message_snapshots = [
+          {
+            message: {
+              type: 0,
+              content: input.forwarded.content,
+              embeds: [],
+              attachments: (input.forwarded.attachments ?? []).map((a) => cdn.attach(from, state.nextId(), a)),
+              timestamp: new Date().toISOString(),
+              edited_timestamp: null,
+              flags: 0,
+              mentions: [],
+              mention_roles: [],
+            },
+          },
+        ];
+      }
       gateway.dispatch('MESSAGE_CREATE', json);
       return json;
     },

@@ -317,8 +317,15 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     ephemerals: state.ephemerals,
     agentStatuses: (channel, threadTs) => [...(state.agentStatuses.get(`${channel}:${threadTs}`) ?? [])],
     sessionStopped: (p) => {
+      // Like Slack: the app's streams in that thread stop at the click (appends to them now fail
+      // with message_not_in_streaming_state), and the event lists them.
+      const stopped = state
+        .list(p.channel)
+        .filter((m) => m.botId !== undefined && m.threadTs === p.threadTs && m.streaming);
+      for (const m of stopped) m.streaming = false;
       const fields = { channel: p.channel, user: p.user ?? 'U0USER', thread_ts: p.threadTs };
-      return { type: 'agent_session_stopped', ...fields, event_ts: state.nextTs() };
+      const streaming_message_ts = stopped.map((m) => m.ts);
+      return { type: 'agent_session_stopped', ...fields, streaming_message_ts, event_ts: state.nextTs() };
     },
     blockActions,
     sendClick: (click) => socket.send('interactive', blockActions(click)),

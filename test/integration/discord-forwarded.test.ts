@@ -1,0 +1,59 @@
+import { afterEach, expect, it } from 'vitest';
+import { type Stack, startStack } from './discord/stack.js';
+
+// Forwarded Discord messages (message_snapshots): real discord.js receives a MESSAGE_CREATE whose
+// own content is empty and whose snapshot holds the forwarded text and files; the bridge reads
+// the snapshot, marks it as forwarded, and answers.
+
+let s: Stack | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+const ANN = '200000000000000001';
+
+function chatRequests(stack: Stack) {
+  return stack.emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send');
+}
+
+it('a forward in a DM is answered from its snapshot: marked in the text and metadata, files included', async () => {
+  s = await startStack();
+  const { fake } = s;
+  const dm = fake.addDm(ANN);
+  fake.dispatchMessage({
+    channelId: dm,
+    authorId: ANN,
+    content: '',
+    forwarded: {
+      content: 'Can someone check the deploy?\nIt failed twice.',
+      attachments: [{ name: 'deploy.log', contentType: 'text/plain', content: 'error: exit 1\n' }],
+    },
+  });
+  const reply = await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content.startsWith('You said:')));
+  expect(reply.content).toContain('[forwarded message]');
+  const [req, ...more] = chatRequests(s);
+  expect(more).toHaveLength(0);
+  expect(req?.message).toContain('[forwarded message]\n> Can someone check the deploy?\n> It failed twice.');
+  expect(req?.message).toContain('File: deploy.log');
+  expect(req?.message).toContain('error: exit 1');
+  expect((req?.metadata as { forwarded?: boolean }).forwarded).toBe(true);
+});
+
+it('a forward in a channel is answered when the forwarding message mentions the bot, else ignored', async () => {
+  s = await startStack();
+  const { fake, channelId } = s;
+  fake.dispatchMessage({ channelId, authorId: ANN, content: '', forwarded: { content: 'not for the bot' } });
+  const user = fake.dispatchMessage({
+    channelId,
+    authorId: ANN,
+    content: '',
+    mentionsBot: true,
+    forwarded: { content: 'what does this mean?' },
+  });
+  const threadId = String(user.id);
+  const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content.startsWith('You said:')));
+  expect(reply.content).toContain('what does this mean?');
+  const reqs = chatRequests(s);
+  expect(reqs.map((r) => r.message)).toEqual(['[forwarded message]\n> what does this mean?']);
+});
