@@ -1,5 +1,4 @@
 import { afterEach, expect, it } from 'vitest';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { createMetrics, type PromBridgeMetrics } from '../../src/server/metrics.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
@@ -51,7 +50,7 @@ it('history limited to one read a minute and spent: later mid-thread mentions sk
   expect(s.results.map((r) => r.status)).toEqual(Array(5).fill('answered'));
   for (const [i, parent] of threads.entries()) {
     if (i === 0) continue; // the emulator echoes the transcript there
-    expect(s.fake.botMessages('C1', parent).map((m) => m.text)).toEqual([renderMrkdwn(`You said: question ${i}`)]);
+    expect(s.fake.botMessages('C1', parent).map((m) => m.text)).toEqual([`You said: question ${i}`]);
   }
   const sent = s.chatRequests();
   // The first read was paid and carried its thread; the second met the limit (429, learned).
@@ -79,6 +78,6 @@ it('a history read that does not answer in time: the reply goes on while the rea
   expect(result?.status).toBe('answered');
   // Answered while Slack still holds the history call (released only after the test).
   expect(s.chatRequests().map((r) => r.message)).toEqual(['anyone there?']);
-  expect(s.fake.botMessages('C1', parent).map((m) => m.text)).toEqual([renderMrkdwn('You said: anyone there?')]);
+  expect(s.fake.botMessages('C1', parent).map((m) => m.text)).toEqual(['You said: anyone there?']);
   expect(count(await metrics.text(), 'timeout')).toBe(1);
 });

@@ -1,5 +1,4 @@
 import { afterEach, expect, it } from 'vitest';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { fencesBalanced } from '../../src/core/split.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { visibleLength } from '../fakes/slack/web-api.js';
@@ -26,17 +25,14 @@ it('a mention gets a streamed reply in its thread; a follow-up without mention c
   await s.settled(2);
   const [reply, ...more] = fake.botMessages('C1', post.ts);
   expect(more).toHaveLength(0);
-  expect(reply?.text).toBe(renderMrkdwn(`You said: ${question}`));
+  expect(reply?.text).toBe(`You said: ${question}`);
   expect(reply?.versions.length).toBeGreaterThanOrEqual(3);
   expect(s.results.map((r) => r.status).sort()).toEqual(['answered', 'duplicate']);
 
   const follow = fake.userPost({ channel: 'C1', text: 'and then?', threadTs: post.ts, user: 'U0ANN' });
   await fake.sendEvent(follow.message);
   await s.settled(3);
-  expect(fake.botMessages('C1', post.ts).map((m) => m.text)).toEqual([
-    renderMrkdwn(`You said: ${question}`),
-    renderMrkdwn('You said: and then?'),
-  ]);
+  expect(fake.botMessages('C1', post.ts).map((m) => m.text)).toEqual([`You said: ${question}`, 'You said: and then?']);
   const [first, second] = s.chatRequests();
   expect(first?.message).toBe(question);
   expect(second?.conversationId).toBe(first?.conversationId);
@@ -58,8 +54,8 @@ it('answers DMs in one rolling conversation, and `reset` starts a fresh one', as
     await s.settled(i + 1);
   }
   const texts = fake.botMessages('D1').map((m) => m.text);
-  expect(texts).toContain(renderMrkdwn('You said: hello'));
-  expect(texts).toContain(renderMrkdwn('You said: fresh'));
+  expect(texts).toContain('You said: hello');
+  expect(texts).toContain('You said: fresh');
   const [a, b, c] = s.chatRequests();
   expect(b?.conversationId).toBe(a?.conversationId);
   expect(c?.message).toBe('fresh');
@@ -77,7 +73,7 @@ it('HTTP mode: signed events are answered; bad and stale signatures get 401 and 
   expect((await fake.postSignedEvent(s.eventsUrl, fake.envelope(post.mention ?? {}))).status).toBe(200);
   await s.settled(1);
   expect(s.chatRequests().map((r) => r.message)).toEqual(['over http']);
-  expect(fake.botMessages('C2', post.ts)[0]?.text).toBe(renderMrkdwn('You said: over http'));
+  expect(fake.botMessages('C2', post.ts)[0]?.text).toBe('You said: over http');
   expect(fake.botMessages('C2', forged.ts)).toHaveLength(0);
 });
 

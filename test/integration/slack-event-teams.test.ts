@@ -1,7 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { botRouter, parseBotRoutes } from '../../src/config/routes.js';
 import type { AllowList } from '../../src/core/allowlist.js';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { LogLines } from '../support/log-lines.js';
 import { BOT, type SlackStack, startSlackStack } from './slack-stack.js';
 
@@ -59,7 +58,7 @@ it('one token of T0FAKE, SLACK_ALLOWED_TEAMS=T0FAKE: an event whose team_id and 
   await st.settled(1);
   expect(st.chatRequests().map((r) => r.message)).toEqual(['from home']);
   expect(st.fake.botMessages('C9', foreign.ts)).toEqual([]);
-  expect(st.fake.botMessages('C1', home.ts)[0]?.text).toBe(renderMrkdwn('You said: from home'));
+  expect(st.fake.botMessages('C1', home.ts)[0]?.text).toBe('You said: from home');
 });
 
 it('an org-wide install: SLACK_ALLOWED_TEAMS=E1 admits the workspaces whose events carry E1, and no other', async () => {

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { connectorFor, EchoHandler, type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
@@ -41,7 +40,7 @@ describe('Slack connector in HTTP mode (Events API on the shared server)', () =>
     const res = await fake.postSignedEvent(eventsUrl, fake.envelope(post.mention ?? {}));
     expect(res.status).toBe(200);
     await relay.answered(1);
-    expect(fake.botMessages('C1', post.ts)[0]?.text).toBe(renderMrkdwn('You said: over http'));
+    expect(fake.botMessages('C1', post.ts)[0]?.text).toBe('You said: over http');
   });
 
   it('refuses bad, missing and stale signatures with 401 and does nothing else', async () => {

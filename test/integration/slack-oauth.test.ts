@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { createLogger } from '../../src/logger.js';
@@ -64,7 +63,7 @@ describe('Slack multi-workspace OAuth', () => {
     expect(relay.received[0]?.text).toBe('hello from the new team');
     expect(relay.received[0]?.origin.workspaceId).toBe('T0OAUTH');
     const reply = fake.botMessages('C9', post.ts)[0];
-    expect(reply?.text).toBe(renderMrkdwn('You said: hello from the new team'));
+    expect(reply?.text).toBe('You said: hello from the new team');
     expect(reply?.user).toBe('U0BOT2');
   });
 

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import type { HandleResult, IncomingMessage } from '../../src/core/ports.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { connectorFor, EchoHandler } from './slack-helpers.js';
@@ -74,7 +73,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     expect(named.connection).toBe(2);
     await two.answered(3);
     expect(two.received.at(-1)?.text).toBe('to two');
-    expect(fake.botMessages('D5').map((m) => m.text)).toEqual([renderMrkdwn('You said: to two')]);
+    expect(fake.botMessages('D5').map((m) => m.text)).toEqual(['You said: to two']);
   });
 
   it("delivers Slack's retry of an event to another connection: same event, retry_attempt 1", async () => {
@@ -118,7 +117,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     // The reply it was writing goes out over the Web API after its connection closed.
     gated.release();
     await gated.answered(1);
-    expect(fake.botMessages('D1').map((m) => m.text)).toEqual([renderMrkdwn('You said: before the deploy')]);
+    expect(fake.botMessages('D1').map((m) => m.text)).toEqual(['You said: before the deploy']);
     await leaving.stopReceiving(); // twice is harmless
     await leaving.stop();
     expect(fake.socketConnectionIds).toEqual([2]);
