@@ -145,10 +145,27 @@ export function writeSequenceProblems(writes: readonly PartWrite[]): string[] {
     if (before !== undefined) {
       if (w.content === before) problems.push(`write ${i} repeats the text already shown`);
       const kept = before.replace(/\n(```|~~~)$/, '');
-      if (!w.content.startsWith(kept.trimEnd()))
+      if (!w.content.startsWith(kept.trimEnd()) && !movedOn(writes, i, kept))
         problems.push(`write ${i} takes back text: ${JSON.stringify(kept.slice(-40))} is no longer shown`);
     }
     shown.set(id, w.content);
   }
   return problems;
+}
+
+/**
+ * A full part's cut may move back to a better boundary (a paragraph) once the part is full: the
+ * text that leaves it must then open the next part, posted next (after a reopened fence line).
+ * Text that leaves a part and shows up nowhere is still taken back.
+ */
+function movedOn(writes: readonly PartWrite[], i: number, kept: string): boolean {
+  const now = writes[i]?.content;
+  if (now === undefined) return false;
+  const head = now.replace(/\n(```|~~~)$/, '').trimEnd();
+  if (!kept.startsWith(head)) return false;
+  const left = kept.slice(head.length).trim();
+  const next = writes.slice(i + 1).find((x) => x.method === 'POST' && x.status < 300 && x.content !== undefined);
+  if (next?.content === undefined) return false;
+  const opening = next.content.replace(/^(```|~~~)[^\n]*\n/, '').trimStart();
+  return opening.startsWith(left);
 }
