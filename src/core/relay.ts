@@ -44,16 +44,7 @@ export type { RecoveryReport } from './recovery.js';
 // called handle(). With several replicas, PlaceLocks extends that order across processes.
 
 export type { AllowList } from './allowlist.js';
-export type {
-  BotRouter,
-  PlaceHold,
-  PlaceLocks,
-  PlaceTicket,
-  Relay,
-  RelayDeps,
-  RelaySettings,
-  RemoteStops,
-} from './relay-types.js';
+export type * from './relay-types.js';
 
 const RESET_RE = /^reset$/i;
 const STOP_RE = /^stop$/i;
