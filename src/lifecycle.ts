@@ -107,3 +107,24 @@ export function startHint(platform: string, reason: string): string {
   }
   return 'check its configuration';
 }
+
+/** A part that cannot start: which one, why, what to check. */
+export class StartFailure extends Error {
+  constructor(readonly fatal: Fatal) {
+    super(fatal.reason);
+  }
+}
+
+export function asFatal(err: unknown): Fatal {
+  if (err instanceof StartFailure) return err.fatal;
+  return { what: 'the bridge cannot start', reason: errText(err), check: 'check the configuration it names' };
+}
+
+/** `p`, or a rejection after `ms`: no close or stop may hold the process forever. */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

@@ -13,6 +13,9 @@ import {
   errText,
   type Fatal,
   FATAL_TEARDOWN_MS,
+  StartFailure,
+  asFatal,
+  withTimeout,
   logFatal,
   type ProcessWatch,
   startHint,
@@ -138,18 +141,6 @@ async function runParts(config: Config, root: Logger, life: ProcessWatch, playgr
   logFatal(log, outcome.fatal);
   await withTimeout(bridge.abort(), FATAL_TEARDOWN_MS).catch(() => undefined);
   return 1;
-}
-
-/** A part that cannot start: which one, why, what to check. */
-class StartFailure extends Error {
-  constructor(readonly fatal: Fatal) {
-    super(fatal.reason);
-  }
-}
-
-function asFatal(err: unknown): Fatal {
-  if (err instanceof StartFailure) return err.fatal;
-  return { what: 'the bridge cannot start', reason: errText(err), check: 'check the configuration it names' };
 }
 
 export interface Bridge {
@@ -422,12 +413,4 @@ export async function buildBridge(
       await closeAll();
     },
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
