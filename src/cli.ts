@@ -64,7 +64,7 @@ const commands: Record<string, () => Promise<Command>> = {
     // Not also --semi-space-growth-factor=1: it took the peak at 200 replies from ~155 to ~125
     // MB, but the extra scavenges slowed the saturated process enough that paced posts reached
     // Slack back to back (74-116 429s under the bench's strict model instead of 0-6).
-    return (await import('./main.js')).run;
+    return (await import('./start.js')).run;
   },
   migrate: async () => (await import('./cli/migrate.js')).run,
   doctor: async () => (await import('./cli/doctor.js')).run,
