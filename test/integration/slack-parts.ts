@@ -7,6 +7,8 @@
 // (fence lines the text does not have), and the whitespace at a cut is not shown (a message ends
 // and the next starts without it). Anything else, a lost or doubled character, fails.
 
+import { continuePart, skipSpace } from '../support/part-match.js';
+
 const ZWSP = '\u200B';
 
 /** Markup the oracle has no rule for: it refuses such text rather than guess. */
@@ -58,15 +60,6 @@ function insideCode(whole: string, at: number): boolean {
   return fences % 2 === 1;
 }
 
-/** Where `body` continues the whole at or after `at`, past whitespace only; -1 when it does not. */
-function continues(whole: string, at: number, body: string): number {
-  for (let k = at; k <= whole.length; k++) {
-    if (whole.startsWith(body, k)) return k;
-    if (!/\s/.test(whole[k] ?? '')) return -1;
-  }
-  return -1;
-}
-
 /**
  * Problems with `parts` (the messages' texts, in order) as the exact rendering `whole`, one line
  * each; empty when the parts spell it exactly (up to the fence lines and whitespace at cuts).
@@ -97,42 +90,15 @@ function matchParts(parts: readonly string[], whole: string): { problems: string
       reopened.push(i);
     }
     // A code block this part cuts is closed at its end: that fence line is not in the whole.
-    const candidates = [body];
-    if (body.endsWith('\n```')) candidates.push(body.slice(0, -3), body.slice(0, -4));
-    let found = -1;
-    let used = body;
-    for (const c of candidates) {
-      found = continues(whole, at, c);
-      if (found !== -1) {
-        used = c;
-        break;
-      }
-    }
-    if (found === -1) {
-      const k = skipSpace(whole, at);
-      const from = Math.max(0, firstDifference(whole.slice(k), body) - 20);
-      problems.push(
-        `part ${i} does not continue the text at character ${k + from}: expected ` +
-          `${JSON.stringify(whole.slice(k + from, k + from + 60))}, the part has ${JSON.stringify(body.slice(from, from + 60))}`,
-      );
+    const step = continuePart(whole, at, body, i, ['```']);
+    if ('problem' in step) {
+      problems.push(step.problem);
       return done();
     }
-    at = found + used.length;
+    at = step.end;
   }
   const rest = whole.slice(at);
   if (rest.trim() !== '')
     problems.push(`the parts end before the text does: ${JSON.stringify(rest.slice(0, 60))} is missing`);
   return done();
-}
-
-function skipSpace(s: string, at: number): number {
-  let k = at;
-  while (k < s.length && /\s/.test(s[k] as string)) k++;
-  return k;
-}
-
-function firstDifference(a: string, b: string): number {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i;
 }

@@ -1,4 +1,5 @@
 import { fencesBalanced } from '../../../src/core/split.js';
+import { continuePart, skipSpace } from '../../support/part-match.js';
 
 // Exact checks on a reply split over several Discord messages (Discord shows Markdown as sent).
 //
@@ -43,27 +44,6 @@ function fenceAt(fences: Fence[], at: number): Fence | undefined {
   return fences.find((f) => at > f.start + f.opener.length && at < f.end);
 }
 
-/** Where `body` continues the whole at or after `at`, past whitespace only; -1 when it does not. */
-function continues(whole: string, at: number, body: string): number {
-  for (let k = at; k <= whole.length; k++) {
-    if (whole.startsWith(body, k)) return k;
-    if (!/\s/.test(whole[k] ?? '')) return -1;
-  }
-  return -1;
-}
-
-function skipSpace(s: string, at: number): number {
-  let k = at;
-  while (k < s.length && /\s/.test(s[k] as string)) k++;
-  return k;
-}
-
-function firstDifference(a: string, b: string): number {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i;
-}
-
 /** Problems with `parts` as the exact text `whole`; empty when they spell it (up to what a cut adds or drops). */
 function exactProblems(parts: readonly string[], whole: string): string[] {
   const fences = fencesOf(whole);
@@ -77,28 +57,9 @@ function exactProblems(parts: readonly string[], whole: string): string[] {
       body = body.slice(open.opener.length + 1);
     }
     // A code block this part cuts is closed at its end: that fence line is not in the whole.
-    const candidates = [body];
-    for (const marker of ['```', '~~~'])
-      if (body.endsWith(`\n${marker}`))
-        candidates.push(body.slice(0, -marker.length), body.slice(0, -marker.length - 1));
-    let found = -1;
-    let used = body;
-    for (const c of candidates) {
-      found = continues(whole, at, c);
-      if (found !== -1) {
-        used = c;
-        break;
-      }
-    }
-    if (found === -1) {
-      const k = skipSpace(whole, at);
-      const from = Math.max(0, firstDifference(whole.slice(k), body) - 20);
-      return [
-        `part ${i} does not continue the text at character ${k + from}: expected ` +
-          `${JSON.stringify(whole.slice(k + from, k + from + 60))}, the part has ${JSON.stringify(body.slice(from, from + 60))}`,
-      ];
-    }
-    at = found + used.length;
+    const step = continuePart(whole, at, body, i, ['```', '~~~']);
+    if ('problem' in step) return [step.problem];
+    at = step.end;
   }
   const rest = whole.slice(at);
   return rest.trim() === ''
