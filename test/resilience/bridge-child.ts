@@ -93,16 +93,29 @@ export async function spawnBridge(env: Record<string, string>, opts: { port?: nu
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const log: string[] = [];
-  const collect = (s: Buffer) => {
-    for (const line of s.toString('utf8').split('\n')) if (line !== '') log.push(line);
-    if (log.length > 2000) log.splice(0, log.length - 2000);
+  // A pipe chunk can end mid-line: keep the unfinished tail of each stream until its newline, so
+  // a long JSON line is never seen as two halves that neither match a search.
+  const collect = (stream: NodeJS.ReadableStream | null) => {
+    let partial = '';
+    const push = (lines: string[]) => {
+      for (const line of lines) if (line !== '') log.push(line);
+      if (log.length > 2000) log.splice(0, log.length - 2000);
+    };
+    stream?.on('data', (s: Buffer) => {
+      const lines = (partial + s.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      push(lines);
+    });
+    stream?.on('end', () => push([partial]));
   };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  collect(child.stdout);
+  collect(child.stderr);
   let exitCode: number | null | undefined;
   let exitSignal: NodeJS.Signals | null | undefined;
   const exited = new Promise<void>((res) => {
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': it comes once the child's stdout and stderr are read to the end, so
+    // every line it wrote is in the log when a test looks.
+    child.once('close', (code, signal) => {
       rmSync(cwd, { recursive: true, force: true });
       exitCode = code;
       exitSignal = signal;
