@@ -91,7 +91,11 @@ it('/readyz turns 200 only once start() has finished (the registration released)
   await child.waitReady(WAIT_MS);
   // The line is written before /readyz turns 200, but the child's stdout pipe may deliver it
   // after the HTTP answer: await it rather than expect it already read.
-  await waitFor(() => child.log.some((l) => l.includes('slash commands registered')), WAIT_MS, 'the registration log line');
+  await waitFor(
+    () => child.log.some((l) => l.includes('slash commands registered')),
+    WAIT_MS,
+    'the registration log line',
+  );
   child.kill('SIGTERM');
   await Promise.race([child.exited, new Promise((r) => setTimeout(r, WAIT_MS))]);
   expect(child.exitCode, child.tail(60)).toBe(0);
