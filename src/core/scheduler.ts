@@ -259,7 +259,7 @@ export class RateLimitScheduler implements WriteScheduler {
         else if ('unused' in outcome) for (const s of states) s.refund();
         // A write that failed otherwise may have counted: its token stays spent. A 429 just
         // learned is saved at once, for the other replicas' next sync.
-        for (const s of states) this.buckets.save(s, now, s.lastShrinkAt === now);
+        for (const s of states) this.buckets.save(s, now, s.lastLimitedAt === now);
         this.serve();
       },
     };
@@ -314,7 +314,9 @@ export class RateLimitScheduler implements WriteScheduler {
     const slot = slots[i] as Slot;
     const target = states[i] as BudgetModel;
     const channel = slot.ref.channelKey;
-    if (channel !== undefined) {
+    // A 429 on a write past the confirmed burst is the probe's answer: the workspace bucket has
+    // no more room (no channel to suspect first; that would cost a second 429).
+    if (channel !== undefined && !target.probingUp) {
       const shadow = this.buckets.state({ key: shadowKey(slot.key, channel), ref: slot.ref, shadow: true }, now);
       const blame = this.blame.limited(slot.key, channel, now, rl.retryAfterMs, !shadow.unlimited);
       if (blame !== 'workspace') {

@@ -1,4 +1,5 @@
 import type { LearnedBudget } from '../ports.js';
+import { AcceptedLog } from './accepted-log.js';
 
 // The numbers a bucket's budget is made of, and what is learned of them: the reference budget
 // (the connector's guess, or the platform's headers), the whole platform's sustained rate and
@@ -8,9 +9,22 @@ import type { LearnedBudget } from '../ports.js';
 // Several replicas share one workspace or one bot: `rate`, `burst` and the learned numbers are the
 // whole platform's bucket; this replica spends only its share of it (`myRate`, `myBurst`, and
 // `myPart` of a `remaining` header), so the replicas together stay within the bucket.
+//
+// Upward (probeUp): when a reply went post-once for want of a per-minute bucket's budget and the
+// platform then accepted the whole burst in one run, the burst is raised (by half until the
+// bucket's first 429 ever, then by one), up to half the window's limit. Intermediate edits never
+// spend the unconfirmed part, and beyond the confirmed burst writes go one at a time, so a probe
+// past the platform's room meets one 429, falls back to the confirmed burst, and no probe goes for
+// RECENT_LIMIT_MS. What is confirmed is what is saved.
 
 export const MINUTE = 60_000;
 const MAX_START_BURST = 4;
+/** For this long after a 429 the rate stays below 90% of the one that met it, and no probe goes up. */
+export const RECENT_LIMIT_MS = 10 * MINUTE;
+/** The rate never grows above this many times the first guess. */
+export const MAX_GROWTH = 2;
+/** Writes accepted within this long count as one run (a burst) when probing upward. */
+const RUN_MS = 2000;
 /** A bucket with a window this long or longer is a per-minute budget: its rate is a guess. */
 const LONG_WINDOW_MS = 10_000;
 
@@ -43,8 +57,13 @@ export class LearnedNumbers {
   provisional = false;
   /** Tokens per ms: the whole platform's sustained rate, as learned. */
   rate: number;
-  /** The whole platform's burst, as learned. */
+  /** The whole platform's burst, as learned: while a probe is out, above `confirmedBurst`. */
   burst: number;
+  /**
+   * A burst the platform has accepted whole (or the first guess, or a stored lesson): intermediate
+   * edits count only on it, and a probe that meets a 429 falls back to it.
+   */
+  confirmedBurst: number;
   /** This replica's share of the bucket; tokens are counted in this replica's writes. */
   protected share: number;
   lastShrinkAt = Number.NEGATIVE_INFINITY;
@@ -53,6 +72,10 @@ export class LearnedNumbers {
   rateAt429 = 0;
   /** The platform accepted a whole window's worth at the assumed rate (see rateCounted). */
   protected proven = false;
+  /** Accepted writes within the last window (for estimates after a 429, and probing upward). */
+  protected readonly accepted = new AcceptedLog();
+  /** When a reply last went post-once for want of this budget (what makes probeUp look). */
+  private wantedAt = Number.NEGATIVE_INFINITY;
   /** Learned numbers changed since they were last saved. */
   dirty = false;
   lastSavedAt = Number.NEGATIVE_INFINITY;
@@ -74,6 +97,103 @@ export class LearnedNumbers {
     const d = this.defaults();
     this.rate = d.rate;
     this.burst = d.burst;
+    this.confirmedBurst = d.burst;
+  }
+
+  /**
+   * The highest burst a probe may reach: a per-minute bucket's reference limit (no window holds
+   * more), and none for a short window (paced at its rate) or a bucket the headers describe.
+   */
+  burstCeiling(): number {
+    if (this.headers || this.shadow || this.windowMs < LONG_WINDOW_MS) return this.burst;
+    // Half the window's limit: the other half stays for the sustained rate (see probeUp).
+    return Math.max(this.burst, Math.ceil(this.limit / 2));
+  }
+
+  /**
+   * May the burst be raised above what is confirmed? Not within RECENT_LIMIT_MS of a 429: a probe
+   * that met one waits that long, so a platform with no more room pays one 429 per probe.
+   */
+  mayProbeUp(now: number): boolean {
+    return !this.unlimited && this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS;
+  }
+
+  /**
+   * How far one probe raises the burst: by half until the bucket has met its first 429 ever (a
+   * generous workspace is found within a few bursts), then one write at a time. Half, not double:
+   * the replies that stream on a probe that fails wait for their finals at the platform's rate
+   * (on a 20-a-minute workspace, 3 s each), so the overshoot is kept small.
+   */
+  probeStep(): number {
+    return Number.isFinite(this.lastLimitedAt) ? 1 : Math.ceil(this.burst / 2);
+  }
+
+  /** The burst is raised above what the platform has accepted whole: a probe is out. */
+  get probingUp(): boolean {
+    return this.burst > this.confirmedBurst;
+  }
+
+  /** A reply went post-once for want of this budget: room would have been used. */
+  protected wanted(now: number): void {
+    this.wantedAt = now;
+  }
+
+  /**
+   * After an accepted write: what it confirmed, and whether to raise the burst. A whole burst
+   * accepted in one run while room was wanted raises it; returns the tokens that adds (the room
+   * is in hand at once: the platform's bucket is that much larger than the burst just spent).
+   */
+  protected probeUp(now: number): number {
+    if (this.share !== 1 || !this.mayProbeUp(now)) return 0;
+    const run = this.accepted.since(now - RUN_MS);
+    if (run > this.confirmedBurst) {
+      this.confirmedBurst = Math.min(this.burst, run);
+      this.changed(now);
+    }
+    // Only when room was wanted: a reply went post-once for want of it within the last minute
+    // (steady writers are paced by the rate, and a burst says nothing new to them).
+    if (now - this.wantedAt > MINUTE || run < this.burst) return 0;
+    this.wantedAt = Number.NEGATIVE_INFINITY;
+    const next = Math.min(this.burstCeiling(), this.burst + this.probeStep());
+    const added = next - this.burst;
+    this.burst = next;
+    // Still safe against a window limit: a burst and a window's refill together stay within it.
+    const span = this.windowMs + this.marginMs;
+    this.rate = Math.max(this.floorRate, Math.min(this.rate, (this.limit - next + 1) / span));
+    this.changed(now);
+    return added;
+  }
+
+  /**
+   * The next write would spend the unconfirmed part of the burst while another is on its way:
+   * beyond what is confirmed, writes go one at a time, so a probe past the platform's room meets
+   * one 429, not as many as were sent together.
+   */
+  protected probeInFlight(tokens: number, inFlight: number): boolean {
+    const unconfirmed = this.myBurst - this.myConfirmedBurst;
+    return unconfirmed > 0 && inFlight > 0 && tokens - 1 < unconfirmed;
+  }
+
+  /** A stored lesson (a restart, or another replica's newer one) replaces the numbers. */
+  protected restore(l: LearnedBudget): void {
+    const d = this.defaults();
+    this.unlimited = false;
+    this.rate = clamp(l.perMinute / MINUTE, this.floorRate, d.rate * MAX_GROWTH);
+    // A burst confirmed earlier (probed up) is kept up to the ceiling, not cut to the first guess.
+    this.burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, this.burstCeiling(), 1));
+    this.confirmedBurst = this.burst;
+    this.learnedAt = l.updatedAt;
+    this.dirty = false;
+    if (l.limitedAt !== undefined) {
+      this.lastLimitedAt = l.limitedAt;
+      this.lastShrinkAt = l.limitedAt;
+      this.rateAt429 = (l.limitedPerMinute ?? l.perMinute) / MINUTE;
+    }
+  }
+
+  /** This replica's part of the confirmed burst. */
+  get myConfirmedBurst(): number {
+    return this.share === 1 ? this.confirmedBurst : Math.max(1, Math.floor(this.confirmedBurst * this.share));
   }
 
   /** The first guess for this bucket's reference budget. */
@@ -118,7 +238,8 @@ export class LearnedNumbers {
   /** The learned numbers, dated when they changed (`now` if they never did). */
   toLearned(now: number): LearnedBudget {
     const updatedAt = Number.isFinite(this.learnedAt) ? this.learnedAt : now;
-    const l: LearnedBudget = { key: this.key, perMinute: this.rate * MINUTE, burst: this.burst, updatedAt };
+    // The confirmed burst is what is kept: a probe still out is a guess, not a lesson.
+    const l: LearnedBudget = { key: this.key, perMinute: this.rate * MINUTE, burst: this.confirmedBurst, updatedAt };
     if (Number.isFinite(this.lastLimitedAt)) {
       l.limitedAt = this.lastLimitedAt;
       l.limitedPerMinute = this.rateAt429 * MINUTE;

@@ -1,8 +1,7 @@
 import type { LearnedBudget, RateLimitInfo } from '../ports.js';
-import { AcceptedLog } from './accepted-log.js';
-import { clamp, LearnedNumbers, MINUTE, type NumbersInit } from './learned-numbers.js';
+import { clamp, LearnedNumbers, MAX_GROWTH, MINUTE, type NumbersInit, RECENT_LIMIT_MS } from './learned-numbers.js';
 
-export { MINUTE } from './learned-numbers.js';
+export { MINUTE, RECENT_LIMIT_MS } from './learned-numbers.js';
 
 // One bucket's budget as a learned token bucket: a sustained rate and a burst.
 //
@@ -18,6 +17,8 @@ export { MINUTE } from './learned-numbers.js';
 // above 2x the default, and for 10 minutes never above 90% of the rate that met the 429). A bucket whose
 // platform sends headers (limit, remaining, reset) follows them instead of guessing.
 //
+// Upward, a per-minute bucket probes for room it was never refused (probeUp, learned-numbers.ts).
+//
 // Several replicas: the numbers are the whole platform's bucket (learned-numbers.ts); this replica's
 // tokens are its share of it.
 
@@ -26,9 +27,6 @@ const SHRINK = 0.7;
 /** An estimate from accepted writes is discounted by this much (ours are never exact). */
 const SAFETY = 0.9;
 const GROWTH = 1.05;
-const MAX_GROWTH = 2;
-/** For this long after a 429 the rate stays below 90% of the one that met it. */
-export const RECENT_LIMIT_MS = 10 * MINUTE;
 
 export interface ModelInit extends NumbersInit {
   now: number;
@@ -56,8 +54,6 @@ export class BudgetModel extends LearnedNumbers {
   private growthCheckAt: number;
   /** Some write waited for this bucket's tokens since the last growth check (demand is there). */
   private pressed = false;
-  /** Accepted writes within the last window (for estimates after a 429). */
-  private readonly accepted = new AcceptedLog();
 
   constructor(init: ModelInit) {
     super(init);
@@ -90,6 +86,7 @@ export class BudgetModel extends LearnedNumbers {
     const d = this.defaults();
     this.rate = d.rate;
     this.burst = d.burst;
+    this.confirmedBurst = d.burst;
     this.tokens = Math.min(this.tokens, this.myBurst);
   }
 
@@ -98,18 +95,10 @@ export class BudgetModel extends LearnedNumbers {
    * of another replica).
    */
   applyLearned(l: LearnedBudget, now: number): void {
-    const d = this.defaults();
-    this.unlimited = false;
-    this.rate = clamp(l.perMinute / MINUTE, this.floorRate, d.rate * MAX_GROWTH);
-    this.burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, 1));
-    this.tokens = Math.min(this.tokens, this.myBurst);
-    this.learnedAt = l.updatedAt;
-    this.dirty = false;
-    if (l.limitedAt !== undefined) {
-      this.lastLimitedAt = l.limitedAt;
-      this.lastShrinkAt = l.limitedAt;
-      this.rateAt429 = (l.limitedPerMinute ?? l.perMinute) / MINUTE;
-    }
+    this.restore(l);
+    // A bucket that has not written yet starts full of what was learned (as it starts full of
+    // the first guess); one in use keeps what it has, within the new burst.
+    this.tokens = this.lastGrantAt === undefined ? this.myBurst : Math.min(this.tokens, this.myBurst);
     this.growthCheckAt = now;
   }
 
@@ -152,6 +141,7 @@ export class BudgetModel extends LearnedNumbers {
     // would otherwise refuse the same burst again.
     if (!recent && this.burst < d.burst) {
       this.burst += 1;
+      this.confirmedBurst = this.burst;
       this.changed(now);
     }
   }
@@ -171,9 +161,9 @@ export class BudgetModel extends LearnedNumbers {
       else if (this.allowance.remaining <= keep) at = Math.max(at, this.allowance.until);
     }
     const need = isEdit ? this.editNeed(horizonMs) : 1;
-    if (need > this.myBurst) {
+    if (need > this.myBurst || this.probeInFlight(this.tokens, this.inFlight)) {
       this.pressed = true;
-      return Number.POSITIVE_INFINITY; // until a hold is released
+      return Number.POSITIVE_INFINITY; // until a hold is released, or the probe is answered
     }
     if (this.tokens < need) {
       let t = Math.max(now, this.last) + Math.ceil((need - this.tokens) / this.myRate);
@@ -193,7 +183,8 @@ export class BudgetModel extends LearnedNumbers {
    * burst is never asked (infinite: edits wait until a hold is released).
    */
   private editNeed(horizonMs: number): number {
-    const all = this.held + 1;
+    // An edit never spends the unconfirmed part of a probed burst: that is for finals and posts.
+    const all = this.held + 1 + (this.myBurst - this.myConfirmedBurst);
     const burst = this.myBurst;
     if (all <= burst) return all;
     // A per-minute rate is a guess ("50+ a minute, short bursts allowed") and is not counted on
@@ -222,7 +213,9 @@ export class BudgetModel extends LearnedNumbers {
     // editNeed): only the tokens in hand.
     const from = Math.max(now, this.last);
     const refill = this.rateCounted() && until > from ? (until - from) * this.myRate : 0;
-    return this.tokens + refill >= need;
+    if (this.tokens + refill >= need) return true;
+    this.wanted(now); // a reply posts once for want of this budget: room would be used
+    return false;
   }
 
   /** When this replica last spent a token here, as of its answer once answered (handover). */
@@ -266,6 +259,7 @@ export class BudgetModel extends LearnedNumbers {
     if (this.unlimited || now < this.last) return;
     this.refill(now);
     this.tokens = Math.min(this.tokens, this.myBurst - 1);
+    this.tokens += this.probeUp(now);
   }
 
   /** A granted write was answered (whatever the answer): it is no longer on its way. */
@@ -297,11 +291,21 @@ export class BudgetModel extends LearnedNumbers {
     const accepted = this.share === 1 ? mine : mine / this.share;
     const estimate = (SAFETY * accepted) / span;
     const d = this.defaults();
+    if (this.burst > this.confirmedBurst && !this.unlimited) {
+      // A probe found the edge: back to the burst last accepted whole, with the platform's bucket
+      // empty now. The rate is untouched (the burst overreached, not the rate; a 429 after this
+      // one shrinks it as usual), and no probe goes for RECENT_LIMIT_MS.
+      this.burst = this.confirmedBurst;
+      this.tokens = 0;
+      this.changed(now);
+      return true;
+    }
     if (this.unlimited) {
       this.unlimited = false;
       this.rateAt429 = Math.max(this.floorRate, accepted / span);
       this.rate = Math.max(this.floorRate, estimate);
       this.burst = clamp(Math.floor(accepted / 2), 1, d.burst);
+      this.confirmedBurst = this.burst;
       this.tokens = this.myBurst;
     } else {
       this.rateAt429 = this.rate;
@@ -310,6 +314,7 @@ export class BudgetModel extends LearnedNumbers {
       const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
       this.rate = Math.max(this.floorRate, cut);
       this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), Math.floor(accepted)));
+      this.confirmedBurst = this.burst;
       this.tokens = Math.min(this.tokens, this.myBurst);
     }
     this.lastShrinkAt = now;
@@ -366,6 +371,7 @@ export class BudgetModel extends LearnedNumbers {
       const d = this.defaults();
       this.rate = d.rate;
       this.burst = d.burst;
+      this.confirmedBurst = d.burst;
       this.tokens = Math.min(this.tokens, this.myBurst);
     }
     if (info.remaining !== undefined && info.resetAfterMs !== undefined) {
