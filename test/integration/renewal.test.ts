@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { noopMetrics } from '../../src/core/metrics-port.js';
-import { systemClock } from '../../src/core/ports.js';
+import { type Clock, systemClock } from '../../src/core/ports.js';
 import { createRelay } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
@@ -59,6 +59,7 @@ async function openBackend(backend: Backend): Promise<AsyncStore> {
 async function world(
   backend: Backend,
   form: 'a' | 'b',
+  clock: Clock = systemClock,
 ): Promise<{ emu: Emulator; conn: TestConnector; store: AsyncStore }> {
   const emu = await startEmulator({ chunkDelayMs: 1 });
   cleanups.push(() => emu.close());
@@ -92,8 +93,8 @@ async function world(
       : {}),
     metrics: noopMetrics,
     logger: silentLogger,
-    clock: systemClock,
-    settings: testRelaySettings(),
+    clock,
+    settings: testRelaySettings({ sessionIdleSeconds: IDLE_SECONDS }),
   });
   // A roomy bucket: three replies of a post and a final edit each, without waiting out a window.
   const conn = new TestConnector({ bucketLimit: 20 });
@@ -103,6 +104,19 @@ async function world(
 }
 
 const PLACE = { platform: 'test', channelId: 'C1' } as const;
+const IDLE_SECONDS = 3600;
+
+/** The system clock, moved forward by `skip` (ms): the relay's idea of time, the timers real. */
+function skippingClock(): Clock & { skip(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    setTimeout: (fn, ms) => systemClock.setTimeout(fn, ms),
+    skip(ms) {
+      offset += ms;
+    },
+  };
+}
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe.skipIf(backend === 'postgres' && skipPg !== undefined)(`renewal on ${backend}`, () => {
@@ -138,6 +152,47 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         expect(conv?.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['second', 'third']);
 
         // What the user sees: one renewal note, on the second reply only.
+        expect(conn.contentsIn('C1')).toEqual(['You said: first', `${RENEWED}You said: second`, 'You said: third']);
+      });
+
+      // The other expiry: the place was idle past SESSION_IDLE_SECONDS, so the bridge itself starts
+      // a new conversation (no refusal). On Form A the upstream names it in the reply, so only a
+      // stored renewal (its new last-use time) keeps the third message from renewing again.
+      it(`Form ${form}: idle too long → the second message renews → the third goes on in the renewed conversation`, async () => {
+        const clock = skippingClock();
+        const { emu, conn, store } = await world(backend, form, clock);
+        const chats = (message: string) =>
+          emu.requests.filter((r) => r.message === message && (r.endpoint === 'stream' || r.endpoint === 'send'));
+
+        expect(await conn.send({ text: 'first' })).toEqual({ status: 'answered' });
+        const first = (await store.conversations.get(PLACE))?.upstreamId;
+        expect(first).toBeDefined();
+        clock.skip((IDLE_SECONDS + 1) * 1000);
+
+        expect(await conn.send({ text: 'second' })).toEqual({ status: 'answered' });
+        const second = chats('second');
+        expect(second).toHaveLength(1);
+        expect(second[0]?.conversationId).not.toBe(first);
+        const renewedId = (await store.conversations.get(PLACE))?.upstreamId;
+        expect(renewedId).toBeDefined();
+        expect(renewedId).not.toBe(first);
+        expect(
+          emu
+            .conversation(renewedId as string)
+            ?.messages.filter((m) => m.role === 'user')
+            .map((m) => m.content),
+        ).toEqual(['second']);
+
+        // A minute later (well within the idle limit): the renewed conversation, no second renewal.
+        clock.skip(60_000);
+        expect(await conn.send({ text: 'third' })).toEqual({ status: 'answered' });
+        const third = chats('third');
+        expect(third).toHaveLength(1);
+        expect(third[0]?.conversationId).toBe(renewedId);
+        expect((await store.conversations.get(PLACE))?.upstreamId).toBe(renewedId);
+        const conv = emu.conversation(renewedId as string);
+        expect(conv?.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['second', 'third']);
+
         expect(conn.contentsIn('C1')).toEqual(['You said: first', `${RENEWED}You said: second`, 'You said: third']);
       });
     }

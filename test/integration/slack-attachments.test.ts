@@ -1,5 +1,4 @@
 import { afterEach, expect, it } from 'vitest';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { LOGIN_PAGE } from '../fakes/slack/index.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
@@ -52,7 +51,7 @@ it('an image, a .py and a too-large file: the text goes in the message, the imag
 
   const shown = fake.botMessages('D1').map((m) => m.text);
   expect(shown).toHaveLength(2);
-  expect(shown[0]).toBe(renderMrkdwn('One file was not passed to the assistant: big.log (too large).'));
+  expect(shown[0]).toBe('One file was not passed to the assistant: big.log (too large).');
   expect(shown[1]).toContain('You said: what do you make of these?');
   expect(JSON.stringify(s.emu.requests)).not.toContain(fake.botToken);
 });
@@ -78,7 +77,7 @@ it('a download answered by the login page (token refused) is a failed file, neve
   expect(fake.fileDownloads).toHaveLength(1);
   expect(fake.fileDownloads[0]?.authorized).toBe(false);
   expect(fake.botMessages('D2')[0]?.text).toBe(
-    renderMrkdwn('One file was not passed to the assistant: notes.txt (download failed).'),
+    'One file was not passed to the assistant: notes.txt (download failed).',
   );
 });
 
@@ -94,7 +93,5 @@ it('a file bigger than it says is cut off at ATTACHMENT_MAX_BYTES and counted to
   await s.settled(1);
   const [req] = s.chatRequests();
   expect(req?.message).toBe('read this\n\n[attached: liar.txt (text/plain, 900 B); not read: too large]');
-  expect(fake.botMessages('D3')[0]?.text).toBe(
-    renderMrkdwn('One file was not passed to the assistant: liar.txt (too large).'),
-  );
+  expect(fake.botMessages('D3')[0]?.text).toBe('One file was not passed to the assistant: liar.txt (too large).');
 });

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { markdownTextOracle, mrkdwnOracle } from './slack-parts.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 import { slackPingProblems, slackWrites } from '../fakes/slack/mention-check.js';
@@ -24,7 +24,7 @@ it('streams natively in an assistant DM thread', async () => {
   await s.settled(1);
   const [reply, ...more] = fake.botMessages('D1', root.ts);
   expect(more).toHaveLength(0);
-  expect(reply?.text).toBe(renderMarkdownText(`You said: ${q}`));
+  expect(reply?.text).toBe(`You said: ${q}`);
   expect(reply?.streaming).toBe(false);
   expect(methods(s)).toEqual(expect.arrayContaining(['chat.startStream', 'chat.appendStream', 'chat.stopStream']));
   expect(methods(s)).toContain('assistant.threads.setStatus');
@@ -40,7 +40,7 @@ it('falls back to edits when the fake rejects chat.startStream, text exact', asy
   await s.settled(1);
   const replies = fake.botMessages('D2', root.ts);
   expect(replies).toHaveLength(1);
-  expect(replies[0]?.text).toBe(renderMarkdownText(longMarkdown(1500)));
+  expect(replies[0]?.text).toBe(markdownTextOracle(longMarkdown(1500)));
   expect(methods(s)).toContain('chat.update');
   expect(methods(s)).not.toContain('chat.appendStream');
 });
@@ -98,7 +98,7 @@ it('20 concurrent replies in one workspace finish exact with zero 429s under the
   posts.forEach(({ channel, post }, i) => {
     const msgs = fake.botMessages(channel, post.ts);
     expect(msgs).toHaveLength(1);
-    expect(msgs[0]?.text).toBe(renderMrkdwn(longMarkdown(300 + i * 10)));
+    expect(msgs[0]?.text).toBe(mrkdwnOracle(longMarkdown(300 + i * 10)));
   });
   // 20 live replies on an 8/s update budget: the replies that streamed hold their finals, and the
   // ones whose final the budget could not pay posted their whole text once at the end (no

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { SET_STATUS_METHOD } from '../../src/connectors/slack/agent-sessions.js';
-import { renderMarkdownText, stablePrefixEnd } from '../../src/connectors/slack/render.js';
+import { markdownTextOracle } from './slack-parts.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { replyText, splitText } from '../../src/emulator/replies.js';
 import { createMetrics } from '../../src/server/metrics.js';
@@ -46,7 +46,7 @@ it('a native DM reply holds the session processing while it streams, then active
   const [result] = await stack.settled(1);
   expect(result?.status).toBe('answered');
   await expect.poll(statuses).toEqual(['processing', 'active']);
-  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  expect(reply()?.text).toBe(markdownTextOracle(replyText(q)));
   expect(reply()?.streaming).toBe(false);
   // Slack's Stop was up before the stream began, and went after the stream stopped.
   const order = stack.fake.calls
@@ -63,7 +63,7 @@ it("the asker's agent_session_stopped ends the upstream request at once, text so
   // Everything that came is shown (a stream shows words once whole): the upstream now stalls.
   await expect
     .poll(() => reply()?.text, { timeout: 5000 })
-    .toBe(renderMarkdownText(soFar.slice(0, stablePrefixEnd(soFar))));
+    .toBe(markdownTextOracle(soFar.slice(0, soFar.lastIndexOf(' ') + 1)));
   expect(stack.emu.openStreams).toBe(1);
   expect(statuses()).toEqual(['processing']);
 
@@ -79,7 +79,7 @@ it("the asker's agent_session_stopped ends the upstream request at once, text so
 
   const [result] = await stack.settled(1);
   expect(result?.status).toBe('answered');
-  expect(reply()?.text).toBe(renderMarkdownText(soFar + MESSAGES.stopped));
+  expect(reply()?.text).toBe(markdownTextOracle(soFar + MESSAGES.stopped));
   expect(reply()?.streaming).toBe(false);
   await expect.poll(statuses).toEqual(['processing', 'active']);
   expect(stack.placeStops).toEqual([
@@ -116,7 +116,7 @@ it("another user's stop (signed Events API) stops nothing; one after the reply e
   await expect.poll(() => stack.placeStops.map((p) => p.result)).toEqual(['not_owner']);
   const [result] = await stack.settled(1);
   expect(result?.status).toBe('answered');
-  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  expect(reply()?.text).toBe(markdownTextOracle(replyText(q)));
   await expect.poll(() => stack.fake.agentStatuses('D1', root.ts)).toEqual(['processing', 'active']);
 
   const writes = stack.fake.writeLog.length;
@@ -127,7 +127,7 @@ it("another user's stop (signed Events API) stops nothing; one after the reply e
   expect(stack.fake.writeLog.length).toBe(writes);
   expect(stack.fake.calls.length).toBe(calls);
   expect(stack.fake.ephemerals).toEqual([]);
-  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  expect(reply()?.text).toBe(markdownTextOracle(replyText(q)));
   expect(await stopsTotal(metrics)).toBe('0');
 });
 
@@ -148,7 +148,7 @@ it('a session status Slack refuses does not touch the reply', async () => {
   const { reply } = await askInDm(stack, q);
   const [result] = await stack.settled(1);
   expect(result?.status).toBe('answered');
-  expect(reply()?.text).toBe(renderMarkdownText(replyText(q)));
+  expect(reply()?.text).toBe(markdownTextOracle(replyText(q)));
   await expect
     .poll(() => stack.fake.calls.filter((c) => c.method === SET_STATUS_METHOD).map((c) => c.result))
     .toEqual(['not_allowed_token_type', 'not_allowed_token_type']);
@@ -161,7 +161,7 @@ it('the streams agent_session_stopped names are finished by an edit: no append t
   const { threadTs, reply } = await askInDm(stack, q);
   await expect
     .poll(() => reply()?.text, { timeout: 5000 })
-    .toBe(renderMarkdownText(soFar.slice(0, stablePrefixEnd(soFar))));
+    .toBe(markdownTextOracle(soFar.slice(0, soFar.lastIndexOf(' ') + 1)));
   const ts = reply()?.ts ?? '';
   // Slack stops the stream at the click (the fake too) and names it in the event.
   const event = stack.fake.sessionStopped({ channel: 'D1', threadTs });
@@ -170,7 +170,7 @@ it('the streams agent_session_stopped names are finished by an edit: no append t
   await stack.fake.sendEvent(event);
   const [result] = await stack.settled(1);
   expect(result?.status).toBe('answered');
-  expect(reply()?.text).toBe(renderMarkdownText(soFar + MESSAGES.stopped));
+  expect(reply()?.text).toBe(markdownTextOracle(soFar + MESSAGES.stopped));
   expect(reply()?.streaming).toBe(false);
   const after = stack.fake.calls.slice(callsBefore).filter((c) => c.args.ts === ts);
   expect(after.map((c) => c.method)).toEqual(['chat.update']);

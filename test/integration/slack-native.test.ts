@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GREETING } from '../../src/connectors/slack/assistant.js';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { slackWouldPing } from '../support/slack-controls.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
@@ -52,7 +51,7 @@ describe('Slack native streaming and assistant threads', () => {
     expect(msg?.place).toEqual({ platform: 'slack', workspaceId: 'T0FAKE', channelId: 'D1', threadId: root.ts });
     const reply = fake.botMessages('D1', root.ts);
     expect(reply).toHaveLength(1);
-    expect(reply[0]?.text).toBe(renderMarkdownText('You said: what is **streaming**? tell me'));
+    expect(reply[0]?.text).toBe('You said: what is **streaming**? tell me');
     expect(reply[0]?.streaming).toBe(false);
     const m = methods(fake);
     expect(m).toContain('assistant.threads.setStatus');
@@ -72,7 +71,7 @@ describe('Slack native streaming and assistant threads', () => {
     await relay.answered(1);
     const reply = fake.botMessages('D2', root.ts);
     expect(reply).toHaveLength(1);
-    expect(reply[0]?.text).toBe(renderMarkdownText('You said: fallback please, with several words'));
+    expect(reply[0]?.text).toBe('You said: fallback please, with several words');
     expect(methods(fake)).toContain('chat.update');
   });
 
@@ -85,7 +84,7 @@ describe('Slack native streaming and assistant threads', () => {
     await relay.answered(1);
     const reply = fake.botMessages('D3', root.ts);
     expect(reply).toHaveLength(1);
-    expect(reply[0]?.text).toBe(renderMarkdownText('You said: a reply that needs several appends to finish'));
+    expect(reply[0]?.text).toBe('You said: a reply that needs several appends to finish');
     expect(reply[0]?.streaming).toBe(false);
   });
 
@@ -96,7 +95,7 @@ describe('Slack native streaming and assistant threads', () => {
     await relay.answered(1);
     const start0 = fake.calls.find((c) => c.method === 'chat.startStream');
     expect(start0?.args).toMatchObject({ recipient_user_id: 'U0ASK', recipient_team_id: 'T0FAKE', thread_ts: post.ts });
-    expect(fake.botMessages('C5', post.ts)[0]?.text).toBe(renderMarkdownText('You said: native in a channel'));
+    expect(fake.botMessages('C5', post.ts)[0]?.text).toBe('You said: native in a channel');
   });
 
   it('uses edits for a top-level DM in auto mode', async () => {
@@ -104,7 +103,7 @@ describe('Slack native streaming and assistant threads', () => {
     const q = fake.userPost({ channel: 'D4', text: 'top level' });
     await fake.sendEvent(q.message);
     await relay.answered(1);
-    expect(fake.botMessages('D4')[0]?.text).toBe(renderMrkdwn('You said: top level'));
+    expect(fake.botMessages('D4')[0]?.text).toBe('You said: top level');
     expect(methods(fake)).not.toContain('chat.startStream');
   });
 

@@ -22,7 +22,8 @@ function escapeEntities(s: string): string {
  * Upstream Markdown made of a `## ` heading, paragraphs, `- **word**: text` bullets, `N. text`
  * items and fenced code blocks with an info string, as Slack mrkdwn: `*heading*`, `•` bullets
  * with the bold word fenced by zero-width spaces (so Slack sees its asterisks as bold), numbered
- * items with two spaces, fences without their info string, `&`, `<`, `>` as entities.
+ * items with two spaces, fences without their info string, `&`, `<`, `>` as entities; a line
+ * that is a note in italics, `_(…)_`, as that note between zero-width spaces.
  */
 export function mrkdwnOracle(markdown: string): string {
   let inCode = false;
@@ -42,6 +43,10 @@ export function mrkdwnOracle(markdown: string): string {
     if (bullet !== null) return `•   ${ZWSP}*${plain(bullet[1] as string)}*${ZWSP}${plain(bullet[2] as string)}`;
     const item = /^(\d+)\. (.*)$/.exec(line);
     if (item !== null) return `${item[1]}.  ${plain(item[2] as string)}`;
+    // The bridge's notes (`_(reply interrupted)_`): Slack needs italic underscores fenced by
+    // zero-width spaces when a word character could touch them.
+    const note = /^_\(([^_]*)\)_$/.exec(line);
+    if (note !== null) return `${ZWSP}_(${plain(note[1] as string)})_${ZWSP}`;
     return plain(line);
   });
   if (inCode) throw new Error('mrkdwnOracle: a code block is left open');
@@ -101,4 +106,15 @@ function matchParts(parts: readonly string[], whole: string): { problems: string
   if (rest.trim() !== '')
     problems.push(`the parts end before the text does: ${JSON.stringify(rest.slice(0, 60))} is missing`);
   return done();
+}
+
+/**
+ * Upstream Markdown as a native stream's `markdown_text` shows it: Slack renders Markdown there,
+ * so text with nothing that could ping (no `<!`, `<@`, `<#`, no broadcast word in any case) is
+ * shown as written. The oracle refuses any other text rather than guess how it is neutralised.
+ */
+export function markdownTextOracle(markdown: string): string {
+  if (/<[!@#]/.test(markdown) || /@(?:channel|here|everyone)\b/i.test(markdown))
+    throw new Error(`markdownTextOracle: no rule for ${JSON.stringify(markdown.slice(0, 60))}`);
+  return markdown;
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { mrkdwnOracle } from './slack-parts.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { floorMs, RATE_MODEL_NAMES, type RateModelName } from '../fakes/slack/rate-models.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
@@ -16,7 +16,7 @@ import { type SlackStack, startSlackStack } from './slack-stack.js';
 
 const LONG = 3000;
 const DIRECTIVES = `[long ${LONG}] [chunks 150] [delay 20]`;
-const EXPECTED = renderMrkdwn(longMarkdown(LONG));
+const EXPECTED = mrkdwnOracle(longMarkdown(LONG));
 
 let s: SlackStack | undefined;
 afterEach(async () => {

@@ -1,10 +1,10 @@
 import { afterEach, expect, it } from 'vitest';
 import { FEEDBACK_ACTION, STOP_ACTION } from '../../src/connectors/slack/controls.js';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { replyText, splitText } from '../../src/emulator/replies.js';
 import { createMetrics } from '../../src/server/metrics.js';
 import type { FakeMessage } from '../fakes/slack/index.js';
+import { mrkdwnOracle } from './slack-parts.js';
 import { type SlackStack, type SlackStackOptions, startSlackStack } from './slack-stack.js';
 
 // Stop and feedback end to end on Slack (edit mode): real Bolt against the fake Slack, the relay
@@ -53,7 +53,7 @@ it('Stop ends the upstream request, keeps the text so far with a note, and remov
   const q = 'tell me a story [chunks 10] [stall 3]';
   const soFar = splitText(replyText(q), 10).slice(0, 3).join('');
   const { threadTs, reply, key } = await askAndWaitForStop(stack, q);
-  await expect.poll(() => reply()?.text).toBe(renderMrkdwn(soFar));
+  await expect.poll(() => reply()?.text).toBe(soFar.trimEnd());
   expect(stack.emu.openStreams).toBe(1);
 
   await stack.fake.sendClick({
@@ -66,7 +66,7 @@ it('Stop ends the upstream request, keeps the text so far with a note, and remov
   const [result] = await stack.settled(1);
   expect(result?.status).toBe('answered');
   await expect.poll(() => stack.emu.openStreams).toBe(0);
-  expect(reply()?.text).toBe(renderMrkdwn(soFar + MESSAGES.stopped));
+  expect(reply()?.text).toBe(mrkdwnOracle(soFar.trimEnd() + MESSAGES.stopped));
   expect(stopValue(reply())).toBeUndefined();
   expect(hasControls(reply())).toBe(false);
   expect(stack.fake.ephemerals).toEqual([]);
@@ -92,7 +92,7 @@ it("another user's Stop is refused with an ephemeral note; a Stop after the end 
     .poll(() => stack.fake.ephemerals)
     .toEqual([{ channel: 'C1', user: 'U0OTHER', text: MESSAGES.stopNotOwner, threadTs }]);
   await stack.settled(1);
-  expect(reply()?.text).toBe(renderMrkdwn(replyText(q)));
+  expect(reply()?.text).toBe(replyText(q));
   expect(hasControls(reply())).toBe(false);
 
   const writes = stack.fake.writeLog.length;
@@ -100,7 +100,7 @@ it("another user's Stop is refused with an ephemeral note; a Stop after the end 
   // The ack came back; nothing is written or said for a reply that already ended.
   expect(stack.fake.writeLog.length).toBe(writes);
   expect(stack.fake.ephemerals).toHaveLength(1);
-  expect(reply()?.text).toBe(renderMrkdwn(replyText(q)));
+  expect(reply()?.text).toBe(replyText(q));
   expect(await metrics.text()).toMatch(/bridge_replies_stopped_total\{platform="slack"\} 0/);
 });
 
@@ -109,7 +109,7 @@ it('"stop" written by the asker in the thread stops the reply; from someone else
   const q = 'tell me more [chunks 10] [stall 4]';
   const soFar = splitText(replyText(q), 10).slice(0, 4).join('');
   const { threadTs, reply } = await askAndWaitForStop(stack, q);
-  await expect.poll(() => reply()?.text).toBe(renderMrkdwn(soFar));
+  await expect.poll(() => reply()?.text).toBe(soFar.trimEnd());
 
   // Someone else's "stop" waits its turn in the place like any message (answered after the reply).
   await stack.fake.sendEvent(stack.fake.userPost({ channel: 'C1', text: 'stop', user: 'U0OTHER', threadTs }).message);
@@ -117,7 +117,7 @@ it('"stop" written by the asker in the thread stops the reply; from someone else
   const results = await stack.settled(3);
   expect(results.map((r) => r.status).sort()).toEqual(['answered', 'answered', 'stopped']);
   await expect.poll(() => stack.emu.openStreams).toBe(0);
-  expect(reply()?.text).toBe(renderMrkdwn(soFar + MESSAGES.stopped));
+  expect(reply()?.text).toBe(mrkdwnOracle(soFar.trimEnd() + MESSAGES.stopped));
   expect(stack.chatRequests().map((r) => r.message)).toEqual([q, 'stop']);
 });
 
@@ -128,7 +128,7 @@ it('feedback: thumbs up is stored and thanked, a second vote replaces it, the ne
   expect(ev.status).toBe(200);
   await stack.settled(1);
   const reply = stack.fake.botMessages('C1', post.ts)[0];
-  expect(reply?.text).toBe(renderMrkdwn(replyText('how are you')));
+  expect(reply?.text).toBe('You said: how are you');
   expect(stopValue(reply)).toBeUndefined();
   const values = feedbackValues(reply);
   expect(values).toBeDefined();
@@ -179,7 +179,7 @@ it('FEEDBACK off: a finished reply shows no buttons', async () => {
   await stack.fake.sendEvent(post.mention ?? {});
   await stack.settled(1);
   const reply = stack.fake.botMessages('C1', post.ts)[0];
-  expect(reply?.text).toBe(renderMrkdwn(replyText('hello there')));
+  expect(reply?.text).toBe('You said: hello there');
   expect(hasControls(reply)).toBe(false);
   expect(feedbackValues(reply)).toBeUndefined();
 });

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { LogLines } from '../support/log-lines.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
@@ -84,10 +83,8 @@ it('files on another port, another host name or plain http get no token and no r
 
   // What the user sees: the usual notice names the three files.
   expect(fake.botMessages('D7')[0]?.text).toBe(
-    renderMrkdwn(
-      '3 files were not passed to the assistant: port.txt (not on the platform file host), ' +
-        'host.txt (not on the platform file host), plain.txt (not on the platform file host).',
-    ),
+    '3 files were not passed to the assistant: port.txt (not on the platform file host), ' +
+      'host.txt (not on the platform file host), plain.txt (not on the platform file host).',
   );
 
   // Logged once per file, with the origin only.

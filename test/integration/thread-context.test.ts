@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import type { ContextMessage } from '../../src/core/chat-port.js';
 import type { RelaySettings } from '../../src/core/relay.js';
 import { TRANSCRIPT_END, TRANSCRIPT_START, transcriptLine } from '../../src/core/upstream-message.js';
@@ -49,12 +48,8 @@ describe('Slack', () => {
         '<@U0ANN> web needs a migration',
         { author: 'Bob', role: 'user', text: '@Ann web needs a migration' },
       ],
-      [
-        own,
-        renderMrkdwn('Migrations run first.'),
-        { author: 'bridge', role: 'assistant', text: 'Migrations run first.' },
-      ],
-      [own, renderMrkdwn(MESSAGES.busy), undefined],
+      [own, 'Migrations run first.', { author: 'bridge', role: 'assistant', text: 'Migrations run first.' }],
+      [own, 'The assistant is busy right now, please try again shortly.', undefined],
       [{ user: 'U0ANN' }, 'ok &amp; the api?', { author: 'Ann', role: 'user', text: 'ok & the api?' }],
       [
         { botId: 'B0OTHER', username: 'ci-bot', subtype: 'bot_message' },
@@ -161,8 +156,10 @@ describe('Slack', () => {
     expect(withoutTs((renewed?.metadata as { context?: unknown }).context)).toEqual(carried);
     expect(renewed?.message).toBe(transcript(carried, 'again'));
     const reply = fake.botMessages('D1').at(-1)?.text ?? '';
-    expect(reply.startsWith(renderMrkdwn(MESSAGES.renewedWithContext.trim()))).toBe(true);
-    expect(reply).toContain('You said:');
+    // Written out: Slack needs the italic underscores fenced by zero-width spaces.
+    expect(reply).toMatch(
+      /^\u200B_\(This is a new conversation; the recent messages here were carried over as context\.\)_\u200B\n\nYou said: /,
+    );
 
     for (const [i, text] of ['reset', 'fresh start'].entries()) {
       await fake.sendEvent(fake.userPost({ channel: 'D1', text }).message);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderMarkdownText, renderMrkdwn } from '../../src/connectors/slack/render.js';
+import { markdownTextOracle, mrkdwnOracle } from '../integration/slack-parts.js';
 import type { InFlightRecord } from '../../src/core/ports.js';
 import { fencesBalanced } from '../../src/core/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
@@ -212,7 +212,7 @@ describe('the same over Slack Socket Mode (edit streaming)', () => {
     slackBridge = await spawnBridge(slackEnv);
     await slackBridge.waitReady();
     // the text so far, the code block closed, then the note, rendered for Slack
-    const expected = renderMrkdwn(`${rec.lastText}${closeFence(rec.lastText)}${MESSAGES.interrupted}`);
+    const expected = mrkdwnOracle(`${rec.lastText}${closeFence(rec.lastText)}${MESSAGES.interrupted}`);
     await waitFor(
       () => slack.message('C0CRASH', half.ts)?.text === expected,
       15_000,
@@ -264,7 +264,7 @@ describe('a Slack native stream left open by a crash', () => {
 
     slackBridge = await spawnBridge(nativeEnv);
     await slackBridge.waitReady();
-    const expected = renderMarkdownText(
+    const expected = markdownTextOracle(
       `${rec.lastText}${fencesBalanced(rec.lastText) ? '' : closeFence(rec.lastText)}${MESSAGES.interrupted}`,
     );
     await waitFor(

@@ -1,5 +1,5 @@
 import { fencesBalanced } from '../../../src/core/split.js';
-import { continuePart, skipSpace } from '../../support/part-match.js';
+import { exactPartsProblems } from '../../support/part-match.js';
 
 // Exact checks on a reply split over several Discord messages (Discord shows Markdown as sent).
 //
@@ -9,64 +9,6 @@ import { continuePart, skipSpace } from '../../support/part-match.js';
 // included), and the whitespace at a cut is not shown. A lost, doubled or changed character,
 // whitespace inside a part or a fence line that is not at a cut, fails.
 
-interface Fence {
-  /** Index of the opening line's first character. */
-  start: number;
-  /** The opening line, e.g. "```ts". */
-  opener: string;
-  /** The closing marker ("```" or "~~~"). */
-  marker: string;
-  /** Index just past the closing line's marker; the text's length when the block never closes. */
-  end: number;
-}
-
-function fencesOf(whole: string): Fence[] {
-  const fences: Fence[] = [];
-  let open: Omit<Fence, 'end'> | undefined;
-  let at = 0;
-  for (const line of whole.split('\n')) {
-    const m = /^\s*(```|~~~)/.exec(line);
-    if (m !== null) {
-      if (open === undefined) open = { start: at, opener: line, marker: m[1] as string };
-      else if (line.trim() === open.marker) {
-        fences.push({ ...open, end: at + line.length });
-        open = undefined;
-      }
-    }
-    at += line.length + 1;
-  }
-  if (open !== undefined) fences.push({ ...open, end: whole.length });
-  return fences;
-}
-
-/** The code block `at` lies inside (past its opening line, before its closing line ends). */
-function fenceAt(fences: Fence[], at: number): Fence | undefined {
-  return fences.find((f) => at > f.start + f.opener.length && at < f.end);
-}
-
-/** Problems with `parts` as the exact text `whole`; empty when they spell it (up to what a cut adds or drops). */
-function exactProblems(parts: readonly string[], whole: string): string[] {
-  const fences = fencesOf(whole);
-  let at = 0;
-  for (const [i, part] of parts.entries()) {
-    let body = part;
-    const open = i > 0 ? fenceAt(fences, skipSpace(whole, at)) : undefined;
-    if (open !== undefined) {
-      if (!body.startsWith(`${open.opener}\n`))
-        return [`part ${i} continues a code block but does not reopen it with ${JSON.stringify(open.opener)}`];
-      body = body.slice(open.opener.length + 1);
-    }
-    // A code block this part cuts is closed at its end: that fence line is not in the whole.
-    const step = continuePart(whole, at, body, i, ['```', '~~~']);
-    if ('problem' in step) return [step.problem];
-    at = step.end;
-  }
-  const rest = whole.slice(at);
-  return rest.trim() === ''
-    ? []
-    : [`the parts end before the text does: ${JSON.stringify(rest.slice(0, 60))} is missing`];
-}
-
 /** Every part fits Discord and has its code fences balanced; the parts spell the expected text exactly. */
 export function partsProblems(parts: string[], expected: string): string[] {
   const problems: string[] = [];
@@ -74,7 +16,7 @@ export function partsProblems(parts: string[], expected: string): string[] {
     if (p.length > 2000) problems.push(`part ${i} has ${p.length} chars`);
     if (!fencesBalanced(p)) problems.push(`part ${i} has unbalanced fences`);
   });
-  return [...problems, ...exactProblems(parts, expected)];
+  return [...problems, ...exactPartsProblems(parts, expected)];
 }
 
 /** A write to one of a reply's messages, in the order the fake received them. */
