@@ -27,7 +27,7 @@ import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { discordHistoryReader } from './history.js';
 import { inviteUrl } from './invite.js';
-import { PlaceOrder } from './place-order.js';
+import { KeyedSerial } from '../keyed-serial.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
 import { ChannelReplySink, NO_MENTIONS, replyChannelId } from './reply-sink.js';
 import { ShardStates, within } from './shards.js';
@@ -99,7 +99,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   // Messages of one channel, thread or DM reach the handler in gateway order even when one waits
   // for a thread lookup (the relay keeps a place's replies in the order handle() is called);
   // other places go on meanwhile.
-  const inOrder = new PlaceOrder();
+  const inOrder = new KeyedSerial();
 
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || !handler || !client.user) return;

@@ -16,7 +16,7 @@ import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oau
 import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { renderMarkdownText, renderMrkdwn } from './render.js';
-import { SerialByKey } from './serial.js';
+import { KeyedSerial } from '../keyed-serial.js';
 import { ThreadMembership } from './threads.js';
 import { UserNames } from './users.js';
 
@@ -144,7 +144,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     return socketClosing;
   };
 
-  const serial = new SerialByKey();
+  const serial = new KeyedSerial();
   const deps: IntakeDeps = {
     config,
     limits,
