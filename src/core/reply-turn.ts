@@ -51,8 +51,6 @@ export interface TurnDeps {
   stop?: AbortSignal;
   /** FEEDBACK: votes are stored here, and pending ones go upstream with the voter's next message. */
   feedback?: { store: FeedbackStore | undefined; show: boolean };
-  /** The upstream conversation of the reply as it is known now (set as it becomes known). */
-  onConversation?: (upstreamId: string | undefined) => void;
   hooks?: TurnHooks;
   /** REPLICA_ID: recorded as the owner of the reply, so crash repair knows whose it is. */
   owner?: string;
@@ -122,9 +120,7 @@ export async function runTurn(
       await conversations.captured(msg.place, botId, id);
       await inflight.setUpstreamId(recId, id);
     });
-    deps.onConversation?.(id);
   };
-  deps.onConversation?.(conv.conversationId);
   /** The upstream's id of its reply, when it names one (for the votes on it). */
   let replyMessageId: string | undefined;
   const firstToken = () => {

@@ -30,9 +30,6 @@ export interface ReplyWriterOptions {
   onFatal?: (err: unknown) => void;
   /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
   replyKey?: string;
-  /** Retries of a write the sink says may work again (network), with growing delay. */
-  maxWriteRetries?: number;
-  retryBaseMs?: number;
 }
 
 export interface FinishOptions {

@@ -41,8 +41,6 @@ export interface DiscordConnectorOptions {
   logger: Logger;
   /** The core scheduler, fed with X-RateLimit-* headers of every reply write. */
   rateLimits?: RateLimitObserver;
-  /** "Is this thread one the bridge converses in?" beyond the owner check (e.g. a stored mapping). */
-  isOwnThread?: (threadId: string) => boolean;
   now?: () => number;
   /**
    * Writes per window assumed for a channel or interaction until Discord's headers say more.
@@ -105,11 +103,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     if (stopping || !handler || !client.user) return;
     const thread = await threads.facts(message);
     if (stopping || !client.user) return;
-    const route = routeMessage(
-      message,
-      { botId: client.user.id, replyMode: config.replyMode, isOwnThread: opts.isOwnThread },
-      thread,
-    );
+    const route = routeMessage(message, { botId: client.user.id, replyMode: config.replyMode }, thread);
     if (!route) return;
     const receivedAt = now();
     // Files are fetched before the message goes on, in the place's order (a later message of the

@@ -44,8 +44,6 @@ export interface SlackConnectorOptions {
   http?: HttpMounter;
   /** Budgets assumed per Slack method family; tests shrink the windows. */
   limits?: Partial<SlackLimits>;
-  /** OAuth: the browser's approval page (default Slack's). */
-  authorizationUrl?: string;
   /** Socket Mode ping timeout and reconnect back-off step; tests shorten it. */
   socketPingTimeoutMs?: number;
   now?: () => number;
@@ -89,7 +87,6 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       installationStore: createInstallationStore(opts.installations, now),
       apiUrl: config.apiUrl,
       logger: blog,
-      ...(opts.authorizationUrl ? { authorizationUrl: opts.authorizationUrl } : {}),
       ...(opts.oauthStates ? { states: opts.oauthStates } : {}),
     });
   }
