@@ -14,7 +14,7 @@ export interface ErrorOutcome {
   replacement?: string;
 }
 
-export interface PumpOptions extends Omit<ReplyWriterOptions, 'onFatal'> {
+export interface PumpOptions extends ReplyWriterOptions {
   /** Shutdown: stop reading, keep the text and finish it as interrupted. */
   signal?: AbortSignal;
   /** After an abort: appended to the text so far, or (trimmed) the reply when it has none. */
@@ -45,7 +45,8 @@ export interface PumpResult extends WriterResult {
 export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Promise<PumpResult> {
   let stopReading: (why: 'abort' | 'fatal' | 'limit') => void = () => {};
   const stopped = new Promise<'abort' | 'fatal' | 'limit'>((resolve) => (stopReading = resolve));
-  const writer = new ReplyWriter({ ...opts, onFatal: () => stopReading('fatal') });
+  const writer = new ReplyWriter(opts);
+  void writer.failed.then(() => stopReading('fatal'));
   const onAbort = () => stopReading('abort');
   const onLimit = () => stopReading('limit');
   if (opts.signal?.aborted) onAbort();

@@ -26,8 +26,6 @@ export interface ReplyWriterOptions {
   /** Epoch ms the user's message arrived (for the first-text metric). */
   receivedAt?: number;
   onFirstText?: (at: number) => void;
-  /** Called once when a write fails for good (the caller stops reading upstream). */
-  onFatal?: (err: unknown) => void;
   /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
   replyKey?: string;
 }

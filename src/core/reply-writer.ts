@@ -41,8 +41,13 @@ export class ReplyWriter {
   /** Set by finish(): the reply's last write shows feedback buttons. */
   private feedback = false;
 
+  /** Resolves once a write failed for good: the reader of the upstream should stop then. */
+  readonly failed: Promise<void>;
+  private markFailed: () => void = () => {};
+
   constructor(opts: ReplyWriterOptions) {
     this.o = opts;
+    this.failed = new Promise<void>((resolve) => (this.markFailed = resolve));
     this.text = new ReplyText(opts.prefix);
     this.pacer = new WritePacer(opts);
   }
@@ -259,7 +264,7 @@ export class ReplyWriter {
       { code, err: err instanceof Error ? err.message : String(err) },
       'platform write failed; reply abandoned',
     );
-    this.o.onFatal?.(err);
+    this.markFailed();
   }
 
   /** Wait until `until` (if any), the end of the reply, or (onInput) new text. */
