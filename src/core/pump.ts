@@ -4,7 +4,10 @@ import { type FinishOptions, ReplyWriter, type ReplyWriterOptions, type WriterRe
 // does the posting, coalesced editing and splitting, pacing its writes through the scheduler.
 // The pump owns the reading side: it stops on abort (shutdown) or when a platform write failed
 // for good, and turns an error of the source into a note after the text so far, or a message
-// in place of the reply.
+// in place of the reply. A source may return a note to end the reply with (e.g. it was capped).
+
+/** Text deltas; what the source returns at its end, when a string, is the reply's end note. */
+export type ReplySource = AsyncIterable<string, string | undefined | void>;
 
 export interface ErrorOutcome {
   outcome: 'interrupted' | 'failed';
@@ -30,8 +33,6 @@ export interface PumpOptions extends ReplyWriterOptions {
    * the text so far and `String(signal.reason)` as a note. A source stuck waiting cannot delay it.
    */
   limit?: AbortSignal;
-  /** Read when the source ends normally: a note to end the reply with (e.g. it was capped). */
-  endNote?: () => string | undefined;
   /** A reply that ends normally (a limit or stop included) shows thumbs up/down on its last write. */
   feedback?: boolean;
 }
@@ -52,7 +53,7 @@ interface Ending {
   sourceError?: unknown;
 }
 
-export async function pump(source: AsyncIterable<string>, opts: PumpOptions): Promise<PumpResult> {
+export async function pump(source: ReplySource, opts: PumpOptions): Promise<PumpResult> {
   const writer = new ReplyWriter(opts);
   const stops = stopsOf(opts, writer);
   writer.start();
@@ -91,7 +92,7 @@ function stopsOf(opts: PumpOptions, writer: ReplyWriter): { stopped: Promise<Sto
 
 /** The source's text into the writer, until the source ends, throws, or a reason to stop comes. */
 async function read(
-  source: AsyncIterable<string>,
+  source: ReplySource,
   writer: ReplyWriter,
   stopped: Promise<Stop>,
   opts: PumpOptions,
@@ -107,8 +108,8 @@ async function read(
         return stoppedEnding(next, opts);
       }
       if (next.done) {
-        const note = opts.endNote?.();
-        if (note !== undefined) return { outcome: 'done', finish: noted(note) };
+        const note = next.value;
+        if (typeof note === 'string') return { outcome: 'done', finish: noted(note) };
         return {
           outcome: 'done',
           finish: opts.emptyReplacement !== undefined ? { replacement: opts.emptyReplacement } : {},

@@ -23,8 +23,6 @@ export interface TurnDeps extends UpstreamDeps {
   editIntervalMs: number;
   /** CHAT_REPLY_MAX_SECONDS in ms: past it the upstream request is aborted and the reply ends. */
   replyMaxMs?: number;
-  /** CHAT_REPLY_MAX_CHARS: only for the notice; the upstream client enforces the cap. */
-  replyMaxChars?: number;
   /** The reply's key, for the sink's Stop and feedback controls (WriteOptions.replyKey). */
   replyKey?: string;
   /** The asker stopped the reply: it ends like a limit, with the text so far and MESSAGES.stopped. */
@@ -141,11 +139,6 @@ function driveWriter(deps: TurnDeps, turn: Turn, signal: AbortSignal, limit: Abo
     limit,
     ...(deps.replyKey !== undefined ? { replyKey: deps.replyKey } : {}),
     feedback: deps.feedback?.show === true && deps.replyKey !== undefined,
-    endNote: () => {
-      if (!reply.capped) return undefined;
-      log.warn({ chars: deps.replyMaxChars }, 'reply passed its character cap; upstream request aborted');
-      return MESSAGES.replyTooLong(deps.replyMaxChars);
-    },
   });
 }
 

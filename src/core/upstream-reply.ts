@@ -28,6 +28,8 @@ export interface UpstreamDeps {
   context?: ThreadContext;
   /** CHAT_MAX_MESSAGE_CHARS: the composed message (context and the user's words) must fit. */
   maxMessageChars?: number;
+  /** CHAT_REPLY_MAX_CHARS: only for the notice; the upstream client enforces the cap. */
+  replyMaxChars?: number;
   /** Called once, the moment the upstream request has ended (its slot can go to the next message). */
   onUpstreamEnd?: () => void;
   /** FEEDBACK: votes are stored here, and pending ones go upstream with the voter's next message. */
@@ -72,7 +74,7 @@ export class UpstreamReply {
   /** The reply's conversation as known now (the id the upstream named, or the renewed one). */
   conv: ConversationTurn;
   /** The upstream ended the reply at its character cap. */
-  capped = false;
+  private capped = false;
   /** The upstream's id of its reply, when it names one (for the votes on it). */
   replyMessageId: string | undefined;
   private renewed: boolean;
@@ -99,13 +101,20 @@ export class UpstreamReply {
     return this.renewed ? (this.carried ? MESSAGES.renewedWithContext : MESSAGES.renewed) : '';
   }
 
-  /** The reply's text as it arrives; when this ends, so has the upstream request. */
-  async *deltas(): AsyncGenerator<string> {
+  /**
+   * The reply's text as it arrives; when this ends, so has the upstream request. It returns the
+   * note the reply ends with, if any (the upstream stopped at the character cap).
+   */
+  async *deltas(): AsyncGenerator<string, string | undefined> {
     try {
       yield* this.attempts();
     } finally {
       this.deps.onUpstreamEnd?.();
     }
+    if (!this.capped) return undefined;
+    const chars = this.deps.replyMaxChars;
+    this.ask.log.warn({ chars }, 'reply passed its character cap; upstream request aborted');
+    return MESSAGES.replyTooLong(chars);
   }
 
   /** Stop reading early: the request aborted, and a stream being read cancelled. */
