@@ -19,7 +19,7 @@ import type {
   VoteResult,
 } from './ports.js';
 import type { RecoveryReport } from './recovery.js';
-import type { TurnHooks } from './reply-turn.js';
+import type { TurnHooks } from './upstream-reply.js';
 import type { PlaceWrite, RateLimitScheduler } from './scheduler.js';
 import type { ContextSettings } from './thread-context.js';
 

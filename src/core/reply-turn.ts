@@ -1,89 +1,45 @@
 import { monospaceTableStream } from './table-stream.js';
 import type { Logger } from 'pino';
-import { attachmentInfo } from './attachments.js';
-import {
-  type ChatMetadata,
-  ChatError,
-  type ChatService,
-  type ChatStream,
-  type FeedbackNote,
-  type SendRequest,
-} from './chat-port.js';
-import type { Conversations, ConversationTurn } from './conversations.js';
+import { ChatError } from './chat-port.js';
+import type { ConversationTurn } from './conversations.js';
+import type { LaterWrites } from './later-writes.js';
 import type { BridgeMetrics } from './metrics-port.js';
-import type { Clock, FeedbackStore, FeedbackVote, IncomingMessage, InFlightBegin, InFlightStore } from './ports.js';
+import type { IncomingMessage, InFlightBegin } from './ports.js';
 import { placeKey } from './ports.js';
 import { laterWrites } from './later-writes.js';
-import { pump } from './pump.js';
+import { pump, type PumpResult } from './pump.js';
 import type { WriteScheduler } from './scheduler.js';
-import type { ThreadContext } from './thread-context.js';
-import { type ComposedMessage, composeMessage, fewerContext } from './upstream-message.js';
+import { type UpstreamDeps, UpstreamReply } from './upstream-reply.js';
 import { describeChatError, MESSAGES, NOTE_RESERVE } from './user-messages.js';
 
 // One user message answered: the conversation, the in-flight record (written before the upstream
-// call, so a crash can be repaired), the upstream call (stream, or send), and the pump to the
-// reply sink. The only retry here is the one renewal of a conversation the upstream forgot; the
-// upstream client already retried everything else.
+// call, so a crash can be repaired), the upstream call (upstream-reply.ts: what is asked and read
+// back), the reply's limits (deadline, the asker's Stop), and the pump to the reply sink; then
+// the bookkeeping of how the reply ended.
 
-export interface TurnDeps {
-  chat: ChatService;
-  conversations: Conversations;
-  inflight: InFlightStore;
-  metrics: BridgeMetrics;
+export interface TurnDeps extends UpstreamDeps {
   logger: Logger;
-  clock: Clock;
   scheduler: WriteScheduler;
-  streaming: boolean;
   editIntervalMs: number;
   /** CHAT_REPLY_MAX_SECONDS in ms: past it the upstream request is aborted and the reply ends. */
   replyMaxMs?: number;
-  /** CHAT_REPLY_MAX_CHARS: only for the notice; the upstream client enforces the cap. */
-  replyMaxChars?: number;
-  /** Reads a place's earlier messages for a new conversation (CONTEXT_*); absent: no context. */
-  context?: ThreadContext;
-  /** CHAT_MAX_MESSAGE_CHARS: the composed message (context and the user's words) must fit. */
-  maxMessageChars?: number;
-  /** Called once, the moment the upstream request has ended (its slot can go to the next message). */
-  onUpstreamEnd?: () => void;
   /** The reply's key, for the sink's Stop and feedback controls (WriteOptions.replyKey). */
   replyKey?: string;
   /** The asker stopped the reply: it ends like a limit, with the text so far and MESSAGES.stopped. */
   stop?: AbortSignal;
-  /** FEEDBACK: votes are stored here, and pending ones go upstream with the voter's next message. */
-  feedback?: { store: FeedbackStore | undefined; show: boolean };
-  /** The upstream conversation of the reply as it is known now (set as it becomes known). */
-  onConversation?: (upstreamId: string | undefined) => void;
-  hooks?: TurnHooks;
   /** REPLICA_ID: recorded as the owner of the reply, so crash repair knows whose it is. */
   owner?: string;
 }
 
-/** Timing taps for tests and benchmarks. */
-export interface TurnHooks {
-  onFirstToken?(eventId: string, at: number): void;
-  onFirstText?(eventId: string, at: number): void;
-}
-
 export type TurnStatus = 'answered' | 'interrupted' | 'failed';
 
-function feedbackNotes(votes: FeedbackVote[]): FeedbackNote[] {
-  return votes.map((v) => ({ messageId: v.messageId, vote: v.vote, at: new Date(v.at).toISOString() }));
-}
-
-/** The upstream's `metadata`: where the message was written (its origin) and by whom. */
-export function chatMetadata(msg: IncomingMessage): ChatMetadata {
-  const { origin } = msg;
-  const md: ChatMetadata = { source: origin.platform };
-  if (origin.workspaceId !== undefined) md.workspaceId = origin.workspaceId;
-  md.channelId = origin.channelId;
-  if (origin.threadId !== undefined) md.threadId = origin.threadId;
-  md.userId = msg.userId;
-  if (msg.userName !== undefined) md.userName = msg.userName;
-  md.messageId = msg.messageId;
-  if (msg.forwarded === true) md.forwarded = true;
-  const files = attachmentInfo(msg.attachments ?? []);
-  if (files.length > 0) md.attachments = files;
-  return md;
+/** The reply and its bookkeeping, as the steps of one turn pass them on. */
+interface Turn {
+  msg: IncomingMessage;
+  reply: UpstreamReply;
+  recId: number;
+  record: LaterWrites;
+  log: Logger;
 }
 
 export async function runTurn(
@@ -93,200 +49,85 @@ export async function runTurn(
   botId: string,
   signal: AbortSignal,
 ): Promise<TurnStatus> {
-  const { chat, conversations, inflight, metrics, clock } = deps;
   const platform = msg.place.platform;
   const log = deps.logger.child({ platform, eventId: msg.eventId });
-  metrics.replyStarted(platform);
+  deps.metrics.replyStarted(platform);
+  const conv = await deps.conversations.begin(msg.place, botId);
+  const recId = await deps.inflight.begin(inFlightBegin(deps, msg, conv));
+  // The reply's bookkeeping, in order and off its path (see laterWrites).
+  const record = laterWrites(log);
+  const reply = new UpstreamReply(deps, { msg, text, botId, recId, record, log }, conv);
+  const turn: Turn = { msg, reply, recId, record, log };
+  const limit = replyLimit(deps, log);
+  const result = await driveWriter(deps, turn, signal, limit.signal);
+  limit.dispose();
+  // A limit stopped the reply: make sure the upstream request is gone too.
+  if (limit.signal.aborted) reply.abortRequest();
+  if (limit.signal.aborted && limit.signal.reason === MESSAGES.stopped) {
+    log.info('reply stopped by its asker');
+    deps.metrics.replyStopped(platform);
+  }
+  if (result.outcome === 'done') rememberForVotes(deps, turn, result);
+  return endTurn(deps, turn, result, signal.aborted);
+}
 
-  let conv: ConversationTurn = await conversations.begin(msg.place, botId);
-  let renewed = conv.renewed;
+/** The in-flight record, written before the upstream call so that a crash can be repaired. */
+function inFlightBegin(deps: TurnDeps, msg: IncomingMessage, conv: ConversationTurn): InFlightBegin {
   const begin: InFlightBegin = {
-    platform,
+    platform: msg.place.platform,
     eventId: msg.eventId,
     target: msg.sink.target,
-    at: clock.now(),
+    at: deps.clock.now(),
     ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
   };
   if (conv.conversationId !== undefined) begin.upstreamId = conv.conversationId;
-  const recId = await inflight.begin(begin);
-  // The reply's bookkeeping, in order and off its path (see laterWrites).
-  const record = laterWrites(log);
+  return begin;
+}
 
-  const upstream = new AbortController();
-  let current: ChatStream | undefined;
-  let gotText = false;
-  const capture = (id: string | undefined) => {
-    if (id === undefined || id === '' || !chat.capabilities.idsFromReplies || id === conv.conversationId) return;
-    conv = { ...conv, conversationId: id };
-    record('recording the conversation id', async () => {
-      await conversations.captured(msg.place, botId, id);
-      await inflight.setUpstreamId(recId, id);
-    });
-    deps.onConversation?.(id);
-  };
-  deps.onConversation?.(conv.conversationId);
-  /** The upstream's id of its reply, when it names one (for the votes on it). */
-  let replyMessageId: string | undefined;
-  const firstToken = () => {
-    if (gotText) return;
-    gotText = true;
-    const at = clock.now();
-    metrics.upstreamFirstToken(platform, Math.max(0, at - msg.receivedAt) / 1000);
-    deps.hooks?.onFirstToken?.(msg.eventId, at);
-  };
-
-  // The reply's own limits: a deadline the upstream cannot stretch, and the reader's char cap.
+/**
+ * The reply's own limits: a deadline the upstream cannot stretch, and the asker's Stop, which
+ * ends the reply the same way (upstream aborted, text kept). The abort reason is the end note.
+ */
+function replyLimit(deps: TurnDeps, log: Logger): { signal: AbortSignal; dispose(): void } {
   const limit = new AbortController();
-  let capped = false;
   const maxMs = deps.replyMaxMs;
   const deadline =
     maxMs === undefined
       ? undefined
-      : clock.setTimeout(() => {
+      : deps.clock.setTimeout(() => {
           log.warn({ seconds: maxMs / 1000 }, 'reply passed its deadline; upstream request aborted');
           limit.abort(MESSAGES.replyDeadline(Math.round(maxMs / 1000)));
         }, maxMs);
-  // The asker's Stop ends the reply the same way as the deadline: upstream aborted, text kept.
   const onStop = () => {
     if (!limit.signal.aborted) limit.abort(MESSAGES.stopped);
   };
   if (deps.stop?.aborted) onStop();
   deps.stop?.addEventListener('abort', onStop, { once: true });
-
-  // The user's votes in this conversation not yet sent: they go with this message, and count as
-  // delivered once the upstream took it.
-  const feedbackStore = deps.feedback?.store;
-  const pendingVotes = async (): Promise<FeedbackVote[]> => {
-    if (feedbackStore === undefined || conv.conversationId === undefined) return [];
-    try {
-      return await feedbackStore.pending(conv.conversationId, msg.userId);
-    } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'reading pending feedback failed');
-      return [];
-    }
+  return {
+    signal: limit.signal,
+    dispose: () => {
+      deadline?.clear();
+      deps.stop?.removeEventListener('abort', onStop);
+    },
   };
-  const delivered = (votes: FeedbackVote[]) => {
-    if (votes.length === 0 || feedbackStore === undefined) return;
-    record('marking feedback as delivered', () => feedbackStore.delivered(votes, clock.now()));
-  };
+}
 
-  async function* deltas(): AsyncGenerator<string> {
-    try {
-      yield* upstreamDeltas();
-    } finally {
-      deps.onUpstreamEnd?.();
-    }
-  }
-
-  // What is sent: the user's words, and for a new conversation in a place with earlier messages
-  // (mentioned midway through a thread, renewed) that history as context; none after a reset.
-  const compose = (context: ChatMetadata['context'] = []): ComposedMessage =>
-    composeMessage({
-      userText: text,
-      context,
-      mode: deps.context?.settings.mode ?? 'off',
-      maxContextChars: deps.context?.settings.maxChars ?? 0,
-      ...(deps.maxMessageChars !== undefined ? { maxMessageChars: deps.maxMessageChars } : {}),
-    });
-  let composed = compose();
-  let contextRead = false;
-  let carried = false;
-
-  async function* upstreamDeltas(): AsyncGenerator<string> {
-    let renewedOnce = false;
-    let shortened = false;
-    for (;;) {
-      if (conv.fresh && !conv.afterReset && !contextRead && deps.context !== undefined) {
-        contextRead = true;
-        composed = compose(await deps.context.load(msg, log));
-      }
-      carried = composed.included.length > 0;
-      const votes = await pendingVotes();
-      const req: SendRequest = {
-        botId,
-        message: composed.message,
-        metadata: {
-          ...chatMetadata(msg),
-          ...composed.metadata,
-          ...(votes.length > 0 ? { feedback: feedbackNotes(votes) } : {}),
-        },
-        signal: upstream.signal,
-      };
-      if (conv.conversationId !== undefined) req.conversationId = conv.conversationId;
-      try {
-        if (!deps.streaming || conv.useSend) {
-          const res = await chat.send(req);
-          delivered(votes);
-          capture(res.conversationId);
-          if (res.messageId !== undefined) replyMessageId = res.messageId;
-          if (res.endReason === 'too_long') capped = true;
-          if (res.text !== '') {
-            firstToken();
-            yield res.text;
-          }
-          return;
-        }
-        const stream = await chat.stream(req);
-        delivered(votes);
-        current = stream;
-        capture(stream.conversationId);
-        let named = stream.conversationId !== undefined;
-        for await (const ev of stream) {
-          if (ev.type === 'text') {
-            if (ev.text === '') continue;
-            firstToken();
-            yield ev.text;
-          } else if (ev.type === 'ids') {
-            if (ev.messageId !== undefined) replyMessageId = ev.messageId;
-            if (ev.conversationId !== undefined) named = true;
-            capture(ev.conversationId);
-          } else {
-            if (ev.reason === 'too_long') capped = true;
-            break;
-          }
-        }
-        if (conv.fresh && chat.capabilities.idsFromReplies && !named) conversations.noIdFromStream();
-        return;
-      } catch (err) {
-        if (!shortened && !gotText && err instanceof ChatError && err.kind === 'too_long' && carried) {
-          // The upstream's own limit is unknown here: half the context (oldest first) may fit.
-          // The user's words are never cut; a second refusal is the user's to see.
-          shortened = true;
-          composed = compose(fewerContext(composed.included));
-          log.info(
-            { kept: composed.included.length },
-            'upstream refused the message as too long; retrying with less context',
-          );
-          continue;
-        }
-        if (!renewedOnce && !gotText && err instanceof ChatError && err.kind === 'conversation_gone') {
-          renewedOnce = true;
-          conv = await conversations.renew(msg.place, botId);
-          renewed = true;
-          const renewedId = conv.conversationId;
-          if (renewedId !== undefined)
-            record('recording the conversation id', () => inflight.setUpstreamId(recId, renewedId));
-          continue;
-        }
-        throw err;
-      } finally {
-        current?.cancel();
-        current = undefined;
-      }
-    }
-  }
-
+/** The upstream's text through the writer to the platform, until it ends or a limit ends it. */
+function driveWriter(deps: TurnDeps, turn: Turn, signal: AbortSignal, limit: AbortSignal): Promise<PumpResult> {
+  const { msg, reply, recId, record, log } = turn;
+  const { clock, inflight } = deps;
   const tables = msg.sink.monospaceTables;
-  const result = await pump(tables !== undefined ? monospaceTableStream(deltas(), tables) : deltas(), {
+  const deltas = reply.deltas();
+  return pump(tables !== undefined ? monospaceTableStream(deltas, tables) : deltas, {
     sink: msg.sink,
     scheduler: deps.scheduler,
     clock,
     editIntervalMs: deps.editIntervalMs,
-    platform,
-    metrics,
+    platform: msg.place.platform,
+    metrics: deps.metrics,
     logger: log,
     progress: (ids, last) => record('recording reply progress', () => inflight.progress(recId, ids, last, clock.now())),
-    prefix: () => (renewed ? (carried ? MESSAGES.renewedWithContext : MESSAGES.renewed) : ''),
+    prefix: () => reply.prefix(),
     reserveChars: NOTE_RESERVE,
     receivedAt: msg.receivedAt,
     onFirstText: (at) => deps.hooks?.onFirstText?.(msg.eventId, at),
@@ -294,55 +135,43 @@ export async function runTurn(
     interruptedNote: MESSAGES.interrupted,
     describeError: describeChatError,
     emptyReplacement: MESSAGES.emptyReply,
-    onStop: () => {
-      upstream.abort();
-      current?.cancel();
-    },
-    limit: limit.signal,
+    onStop: () => reply.cancel(),
+    limit,
     ...(deps.replyKey !== undefined ? { replyKey: deps.replyKey } : {}),
     feedback: deps.feedback?.show === true && deps.replyKey !== undefined,
-    endNote: () => {
-      if (!capped) return undefined;
-      log.warn({ chars: deps.replyMaxChars }, 'reply passed its character cap; upstream request aborted');
-      return MESSAGES.replyTooLong(deps.replyMaxChars);
-    },
   });
-  deadline?.clear();
-  deps.stop?.removeEventListener('abort', onStop);
-  // A limit stopped the reply: make sure the upstream request is gone too.
-  if (limit.signal.aborted) upstream.abort();
-  const stopped = limit.signal.aborted && limit.signal.reason === MESSAGES.stopped;
-  if (stopped) {
-    log.info('reply stopped by its asker');
-    metrics.replyStopped(platform);
-  }
-  // Votes on the reply need its conversation and id after the process forgot the reply.
-  const lastMessage = result.messageIds.at(-1);
-  if (
-    result.outcome === 'done' &&
-    deps.feedback?.show === true &&
-    feedbackStore !== undefined &&
-    deps.replyKey !== undefined &&
-    lastMessage !== undefined
-  ) {
-    const replyKey = deps.replyKey;
-    record('remembering a reply for feedback', () =>
-      feedbackStore.rememberReply({
-        replyKey,
-        platform,
-        placeKey: placeKey(msg.place),
-        upstreamId: conv.conversationId,
-        messageId: replyMessageId ?? lastMessage,
-        at: clock.now(),
-      }),
-    );
-  }
+}
 
-  if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, signal.aborted);
+/** Votes on the reply need its conversation and id after the process forgot the reply. */
+function rememberForVotes(deps: TurnDeps, turn: Turn, result: PumpResult): void {
+  const store = deps.feedback?.store;
+  const { replyKey } = deps;
+  const lastMessage = result.messageIds.at(-1);
+  if (deps.feedback?.show !== true || store === undefined || replyKey === undefined || lastMessage === undefined)
+    return;
+  const { msg, reply } = turn;
+  turn.record('remembering a reply for feedback', () =>
+    store.rememberReply({
+      replyKey,
+      platform: msg.place.platform,
+      placeKey: placeKey(msg.place),
+      upstreamId: reply.conv.conversationId,
+      messageId: reply.replyMessageId ?? lastMessage,
+      at: deps.clock.now(),
+    }),
+  );
+}
+
+/** How the reply ended, logged, counted and recorded; the turn's status. */
+async function endTurn(deps: TurnDeps, turn: Turn, result: PumpResult, shutdown: boolean): Promise<TurnStatus> {
+  const { metrics, clock } = deps;
+  const { msg, log, record } = turn;
+  const platform = msg.place.platform;
+  if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, shutdown);
   // The place now holds this message and its reply: a cached history of it is out of date.
   if (result.outcome !== 'failed') deps.context?.changed(msg.place);
   record('recording the end of a reply', () =>
-    inflight.finish(recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now()),
+    deps.inflight.finish(turn.recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now()),
   );
   await record.settled();
   if (result.outcome === 'done') {

@@ -26,13 +26,8 @@ export interface ReplyWriterOptions {
   /** Epoch ms the user's message arrived (for the first-text metric). */
   receivedAt?: number;
   onFirstText?: (at: number) => void;
-  /** Called once when a write fails for good (the caller stops reading upstream). */
-  onFatal?: (err: unknown) => void;
   /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
   replyKey?: string;
-  /** Retries of a write the sink says may work again (network), with growing delay. */
-  maxWriteRetries?: number;
-  retryBaseMs?: number;
 }
 
 export interface FinishOptions {

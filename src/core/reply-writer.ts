@@ -8,6 +8,10 @@ import type { FinishOptions, ReplyWriterOptions, WriterResult } from './reply-wr
 
 export type { FinishOptions, ReplyWriterOptions, WriterResult } from './reply-writer-options.js';
 
+/** Retries of a write the sink says may work again (network), with growing delay from the base. */
+const MAX_WRITE_RETRIES = 3;
+const RETRY_BASE_MS = 500;
+
 // Shows one reply on the platform while its text grows: nothing before there is non-whitespace
 // text; the first text posted at once; then edits of the message at most once per edit interval,
 // each carrying everything that arrived meanwhile, the next only after the previous finished; one
@@ -37,8 +41,13 @@ export class ReplyWriter {
   /** Set by finish(): the reply's last write shows feedback buttons. */
   private feedback = false;
 
+  /** Resolves once a write failed for good: the reader of the upstream should stop then. */
+  readonly failed: Promise<void>;
+  private markFailed: () => void = () => {};
+
   constructor(opts: ReplyWriterOptions) {
     this.o = opts;
+    this.failed = new Promise<void>((resolve) => (this.markFailed = resolve));
     this.text = new ReplyText(opts.prefix);
     this.pacer = new WritePacer(opts);
   }
@@ -240,12 +249,12 @@ export class ReplyWriter {
       logger.warn({ bucket: err.bucket, retryAfterMs: err.retryAfterMs }, 'platform rate limit hit');
       return;
     }
-    if (err instanceof PlatformWriteError && err.retryable && this.retries < (this.o.maxWriteRetries ?? 3)) {
+    if (err instanceof PlatformWriteError && err.retryable && this.retries < MAX_WRITE_RETRIES) {
       this.retries++;
       logger.warn({ code: err.code, attempt: this.retries }, 'platform write failed, retrying');
       // A backoff is for the platform's sake: neither new text nor the end cuts it short.
       await new Promise<void>((resolve) => {
-        this.o.clock.setTimeout(resolve, (this.o.retryBaseMs ?? 500) * 2 ** (this.retries - 1));
+        this.o.clock.setTimeout(resolve, RETRY_BASE_MS * 2 ** (this.retries - 1));
       });
       return;
     }
@@ -255,7 +264,7 @@ export class ReplyWriter {
       { code, err: err instanceof Error ? err.message : String(err) },
       'platform write failed; reply abandoned',
     );
-    this.o.onFatal?.(err);
+    this.markFailed();
   }
 
   /** Wait until `until` (if any), the end of the reply, or (onInput) new text. */

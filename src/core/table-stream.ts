@@ -11,7 +11,11 @@ import { findTables, type MonospaceOptions, monospaceTable, splitRow, delimiterR
 const OPEN = /^ {0,3}(`{3,}|~{3,})/;
 const CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
 
-export function monospaceTableStream(source: AsyncIterable<string>, opts: MonospaceOptions): AsyncIterable<string> {
+/** What the source returns at its end (a reply's end note) is returned at the stream's end. */
+export function monospaceTableStream<R>(
+  source: AsyncIterable<string, R>,
+  opts: MonospaceOptions,
+): AsyncIterable<string, R> {
   let out = '';
   let buf = '';
   /** The start of the current (unfinished) line, already passed through: the line is no table. */
@@ -88,9 +92,10 @@ export function monospaceTableStream(source: AsyncIterable<string>, opts: Monosp
   };
 
   return {
-    async *[Symbol.asyncIterator]() {
+    async *[Symbol.asyncIterator](): AsyncGenerator<string, R> {
+      let end: R;
       try {
-        yield* transform();
+        end = yield* transform();
       } catch (err) {
         // The source failed: what it gave is shown (a table so far as a table) before the error.
         finish();
@@ -100,32 +105,57 @@ export function monospaceTableStream(source: AsyncIterable<string>, opts: Monosp
       }
       finish();
       if (out !== '') yield out;
+      return end;
     },
   };
 
-  async function* transform(): AsyncGenerator<string> {
-    for await (const delta of source) {
-      buf += delta;
-      let nl = buf.indexOf('\n');
-      let from = 0;
-      while (nl !== -1) {
-        line(buf.slice(from, nl + 1));
-        from = nl + 1;
-        nl = buf.indexOf('\n', from);
+  async function* transform(): AsyncGenerator<string, R> {
+    // Not for-await, which drops the source's return value; like it, the source is closed when
+    // the reader leaves early, and not when the source itself threw or ended.
+    const it = source[Symbol.asyncIterator]();
+    let settled = false;
+    try {
+      for (;;) {
+        let next: IteratorResult<string, R>;
+        try {
+          next = await it.next();
+        } catch (err) {
+          settled = true;
+          throw err;
+        }
+        if (next.done === true) {
+          settled = true;
+          return next.value;
+        }
+        const shown = take(next.value);
+        if (shown !== undefined) yield shown;
       }
-      buf = buf.slice(from);
-      const quiet = table === undefined && held === undefined;
-      if (buf !== '' && quiet && (passing !== false || !buf.includes('|'))) {
-        passing = (passing === false ? '' : passing) + buf;
-        out += buf;
-        buf = '';
-      }
-      if (out !== '') {
-        const d = out;
-        out = '';
-        yield d;
-      }
+    } finally {
+      if (!settled) await it.return?.();
     }
+  }
+
+  /** One delta in: what may be shown now, if anything. */
+  function take(delta: string): string | undefined {
+    buf += delta;
+    let nl = buf.indexOf('\n');
+    let from = 0;
+    while (nl !== -1) {
+      line(buf.slice(from, nl + 1));
+      from = nl + 1;
+      nl = buf.indexOf('\n', from);
+    }
+    buf = buf.slice(from);
+    const quiet = table === undefined && held === undefined;
+    if (buf !== '' && quiet && (passing !== false || !buf.includes('|'))) {
+      passing = (passing === false ? '' : passing) + buf;
+      out += buf;
+      buf = '';
+    }
+    if (out === '') return undefined;
+    const d = out;
+    out = '';
+    return d;
   }
 
   function finish() {

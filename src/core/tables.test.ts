@@ -98,6 +98,35 @@ describe('monospaceTableStream', () => {
     expect(out).toBe('T\n```\na | b\n--|--\n1 | 2\n```\n');
   });
 
+  it("returns its source's return value after the last text (a reply's end note), and closes a source left early", async () => {
+    async function* noted(): AsyncGenerator<string, string> {
+      yield '| a | b |\n|---|---|\n';
+      yield '| 1 | 2 |';
+      return 'capped';
+    }
+    const it = monospaceTableStream(noted(), { widthOf: width, maxLineWidth: 60 })[Symbol.asyncIterator]();
+    const seen: IteratorResult<string, string>[] = [];
+    for (let r = await it.next(); ; r = await it.next()) {
+      seen.push(r);
+      if (r.done === true) break;
+    }
+    expect(seen).toEqual([
+      { done: false, value: '```\na | b\n--|--\n1 | 2\n```' },
+      { done: true, value: 'capped' },
+    ]);
+
+    let closed = false;
+    async function* endless(): AsyncGenerator<string> {
+      try {
+        for (;;) yield 'x';
+      } finally {
+        closed = true;
+      }
+    }
+    for await (const d of monospaceTableStream(endless(), { widthOf: width, maxLineWidth: 60 })) if (d === 'x') break;
+    expect(closed).toBe(true);
+  });
+
   it('leaves fenced code alone and flushes a table that ends the reply', async () => {
     expect(await streamed(['```\n| a | b |\n|---|---|\n```\n', '|x|y|\n|-|-|\n|1|2|'])).toBe(
       '```\n| a | b |\n|---|---|\n```\n```\nx | y\n--|--\n1 | 2\n```',

@@ -28,10 +28,6 @@ export class WritePacer {
 
   constructor(private readonly o: PacerOptions) {}
 
-  get mode(): StreamMode | undefined {
-    return this.modeChosen;
-  }
-
   /**
    * Before the reply's first post while the upstream still runs: stream if the budgets can pay
    * this reply's final besides those of the live replies, else post the whole text once at the end

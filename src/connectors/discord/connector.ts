@@ -27,7 +27,7 @@ import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { discordHistoryReader } from './history.js';
 import { inviteUrl } from './invite.js';
-import { PlaceOrder } from './place-order.js';
+import { KeyedSerial } from '../keyed-serial.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
 import { ChannelReplySink, NO_MENTIONS, replyChannelId } from './reply-sink.js';
 import { ShardStates, within } from './shards.js';
@@ -41,8 +41,6 @@ export interface DiscordConnectorOptions {
   logger: Logger;
   /** The core scheduler, fed with X-RateLimit-* headers of every reply write. */
   rateLimits?: RateLimitObserver;
-  /** "Is this thread one the bridge converses in?" beyond the owner check (e.g. a stored mapping). */
-  isOwnThread?: (threadId: string) => boolean;
   now?: () => number;
   /**
    * Writes per window assumed for a channel or interaction until Discord's headers say more.
@@ -99,17 +97,13 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   // Messages of one channel, thread or DM reach the handler in gateway order even when one waits
   // for a thread lookup (the relay keeps a place's replies in the order handle() is called);
   // other places go on meanwhile.
-  const inOrder = new PlaceOrder();
+  const inOrder = new KeyedSerial();
 
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || !handler || !client.user) return;
     const thread = await threads.facts(message);
     if (stopping || !client.user) return;
-    const route = routeMessage(
-      message,
-      { botId: client.user.id, replyMode: config.replyMode, isOwnThread: opts.isOwnThread },
-      thread,
-    );
+    const route = routeMessage(message, { botId: client.user.id, replyMode: config.replyMode }, thread);
     if (!route) return;
     const receivedAt = now();
     // Files are fetched before the message goes on, in the place's order (a later message of the

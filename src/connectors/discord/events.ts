@@ -9,8 +9,6 @@ import { type ThreadFromMessage, threadName } from './reply-sink.js';
 export interface RouteContext {
   botId: string;
   replyMode: DiscordReplyMode;
-  /** Extra "this thread is ours" knowledge (e.g. a stored conversation); the owner check comes first. */
-  isOwnThread?: ((threadId: string) => boolean) | undefined;
 }
 
 /**
@@ -91,7 +89,7 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
 
   if (channel.isThread()) {
     const ownerId = thread?.ownerId ?? channel.ownerId;
-    const ours = ownerId === botId || (ctx.isOwnThread?.(channel.id) ?? false);
+    const ours = ownerId === botId;
     if (!ours && !mentionsBot) return undefined;
     const parentId = thread?.parentId ?? channel.parentId ?? channel.id;
     return {

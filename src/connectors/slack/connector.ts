@@ -16,7 +16,7 @@ import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oau
 import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { renderMarkdownText, renderMrkdwn } from './render.js';
-import { SerialByKey } from './serial.js';
+import { KeyedSerial } from '../keyed-serial.js';
 import { ThreadMembership } from './threads.js';
 import { UserNames } from './users.js';
 
@@ -44,8 +44,6 @@ export interface SlackConnectorOptions {
   http?: HttpMounter;
   /** Budgets assumed per Slack method family; tests shrink the windows. */
   limits?: Partial<SlackLimits>;
-  /** OAuth: the browser's approval page (default Slack's). */
-  authorizationUrl?: string;
   /** Socket Mode ping timeout and reconnect back-off step; tests shorten it. */
   socketPingTimeoutMs?: number;
   now?: () => number;
@@ -89,7 +87,6 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       installationStore: createInstallationStore(opts.installations, now),
       apiUrl: config.apiUrl,
       logger: blog,
-      ...(opts.authorizationUrl ? { authorizationUrl: opts.authorizationUrl } : {}),
       ...(opts.oauthStates ? { states: opts.oauthStates } : {}),
     });
   }
@@ -144,7 +141,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     return socketClosing;
   };
 
-  const serial = new SerialByKey();
+  const serial = new KeyedSerial();
   const deps: IntakeDeps = {
     config,
     limits,

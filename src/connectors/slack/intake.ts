@@ -20,7 +20,7 @@ import {
 import { slackHistoryReader } from './history.js';
 import type { SlackLimits } from './rate-limits.js';
 import { ackAfter } from './ack-order.js';
-import type { SerialByKey } from './serial.js';
+import type { KeyedSerial } from '../keyed-serial.js';
 import { chooseSink } from './sinks.js';
 import type { ThreadMembership } from './threads.js';
 import type { UserNames } from './users.js';
@@ -35,7 +35,7 @@ export interface IntakeDeps {
   logger: Logger;
   threads: ThreadMembership;
   users: UserNames;
-  serial: SerialByKey;
+  serial: KeyedSerial;
   /** Agent sessions of DM threads: Slack's own Stop for native streams. */
   sessions: AgentSessions;
   /** ATTACHMENT_MAX_BYTES (default 200000). */
@@ -98,106 +98,109 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   if (arrival !== undefined) ackAfter(arrival.recorded);
   let handedOn = false;
   void deps.serial
-    .run(placeKey(place), async () => {
-      if (trigger.kind === 'thread') {
-        if (!(await deps.threads.isMember(client, teamId, channel, trigger.threadTs, bot))) return;
-      } else if (trigger.kind === 'mention' && place.threadId) {
-        deps.threads.mark(teamId, channel, place.threadId);
-      }
-      const handler = deps.handler();
-      if (!handler) return;
-      const text = stripBotMention(ev.text ?? '', bot.userId);
-      // Files are fetched here, with the bot token in a header, before the message goes on (in
-      // the place's order, so a later message of the place waits for them).
-      const [userName, attachments] = await Promise.all([
-        deps.users.name(client, teamId, user),
-        ev.files !== undefined && ev.files.length > 0
-          ? collectAttachments(
-              ev.files.map((f) => slackFile(f, client.token, tokenOrigins(deps.config.apiUrl))),
-              {
-                logger: deps.logger,
-                ...(deps.attachmentMaxBytes !== undefined ? { maxBytes: deps.attachmentMaxBytes } : {}),
-              },
-            )
-          : undefined,
-      ]);
-      const isDm = ev.channel_type === 'im';
-      const dest: SlackDestination = {
-        client,
-        place,
-        ...(args.teams.enterpriseId ? { enterpriseId: args.teams.enterpriseId } : {}),
-        userId: user,
-        ...((ev.user_team ?? ev.team) ? { userTeamId: ev.user_team ?? ev.team } : {}),
-        userMessageTs: ts,
-        assistant: args.assistant !== undefined,
-      };
-      // Slack's agent sessions are thread-based, in DMs and channels; the bridge holds them (for
-      // Slack's Stop) in DM threads with the app (assistant threads are DMs too).
-      const session =
-        (isDm || args.assistant !== undefined) && place.threadId !== undefined
-          ? deps.sessions.turn(client, place)
-          : undefined;
-      const sink = chooseSink(
-        deps.config.streaming,
-        dest,
-        { isDm },
-        {
-          limits: deps.limits,
-          logger: deps.logger,
-          onPosted: (c, t) => deps.threads.mark(teamId, c, t),
-          ...(session !== undefined ? { session } : {}),
-        },
-      );
-      // A mention at the top of a channel opens its thread: nothing in it the assistant has not seen.
-      const opensThread = trigger.kind === 'mention' && !ev.thread_ts;
-      const history = opensThread
-        ? undefined
-        : slackHistoryReader({
-            client,
-            teamId,
-            channel,
-            threadTs: place.threadId,
-            bot,
-            users: deps.users,
+    .run(
+      placeKey(place),
+      async () => {
+        if (trigger.kind === 'thread') {
+          if (!(await deps.threads.isMember(client, teamId, channel, trigger.threadTs, bot))) return;
+        } else if (trigger.kind === 'mention' && place.threadId) {
+          deps.threads.mark(teamId, channel, place.threadId);
+        }
+        const handler = deps.handler();
+        if (!handler) return;
+        const text = stripBotMention(ev.text ?? '', bot.userId);
+        // Files are fetched here, with the bot token in a header, before the message goes on (in
+        // the place's order, so a later message of the place waits for them).
+        const [userName, attachments] = await Promise.all([
+          deps.users.name(client, teamId, user),
+          ev.files !== undefined && ev.files.length > 0
+            ? collectAttachments(
+                ev.files.map((f) => slackFile(f, client.token, tokenOrigins(deps.config.apiUrl))),
+                {
+                  logger: deps.logger,
+                  ...(deps.attachmentMaxBytes !== undefined ? { maxBytes: deps.attachmentMaxBytes } : {}),
+                },
+              )
+            : undefined,
+        ]);
+        const isDm = ev.channel_type === 'im';
+        const dest: SlackDestination = {
+          client,
+          place,
+          ...(args.teams.enterpriseId ? { enterpriseId: args.teams.enterpriseId } : {}),
+          userId: user,
+          ...((ev.user_team ?? ev.team) ? { userTeamId: ev.user_team ?? ev.team } : {}),
+          userMessageTs: ts,
+          assistant: args.assistant !== undefined,
+        };
+        // Slack's agent sessions are thread-based, in DMs and channels; the bridge holds them (for
+        // Slack's Stop) in DM threads with the app (assistant threads are DMs too).
+        const session =
+          (isDm || args.assistant !== undefined) && place.threadId !== undefined
+            ? deps.sessions.turn(client, place)
+            : undefined;
+        const sink = chooseSink(
+          deps.config.streaming,
+          dest,
+          { isDm },
+          {
             limits: deps.limits,
-          });
-      const msg: IncomingMessage = {
-        eventId,
-        place,
-        // A mention in a channel opens its thread as the place; the message itself was written
-        // in the channel (or the thread it came from), which is what the upstream is told.
-        origin,
-        workspaces,
-        messageId: ts,
-        userId: user,
-        ...(userName ? { userName } : {}),
-        text,
-        ...(attachments !== undefined ? { attachments } : {}),
-        isDm,
-        mentionsBot: trigger.kind === 'mention' || mentions(ev.text, bot.userId),
-        isFromBot: false,
-        receivedAt,
-        sink,
-        ...(history !== undefined ? { history } : {}),
-        ...(arrival !== undefined ? { arrival } : {}),
-      };
-      deps.logger.debug({ eventId: msg.eventId, text }, 'slack message for the bot');
-      handedOn = true;
-      void handler
-        .handle(msg)
-        .catch((err: unknown) => {
-          deps.logger.error(
-            { err: scrubSecrets(String(err)), eventId: msg.eventId },
-            'relay failed on a Slack message',
-          );
-        })
-        // However the reply ended (a platform write that failed for good leaves no last write).
-        .finally(() => session?.end());
-      if (args.assistant?.onFirstMessage) void args.assistant.onFirstMessage(text);
-    })
-    .catch((err: unknown) => {
-      deps.logger.error({ err: scrubSecrets(String(err)) }, 'Slack event intake failed');
-    })
+            logger: deps.logger,
+            onPosted: (c, t) => deps.threads.mark(teamId, c, t),
+            ...(session !== undefined ? { session } : {}),
+          },
+        );
+        // A mention at the top of a channel opens its thread: nothing in it the assistant has not seen.
+        const opensThread = trigger.kind === 'mention' && !ev.thread_ts;
+        const history = opensThread
+          ? undefined
+          : slackHistoryReader({
+              client,
+              teamId,
+              channel,
+              threadTs: place.threadId,
+              bot,
+              users: deps.users,
+              limits: deps.limits,
+            });
+        const msg: IncomingMessage = {
+          eventId,
+          place,
+          // A mention in a channel opens its thread as the place; the message itself was written
+          // in the channel (or the thread it came from), which is what the upstream is told.
+          origin,
+          workspaces,
+          messageId: ts,
+          userId: user,
+          ...(userName ? { userName } : {}),
+          text,
+          ...(attachments !== undefined ? { attachments } : {}),
+          isDm,
+          mentionsBot: trigger.kind === 'mention' || mentions(ev.text, bot.userId),
+          isFromBot: false,
+          receivedAt,
+          sink,
+          ...(history !== undefined ? { history } : {}),
+          ...(arrival !== undefined ? { arrival } : {}),
+        };
+        deps.logger.debug({ eventId: msg.eventId, text }, 'slack message for the bot');
+        handedOn = true;
+        void handler
+          .handle(msg)
+          .catch((err: unknown) => {
+            deps.logger.error(
+              { err: scrubSecrets(String(err)), eventId: msg.eventId },
+              'relay failed on a Slack message',
+            );
+          })
+          // However the reply ended (a platform write that failed for good leaves no last write).
+          .finally(() => session?.end());
+        if (args.assistant?.onFirstMessage) void args.assistant.onFirstMessage(text);
+      },
+      (err: unknown) => {
+        deps.logger.error({ err: scrubSecrets(String(err)) }, 'Slack event intake failed');
+      },
+    )
     .finally(() => {
       if (!handedOn) arrival?.leave();
     });

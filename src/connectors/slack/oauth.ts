@@ -18,8 +18,6 @@ export interface OAuthOptions {
   installationStore: InstallationStore;
   apiUrl: string;
   logger: BoltLogger;
-  /** Where Slack sends the browser to approve; tests point it at a fake. */
-  authorizationUrl?: string;
   /**
    * Where install links' states are kept (single use, 10 minutes): the store's `oauthStates` so
    * that any replica may take Slack's redirect. Default: this process's memory.
@@ -58,7 +56,6 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
     clientOptions: { slackApiUrl: opts.apiUrl },
     // No intermediate "Add to Slack" page: /slack/install goes straight to Slack.
     directInstall: true,
-    ...(opts.authorizationUrl ? { authorizationUrl: opts.authorizationUrl } : {}),
   });
   const listener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '').split('?')[0];

@@ -64,7 +64,6 @@ export interface ConnectOptions {
   replyMode?: DiscordReplyMode;
   observer?: RateLimitObserver;
   assumedBudget?: { limit: number; windowMs: number };
-  isOwnThread?: (threadId: string) => boolean;
   attachmentMaxBytes?: number;
   /** DISCORD_SHARD_COUNT/IDS (default: Discord's recommendation, all shards). */
   shards?: DiscordShards;
@@ -89,7 +88,6 @@ export async function connectTo(
     logger: opts.logger ?? (process.env.DISCORD_TEST_LOG ? pino({ level: 'debug' }) : silentLogger),
     ...(opts.observer ? { rateLimits: opts.observer } : {}),
     ...(opts.assumedBudget ? { assumedBudget: opts.assumedBudget } : {}),
-    ...(opts.isOwnThread ? { isOwnThread: opts.isOwnThread } : {}),
     ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
   });
   await connector.start(handler);

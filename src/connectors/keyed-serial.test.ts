@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PlaceOrder } from './place-order.js';
+import { KeyedSerial } from './keyed-serial.js';
 
 function gate() {
   let open!: () => void;
@@ -7,9 +7,9 @@ function gate() {
   return { opened, open };
 }
 
-describe('PlaceOrder', () => {
+describe('KeyedSerial', () => {
   it('runs one key in order, lets other keys pass a waiting one, and forgets drained keys', async () => {
-    const order = new PlaceOrder();
+    const order = new KeyedSerial();
     const seen: string[] = [];
     const slow = gate();
     const fail = (err: unknown) => {
@@ -34,7 +34,7 @@ describe('PlaceOrder', () => {
   });
 
   it('reports a failed task and still runs the next one of its key', async () => {
-    const order = new PlaceOrder();
+    const order = new KeyedSerial();
     const errors: unknown[] = [];
     const seen: string[] = [];
     void order.run(
@@ -52,5 +52,25 @@ describe('PlaceOrder', () => {
     expect(seen).toEqual(['after']);
     expect(errors).toHaveLength(1);
     expect(order.size).toBe(0);
+  });
+
+  it('idle() waits for every key queued so far', async () => {
+    const order = new KeyedSerial();
+    const seen: string[] = [];
+    const slow = gate();
+    const ignore = () => {};
+    void order.run(
+      'a',
+      async () => {
+        await slow.opened;
+        seen.push('a1');
+      },
+      ignore,
+    );
+    void order.run('b', async () => void seen.push('b1'), ignore);
+    const idle = order.idle().then(() => seen.push('idle'));
+    slow.open();
+    await idle;
+    expect(seen).toEqual(['b1', 'a1', 'idle']);
   });
 });
