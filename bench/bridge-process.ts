@@ -62,6 +62,8 @@ export async function startBridge(
       LOG_LEVEL: 'warn',
       USER_MESSAGES_PER_MINUTE: '100000',
       MAX_CONCURRENT_REPLIES: '256',
+      // For memory experiments: V8 flags for the bridge (e.g. --max-semi-space-size=8).
+      ...(process.env.BENCH_BRIDGE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_BRIDGE_NODE_OPTIONS } : {}),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],

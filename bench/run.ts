@@ -8,6 +8,7 @@ import { startEmulator } from '../src/emulator/index.js';
 import { replyText } from '../src/emulator/replies.js';
 import { metricSum, startBridge } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
+import { type BurstsResult, formatBursts, runBursts } from './bursts.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
 import { sigtermStressLine } from './sigterm-stress.js';
 import { type HostileResult, runHostile } from './hostile.js';
@@ -53,6 +54,11 @@ const { values: args } = parseArgs({
     /** Only the flood section (bench/flood.ts: fair turns), under a minute. */
     'flood-only': { type: 'boolean', default: false },
     'skip-flood': { type: 'boolean', default: false },
+    /** Only the repeated-bursts section (bench/bursts.ts), about 90 s per model. */
+    'bursts-only': { type: 'boolean', default: false },
+    'skip-bursts': { type: 'boolean', default: false },
+    /** Rate models of the bursts section (default: every model of test/fakes/slack/rate-models.ts). */
+    'burst-models': { type: 'string', default: RATE_MODEL_NAMES.join(',') },
     'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
   },
 });
@@ -69,14 +75,17 @@ const levels = String(args.levels).split(',').filter(Boolean).map(Number);
 const naiveLevels = String(args['naive-levels']).split(',').filter(Boolean).map(Number);
 const platforms: Platform[] = args.platform === 'all' ? ['discord', 'slack'] : [args.platform as Platform];
 const slackLevels = String(args['slack-levels']).split(',').filter(Boolean).map(Number);
-const slackModels = String(args['slack-models'])
-  .split(',')
-  .map((m) => m.trim())
-  .filter(Boolean)
-  .map((m) => {
-    if (!isRateModelName(m)) throw new Error(`--slack-models: ${m} is not one of ${RATE_MODEL_NAMES.join(', ')}`);
-    return m;
-  });
+const modelList = (flag: 'slack-models' | 'burst-models'): RateModelName[] =>
+  String(args[flag])
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean)
+    .map((m) => {
+      if (!isRateModelName(m)) throw new Error(`--${flag}: ${m} is not one of ${RATE_MODEL_NAMES.join(', ')}`);
+      return m;
+    });
+const slackModels = modelList('slack-models');
+const burstModels = modelList('burst-models');
 const LONE = Math.max(0, Number(args.lone));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -296,13 +305,14 @@ async function main(): Promise<void> {
   const hostileOnly = args['hostile-only'] === true || markdownOnly;
   const replicasOnly = args['replicas-only'] === true;
   const floodOnly = args['flood-only'] === true;
+  const burstsOnly = args['bursts-only'] === true;
   let decoding: DecodingResult | undefined;
-  if (!hostileOnly && !replicasOnly && !floodOnly) {
+  if (!hostileOnly && !replicasOnly && !floodOnly && !burstsOnly) {
     log('bench: decoding ...');
     decoding = runDecoding();
     log(`bench: decoding: 20,000 application/json chunks in ${decoding.json20k.ms} ms`);
   }
-  const decodeOnly = args['decode-only'] === true || hostileOnly || replicasOnly || floodOnly;
+  const decodeOnly = args['decode-only'] === true || hostileOnly || replicasOnly || floodOnly || burstsOnly;
   for (const platform of decodeOnly ? [] : platforms) {
     const runs: { level: number; model?: RateModelName }[] =
       platform === 'slack'
@@ -341,8 +351,12 @@ async function main(): Promise<void> {
     log('bench: pathological Markdown ...');
     markdown = await runMarkdown({}, log);
   }
+  let bursts: BurstsResult | undefined;
+  if (burstsOnly || (args['skip-bursts'] !== true && !decodeOnly && !markdownOnly)) {
+    bursts = await runBursts(burstModels, log);
+  }
   let replicas: ReplicaResult | undefined;
-  if (!markdownOnly && (replicasOnly || (args['skip-replicas'] !== true && !decodeOnly))) {
+  if (!markdownOnly && !burstsOnly && (replicasOnly || (args['skip-replicas'] !== true && !decodeOnly))) {
     const scaleReplicas = String(args['replica-counts']).split(',').filter(Boolean).map(Number);
     replicas = await runReplicaBench({ ...REPLICA_DEFAULTS, scaleReplicas }, log);
   }
@@ -383,17 +397,18 @@ async function main(): Promise<void> {
     replicas,
     lone,
     flood,
+    bursts,
     totalSeconds: round((Date.now() - started) / 1000, 1),
   };
   process.stdout.write(
-    `${formatTable(doc)}\n${markdown ? `\n${formatMarkdown(markdown)}\n` : ''}${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}${flood ? `\n${formatFlood(flood)}\n` : ''}\n${sigtermStressLine()}\n`,
+    `${formatTable(doc)}\n${markdown ? `\n${formatMarkdown(markdown)}\n` : ''}${replicas ? `\n${formatReplicas(replicas, machine)}\n` : ''}${flood ? `\n${formatFlood(flood)}\n` : ''}${bursts ? `\n${formatBursts(bursts)}\n` : ''}\n${sigtermStressLine()}\n`,
   );
   const file =
     args.out ??
     join(
       'bench',
       'results',
-      `${doc.date.slice(0, 10)}-${markdownOnly ? 'markdown' : hostileOnly ? 'hostile' : replicasOnly ? 'replicas' : floodOnly ? 'flood' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
+      `${doc.date.slice(0, 10)}-${markdownOnly ? 'markdown' : hostileOnly ? 'hostile' : replicasOnly ? 'replicas' : floodOnly ? 'flood' : burstsOnly ? 'bursts' : args.platform === 'all' ? 'all' : String(args.platform)}.json`,
     );
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
