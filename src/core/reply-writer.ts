@@ -145,11 +145,6 @@ export class ReplyWriter {
           await this.pause(undefined, true);
           continue;
         }
-        if (this.ledger.ids.length > 0 && !plan.final && !this.pacer.affordsContinuation()) {
-          // A continuation waits until it is full, the reply ends, or the buckets have room.
-          await this.pause(undefined, true);
-          continue;
-        }
       }
       const due = this.pacer.dueAt(posted ? this.ledger.msg.lastWriteAt : undefined, ending);
       const now = this.o.clock.now();

@@ -48,28 +48,6 @@ export class WritePacer {
   }
 
   /**
-   * Whether a continuation message may be posted while the reply still streams. Such a post is an
-   * intermediate write that commits the reply to one more final (the new message's) and, if the
-   * text outgrows it too, to a further cut; so it is taken only when the buckets can pay it with
-   * one write to spare besides every held final (this reply's included). Otherwise the message is
-   * posted once, with its final text, when it is full or when the reply ends: on Discord's 5 writes
-   * per 5 s a fast 3-message reply then needs 5 writes instead of 6, and its last one no longer
-   * waits for the window to reset. Asked again at every new chunk, so a refilled bucket streams.
-   */
-  affordsContinuation(): boolean {
-    const { scheduler, sink } = this.o;
-    const buckets = sink.buckets('post');
-    // A transient hold stands for the continuation's own final: canAffordFinal then asks for
-    // room for the post besides it and every other held final.
-    const release = scheduler.hold(buckets);
-    try {
-      return scheduler.canAffordFinal(buckets);
-    } finally {
-      release();
-    }
-  }
-
-  /**
    * When the current message may be written next. While the reply streams, at most once per edit
    * interval; once it ended, at once: the final is paced by the buckets alone.
    */
