@@ -2,66 +2,53 @@ import type Database from 'better-sqlite3';
 import {
   type ConversationRecord,
   type ConversationStore,
+  type ExpectedUpstreamId,
   type Immediate,
   type Place,
   placeKey,
 } from '../core/ports.js';
+import { conversationFromRow, conversationParams, type ConversationRow } from './rows.js';
 
-export interface Row {
-  platform: string;
-  workspace_id: string | null;
-  channel_id: string;
-  thread_id: string | null;
-  bot_id: string;
-  /** The chat service's flavor (ChatService.flavor), kept in the `form` column. */
-  form: string;
-  upstream_id: string | null;
-  created_at: number;
-  last_used_at: number;
-}
+// Conversations on SQLite. better-sqlite3 is synchronous and this process holds the only
+// connection that writes, so every call is atomic already; the compare-and-set still runs in an
+// IMMEDIATE transaction so two processes on one file (a `migrate` next to a running bridge) cannot
+// interleave it.
 
-export function toRecord(r: Row): ConversationRecord {
-  const place: Place = { platform: r.platform as Place['platform'], channelId: r.channel_id };
-  if (r.workspace_id !== null) place.workspaceId = r.workspace_id;
-  if (r.thread_id !== null) place.threadId = r.thread_id;
-  return {
-    place,
-    botId: r.bot_id,
-    flavor: r.form,
-    upstreamId: r.upstream_id ?? undefined,
-    createdAt: r.created_at,
-    lastUsedAt: r.last_used_at,
-  };
-}
+const COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)
+     VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @form, @upstreamId, @createdAt, @lastUsedAt)`;
 
-export function createConversationRepo(db: Database.Database): Immediate<ConversationStore> {
-  const get = db.prepare<[string], Row>('SELECT * FROM conversations WHERE place_key = ?');
+export function createConversationRepo(db: Database.Database): Required<Immediate<ConversationStore>> {
+  const get = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE place_key = ?');
   const put = db.prepare(
-    `INSERT INTO conversations (place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)
-     VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @form, @upstreamId, @createdAt, @lastUsedAt)
+    `INSERT INTO conversations ${COLUMNS}
      ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, form = excluded.form,
        upstream_id = excluded.upstream_id, created_at = excluded.created_at, last_used_at = excluded.last_used_at`,
   );
   const touch = db.prepare('UPDATE conversations SET last_used_at = ? WHERE place_key = ?');
   const del = db.prepare('DELETE FROM conversations WHERE place_key = ?');
+  const insertIfAbsent = db.prepare(`INSERT INTO conversations ${COLUMNS} ON CONFLICT (place_key) DO NOTHING`);
+  const replaceWhere = (condition: string) =>
+    db.prepare(
+      `UPDATE conversations SET bot_id = @botId, form = @form, upstream_id = @upstreamId, created_at = @createdAt,
+         last_used_at = @lastUsedAt WHERE place_key = @key AND ${condition}`,
+    );
+  const replaceIfNull = replaceWhere('upstream_id IS NULL');
+  const replaceIfEqual = replaceWhere('upstream_id = @expected');
+  const replaceIfUnchanged = db.transaction(
+    (place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean => {
+      const params = conversationParams(place, next);
+      if (expected === undefined) return insertIfAbsent.run(params).changes === 1;
+      if (expected === null) return replaceIfNull.run(params).changes === 1;
+      return replaceIfEqual.run({ ...params, expected }).changes === 1;
+    },
+  );
   return {
     get(place) {
       const row = get.get(placeKey(place));
-      return row ? toRecord(row) : undefined;
+      return row ? conversationFromRow(row) : undefined;
     },
     put(rec) {
-      put.run({
-        key: placeKey(rec.place),
-        platform: rec.place.platform,
-        workspaceId: rec.place.workspaceId ?? null,
-        channelId: rec.place.channelId,
-        threadId: rec.place.threadId ?? null,
-        botId: rec.botId,
-        form: rec.flavor,
-        upstreamId: rec.upstreamId ?? null,
-        createdAt: rec.createdAt,
-        lastUsedAt: rec.lastUsedAt,
-      });
+      put.run(conversationParams(rec.place, rec));
     },
     touch(place, at) {
       touch.run(at, placeKey(place));
@@ -69,5 +56,6 @@ export function createConversationRepo(db: Database.Database): Immediate<Convers
     delete(place) {
       del.run(placeKey(place));
     },
+    replaceIfUnchanged: (place, expected, next) => replaceIfUnchanged.immediate(place, expected, next),
   };
 }

@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationStore, EventStore, FeedbackStore, Immediate, InFlightStore } from '../core/ports.js';
+import type { ConversationStore, EventStore, FeedbackStore, Immediate } from '../core/ports.js';
 import type { Logger } from '../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
 import { createFeedbackRepo } from './feedback-repo.js';
 import { createHealthMonitor, guardRepo, type StoreHealth, type Timers } from './health.js';
-import { createInFlightRepo } from './inflight-repo.js';
+import { createInFlightRepo, type InFlightRepo } from './inflight-repo.js';
 import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
 import { currentVersion, loadMigrations, migrate, MigrationError } from './migrate.js';
 
@@ -25,9 +25,9 @@ export type { InstallationRepo, InstallationKey } from './installation-repo.js';
 export interface Store {
   readonly db: Database.Database;
   readonly path: string;
-  conversations: Immediate<ConversationStore>;
+  conversations: Required<Immediate<ConversationStore>>;
   events: Immediate<EventStore>;
-  inflight: Immediate<InFlightStore>;
+  inflight: InFlightRepo;
   feedback: Immediate<FeedbackStore>;
   installations: InstallationRepo;
   isOpen(): boolean;

@@ -1,71 +1,42 @@
-import type { OwnedInFlightRecord } from './async-port.js';
 import type Database from 'better-sqlite3';
-import {
-  type InFlightRecord,
-  type InFlightState,
-  type Immediate,
-  type InFlightStore,
-  type Platform,
-  readReplyTarget,
-} from '../core/ports.js';
+import type { Immediate, InFlightStore } from '../core/ports.js';
+import type { AsyncInFlightStore } from './async-port.js';
+import { type InFlightRow, ownedFromRow } from './rows.js';
 
-export interface Row {
-  id: number;
-  platform: string;
-  event_id: string;
-  target: string;
-  message_ids: string;
-  last_text: string;
-  upstream_id: string | null;
-  state: InFlightState;
-  started_at: number;
-  updated_at: number;
-}
+/** Replies in flight on SQLite, with the replica that owns each (migration 0004). */
+export type InFlightRepo = Immediate<Omit<AsyncInFlightStore, 'begin'> & Pick<InFlightStore, 'begin'>>;
 
-export function toRecord(r: Row): InFlightRecord {
-  return {
-    id: r.id,
-    platform: r.platform as Platform,
-    eventId: r.event_id,
-    target: readReplyTarget(JSON.parse(r.target)),
-    messageIds: JSON.parse(r.message_ids) as string[],
-    lastText: r.last_text,
-    upstreamId: r.upstream_id ?? undefined,
-    state: r.state,
-    startedAt: r.started_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-/** A row of the async port's stores, which also name the replica that owns the reply. */
-export interface OwnedRow extends Row {
-  owner: string;
-}
-
-export const toOwnedRecord = (r: OwnedRow): OwnedInFlightRecord => ({ ...toRecord(r), owner: r.owner });
-
-export function createInFlightRepo(db: Database.Database): Immediate<InFlightStore> {
+export function createInFlightRepo(db: Database.Database): InFlightRepo {
   const begin = db.prepare(
-    `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, started_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, owner, started_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const progress = db.prepare(
     'UPDATE replies_in_flight SET message_ids = ?, last_text = ?, updated_at = ? WHERE id = ?',
   );
   const setUpstream = db.prepare('UPDATE replies_in_flight SET upstream_id = ? WHERE id = ?');
   const finish = db.prepare('UPDATE replies_in_flight SET state = ?, updated_at = ? WHERE id = ?');
-  const listAll = db.prepare<[], Row>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id");
-  const listFor = db.prepare<[string], Row>(
+  const listAll = db.prepare<[], InFlightRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id");
+  const listFor = db.prepare<[string], InFlightRow>(
     "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND platform = ? ORDER BY id",
+  );
+  const listOwned = db.prepare<[string], InFlightRow>(
+    `SELECT * FROM replies_in_flight WHERE state = 'streaming'
+       AND owner IN (SELECT value FROM json_each(?)) ORDER BY id`,
+  );
+  const claim = db.prepare(
+    "UPDATE replies_in_flight SET owner = ?, updated_at = ? WHERE id = ? AND owner = ? AND state = 'streaming'",
   );
   const prune = db.prepare("DELETE FROM replies_in_flight WHERE state <> 'streaming' AND updated_at < ?");
   return {
     begin(rec) {
+      const target = JSON.stringify(rec.target);
       const info = begin.run(
         rec.platform,
         rec.eventId,
-        JSON.stringify(rec.target),
+        target,
         rec.upstreamId ?? null,
+        rec.owner ?? '',
         rec.at,
         rec.at,
       );
@@ -81,8 +52,10 @@ export function createInFlightRepo(db: Database.Database): Immediate<InFlightSto
       finish.run(state, at, id);
     },
     listOpen(platform) {
-      return (platform === undefined ? listAll.all() : listFor.all(platform)).map(toRecord);
+      return (platform === undefined ? listAll.all() : listFor.all(platform)).map(ownedFromRow);
     },
+    listOpenOwnedBy: (owners) => (owners.length === 0 ? [] : listOwned.all(JSON.stringify(owners)).map(ownedFromRow)),
+    claim: (id, from, to, at) => claim.run(to, at, id, from).changes === 1,
     prune(before) {
       return prune.run(before).changes;
     },

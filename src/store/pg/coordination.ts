@@ -1,8 +1,7 @@
 import type pg from 'pg';
 import { ASYNC_COMMIT } from './async-commit.js';
 import type { BudgetStore, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from '../async-port.js';
-import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../budget-repo.js';
-import { type LeaseRow, liveLease } from '../lease-row.js';
+import { budgetColumns, budgetFromRow, type BudgetRow, type LeaseRow, liveLease, UPSERT_NEWER } from '../rows.js';
 
 // What several replicas coordinate through PostgreSQL: heartbeats, per-place leases, and the
 // rate-limit budgets they learned. Each takes the store's query function (storage failures are

@@ -6,9 +6,13 @@ import type { AsyncStore, ExpectedUpstreamId } from '../async-port.js';
 import { StoreUnavailableError, type Timers } from '../health.js';
 import type { InstallationKey } from '../installation-repo.js';
 import type { Migration } from '../migrate.js';
-import { toRecord as conversationFromRow, type Row as ConversationRow } from '../conversation-repo.js';
-import { type OwnedRow, toOwnedRecord } from '../inflight-repo.js';
-import { conversationParams } from '../sqlite-async.js';
+import {
+  conversationFromRow,
+  conversationParams,
+  type ConversationRow,
+  type InFlightRow,
+  ownedFromRow,
+} from '../rows.js';
 import { ASYNC_COMMIT } from './async-commit.js';
 import { classifyPgError } from './errors.js';
 import { pgBudgets, pgLeases, pgReplicas, type Query } from './coordination.js';
@@ -280,20 +284,20 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       async listOpen(platform) {
         const r =
           platform === undefined
-            ? await q<OwnedRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id")
-            : await q<OwnedRow>(
+            ? await q<InFlightRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id")
+            : await q<InFlightRow>(
                 "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND platform = $1 ORDER BY id",
                 [platform],
               );
-        return r.rows.map(toOwnedRecord);
+        return r.rows.map(ownedFromRow);
       },
       async listOpenOwnedBy(owners) {
         if (owners.length === 0) return [];
-        const r = await q<OwnedRow>(
+        const r = await q<InFlightRow>(
           "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND owner = ANY($1::text[]) ORDER BY id",
           [[...owners]],
         );
-        return r.rows.map(toOwnedRecord);
+        return r.rows.map(ownedFromRow);
       },
       async claim(id, from, to, at) {
         return changed(
