@@ -9,9 +9,9 @@ import type {
   ReplyTarget,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
-import type { InstallationKey } from './installation-repo.js';
+import type { InstallationKey } from './sqlite/installation-repo.js';
 
-export type { InstallationKey } from './installation-repo.js';
+export type { InstallationKey } from './sqlite/installation-repo.js';
 
 // One asynchronous port over everything the store holds, so SQLite (one process) and PostgreSQL
 // (several replicas sharing a database) can stand behind the same interface. The core's ports in
@@ -79,7 +79,7 @@ export interface AsyncInFlightStore {
   prune(before: number): Promise<number>;
 }
 
-/** Slack OAuth installations, as src/store/installation-repo.ts keeps them. */
+/** Slack OAuth installations, as src/store/sqlite/installation-repo.ts keeps them. */
 export interface AsyncInstallationStore {
   save(key: InstallationKey, userId: string | undefined, installationJson: string, at: number): Promise<void>;
   /** The installation of a team, or of its enterprise's org-wide install. */

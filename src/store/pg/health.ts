@@ -1,6 +1,6 @@
 import type { StoreFailure, StoreHealth, Timers } from '../health.js';
 
-// The PostgreSQL store's health: like SQLite's monitor (src/store/health.ts) but asynchronous.
+// The PostgreSQL store's health: like SQLite's monitor (src/store/sqlite/health.ts) but asynchronous.
 // A periodic probe commits a real write; any operation that fails with a storage failure marks
 // the store unhealthy at once, and only a successful probe makes it healthy again. Unhealthy, it
 // re-probes soon and backs off up to the normal interval.

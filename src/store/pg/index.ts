@@ -3,8 +3,8 @@ import { pgSignals } from './signals.js';
 import { type ConversationRecord, type Place, placeKey } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { AsyncStore, ExpectedUpstreamId } from '../async-port.js';
-import { StoreUnavailableError, type Timers } from '../health.js';
-import type { InstallationKey } from '../installation-repo.js';
+import { nodeTimers, StoreUnavailableError, type Timers } from '../health.js';
+import type { InstallationKey } from '../sqlite/installation-repo.js';
 import type { Migration } from '../migrate.js';
 import {
   conversationFromRow,
@@ -91,15 +91,6 @@ export function createPgPool(url: string, opts: PgStoreOptions = {}): pg.Pool {
   return pool;
 }
 
-const unrefTimers: Timers = {
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return t;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
-
 const CONVERSATION_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
 const CONVERSATION_COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)`;
 
@@ -157,7 +148,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     classify: classifyPgError,
     intervalMs: opts.probeIntervalMs ?? 5000,
     retryMs: opts.probeRetryMs ?? 250,
-    timers: opts.timers ?? unrefTimers,
+    timers: opts.timers ?? nodeTimers,
   });
   monitor.onChange((h) => {
     if (h.ok) log?.info('database writable again');

@@ -1,25 +1,28 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationStore, EventStore, FeedbackStore, Immediate } from '../core/ports.js';
-import type { Logger } from '../logger.js';
+import type { ConversationStore, EventStore, FeedbackStore, Immediate } from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
 import { createFeedbackRepo } from './feedback-repo.js';
-import { createHealthMonitor, guardRepo, type StoreHealth, type Timers } from './health.js';
+import type { StoreHealth, Timers } from '../health.js';
+import { createHealthMonitor, guardRepo } from './health.js';
 import { createInFlightRepo, type InFlightRepo } from './inflight-repo.js';
 import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
-import { currentVersion, loadMigrations, migrate, MigrationError } from './migrate.js';
+import { loadMigrations, MigrationError } from '../migrate.js';
+import { currentVersion, migrate } from './migrate.js';
 
-export { MigrationError, migrate, loadMigrations, currentVersion } from './migrate.js';
+export { MigrationError, loadMigrations } from '../migrate.js';
+export { migrate, currentVersion } from './migrate.js';
+export { classifyStoreError } from './health.js';
 export {
-  classifyStoreError,
   STORE_UNAVAILABLE,
   type StoreFailureKind,
   type StoreHealth,
   StoreUnavailableError,
   type Timers,
-} from './health.js';
+} from '../health.js';
 export type { InstallationRepo, InstallationKey } from './installation-repo.js';
 
 export interface Store {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { FeedbackReply, FeedbackStore, Immediate } from '../core/ports.js';
-import { type ReplyRow, toReply, toVote, type VoteRow } from './rows.js';
+import type { FeedbackReply, FeedbackStore, Immediate } from '../../core/ports.js';
+import { type ReplyRow, toReply, toVote, type VoteRow } from '../rows.js';
 
 // Votes on replies (FEEDBACK): the replies that showed the buttons, and each user's last vote.
 // The rows and their mapping are shared with PostgreSQL (rows.ts): one table layout.

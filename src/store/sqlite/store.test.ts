@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Place } from '../core/ports.js';
-import { currentVersion, defaultMigrationsDir } from './migrate.js';
+import type { Place } from '../../core/ports.js';
+import { defaultMigrationsDir } from '../migrate.js';
+import { currentVersion } from './migrate.js';
 import { MigrationError, openStore, type Store } from './index.js';
 
 let dir: string;

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { BudgetStore, LearnedBudget } from '../core/ports.js';
-import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from './rows.js';
+import type { BudgetStore, LearnedBudget } from '../../core/ports.js';
+import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../rows.js';
 
 // The scheduler's learned rate-limit budgets (migrations/0003_learned_budgets.sql). A lesson older
 // than `maxAgeMs` is dropped when loading: limits change, and relearning one costs a 429 or two.
@@ -11,7 +11,7 @@ export interface BudgetRepoOptions {
   now?: () => number;
 }
 
-/** The SQLite statements, synchronous as better-sqlite3 is (sqlite-async.ts guards them). */
+/** The SQLite statements, synchronous as better-sqlite3 is (sqlite/async.ts guards them). */
 export interface SqliteBudgetRows {
   load(): LearnedBudget[];
   save(b: LearnedBudget): void;

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { Immediate, InFlightStore } from '../core/ports.js';
-import type { AsyncInFlightStore } from './async-port.js';
-import { type InFlightRow, ownedFromRow } from './rows.js';
+import type { Immediate, InFlightStore } from '../../core/ports.js';
+import type { AsyncInFlightStore } from '../async-port.js';
+import { type InFlightRow, ownedFromRow } from '../rows.js';
 
 /** Replies in flight on SQLite, with the replica that owns each (migration 0004). */
 export type InFlightRepo = Immediate<Omit<AsyncInFlightStore, 'begin'> & Pick<InFlightStore, 'begin'>>;

@@ -1,11 +1,5 @@
 import { sqliteBudgetRows } from './budget-repo.js';
-import type {
-  ConversationRecord,
-  FeedbackReply,
-  FeedbackVote,
-  Place,
-  Platform,
-} from '../core/ports.js';
+import type { ConversationRecord, FeedbackReply, FeedbackVote, Place, Platform } from '../../core/ports.js';
 import type {
   AsyncOAuthStateStore,
   PendingLimit,
@@ -15,9 +9,10 @@ import type {
   PlaceLeases,
   ReplicaRegistry,
   Ticket,
-} from './async-port.js';
-import { type LeaseRow, liveLease } from './rows.js';
-import { classifyStoreError, StoreUnavailableError } from './health.js';
+} from '../async-port.js';
+import { type LeaseRow, liveLease } from '../rows.js';
+import { StoreUnavailableError } from '../health.js';
+import { classifyStoreError } from './health.js';
 import type { Store } from './index.js';
 import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';

@@ -6,8 +6,8 @@ import {
   type Immediate,
   type Place,
   placeKey,
-} from '../core/ports.js';
-import { conversationFromRow, conversationParams, type ConversationRow } from './rows.js';
+} from '../../core/ports.js';
+import { conversationFromRow, conversationParams, type ConversationRow } from '../rows.js';
 
 // Conversations on SQLite. better-sqlite3 is synchronous and this process holds the only
 // connection that writes, so every call is atomic already; the compare-and-set still runs in an

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Place } from '../core/ports.js';
+import type { Place } from '../../core/ports.js';
 import {
   classifyStoreError,
   openStore,
@@ -20,7 +20,7 @@ import {
   nobodysFolder,
   removeFolder,
   runAsNobody,
-} from '../../test/support/unprivileged.js';
+} from '../../../test/support/unprivileged.js';
 
 // Storage failures a running bridge meets: each must make the store unhealthy (what /readyz
 // shows) and make writes fail with a recognisable error, never drop them silently.
@@ -137,7 +137,7 @@ describe('store health', () => {
       try {
         const seen = runAsNobody<Record<string, unknown>>(
           home,
-          `import { openStore } from '${distModule('store/index.js')}';
+          `import { openStore } from '${distModule('store/sqlite/index.js')}';
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';`,
           `const path = join(process.cwd(), 'data', 'bridge.db');
