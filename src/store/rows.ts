@@ -22,8 +22,8 @@ export interface ConversationRow {
   channel_id: string;
   thread_id: string | null;
   bot_id: string;
-  /** The chat service's flavor (ChatService.flavor), kept in the `form` column. */
-  form: string;
+  /** The chat service's flavor (ChatService.flavor). */
+  flavor: string;
   upstream_id: string | null;
   created_at: number;
   last_used_at: number;
@@ -36,7 +36,7 @@ export function conversationFromRow(r: ConversationRow): ConversationRecord {
   return {
     place,
     botId: r.bot_id,
-    flavor: r.form,
+    flavor: r.flavor,
     upstreamId: r.upstream_id ?? undefined,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
@@ -55,7 +55,7 @@ export function conversationParams(place: Place, next: ConversationRecord) {
     channelId: place.channelId,
     threadId: place.threadId ?? null,
     botId: next.botId,
-    form: next.flavor,
+    flavor: next.flavor,
     upstreamId: next.upstreamId ?? null,
     createdAt: next.createdAt,
     lastUsedAt: next.lastUsedAt,

@@ -92,7 +92,7 @@ export function createPgPool(url: string, opts: PgStoreOptions = {}): pg.Pool {
 }
 
 const CONVERSATION_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
-const CONVERSATION_COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)`;
+const CONVERSATION_COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, flavor, upstream_id, created_at, last_used_at)`;
 
 function conversationArgs(place: Place, rec: ConversationRecord): unknown[] {
   const p = conversationParams(place, rec);
@@ -103,7 +103,7 @@ function conversationArgs(place: Place, rec: ConversationRecord): unknown[] {
     p.channelId,
     p.threadId,
     p.botId,
-    p.form,
+    p.flavor,
     p.upstreamId,
     p.createdAt,
     p.lastUsedAt,
@@ -189,7 +189,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       async put(rec) {
         await q(
           `INSERT INTO conversations ${CONVERSATION_COLUMNS} VALUES ${CONVERSATION_VALUES}
-           ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, form = excluded.form,
+           ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, flavor = excluded.flavor,
              upstream_id = excluded.upstream_id, created_at = excluded.created_at, last_used_at = excluded.last_used_at`,
           conversationArgs(rec.place, rec),
         );
@@ -216,7 +216,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         if (expected === null) {
           return changed(
             await q(
-              `UPDATE conversations SET bot_id = $2, form = $3, upstream_id = $4, created_at = $5, last_used_at = $6
+              `UPDATE conversations SET bot_id = $2, flavor = $3, upstream_id = $4, created_at = $5, last_used_at = $6
                WHERE place_key = $1 AND upstream_id IS NULL`,
               [args[0], args[5], args[6], args[7], args[8], args[9]],
             ),
@@ -224,7 +224,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         }
         return changed(
           await q(
-            `UPDATE conversations SET bot_id = $2, form = $3, upstream_id = $4, created_at = $5, last_used_at = $6
+            `UPDATE conversations SET bot_id = $2, flavor = $3, upstream_id = $4, created_at = $5, last_used_at = $6
              WHERE place_key = $1 AND upstream_id = $7`,
             [args[0], args[5], args[6], args[7], args[8], args[9], expected],
           ),

@@ -14,14 +14,14 @@ import { conversationFromRow, conversationParams, type ConversationRow } from '.
 // IMMEDIATE transaction so two processes on one file (a `migrate` next to a running bridge) cannot
 // interleave it.
 
-const COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)
-     VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @form, @upstreamId, @createdAt, @lastUsedAt)`;
+const COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, flavor, upstream_id, created_at, last_used_at)
+     VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @flavor, @upstreamId, @createdAt, @lastUsedAt)`;
 
 export function createConversationRepo(db: Database.Database): Required<Immediate<ConversationStore>> {
   const get = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE place_key = ?');
   const put = db.prepare(
     `INSERT INTO conversations ${COLUMNS}
-     ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, form = excluded.form,
+     ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, flavor = excluded.flavor,
        upstream_id = excluded.upstream_id, created_at = excluded.created_at, last_used_at = excluded.last_used_at`,
   );
   const touch = db.prepare('UPDATE conversations SET last_used_at = ? WHERE place_key = ?');
@@ -29,7 +29,7 @@ export function createConversationRepo(db: Database.Database): Required<Immediat
   const insertIfAbsent = db.prepare(`INSERT INTO conversations ${COLUMNS} ON CONFLICT (place_key) DO NOTHING`);
   const replaceWhere = (condition: string) =>
     db.prepare(
-      `UPDATE conversations SET bot_id = @botId, form = @form, upstream_id = @upstreamId, created_at = @createdAt,
+      `UPDATE conversations SET bot_id = @botId, flavor = @flavor, upstream_id = @upstreamId, created_at = @createdAt,
          last_used_at = @lastUsedAt WHERE place_key = @key AND ${condition}`,
     );
   const replaceIfNull = replaceWhere('upstream_id IS NULL');
