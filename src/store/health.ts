@@ -68,3 +68,109 @@ export const nodeTimers: Timers = {
   },
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
+
+export interface HealthMonitorOptions {
+  /**
+   * The backend's probe: checks the database and commits a real write, resolving to what it found
+   * (it never rejects; a failure is an unhealthy StoreHealth).
+   */
+  probe(): Promise<StoreHealth>;
+  /** Which errors of a store operation mean the database as a whole is unusable. */
+  classify(err: unknown): StoreFailure | undefined;
+  /** Between probes while healthy. 0: no periodic probe (probe() still works). Default 5000. */
+  intervalMs?: number;
+  /** First re-probe after a failure; doubles up to intervalMs. Default 250. */
+  retryMs?: number;
+  timers?: Timers;
+}
+
+export interface HealthMonitor {
+  health(): StoreHealth;
+  /** Probes now; callers arriving while a probe runs share its answer. */
+  probe(): Promise<StoreHealth>;
+  /** What a probe run by the backend itself found (SQLite probes synchronously at open). */
+  record(health: StoreHealth): StoreHealth;
+  /** A store operation failed with `err`: when it is a storage failure, unhealthy at once. */
+  report(err: unknown): StoreFailure | undefined;
+  onChange(listener: (health: StoreHealth) => void): () => void;
+  start(): void;
+  /** Stops probing and reports 'closed'. */
+  stop(): void;
+}
+
+/**
+ * The one health monitor both backends use, each giving it its probe. A periodic probe commits a
+ * real write; any operation that fails with a storage failure marks the store unhealthy at once,
+ * and only a successful probe makes it healthy again. Unhealthy, it re-probes soon (off the hot
+ * path) and backs off up to the normal interval.
+ */
+export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
+  const intervalMs = opts.intervalMs ?? 5000;
+  const retryMs = Math.min(opts.retryMs ?? 250, intervalMs || Infinity);
+  const timers = opts.timers ?? nodeTimers;
+  const listeners = new Set<(h: StoreHealth) => void>();
+  let current: StoreHealth = { ok: true };
+  let failedProbes = 0;
+  let timer: unknown;
+  let stopped = false;
+  let running: Promise<StoreHealth> | undefined;
+
+  const set = (next: StoreHealth) => {
+    if (stopped) return current;
+    const changed = next.ok !== current.ok || next.reason !== current.reason;
+    current = next;
+    if (changed) for (const l of listeners) l(next);
+    return current;
+  };
+
+  const probe = (): Promise<StoreHealth> => {
+    running ??= opts
+      .probe()
+      .then(set)
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+
+  const schedule = () => {
+    if (stopped || intervalMs <= 0) return;
+    if (timer !== undefined) timers.clearTimeout(timer);
+    const delay = current.ok ? intervalMs : Math.min(intervalMs, retryMs * 2 ** Math.min(failedProbes, 16));
+    timer = timers.setTimeout(() => {
+      timer = undefined;
+      void probe().then((h) => {
+        failedProbes = h.ok ? 0 : failedProbes + 1;
+        schedule();
+      });
+    }, delay);
+  };
+
+  return {
+    health: () => current,
+    probe,
+    record: set,
+    report(err) {
+      const bad = opts.classify(err);
+      if (!bad || stopped) return undefined;
+      const wasOk = current.ok;
+      set(bad);
+      if (wasOk) {
+        failedProbes = 0;
+        schedule();
+      }
+      return bad;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    start: schedule,
+    stop() {
+      if (timer !== undefined) timers.clearTimeout(timer);
+      timer = undefined;
+      set(failure('closed', 'the database has been closed'));
+      stopped = true;
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { pgSignals } from './signals.js';
 import { type ConversationRecord, type Place, placeKey } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { AsyncStore, ExpectedUpstreamId } from '../async-port.js';
-import { nodeTimers, StoreUnavailableError, type Timers } from '../health.js';
+import { createHealthMonitor, type StoreHealth, StoreUnavailableError, type Timers } from '../health.js';
 import type { InstallationKey } from '../sqlite/installation-repo.js';
 import type { Migration } from '../migrate.js';
 import {
@@ -17,7 +17,6 @@ import { ASYNC_COMMIT } from './async-commit.js';
 import { classifyPgError } from './errors.js';
 import { pgBudgets, pgLeases, pgReplicas, type Query } from './coordination.js';
 import { pgFeedback } from './feedback.js';
-import { createAsyncHealthMonitor } from './health.js';
 import { checkPgSchema, loadPgMigrations, migratePg, pgSchemaVersion, quoteIdent } from './migrate.js';
 import { pgOAuthStates } from './oauth-states.js';
 
@@ -137,18 +136,26 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   }
 
   let open = true;
-  const monitor = createAsyncHealthMonitor({
-    write: async () => {
+  // The probe commits a real write, under this replica's own row.
+  const probe = async (): Promise<StoreHealth> => {
+    try {
       await pool.query(
         `INSERT INTO store_health (replica_id, probed_at) VALUES ($1, $2)
          ON CONFLICT (replica_id) DO UPDATE SET probed_at = excluded.probed_at`,
         [replicaId, Date.now()],
       );
-    },
+      return { ok: true };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return classifyPgError(err) ?? { ok: false, kind: 'io', reason: `probe failed: ${message}` };
+    }
+  };
+  const monitor = createHealthMonitor({
+    probe,
     classify: classifyPgError,
-    intervalMs: opts.probeIntervalMs ?? 5000,
-    retryMs: opts.probeRetryMs ?? 250,
-    timers: opts.timers ?? nodeTimers,
+    ...(opts.probeIntervalMs !== undefined ? { intervalMs: opts.probeIntervalMs } : {}),
+    ...(opts.probeRetryMs !== undefined ? { retryMs: opts.probeRetryMs } : {}),
+    ...(opts.timers ? { timers: opts.timers } : {}),
   });
   monitor.onChange((h) => {
     if (h.ok) log?.info('database writable again');

@@ -1,14 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import {
-  failure,
-  nodeTimers,
-  type StoreFailure,
-  type StoreHealth,
-  StoreUnavailableError,
-  type Timers,
-} from '../health.js';
+import { failure, type HealthMonitor, type StoreFailure, type StoreHealth, StoreUnavailableError } from '../health.js';
 
 // SQLite's storage health: the periodic probe checks the file is still the one opened and commits
 // a real write; every repository call's storage errors mark the store unhealthy at once.
@@ -46,57 +39,27 @@ export function classifyStoreError(err: unknown): StoreFailure | undefined {
   }
 }
 
-export interface HealthMonitorOptions {
+export interface SqliteProbeOptions {
   db: Database.Database;
   /** ':memory:' skips the file checks. */
   path: string;
-  /** Between probes while healthy. 0: no periodic probe (probe() still works). Default 5000. */
-  intervalMs?: number;
-  /** First re-probe after a failure; doubles up to intervalMs. Default 250. */
-  retryMs?: number;
-  timers?: Timers;
   now?: () => number;
-  onChange?: (health: StoreHealth) => void;
 }
 
-export interface HealthMonitor {
-  health(): StoreHealth;
-  /** Checks the file and commits a real write now; updates and returns the health. */
-  probe(): StoreHealth;
-  /** A store operation failed with `err`: when it is a storage failure, unhealthy at once. */
-  report(err: unknown): StoreFailure | undefined;
-  onChange(listener: (health: StoreHealth) => void): () => void;
-  start(): void;
-  /** Stops probing and reports 'closed'. */
-  stop(): void;
-}
-
-export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
+/**
+ * SQLite's probe for the store's health monitor: checks the file is still the one opened and
+ * writable, then commits a real write. Synchronous, as better-sqlite3 is: open records its answer
+ * before returning.
+ */
+export function sqliteProbe(opts: SqliteProbeOptions): () => StoreHealth {
   const { db, path } = opts;
-  const intervalMs = opts.intervalMs ?? 5000;
-  const retryMs = Math.min(opts.retryMs ?? 250, intervalMs || Infinity);
-  const timers = opts.timers ?? nodeTimers;
   const now = opts.now ?? Date.now;
-  const listeners = new Set<(h: StoreHealth) => void>();
-  if (opts.onChange) listeners.add(opts.onChange);
-
   const onDisk = path !== ':memory:' && path !== '';
   // The file as opened: if the path later names another file (or none), writes go nowhere useful.
   const opened = onDisk ? statSync(path) : undefined;
   const write = db.prepare(
     'INSERT INTO store_health (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at',
   );
-
-  let current: StoreHealth = { ok: true };
-  let failedProbes = 0;
-  let timer: unknown;
-  let stopped = false;
-
-  const set = (next: StoreHealth) => {
-    const changed = next.ok !== current.ok || next.reason !== current.reason;
-    current = next;
-    if (changed) for (const l of listeners) l(next);
-  };
 
   const checkFile = (): StoreHealth | undefined => {
     if (!opened) return undefined;
@@ -130,65 +93,16 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
     return undefined;
   };
 
-  const probe = (): StoreHealth => {
-    if (stopped || !db.open) {
-      set(failure('closed', 'the database has been closed'));
-      return current;
-    }
+  return (): StoreHealth => {
+    if (!db.open) return failure('closed', 'the database has been closed');
     const bad = checkFile();
-    if (bad) {
-      set(bad);
-      return current;
-    }
+    if (bad) return bad;
     try {
       write.run(now());
-      set({ ok: true });
+      return { ok: true };
     } catch (err) {
-      set(classifyStoreError(err) ?? failure('io', err instanceof Error ? err.message : String(err)));
+      return classifyStoreError(err) ?? failure('io', err instanceof Error ? err.message : String(err));
     }
-    return current;
-  };
-
-  const schedule = () => {
-    if (stopped || intervalMs <= 0) return;
-    if (timer !== undefined) timers.clearTimeout(timer);
-    // Unhealthy: look again soon (off the hot path), backing off up to the normal interval.
-    const delay = current.ok ? intervalMs : Math.min(intervalMs, retryMs * 2 ** Math.min(failedProbes, 16));
-    timer = timers.setTimeout(() => {
-      timer = undefined;
-      const h = probe();
-      failedProbes = h.ok ? 0 : failedProbes + 1;
-      schedule();
-    }, delay);
-  };
-
-  return {
-    health: () => current,
-    probe,
-    report(err) {
-      const bad = classifyStoreError(err);
-      if (!bad || stopped) return undefined;
-      const wasOk = current.ok;
-      set(bad);
-      if (wasOk) {
-        failedProbes = 0;
-        schedule();
-      }
-      return bad;
-    },
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    start() {
-      schedule();
-    },
-    stop() {
-      if (timer !== undefined) timers.clearTimeout(timer);
-      timer = undefined;
-      set(failure('closed', 'the database has been closed'));
-      stopped = true;
-    },
   };
 }
 

@@ -6,8 +6,8 @@ import type { Logger } from '../../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
 import { createFeedbackRepo } from './feedback-repo.js';
-import type { StoreHealth, Timers } from '../health.js';
-import { createHealthMonitor, guardRepo } from './health.js';
+import { createHealthMonitor, type StoreHealth, type Timers } from '../health.js';
+import { classifyStoreError, guardRepo, sqliteProbe } from './health.js';
 import { createInFlightRepo, type InFlightRepo } from './inflight-repo.js';
 import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
 import { loadMigrations, MigrationError } from '../migrate.js';
@@ -112,16 +112,17 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
     }
     setBusyTimeout(db, opts.busyTimeoutMs);
 
+    const check = sqliteProbe({ db, path });
     const monitor = createHealthMonitor({
-      db,
-      path,
+      probe: async () => check(),
+      classify: classifyStoreError,
       ...(opts.probeIntervalMs !== undefined ? { intervalMs: opts.probeIntervalMs } : {}),
       ...(opts.probeRetryMs !== undefined ? { retryMs: opts.probeRetryMs } : {}),
       ...(opts.timers ? { timers: opts.timers } : {}),
-      onChange: (h) => {
-        if (h.ok) log?.info('database writable again');
-        else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
-      },
+    });
+    monitor.onChange((h) => {
+      if (h.ok) log?.info('database writable again');
+      else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
     });
     store = {
       db,
@@ -133,14 +134,14 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
       installations: guardRepo(createInstallationRepo(db), monitor, ['save', 'delete']),
       isOpen: () => db.open,
       health: () => monitor.health(),
-      probe: () => monitor.probe(),
+      probe: () => monitor.record(check()),
       onHealthChange: (listener) => monitor.onChange(listener),
       close: () => {
         monitor.stop();
         if (db.open) db.close();
       },
     };
-    monitor.probe();
+    monitor.record(check());
     monitor.start();
   } catch (err) {
     db.close();
