@@ -1,4 +1,4 @@
-import type { FeedbackStore, LearnedBudget } from '../core/ports.js';
+import type { BudgetStore, FeedbackStore } from '../core/ports.js';
 import type {
   ConversationRecord,
   ExpectedUpstreamId,
@@ -14,8 +14,9 @@ import type { InstallationKey } from './sqlite/installation-repo.js';
 export type { InstallationKey } from './sqlite/installation-repo.js';
 
 // One asynchronous port over everything the store holds, so SQLite (one process) and PostgreSQL
-// (several replicas sharing a database) can stand behind the same interface. The core's ports in
-// src/core/ports.ts are still synchronous; this is where they are meant to move. Every operation
+// (several replicas sharing a database) can stand behind the same interface. The core's ports
+// (src/core/store-ports.ts) answer `Awaitable` values and the core awaits each; these answer
+// promises, and add what only replicas need (owners, claims, leases, signals). Every operation
 // that two replicas may race on is atomic in the database itself (insert-if-absent,
 // compare-and-set, conditional upsert), never a read followed by a write in the caller.
 //
@@ -193,15 +194,6 @@ export interface StoreSignals {
 export interface Ticket {
   id: string;
   at: number;
-}
-
-/** A rate-limit bucket as the scheduler learned it (table `learned_budgets`; see src/core/budget). */
-export type LearnedBudgetRow = LearnedBudget;
-
-export interface BudgetStore {
-  load(): Promise<LearnedBudgetRow[]>;
-  /** Insert or replace the row of `row.key`, unless the stored row has a newer `updatedAt`. */
-  save(row: LearnedBudgetRow): Promise<void>;
 }
 
 export type StoreBackend = 'sqlite' | 'postgres';

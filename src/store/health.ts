@@ -1,3 +1,5 @@
+import { STORE_UNAVAILABLE } from '../core/store-errors.js';
+
 // Storage health, what both backends share. A database that cannot take writes (read-only file or folder, the file deleted
 // or replaced under the process, disk full, a write lock held by someone else) must show on
 // /readyz and must not drop messages silently. Two sources feed it: a periodic probe that checks
@@ -14,8 +16,8 @@ export interface StoreHealth {
   kind?: StoreFailureKind;
 }
 
-/** The error code callers (the core) can test without importing the store. */
-export const STORE_UNAVAILABLE = 'STORE_UNAVAILABLE';
+/** The error code callers (the core) test without importing the store: the core's own. */
+export { STORE_UNAVAILABLE };
 
 /**
  * A store operation failed because the database cannot be used right now (see `kind`), not because

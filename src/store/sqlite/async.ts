@@ -1,11 +1,17 @@
 import { sqliteBudgetRows } from './budget-repo.js';
-import type { ConversationRecord, FeedbackReply, FeedbackVote, Place, Platform } from '../../core/ports.js';
+import type {
+  ConversationRecord,
+  FeedbackReply,
+  FeedbackVote,
+  LearnedBudget,
+  Place,
+  Platform,
+} from '../../core/ports.js';
 import type {
   AsyncOAuthStateStore,
   PendingLimit,
   AsyncStore,
   ExpectedUpstreamId,
-  LearnedBudgetRow,
   PlaceLeases,
   ReplicaRegistry,
   Ticket,
@@ -210,7 +216,7 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     oauthStates: sqliteOAuthStates(store),
     budgets: {
       load: g(() => budgetRows.load()),
-      save: g((row: LearnedBudgetRow) => budgetRows.save(row)),
+      save: g((row: LearnedBudget) => budgetRows.save(row)),
     },
     schemaVersion: g(() => currentVersion(db)),
     isOpen: () => store.isOpen(),
