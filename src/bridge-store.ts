@@ -1,8 +1,8 @@
 import type { Config } from './config/config.js';
 import { componentLogger, type Logger, scrubSecrets } from './logger.js';
 import type { AsyncStore } from './store/async-port.js';
-import { MigrationError, openStore } from './store/index.js';
-import { createSqliteAsyncStore } from './store/sqlite-async.js';
+import { MigrationError, openStore } from './store/sqlite/index.js';
+import { createSqliteAsyncStore } from './store/sqlite/async.js';
 
 // The store `start` runs on: SQLite at DATABASE_PATH (one process), or PostgreSQL at DATABASE_URL
 // (several replicas share it). Either way the bridge sees the one asynchronous port.

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../store/index.js';
+import { openStore } from '../store/sqlite/index.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { createChatService } from '../upstream/index.js';
 import { run, table } from './conversations.js';

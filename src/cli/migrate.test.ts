@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../store/index.js';
+import { openStore } from '../store/sqlite/index.js';
 import { run } from './migrate.js';
 
 // `assistant-bridge migrate` on the operator's first run: a database file that does not exist yet.

@@ -1,7 +1,7 @@
 import { scrubbingWriter } from '../scrub.js';
 import { parseArgs } from 'node:util';
 import { ConfigError, type Env, parseRawEnv, readEnv } from '../config/config.js';
-import { MigrationError, migrate, openDatabase } from '../store/index.js';
+import { MigrationError, migrate, openDatabase } from '../store/sqlite/index.js';
 
 export interface MigrateIo {
   stdout: { write(s: string): unknown };

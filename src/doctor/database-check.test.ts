@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../store/index.js';
+import { openStore } from '../store/sqlite/index.js';
 import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../../test/support/pg.js';
 import {
   canDropRoot,
@@ -105,7 +105,7 @@ describe('doctor: database', () => {
       try {
         const seen = runAsNobody<Record<string, unknown>>(
           home,
-          `import { openStore } from '${distModule('store/index.js')}';
+          `import { openStore } from '${distModule('store/sqlite/index.js')}';
 import { checkDatabasePath } from '${distModule('doctor/database-check.js')}';
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';`,

@@ -9,7 +9,7 @@ import {
   openStore,
   type StoreFailureKind,
   type StoreHealth,
-} from '../store/index.js';
+} from '../store/sqlite/index.js';
 import { type CheckRow, fail, ok } from './types.js';
 
 // DATABASE_PATH: doctor creates nothing. A file that exists is opened in WAL mode and migrated to

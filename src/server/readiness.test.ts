@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../logger.js';
-import { openStore, type Store, type StoreHealth } from '../store/index.js';
+import { openStore, type Store, type StoreHealth } from '../store/sqlite/index.js';
 import { createHttpServer, type HttpServer } from './http-server.js';
 import { createMetrics } from './metrics.js';
 import { healthProbe, notReady, readinessFrom } from './readiness.js';

@@ -1,4 +1,4 @@
-import type { FeedbackStore, LearnedBudget } from '../core/ports.js';
+import type { BudgetStore, FeedbackStore } from '../core/ports.js';
 import type {
   ConversationRecord,
   ExpectedUpstreamId,
@@ -9,13 +9,14 @@ import type {
   ReplyTarget,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
-import type { InstallationKey } from './installation-repo.js';
+import type { InstallationKey } from './sqlite/installation-repo.js';
 
-export type { InstallationKey } from './installation-repo.js';
+export type { InstallationKey } from './sqlite/installation-repo.js';
 
 // One asynchronous port over everything the store holds, so SQLite (one process) and PostgreSQL
-// (several replicas sharing a database) can stand behind the same interface. The core's ports in
-// src/core/ports.ts are still synchronous; this is where they are meant to move. Every operation
+// (several replicas sharing a database) can stand behind the same interface. The core's ports
+// (src/core/store-ports.ts) answer `Awaitable` values and the core awaits each; these answer
+// promises, and add what only replicas need (owners, claims, leases, signals). Every operation
 // that two replicas may race on is atomic in the database itself (insert-if-absent,
 // compare-and-set, conditional upsert), never a read followed by a write in the caller.
 //
@@ -79,7 +80,7 @@ export interface AsyncInFlightStore {
   prune(before: number): Promise<number>;
 }
 
-/** Slack OAuth installations, as src/store/installation-repo.ts keeps them. */
+/** Slack OAuth installations, as src/store/sqlite/installation-repo.ts keeps them. */
 export interface AsyncInstallationStore {
   save(key: InstallationKey, userId: string | undefined, installationJson: string, at: number): Promise<void>;
   /** The installation of a team, or of its enterprise's org-wide install. */
@@ -193,15 +194,6 @@ export interface StoreSignals {
 export interface Ticket {
   id: string;
   at: number;
-}
-
-/** A rate-limit bucket as the scheduler learned it (table `learned_budgets`; see src/core/budget). */
-export type LearnedBudgetRow = LearnedBudget;
-
-export interface BudgetStore {
-  load(): Promise<LearnedBudgetRow[]>;
-  /** Insert or replace the row of `row.key`, unless the stored row has a newer `updatedAt`. */
-  save(row: LearnedBudgetRow): Promise<void>;
 }
 
 export type StoreBackend = 'sqlite' | 'postgres';

@@ -1,8 +1,6 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { dirname } from 'node:path';
-import type Database from 'better-sqlite3';
+import { STORE_UNAVAILABLE } from '../core/store-errors.js';
 
-// Storage health. A database that cannot take writes (read-only file or folder, the file deleted
+// Storage health, what both backends share. A database that cannot take writes (read-only file or folder, the file deleted
 // or replaced under the process, disk full, a write lock held by someone else) must show on
 // /readyz and must not drop messages silently. Two sources feed it: a periodic probe that checks
 // the file is still the one opened and commits a real write, and every store operation, whose
@@ -18,8 +16,8 @@ export interface StoreHealth {
   kind?: StoreFailureKind;
 }
 
-/** The error code callers (the core) can test without importing the store. */
-export const STORE_UNAVAILABLE = 'STORE_UNAVAILABLE';
+/** The error code callers (the core) test without importing the store: the core's own. */
+export { STORE_UNAVAILABLE };
 
 /**
  * A store operation failed because the database cannot be used right now (see `kind`), not because
@@ -54,41 +52,8 @@ export interface StoreFailure extends StoreHealth {
   reason: string;
 }
 
-function failure(kind: StoreFailureKind, detail: string): StoreFailure {
+export function failure(kind: StoreFailureKind, detail: string): StoreFailure {
   return { ok: false, kind, reason: `${PREFIX[kind]}: ${detail}` };
-}
-
-/**
- * The failure an error means for the database as a whole, or undefined for errors about the data
- * (a constraint, bad SQL), which leave the store healthy.
- */
-export function classifyStoreError(err: unknown): StoreFailure | undefined {
-  if (err instanceof StoreUnavailableError) return { ok: false, kind: err.kind, reason: err.message };
-  const message = err instanceof Error ? err.message : String(err);
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') {
-    // better-sqlite3 throws a TypeError when the connection has been closed.
-    return /database connection is not open/i.test(message) ? failure('closed', message) : undefined;
-  }
-  // Extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_WRITE, ...) count as their primary code.
-  switch (code.split('_').slice(0, 2).join('_')) {
-    case 'SQLITE_READONLY':
-    case 'SQLITE_PERM':
-    case 'SQLITE_CANTOPEN': // mostly permissions: the folder refuses the -wal/-shm files
-      return failure('readonly', message);
-    case 'SQLITE_BUSY':
-    case 'SQLITE_LOCKED':
-      return failure('locked', message);
-    case 'SQLITE_FULL':
-      return failure('full', message);
-    case 'SQLITE_IOERR':
-      return failure('io', message);
-    case 'SQLITE_CORRUPT':
-    case 'SQLITE_NOTADB':
-      return failure('corrupt', message);
-    default:
-      return undefined;
-  }
 }
 
 export type Timers = {
@@ -96,7 +61,7 @@ export type Timers = {
   clearTimeout(handle: unknown): void;
 };
 
-const nodeTimers: Timers = {
+export const nodeTimers: Timers = {
   setTimeout: (fn, ms) => {
     const t = setTimeout(fn, ms);
     // The probe must never keep a process (a CLI, a test) alive on its own.
@@ -107,22 +72,26 @@ const nodeTimers: Timers = {
 };
 
 export interface HealthMonitorOptions {
-  db: Database.Database;
-  /** ':memory:' skips the file checks. */
-  path: string;
+  /**
+   * The backend's probe: checks the database and commits a real write, resolving to what it found
+   * (it never rejects; a failure is an unhealthy StoreHealth).
+   */
+  probe(): Promise<StoreHealth>;
+  /** Which errors of a store operation mean the database as a whole is unusable. */
+  classify(err: unknown): StoreFailure | undefined;
   /** Between probes while healthy. 0: no periodic probe (probe() still works). Default 5000. */
   intervalMs?: number;
   /** First re-probe after a failure; doubles up to intervalMs. Default 250. */
   retryMs?: number;
   timers?: Timers;
-  now?: () => number;
-  onChange?: (health: StoreHealth) => void;
 }
 
 export interface HealthMonitor {
   health(): StoreHealth;
-  /** Checks the file and commits a real write now; updates and returns the health. */
-  probe(): StoreHealth;
+  /** Probes now; callers arriving while a probe runs share its answer. */
+  probe(): Promise<StoreHealth>;
+  /** What a probe run by the backend itself found (SQLite probes synchronously at open). */
+  record(health: StoreHealth): StoreHealth;
   /** A store operation failed with `err`: when it is a storage failure, unhealthy at once. */
   report(err: unknown): StoreFailure | undefined;
   onChange(listener: (health: StoreHealth) => void): () => void;
@@ -131,102 +100,60 @@ export interface HealthMonitor {
   stop(): void;
 }
 
+/**
+ * The one health monitor both backends use, each giving it its probe. A periodic probe commits a
+ * real write; any operation that fails with a storage failure marks the store unhealthy at once,
+ * and only a successful probe makes it healthy again. Unhealthy, it re-probes soon (off the hot
+ * path) and backs off up to the normal interval.
+ */
 export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
-  const { db, path } = opts;
   const intervalMs = opts.intervalMs ?? 5000;
   const retryMs = Math.min(opts.retryMs ?? 250, intervalMs || Infinity);
   const timers = opts.timers ?? nodeTimers;
-  const now = opts.now ?? Date.now;
   const listeners = new Set<(h: StoreHealth) => void>();
-  if (opts.onChange) listeners.add(opts.onChange);
-
-  const onDisk = path !== ':memory:' && path !== '';
-  // The file as opened: if the path later names another file (or none), writes go nowhere useful.
-  const opened = onDisk ? statSync(path) : undefined;
-  const write = db.prepare(
-    'INSERT INTO store_health (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at',
-  );
-
   let current: StoreHealth = { ok: true };
   let failedProbes = 0;
   let timer: unknown;
   let stopped = false;
+  let running: Promise<StoreHealth> | undefined;
 
   const set = (next: StoreHealth) => {
+    if (stopped) return current;
     const changed = next.ok !== current.ok || next.reason !== current.reason;
     current = next;
     if (changed) for (const l of listeners) l(next);
-  };
-
-  const checkFile = (): StoreHealth | undefined => {
-    if (!opened) return undefined;
-    let st;
-    try {
-      st = statSync(path);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      return failure('missing', code === 'ENOENT' ? `${path} was deleted` : `${path}: ${code ?? String(err)}`);
-    }
-    if (st.ino !== opened.ino || st.dev !== opened.dev) {
-      return failure('missing', `${path} was replaced by another file since it was opened`);
-    }
-    // The open file descriptor may still write, but the next start (and SQLite's -wal/-shm files
-    // in the folder) would not: report it now rather than at the next restart.
-    // The -wal and -shm files count too: a read-only open leaves them behind read-only, and then a
-    // writable database file alone still cannot be written.
-    for (const [target, what] of [
-      [path, 'file'],
-      [`${path}-wal`, 'file'],
-      [`${path}-shm`, 'file'],
-      [dirname(path), 'folder'],
-    ] as const) {
-      try {
-        accessSync(target, constants.W_OK);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && target !== path) continue;
-        return failure('readonly', `the ${what} ${target} is read-only for this user`);
-      }
-    }
-    return undefined;
-  };
-
-  const probe = (): StoreHealth => {
-    if (stopped || !db.open) {
-      set(failure('closed', 'the database has been closed'));
-      return current;
-    }
-    const bad = checkFile();
-    if (bad) {
-      set(bad);
-      return current;
-    }
-    try {
-      write.run(now());
-      set({ ok: true });
-    } catch (err) {
-      set(classifyStoreError(err) ?? failure('io', err instanceof Error ? err.message : String(err)));
-    }
     return current;
+  };
+
+  const probe = (): Promise<StoreHealth> => {
+    running ??= opts
+      .probe()
+      .then(set)
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
   };
 
   const schedule = () => {
     if (stopped || intervalMs <= 0) return;
     if (timer !== undefined) timers.clearTimeout(timer);
-    // Unhealthy: look again soon (off the hot path), backing off up to the normal interval.
     const delay = current.ok ? intervalMs : Math.min(intervalMs, retryMs * 2 ** Math.min(failedProbes, 16));
     timer = timers.setTimeout(() => {
       timer = undefined;
-      const h = probe();
-      failedProbes = h.ok ? 0 : failedProbes + 1;
-      schedule();
+      void probe().then((h) => {
+        failedProbes = h.ok ? 0 : failedProbes + 1;
+        schedule();
+      });
     }, delay);
   };
 
   return {
     health: () => current,
     probe,
+    record: set,
     report(err) {
-      const bad = classifyStoreError(err);
+      const bad = opts.classify(err);
       if (!bad || stopped) return undefined;
       const wasOk = current.ok;
       set(bad);
@@ -240,9 +167,7 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    start() {
-      schedule();
-    },
+    start: schedule,
     stop() {
       if (timer !== undefined) timers.clearTimeout(timer);
       timer = undefined;
@@ -250,33 +175,4 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
       stopped = true;
     },
   };
-}
-
-/**
- * Wraps a repository: a storage failure in any method is reported to the monitor and rethrown as a
- * StoreUnavailableError. While the store is unhealthy, the `writes` fail at once without touching
- * SQLite, so a held lock costs the event loop one busy timeout per probe, not one per message.
- */
-export function guardRepo<T extends object>(repo: T, monitor: HealthMonitor, writes: readonly (keyof T)[]): T {
-  const guarded = { ...repo };
-  for (const key of Object.keys(repo) as (keyof T)[]) {
-    const fn = repo[key];
-    if (typeof fn !== 'function') continue;
-    const isWrite = writes.includes(key);
-    const wrapped = (...args: unknown[]): unknown => {
-      if (isWrite) {
-        const h = monitor.health();
-        if (!h.ok) throw new StoreUnavailableError(h.kind ?? 'io', h.reason ?? 'database unavailable');
-      }
-      try {
-        return (fn as (...a: unknown[]) => unknown).apply(repo, args);
-      } catch (err) {
-        const bad = monitor.report(err);
-        if (bad) throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
-        throw err;
-      }
-    };
-    guarded[key] = wrapped as T[keyof T];
-  }
-  return guarded;
 }

@@ -156,7 +156,7 @@ export interface MemoryStore {
   close(): void;
 }
 
-/** Votes in memory (FeedbackStore), same contract as src/store/feedback-repo.ts. */
+/** Votes in memory (FeedbackStore), same contract as src/store/sqlite/feedback-repo.ts. */
 export class MemoryFeedbackStore implements Immediate<FeedbackStore> {
   private readonly replies = new Map<string, FeedbackReply>();
   private readonly votes = new Map<string, FeedbackVote>();

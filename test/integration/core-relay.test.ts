@@ -10,7 +10,7 @@ import { fencesBalanced } from '../../src/core/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, replyText, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/store/sqlite/index.js';
 import { createChatService } from '../../src/upstream/index.js';
 import { TestConnector } from '../fakes/test-connector.js';
 import { testRelaySettings } from '../fakes/relay-settings.js';

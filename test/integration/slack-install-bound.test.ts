@@ -4,8 +4,8 @@ import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { MAX_PENDING_PER_CLIENT } from '../../src/connectors/slack/oauth-state.js';
 import { silentLogger } from '../../src/logger.js';
 import { createHttpServer, createMetrics, type HttpServer } from '../../src/server/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { sqliteOAuthStates } from '../../src/store/sqlite-async.js';
+import { openStore, type Store } from '../../src/store/sqlite/index.js';
+import { sqliteOAuthStates } from '../../src/store/sqlite/async.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { connectorFor, EchoHandler, slackConfig } from './slack-helpers.js';
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/store/sqlite/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createHttpServer, createMetrics, type HttpServer } from '../../src/server/index.js';

@@ -6,7 +6,7 @@ import type { HandleResult, IncomingMessage, MessageHandler, Place, StopResult }
 import type { Relay, RelaySettings } from '../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type Logger, silentLogger } from '../../src/logger.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/store/sqlite/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fencesBalanced } from '../../src/core/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, longMarkdown, replyText } from '../../src/emulator/index.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/store/sqlite/index.js';
 import type { FakeDiscord } from '../fakes/discord/index.js';
 import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
 import { waitFor } from './harness.js';

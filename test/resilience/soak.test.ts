@@ -5,7 +5,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandleResult } from '../../src/core/ports.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/store/sqlite/index.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
 
 // A bounded soak: 2,000 short replies through the relay, the real upstream client, the emulator

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { AsyncStore } from '../../src/store/async-port.js';
-import { loadMigrations, openStore } from '../../src/store/index.js';
-import { migrate } from '../../src/store/migrate.js';
-import { createSqliteAsyncStore } from '../../src/store/sqlite-async.js';
+import { loadMigrations, openStore } from '../../src/store/sqlite/index.js';
+import { migrate } from '../../src/store/sqlite/migrate.js';
+import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
 import { storeContract, type TestDatabase } from './contract.js';
 import { replicaContract } from './contract-replicas.js';
 

@@ -1,6 +1,6 @@
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
 import type { AsyncInstallationStore } from '../../store/async-port.js';
-import type { InstallationRepo } from '../../store/index.js';
+import type { InstallationRepo } from '../../store/sqlite/index.js';
 
 // Bolt's installation store on the bridge's table (slack_installations, SQLite or PostgreSQL). An org-wide
 // install is kept under its enterprise id with an empty team id.

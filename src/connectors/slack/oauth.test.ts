@@ -4,7 +4,7 @@ import { type FakeSlack, startFakeSlack } from '../../../test/fakes/slack/index.
 import { silentLogger } from '../../logger.js';
 import { createHttpServer, type HttpServer } from '../../server/http-server.js';
 import { createMetrics } from '../../server/metrics.js';
-import { openStore, type Store } from '../../store/index.js';
+import { openStore, type Store } from '../../store/sqlite/index.js';
 import type { BoltLogger } from './bolt-logger.js';
 import { createInstallationStore } from './installation-store.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, scrubbingLogger } from './oauth.js';

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { ASYNC_COMMIT } from './async-commit.js';
-import type { BudgetStore, LearnedBudgetRow, PlaceLeases, ReplicaRegistry } from '../async-port.js';
-import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../budget-repo.js';
-import { type LeaseRow, liveLease } from '../lease-row.js';
+import type { BudgetStore, LearnedBudget } from '../../core/ports.js';
+import type { PlaceLeases, ReplicaRegistry } from '../async-port.js';
+import { budgetColumns, budgetFromRow, type BudgetRow, type LeaseRow, liveLease, UPSERT_NEWER } from '../rows.js';
 
 // What several replicas coordinate through PostgreSQL: heartbeats, per-place leases, and the
 // rate-limit budgets they learned. Each takes the store's query function (storage failures are
@@ -131,7 +131,7 @@ export function pgBudgets(q: Query): BudgetStore {
       const r = await q<BudgetRow>('SELECT * FROM learned_budgets ORDER BY bucket_key');
       return r.rows.map(budgetFromRow);
     },
-    async save(row: LearnedBudgetRow) {
+    async save(row: LearnedBudget) {
       await q(
         `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6)

@@ -1,6 +1,6 @@
 import type { FeedbackReply, FeedbackVote } from '../../core/ports.js';
 import type { AsyncFeedbackStore } from '../async-port.js';
-import { type ReplyRow, toReply, toVote, type VoteRow } from '../feedback-repo.js';
+import { type ReplyRow, toReply, toVote, type VoteRow } from '../rows.js';
 import type { Query } from './coordination.js';
 
 // Votes on replies (FEEDBACK) on PostgreSQL (migration postgres/0002), as feedback-repo.ts keeps

@@ -3,17 +3,20 @@ import { pgSignals } from './signals.js';
 import { type ConversationRecord, type Place, placeKey } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { AsyncStore, ExpectedUpstreamId } from '../async-port.js';
-import { StoreUnavailableError, type Timers } from '../health.js';
-import type { InstallationKey } from '../installation-repo.js';
+import { createHealthMonitor, type StoreHealth, StoreUnavailableError, type Timers } from '../health.js';
+import type { InstallationKey } from '../sqlite/installation-repo.js';
 import type { Migration } from '../migrate.js';
-import { toRecord as conversationFromRow, type Row as ConversationRow } from '../conversation-repo.js';
-import { type OwnedRow, toOwnedRecord } from '../inflight-repo.js';
-import { conversationParams } from '../sqlite-async.js';
+import {
+  conversationFromRow,
+  conversationParams,
+  type ConversationRow,
+  type InFlightRow,
+  ownedFromRow,
+} from '../rows.js';
 import { ASYNC_COMMIT } from './async-commit.js';
 import { classifyPgError } from './errors.js';
 import { pgBudgets, pgLeases, pgReplicas, type Query } from './coordination.js';
 import { pgFeedback } from './feedback.js';
-import { createAsyncHealthMonitor } from './health.js';
 import { checkPgSchema, loadPgMigrations, migratePg, pgSchemaVersion, quoteIdent } from './migrate.js';
 import { pgOAuthStates } from './oauth-states.js';
 
@@ -87,17 +90,8 @@ export function createPgPool(url: string, opts: PgStoreOptions = {}): pg.Pool {
   return pool;
 }
 
-const unrefTimers: Timers = {
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return t;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
-
 const CONVERSATION_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
-const CONVERSATION_COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)`;
+const CONVERSATION_COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, flavor, upstream_id, created_at, last_used_at)`;
 
 function conversationArgs(place: Place, rec: ConversationRecord): unknown[] {
   const p = conversationParams(place, rec);
@@ -108,7 +102,7 @@ function conversationArgs(place: Place, rec: ConversationRecord): unknown[] {
     p.channelId,
     p.threadId,
     p.botId,
-    p.form,
+    p.flavor,
     p.upstreamId,
     p.createdAt,
     p.lastUsedAt,
@@ -142,18 +136,26 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   }
 
   let open = true;
-  const monitor = createAsyncHealthMonitor({
-    write: async () => {
+  // The probe commits a real write, under this replica's own row.
+  const probe = async (): Promise<StoreHealth> => {
+    try {
       await pool.query(
         `INSERT INTO store_health (replica_id, probed_at) VALUES ($1, $2)
          ON CONFLICT (replica_id) DO UPDATE SET probed_at = excluded.probed_at`,
         [replicaId, Date.now()],
       );
-    },
+      return { ok: true };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return classifyPgError(err) ?? { ok: false, kind: 'io', reason: `probe failed: ${message}` };
+    }
+  };
+  const monitor = createHealthMonitor({
+    probe,
     classify: classifyPgError,
-    intervalMs: opts.probeIntervalMs ?? 5000,
-    retryMs: opts.probeRetryMs ?? 250,
-    timers: opts.timers ?? unrefTimers,
+    ...(opts.probeIntervalMs !== undefined ? { intervalMs: opts.probeIntervalMs } : {}),
+    ...(opts.probeRetryMs !== undefined ? { retryMs: opts.probeRetryMs } : {}),
+    ...(opts.timers ? { timers: opts.timers } : {}),
   });
   monitor.onChange((h) => {
     if (h.ok) log?.info('database writable again');
@@ -194,7 +196,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       async put(rec) {
         await q(
           `INSERT INTO conversations ${CONVERSATION_COLUMNS} VALUES ${CONVERSATION_VALUES}
-           ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, form = excluded.form,
+           ON CONFLICT (place_key) DO UPDATE SET bot_id = excluded.bot_id, flavor = excluded.flavor,
              upstream_id = excluded.upstream_id, created_at = excluded.created_at, last_used_at = excluded.last_used_at`,
           conversationArgs(rec.place, rec),
         );
@@ -221,7 +223,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         if (expected === null) {
           return changed(
             await q(
-              `UPDATE conversations SET bot_id = $2, form = $3, upstream_id = $4, created_at = $5, last_used_at = $6
+              `UPDATE conversations SET bot_id = $2, flavor = $3, upstream_id = $4, created_at = $5, last_used_at = $6
                WHERE place_key = $1 AND upstream_id IS NULL`,
               [args[0], args[5], args[6], args[7], args[8], args[9]],
             ),
@@ -229,7 +231,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         }
         return changed(
           await q(
-            `UPDATE conversations SET bot_id = $2, form = $3, upstream_id = $4, created_at = $5, last_used_at = $6
+            `UPDATE conversations SET bot_id = $2, flavor = $3, upstream_id = $4, created_at = $5, last_used_at = $6
              WHERE place_key = $1 AND upstream_id = $7`,
             [args[0], args[5], args[6], args[7], args[8], args[9], expected],
           ),
@@ -280,20 +282,20 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       async listOpen(platform) {
         const r =
           platform === undefined
-            ? await q<OwnedRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id")
-            : await q<OwnedRow>(
+            ? await q<InFlightRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id")
+            : await q<InFlightRow>(
                 "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND platform = $1 ORDER BY id",
                 [platform],
               );
-        return r.rows.map(toOwnedRecord);
+        return r.rows.map(ownedFromRow);
       },
       async listOpenOwnedBy(owners) {
         if (owners.length === 0) return [];
-        const r = await q<OwnedRow>(
+        const r = await q<InFlightRow>(
           "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND owner = ANY($1::text[]) ORDER BY id",
           [[...owners]],
         );
-        return r.rows.map(toOwnedRecord);
+        return r.rows.map(ownedFromRow);
       },
       async claim(id, from, to, at) {
         return changed(

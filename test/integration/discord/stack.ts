@@ -6,7 +6,7 @@ import type { DiscordConnector } from '../../../src/connectors/discord/index.js'
 import type { BridgeMetrics } from '../../../src/core/metrics-port.js';
 import type { Relay, RelaySettings } from '../../../src/core/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
-import { openStore, type Store } from '../../../src/store/index.js';
+import { openStore, type Store } from '../../../src/store/sqlite/index.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
 import { assertNoPings } from '../../fakes/discord/writes.js';
 import { connectTo } from './harness.js';

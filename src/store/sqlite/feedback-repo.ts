@@ -1,48 +1,9 @@
 import type Database from 'better-sqlite3';
-import type { FeedbackReply, FeedbackStore, Immediate, FeedbackVote, Platform, Vote } from '../core/ports.js';
+import type { FeedbackReply, FeedbackStore, Immediate } from '../../core/ports.js';
+import { type ReplyRow, toReply, toVote, type VoteRow } from '../rows.js';
 
 // Votes on replies (FEEDBACK): the replies that showed the buttons, and each user's last vote.
-// The rows and their mapping are shared with PostgreSQL (pg/feedback.ts): one table layout.
-
-export interface ReplyRow {
-  reply_key: string;
-  platform: string;
-  place_key: string;
-  upstream_id: string | null;
-  message_id: string;
-  finished_at: number;
-}
-
-export interface VoteRow {
-  reply_key: string;
-  user_id: string;
-  place_key: string;
-  upstream_id: string | null;
-  message_id: string;
-  vote: Vote;
-  voted_at: number;
-  delivered_at: number | null;
-}
-
-export const toVote = (r: VoteRow): FeedbackVote => ({
-  replyKey: r.reply_key,
-  userId: r.user_id,
-  placeKey: r.place_key,
-  upstreamId: r.upstream_id ?? undefined,
-  messageId: r.message_id,
-  vote: r.vote,
-  at: r.voted_at,
-  deliveredAt: r.delivered_at ?? undefined,
-});
-
-export const toReply = (r: ReplyRow): FeedbackReply => ({
-  replyKey: r.reply_key,
-  platform: r.platform as Platform,
-  placeKey: r.place_key,
-  upstreamId: r.upstream_id ?? undefined,
-  messageId: r.message_id,
-  at: r.finished_at,
-});
+// The rows and their mapping are shared with PostgreSQL (rows.ts): one table layout.
 
 export function createFeedbackRepo(db: Database.Database): Immediate<FeedbackStore> {
   const remember = db.prepare(

@@ -1,27 +1,25 @@
 import { sqliteBudgetRows } from './budget-repo.js';
-import {
-  type ConversationRecord,
-  type FeedbackReply,
-  type FeedbackVote,
-  type Place,
-  placeKey,
-  type Platform,
-} from '../core/ports.js';
+import type {
+  ConversationRecord,
+  FeedbackReply,
+  FeedbackVote,
+  LearnedBudget,
+  Place,
+  Platform,
+} from '../../core/ports.js';
 import type {
   AsyncOAuthStateStore,
   PendingLimit,
   AsyncStore,
   ExpectedUpstreamId,
-  LearnedBudgetRow,
   PlaceLeases,
   ReplicaRegistry,
   Ticket,
-} from './async-port.js';
-import { type LeaseRow, liveLease } from './lease-row.js';
-import { toRecord as conversationFromRow, type Row as ConversationRow } from './conversation-repo.js';
-import { classifyStoreError, StoreUnavailableError } from './health.js';
+} from '../async-port.js';
+import { type LeaseRow, liveLease } from '../rows.js';
+import { StoreUnavailableError } from '../health.js';
+import { classifyStoreError } from './health.js';
 import type { Store } from './index.js';
-import { type OwnedRow, toOwnedRecord as owned } from './inflight-repo.js';
 import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';
 
@@ -62,46 +60,6 @@ export function sqliteOAuthStates(store: Store): AsyncOAuthStateStore {
 export function createSqliteAsyncStore(store: Store): AsyncStore {
   const { db } = store;
   const g = <A extends unknown[], R>(fn: (...args: A) => R) => guard(store, fn);
-
-  // ---- conversations: compare-and-set ----
-  const getConversation = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE place_key = ?');
-  const insertIfAbsent = db.prepare(
-    `INSERT INTO conversations (place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)
-     VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @form, @upstreamId, @createdAt, @lastUsedAt)
-     ON CONFLICT (place_key) DO NOTHING`,
-  );
-  const replaceWhere = (condition: string) =>
-    db.prepare(
-      `UPDATE conversations SET bot_id = @botId, form = @form, upstream_id = @upstreamId, created_at = @createdAt,
-         last_used_at = @lastUsedAt WHERE place_key = @key AND ${condition}`,
-    );
-  const replaceIfNull = replaceWhere('upstream_id IS NULL');
-  const replaceIfEqual = replaceWhere('upstream_id = @expected');
-  const replaceIfUnchanged = db.transaction(
-    (place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean => {
-      const params = conversationParams(place, next);
-      if (expected === undefined) return insertIfAbsent.run(params).changes === 1;
-      if (expected === null) return replaceIfNull.run(params).changes === 1;
-      return replaceIfEqual.run({ ...params, expected }).changes === 1;
-    },
-  );
-
-  // ---- in flight, with owners ----
-  const begin = db.prepare(
-    `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, owner, started_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const listAll = db.prepare<[], OwnedRow>("SELECT * FROM replies_in_flight WHERE state = 'streaming' ORDER BY id");
-  const listFor = db.prepare<[string], OwnedRow>(
-    "SELECT * FROM replies_in_flight WHERE state = 'streaming' AND platform = ? ORDER BY id",
-  );
-  const listOwned = db.prepare<[string], OwnedRow>(
-    `SELECT * FROM replies_in_flight WHERE state = 'streaming'
-       AND owner IN (SELECT value FROM json_each(?)) ORDER BY id`,
-  );
-  const claim = db.prepare(
-    "UPDATE replies_in_flight SET owner = ?, updated_at = ? WHERE id = ? AND owner = ? AND state = 'streaming'",
-  );
 
   // ---- replicas and leases ----
   const heartbeat = db.prepare(
@@ -208,15 +166,12 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     backend: 'sqlite',
     location: store.path,
     conversations: {
-      get: g((place: Place) => {
-        const row = getConversation.get(placeKey(place));
-        return row ? conversationFromRow(row) : undefined;
-      }),
+      get: g((place: Place) => store.conversations.get(place)),
       put: g((rec: ConversationRecord) => store.conversations.put(rec)),
       touch: g((place: Place, at: number) => store.conversations.touch(place, at)),
       delete: g((place: Place) => store.conversations.delete(place)),
       replaceIfUnchanged: g((place: Place, expected: ExpectedUpstreamId, next: ConversationRecord) =>
-        replaceIfUnchanged.immediate(place, expected, next),
+        store.conversations.replaceIfUnchanged(place, expected, next),
       ),
     },
     events: {
@@ -225,19 +180,7 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
       prune: g((before: number) => store.events.prune(before)),
     },
     inflight: {
-      begin: g((rec: Parameters<AsyncStore['inflight']['begin']>[0]) =>
-        Number(
-          begin.run(
-            rec.platform,
-            rec.eventId,
-            JSON.stringify(rec.target),
-            rec.upstreamId ?? null,
-            rec.owner,
-            rec.at,
-            rec.at,
-          ).lastInsertRowid,
-        ),
-      ),
+      begin: g((rec: Parameters<AsyncStore['inflight']['begin']>[0]) => store.inflight.begin(rec)),
       progress: g((id: number, messageIds: string[], lastText: string, at: number) =>
         store.inflight.progress(id, messageIds, lastText, at),
       ),
@@ -245,11 +188,9 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
       finish: g((id: number, state: 'done' | 'interrupted' | 'failed', at: number) =>
         store.inflight.finish(id, state, at),
       ),
-      listOpen: g((platform?: Platform) => (platform === undefined ? listAll.all() : listFor.all(platform)).map(owned)),
-      listOpenOwnedBy: g((owners: readonly string[]) =>
-        owners.length === 0 ? [] : listOwned.all(JSON.stringify(owners)).map(owned),
-      ),
-      claim: g((id: number, from: string, to: string, at: number) => claim.run(to, at, id, from).changes === 1),
+      listOpen: g((platform?: Platform) => store.inflight.listOpen(platform)),
+      listOpenOwnedBy: g((owners: readonly string[]) => store.inflight.listOpenOwnedBy(owners)),
+      claim: g((id: number, from: string, to: string, at: number) => store.inflight.claim(id, from, to, at)),
       prune: g((before: number) => store.inflight.prune(before)),
     },
     installations: {
@@ -275,7 +216,7 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     oauthStates: sqliteOAuthStates(store),
     budgets: {
       load: g(() => budgetRows.load()),
-      save: g((row: LearnedBudgetRow) => budgetRows.save(row)),
+      save: g((row: LearnedBudget) => budgetRows.save(row)),
     },
     schemaVersion: g(() => currentVersion(db)),
     isOpen: () => store.isOpen(),
@@ -283,24 +224,5 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     probe: async () => store.probe(),
     onHealthChange: (listener) => store.onHealthChange(listener),
     close: async () => store.close(),
-  };
-}
-
-/** The named parameters of a conversation row, keyed by `place` (which `next.place` must match). */
-export function conversationParams(place: Place, next: ConversationRecord) {
-  const key = placeKey(place);
-  if (placeKey(next.place) !== key)
-    throw new Error(`replaceIfUnchanged: record for ${placeKey(next.place)}, not ${key}`);
-  return {
-    key,
-    platform: place.platform,
-    workspaceId: place.workspaceId ?? null,
-    channelId: place.channelId,
-    threadId: place.threadId ?? null,
-    botId: next.botId,
-    form: next.flavor,
-    upstreamId: next.upstreamId ?? null,
-    createdAt: next.createdAt,
-    lastUsedAt: next.lastUsedAt,
   };
 }

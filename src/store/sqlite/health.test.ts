@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Place } from '../core/ports.js';
+import type { Place } from '../../core/ports.js';
 import {
   classifyStoreError,
   openStore,
@@ -20,7 +20,7 @@ import {
   nobodysFolder,
   removeFolder,
   runAsNobody,
-} from '../../test/support/unprivileged.js';
+} from '../../../test/support/unprivileged.js';
 
 // Storage failures a running bridge meets: each must make the store unhealthy (what /readyz
 // shows) and make writes fail with a recognisable error, never drop them silently.
@@ -137,7 +137,7 @@ describe('store health', () => {
       try {
         const seen = runAsNobody<Record<string, unknown>>(
           home,
-          `import { openStore } from '${distModule('store/index.js')}';
+          `import { openStore } from '${distModule('store/sqlite/index.js')}';
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';`,
           `const path = join(process.cwd(), 'data', 'bridge.db');
@@ -292,7 +292,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(await nextChange(s, (h) => !h.ok)).toMatchObject({ kind: 'missing' });
   });
 
-  it('probes every 5 s by default and retries sooner, with backoff, while unhealthy', () => {
+  it('probes every 5 s by default and retries sooner, with backoff, while unhealthy', async () => {
     const scheduled: { fn: () => void; ms: number }[] = [];
     const timers: Timers = {
       setTimeout: (fn, ms) => scheduled.push({ fn, ms }),
@@ -300,10 +300,14 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     };
     const s = openStore(join(dir, 'bridge.db'), { timers }); // the default interval
     opened.push(s);
-    const runNext = () => {
+    // The monitor's probe answers with a promise (one monitor for both backends): a fired timer's
+    // probe and its rescheduling settle in microtasks, all run before the next macrotask.
+    const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const runNext = async () => {
       const next = scheduled.pop();
       if (!next) throw new Error('nothing scheduled');
       next.fn();
+      await settled();
       return next.ms;
     };
     expect(scheduled.map((t) => t.ms)).toEqual([5000]);
@@ -311,11 +315,11 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(() => put(s)).toThrow(StoreUnavailableError);
     // The failure rescheduled the probe: 250 ms, then doubling while it keeps failing.
     expect(scheduled.at(-1)?.ms).toBe(250);
-    expect(runNext()).toBe(250);
-    expect(runNext()).toBe(500);
-    expect(runNext()).toBe(1000);
+    expect(await runNext()).toBe(250);
+    expect(await runNext()).toBe(500);
+    expect(await runNext()).toBe(1000);
     s.db.pragma('query_only = OFF');
-    runNext();
+    await runNext();
     expect(s.health().ok).toBe(true);
     expect(scheduled.at(-1)?.ms).toBe(5000);
   });

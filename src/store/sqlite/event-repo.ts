@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { EventStore, Immediate } from '../core/ports.js';
+import type { EventStore, Immediate } from '../../core/ports.js';
 
 export function createEventRepo(db: Database.Database): Immediate<EventStore> {
   // INSERT OR IGNORE is atomic: of two deliveries racing, exactly one sees changes === 1.

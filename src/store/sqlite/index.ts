@@ -1,33 +1,36 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationStore, EventStore, FeedbackStore, Immediate, InFlightStore } from '../core/ports.js';
-import type { Logger } from '../logger.js';
+import type { ConversationStore, EventStore, FeedbackStore, Immediate } from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
 import { createFeedbackRepo } from './feedback-repo.js';
-import { createHealthMonitor, guardRepo, type StoreHealth, type Timers } from './health.js';
-import { createInFlightRepo } from './inflight-repo.js';
+import { createHealthMonitor, type StoreHealth, type Timers } from '../health.js';
+import { classifyStoreError, guardRepo, sqliteProbe } from './health.js';
+import { createInFlightRepo, type InFlightRepo } from './inflight-repo.js';
 import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
-import { currentVersion, loadMigrations, migrate, MigrationError } from './migrate.js';
+import { loadMigrations, MigrationError } from '../migrate.js';
+import { currentVersion, migrate } from './migrate.js';
 
-export { MigrationError, migrate, loadMigrations, currentVersion } from './migrate.js';
+export { MigrationError, loadMigrations } from '../migrate.js';
+export { migrate, currentVersion } from './migrate.js';
+export { classifyStoreError } from './health.js';
 export {
-  classifyStoreError,
   STORE_UNAVAILABLE,
   type StoreFailureKind,
   type StoreHealth,
   StoreUnavailableError,
   type Timers,
-} from './health.js';
+} from '../health.js';
 export type { InstallationRepo, InstallationKey } from './installation-repo.js';
 
 export interface Store {
   readonly db: Database.Database;
   readonly path: string;
-  conversations: Immediate<ConversationStore>;
+  conversations: Required<Immediate<ConversationStore>>;
   events: Immediate<EventStore>;
-  inflight: Immediate<InFlightStore>;
+  inflight: InFlightRepo;
   feedback: Immediate<FeedbackStore>;
   installations: InstallationRepo;
   isOpen(): boolean;
@@ -109,16 +112,17 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
     }
     setBusyTimeout(db, opts.busyTimeoutMs);
 
+    const check = sqliteProbe({ db, path });
     const monitor = createHealthMonitor({
-      db,
-      path,
+      probe: async () => check(),
+      classify: classifyStoreError,
       ...(opts.probeIntervalMs !== undefined ? { intervalMs: opts.probeIntervalMs } : {}),
       ...(opts.probeRetryMs !== undefined ? { retryMs: opts.probeRetryMs } : {}),
       ...(opts.timers ? { timers: opts.timers } : {}),
-      onChange: (h) => {
-        if (h.ok) log?.info('database writable again');
-        else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
-      },
+    });
+    monitor.onChange((h) => {
+      if (h.ok) log?.info('database writable again');
+      else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
     });
     store = {
       db,
@@ -130,14 +134,14 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
       installations: guardRepo(createInstallationRepo(db), monitor, ['save', 'delete']),
       isOpen: () => db.open,
       health: () => monitor.health(),
-      probe: () => monitor.probe(),
+      probe: () => monitor.record(check()),
       onHealthChange: (listener) => monitor.onChange(listener),
       close: () => {
         monitor.stop();
         if (db.open) db.close();
       },
     };
-    monitor.probe();
+    monitor.record(check());
     monitor.start();
   } catch (err) {
     db.close();

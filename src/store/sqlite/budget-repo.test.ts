@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../test/fakes/manual-clock.js';
-import type { BucketRef } from '../core/ports.js';
-import { RateLimitScheduler } from '../core/scheduler.js';
+import { ManualClock } from '../../../test/fakes/manual-clock.js';
+import type { BucketRef } from '../../core/ports.js';
+import { RateLimitScheduler } from '../../core/scheduler.js';
 import { createBudgetRepo } from './budget-repo.js';
 import { openStore, type Store } from './index.js';
 

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Place } from '../core/ports.js';
-import { currentVersion, defaultMigrationsDir } from './migrate.js';
-import { MigrationError, openStore, type Store } from './index.js';
+import type { Place } from '../../core/ports.js';
+import { defaultMigrationsDir, loadMigrations } from '../migrate.js';
+import { currentVersion, migrate } from './migrate.js';
+import { MigrationError, openDatabase, openStore, type Store } from './index.js';
 
 let dir: string;
 const opened: Store[] = [];
@@ -150,5 +151,29 @@ describe('store', () => {
     writeFileSync(join(migrations, `${next}_good.sql`), 'CREATE TABLE t_ok (x);');
     rmSync(join(migrations, `${next}_bad.sql`));
     expect(currentVersion(open(path, { migrationsDir: migrations }).db)).toBe(before + 1);
+  });
+
+  it('keeps a mapping written before the flavor column was renamed from form (migration 0009)', () => {
+    const path = join(dir, 'bridge.db');
+    const old = openDatabase(path);
+    migrate(
+      old,
+      loadMigrations().filter((m) => m.version <= 8),
+    );
+    old
+      .prepare(
+        `INSERT INTO conversations (place_key, platform, workspace_id, channel_id, thread_id, bot_id, form, upstream_id, created_at, last_used_at)
+         VALUES ('slack:T1:C1:171.5', 'slack', 'T1', 'C1', '171.5', 'bot1', 'b', 'sess-1', 1, 2)`,
+      )
+      .run();
+    old.close();
+    expect(open(path).conversations.get(place)).toEqual({
+      place,
+      botId: 'bot1',
+      flavor: 'b',
+      upstreamId: 'sess-1',
+      createdAt: 1,
+      lastUsedAt: 2,
+    });
   });
 });

@@ -1,0 +1,48 @@
+import type Database from 'better-sqlite3';
+import type { BudgetStore, LearnedBudget } from '../../core/ports.js';
+import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../rows.js';
+
+// The scheduler's learned rate-limit budgets (migrations/0003_learned_budgets.sql). A lesson older
+// than `maxAgeMs` is dropped when loading: limits change, and relearning one costs a 429 or two.
+
+export interface BudgetRepoOptions {
+  /** Forget lessons older than this (default 7 days). */
+  maxAgeMs?: number;
+  now?: () => number;
+}
+
+/** The SQLite statements, synchronous as better-sqlite3 is (sqlite/async.ts guards them). */
+export interface SqliteBudgetRows {
+  load(): LearnedBudget[];
+  save(b: LearnedBudget): void;
+}
+
+export function sqliteBudgetRows(db: Database.Database, opts: BudgetRepoOptions = {}): SqliteBudgetRows {
+  const maxAgeMs = opts.maxAgeMs ?? 7 * 24 * 60 * 60_000;
+  const now = opts.now ?? Date.now;
+  const prune = db.prepare('DELETE FROM learned_budgets WHERE updated_at < ?');
+  const all = db.prepare('SELECT * FROM learned_budgets ORDER BY bucket_key');
+  const upsert = db.prepare(
+    `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?)
+     ${UPSERT_NEWER}`,
+  );
+  return {
+    load() {
+      prune.run(now() - maxAgeMs);
+      return (all.all() as BudgetRow[]).map(budgetFromRow);
+    },
+    save(b) {
+      upsert.run(...budgetColumns(b));
+    },
+  };
+}
+
+/** The core's BudgetStore port over SQLite (one process: each call is done when it returns). */
+export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions = {}): BudgetStore {
+  const rows = sqliteBudgetRows(db, opts);
+  return {
+    load: async () => rows.load(),
+    save: async (b) => rows.save(b),
+  };
+}

@@ -1,0 +1,136 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
+import { failure, type HealthMonitor, type StoreFailure, type StoreHealth, StoreUnavailableError } from '../health.js';
+
+// SQLite's storage health: the periodic probe checks the file is still the one opened and commits
+// a real write; every repository call's storage errors mark the store unhealthy at once.
+
+/**
+ * The failure an error means for the database as a whole, or undefined for errors about the data
+ * (a constraint, bad SQL), which leave the store healthy.
+ */
+export function classifyStoreError(err: unknown): StoreFailure | undefined {
+  if (err instanceof StoreUnavailableError) return { ok: false, kind: err.kind, reason: err.message };
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') {
+    // better-sqlite3 throws a TypeError when the connection has been closed.
+    return /database connection is not open/i.test(message) ? failure('closed', message) : undefined;
+  }
+  // Extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_WRITE, ...) count as their primary code.
+  switch (code.split('_').slice(0, 2).join('_')) {
+    case 'SQLITE_READONLY':
+    case 'SQLITE_PERM':
+    case 'SQLITE_CANTOPEN': // mostly permissions: the folder refuses the -wal/-shm files
+      return failure('readonly', message);
+    case 'SQLITE_BUSY':
+    case 'SQLITE_LOCKED':
+      return failure('locked', message);
+    case 'SQLITE_FULL':
+      return failure('full', message);
+    case 'SQLITE_IOERR':
+      return failure('io', message);
+    case 'SQLITE_CORRUPT':
+    case 'SQLITE_NOTADB':
+      return failure('corrupt', message);
+    default:
+      return undefined;
+  }
+}
+
+export interface SqliteProbeOptions {
+  db: Database.Database;
+  /** ':memory:' skips the file checks. */
+  path: string;
+  now?: () => number;
+}
+
+/**
+ * SQLite's probe for the store's health monitor: checks the file is still the one opened and
+ * writable, then commits a real write. Synchronous, as better-sqlite3 is: open records its answer
+ * before returning.
+ */
+export function sqliteProbe(opts: SqliteProbeOptions): () => StoreHealth {
+  const { db, path } = opts;
+  const now = opts.now ?? Date.now;
+  const onDisk = path !== ':memory:' && path !== '';
+  // The file as opened: if the path later names another file (or none), writes go nowhere useful.
+  const opened = onDisk ? statSync(path) : undefined;
+  const write = db.prepare(
+    'INSERT INTO store_health (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at',
+  );
+
+  const checkFile = (): StoreHealth | undefined => {
+    if (!opened) return undefined;
+    let st;
+    try {
+      st = statSync(path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return failure('missing', code === 'ENOENT' ? `${path} was deleted` : `${path}: ${code ?? String(err)}`);
+    }
+    if (st.ino !== opened.ino || st.dev !== opened.dev) {
+      return failure('missing', `${path} was replaced by another file since it was opened`);
+    }
+    // The open file descriptor may still write, but the next start (and SQLite's -wal/-shm files
+    // in the folder) would not: report it now rather than at the next restart.
+    // The -wal and -shm files count too: a read-only open leaves them behind read-only, and then a
+    // writable database file alone still cannot be written.
+    for (const [target, what] of [
+      [path, 'file'],
+      [`${path}-wal`, 'file'],
+      [`${path}-shm`, 'file'],
+      [dirname(path), 'folder'],
+    ] as const) {
+      try {
+        accessSync(target, constants.W_OK);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && target !== path) continue;
+        return failure('readonly', `the ${what} ${target} is read-only for this user`);
+      }
+    }
+    return undefined;
+  };
+
+  return (): StoreHealth => {
+    if (!db.open) return failure('closed', 'the database has been closed');
+    const bad = checkFile();
+    if (bad) return bad;
+    try {
+      write.run(now());
+      return { ok: true };
+    } catch (err) {
+      return classifyStoreError(err) ?? failure('io', err instanceof Error ? err.message : String(err));
+    }
+  };
+}
+
+/**
+ * Wraps a repository: a storage failure in any method is reported to the monitor and rethrown as a
+ * StoreUnavailableError. While the store is unhealthy, the `writes` fail at once without touching
+ * SQLite, so a held lock costs the event loop one busy timeout per probe, not one per message.
+ */
+export function guardRepo<T extends object>(repo: T, monitor: HealthMonitor, writes: readonly (keyof T)[]): T {
+  const guarded = { ...repo };
+  for (const key of Object.keys(repo) as (keyof T)[]) {
+    const fn = repo[key];
+    if (typeof fn !== 'function') continue;
+    const isWrite = writes.includes(key);
+    const wrapped = (...args: unknown[]): unknown => {
+      if (isWrite) {
+        const h = monitor.health();
+        if (!h.ok) throw new StoreUnavailableError(h.kind ?? 'io', h.reason ?? 'database unavailable');
+      }
+      try {
+        return (fn as (...a: unknown[]) => unknown).apply(repo, args);
+      } catch (err) {
+        const bad = monitor.report(err);
+        if (bad) throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
+        throw err;
+      }
+    };
+    guarded[key] = wrapped as T[keyof T];
+  }
+  return guarded;
+}
