@@ -1,7 +1,7 @@
 // `npm run mutation`: StrykerJS over the pure modules where a silent bug hurts most (split and
 // reply text, Slack and Discord rendering and mention handling, Slack signature verification,
 // allowlists, conversation renewal). Not in CI: it is slow. One module at a time:
-//   npm run mutation -- --mutate src/core/split.ts
+//   npm run mutation -- --mutate src/core/reply/split.ts
 // Reports: reports/mutation/ (HTML and JSON, gitignored) and a clear-text table on stdout.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -11,11 +11,11 @@ export default {
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },
   coverageAnalysis: 'perTest',
   mutate: [
-    'src/core/split.ts',
-    'src/core/reply-cut.ts',
-    'src/core/reply-text.ts',
+    'src/core/reply/split.ts',
+    'src/core/reply/reply-cut.ts',
+    'src/core/reply/reply-text.ts',
     'src/connectors/slack/render.ts',
-    'src/core/visible-text.ts',
+    'src/core/intake/visible-text.ts',
     // Discord: the bot-mention strip and the thread name (replies themselves carry
     // allowed_mentions, checked over every write by the e2e suites).
     'src/connectors/discord/events.ts:39-44',
@@ -23,8 +23,8 @@ export default {
     // Slack HTTP receiver: the signature headers, the replay window and the HMAC check.
     'src/connectors/slack/http-receiver.ts:79-103',
     'src/connectors/slack/http-receiver.ts:147-150',
-    'src/core/allowlist.ts',
-    'src/core/conversations.ts',
+    'src/core/intake/allowlist.ts',
+    'src/core/reply/conversations.ts',
   ],
   ignorePatterns: ['dist', 'dist-bench', 'data', 'coverage', 'reports', 'bench/results', '*.db'],
   // Two shared cores: one test process at a time.

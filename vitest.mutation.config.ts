@@ -7,12 +7,12 @@ export default defineConfig({
   test: {
     include: [
       'src/**/*.mutants.test.ts',
-      'src/core/split.test.ts',
-      'src/core/pump.test.ts',
-      'src/core/reply-writer.test.ts',
-      'src/core/relay.test.ts',
-      'src/core/visible-text.test.ts',
-      'src/core/conversations.test.ts',
+      'src/core/reply/split.test.ts',
+      'src/core/reply/pump.test.ts',
+      'src/core/reply/reply-writer.test.ts',
+      'src/core/intake/relay.test.ts',
+      'src/core/intake/visible-text.test.ts',
+      'src/core/reply/conversations.test.ts',
       'src/connectors/slack/render.test.ts',
       'src/connectors/slack/http-receiver.test.ts',
       'src/connectors/discord/discord.test.ts',
