@@ -8,6 +8,7 @@ export default defineConfig({
     include: [
       'src/**/*.mutants.test.ts',
       'src/core/split.test.ts',
+      'src/core/reply-writer-fences.test.ts',
       'src/core/pump.test.ts',
       'src/core/reply-writer.test.ts',
       'src/core/relay.test.ts',
