@@ -15,6 +15,7 @@ export default defineConfig({
       'src/core/visible-text.test.ts',
       'src/core/conversations.test.ts',
       'src/connectors/slack/render.test.ts',
+      'src/connectors/slack/table-blocks.test.ts',
       'src/connectors/slack/http-receiver.test.ts',
       'src/connectors/discord/discord.test.ts',
     ],
