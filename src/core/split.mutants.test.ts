@@ -105,4 +105,9 @@ describe('splitOnce: bounds', () => {
     expect(() => splitOnce('ab', 0)).toThrow(RangeError);
     expect(splitOnce('ab', 1)).toEqual({ consumed: 1, head: 'a', close: '', reopen: '' });
   });
+
+  it('never cuts a pair at the ends of the surrogate ranges (U+10000 is D800 DC00, U+10FFFF is DBFF DFFF)', () => {
+    expect(splitOnce('\u{10000}\u{10000}x', 3)).toEqual({ consumed: 2, head: '\u{10000}', close: '', reopen: '' });
+    expect(splitOnce('\u{10FFFF}\u{10FFFF}x', 3)).toEqual({ consumed: 2, head: '\u{10FFFF}', close: '', reopen: '' });
+  });
 });
