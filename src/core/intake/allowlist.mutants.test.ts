@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AllowList, isAllowed } from './allowlist.js';
+import { ALLOW_ALL, type AllowList, isAllowed } from './allowlist.js';
 import type { IncomingMessage } from '../ports.js';
 import type { Place } from '../place.js';
 
@@ -66,5 +66,34 @@ describe('isAllowed', () => {
     expect(isAllowed(allow, msg(slack({ workspaceId: 'T1', channelId: 'A' })))).toBe(true);
     expect(isAllowed(allow, msg(slack({ workspaceId: 'T1', channelId: 'B' })))).toBe(false);
     expect(isAllowed(allow, msg(slack({ workspaceId: 'T2', channelId: 'A' })))).toBe(false);
+  });
+
+  it('ALLOW_ALL lets every workspace and channel through', () => {
+    const allow = { slack: ALLOW_ALL, discord: ALLOW_ALL };
+    expect(isAllowed(allow, msg(slack({ workspaceId: 'T9', channelId: 'C9' })))).toBe(true);
+    expect(isAllowed(allow, msg({ platform: 'discord', workspaceId: 'G9', channelId: 'K9' }))).toBe(true);
+  });
+
+  it('the playground is never filtered either', () => {
+    const allow = {
+      slack: { workspaces: ['T1'], channels: ['C1'] },
+      discord: { workspaces: ['G1'], channels: ['K1'] },
+    };
+    expect(isAllowed(allow, msg({ platform: 'playground', channelId: 'X' }))).toBe(true);
+  });
+
+  it('an Enterprise Grid org id admits its workspaces; every workspace of a shared channel must be listed', () => {
+    const allow = { slack: { workspaces: ['E1', 'T1'], channels: [] }, discord: none };
+    const origin = slack({ workspaceId: 'T7', channelId: 'C5' });
+    const from = (...workspaces: Array<{ id: string; organizationId?: string }>) => ({
+      ...msg(origin),
+      workspaces,
+    });
+    expect(isAllowed(allow, from({ id: 'T7', organizationId: 'E1' }))).toBe(true);
+    expect(isAllowed(allow, from({ id: 'T7', organizationId: 'E2' }))).toBe(false);
+    expect(isAllowed(allow, from({ id: 'T7' }))).toBe(false);
+    expect(isAllowed(allow, from({ id: 'T1' }, { id: 'T7', organizationId: 'E1' }))).toBe(true);
+    expect(isAllowed(allow, from({ id: 'T1' }, { id: 'T8' }))).toBe(false);
+    expect(isAllowed(allow, from())).toBe(false);
   });
 });

@@ -152,6 +152,8 @@ describe('Conversations: Form A (ids from replies)', () => {
     const a = setup('a');
     expect((await a.c.begin(place, 'bot')).useSend).toBe(false);
     a.c.noIdFromStream();
+    expect(a.lines).toHaveLength(1);
+    a.c.noIdFromStream();
     a.c.noIdFromStream();
     expect((await a.c.begin({ ...place, channelId: 'C2' }, 'bot')).useSend).toBe(true);
     expect(a.lines).toEqual([
@@ -240,6 +242,22 @@ describe('Conversations: another replica first', () => {
       expect(store.get(place)).toMatchObject({ botId: 'bot', upstreamId: t.conversationId });
       expect(lines).toEqual([]);
     }
+  });
+
+  it('stores its own conversation when the mapping it read was deleted meanwhile (a reset elsewhere)', async () => {
+    class DeletedMeanwhile extends CountingStore {
+      override replaceIfUnchanged(): boolean {
+        this.delete(place);
+        return false;
+      }
+    }
+    const store = new DeletedMeanwhile();
+    const { c, lines } = setup('b', store);
+    const t = await c.begin(place, 'bot');
+    expect(t).toMatchObject({ fresh: true, renewed: false, useSend: false });
+    expect(t.conversationId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(store.get(place)).toMatchObject({ botId: 'bot', upstreamId: t.conversationId });
+    expect(lines).toEqual([]);
   });
 
   it('a store without compare-and-set is simply written', async () => {
