@@ -7,13 +7,6 @@ import type { Vote } from './ports.js';
 // stores answer at once but still through a promise). Operations two replicas may race on are
 // atomic in the store itself.
 
-/** A store's answer: a value now, or a promise of it. */
-export type Awaitable<T> = T | Promise<T>;
-
-type ImmediateFn<F> = F extends (...args: infer A) => infer R ? (...args: A) => Awaited<R> : F;
-/** A port whose implementation answers synchronously (better-sqlite3, the in-memory test stores). */
-export type Immediate<T> = { [K in keyof T]: ImmediateFn<T[K]> };
-
 export interface ConversationRecord {
   place: Place;
   botId: string;

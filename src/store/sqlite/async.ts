@@ -1,21 +1,14 @@
 import { sqliteBudgetRows } from './budget-repo.js';
 import type {
   ConversationRecord,
+  ExpectedUpstreamId,
   FeedbackReply,
   FeedbackVote,
   LearnedBudget,
   Place,
   Platform,
 } from '../../core/ports.js';
-import type {
-  AsyncOAuthStateStore,
-  PendingLimit,
-  AsyncStore,
-  ExpectedUpstreamId,
-  PlaceLeases,
-  ReplicaRegistry,
-  Ticket,
-} from '../async-port.js';
+import type { OAuthStateStore, PendingLimit, AsyncStore, PlaceLeases, ReplicaRegistry, Ticket } from '../ports.js';
 import { type LeaseRow, liveLease } from '../rows.js';
 import { StoreUnavailableError } from '../health.js';
 import { classifyStoreError } from './health.js';
@@ -46,7 +39,7 @@ function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (..
 }
 
 /** Slack OAuth states on the SQLite file (migration 0006), for a bridge that has only the Store at hand. */
-export function sqliteOAuthStates(store: Store): AsyncOAuthStateStore {
+export function sqliteOAuthStates(store: Store): OAuthStateStore {
   const repo = createOAuthStateRepo(store.db);
   return {
     issue: guard(store, (state: string, expiresAt: number, limit?: PendingLimit) =>

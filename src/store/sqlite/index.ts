@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationStore, EventStore, FeedbackStore, Immediate } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
@@ -28,10 +27,10 @@ export type { InstallationRepo, InstallationKey } from './installation-repo.js';
 export interface Store {
   readonly db: Database.Database;
   readonly path: string;
-  conversations: Required<Immediate<ConversationStore>>;
-  events: Immediate<EventStore>;
+  conversations: ReturnType<typeof createConversationRepo>;
+  events: ReturnType<typeof createEventRepo>;
   inflight: InFlightRepo;
-  feedback: Immediate<FeedbackStore>;
+  feedback: ReturnType<typeof createFeedbackRepo>;
   installations: InstallationRepo;
   isOpen(): boolean;
   /** Whether the database can take writes now, and if not why (what /readyz shows). */
