@@ -5,7 +5,7 @@ import {
   DEFAULT_ATTACHMENT_MAX_BYTES,
   isTextLike,
   MAX_ATTACHMENTS,
-} from '../core/attachments.js';
+} from '../core/reply/attachments.js';
 import type { Logger } from '../logger.js';
 
 // The connectors' half of attachments: download the text-like files of a message (bounded in

@@ -2,7 +2,7 @@
 // the core never knows which form, which HTTP client, or which stream format is behind it: it
 // sees only the capabilities below and an opaque flavor.
 
-import type { AttachmentInfo } from './attachments.js';
+import type { AttachmentInfo } from './reply/attachments.js';
 
 /** Where a message came from, sent as `metadata` with every upstream send (absent values left out). */
 export interface ChatMetadata {

@@ -2,9 +2,9 @@
 // Connectors (Slack, Discord, the test connector) provide messages and reply sinks; the store
 // provides persistence; src/upstream provides the ChatService (see chat-port.ts). "Where" is one
 // value, the Place (place.ts), from the connector's intake to the reply sink and the store keys.
-import type { MonospaceOptions } from './tables.js';
+import type { MonospaceOptions } from './reply/tables.js';
 
-import type { Attachment } from './attachments.js';
+import type { Attachment } from './reply/attachments.js';
 import type { ContextMessage } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
 
@@ -192,7 +192,7 @@ export interface ReplySink {
   readonly needsFinalWrite?: boolean;
   /**
    * The platform has no table: Markdown tables in the reply become aligned monospace blocks
-   * (core/table-stream.ts), cut by columns beyond `maxLineWidth`, before the text is split.
+   * (core/reply/table-stream.ts), cut by columns beyond `maxLineWidth`, before the text is split.
    */
   readonly monospaceTables?: MonospaceOptions;
   /** Buckets a post or an edit counts against. */

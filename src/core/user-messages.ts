@@ -1,5 +1,5 @@
 import { ChatError } from './chat-port.js';
-import type { ErrorOutcome } from './pump.js';
+import type { ErrorOutcome } from './reply/pump.js';
 
 // Everything the bridge itself says to users, in one place: short, friendly, and free of stack
 // traces, ids and secrets (details go to the log).

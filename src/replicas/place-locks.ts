@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { PlaceHold, PlaceLocks, PlaceTicket } from '../core/relay.js';
-import type { PlaceWrite } from '../core/scheduler.js';
+import type { PlaceHold, PlaceLocks, PlaceTicket } from '../core/intake/relay.js';
+import type { PlaceWrite } from '../core/budget/scheduler.js';
 import type { Clock } from '../core/ports.js';
 import type { PlaceLeases } from '../store/ports.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { StopResult } from '../core/ports.js';
-import type { RemoteStops } from '../core/relay.js';
+import type { RemoteStops } from '../core/intake/relay.js';
 import type { PlaceLeases, StoreSignals } from '../store/ports.js';
 
 // A Stop for a reply another replica writes. The replica holding a place records in its lease

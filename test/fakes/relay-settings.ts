@@ -7,7 +7,7 @@ import {
   systemClock,
 } from '../../src/core/ports.js';
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
-import { createRelay, type Relay, type RelaySettings } from '../../src/core/relay.js';
+import { createRelay, type Relay, type RelaySettings } from '../../src/core/intake/relay.js';
 import { silentLogger } from '../../src/logger.js';
 import { type ChatForm, createChatService } from '../../src/upstream/index.js';
 

@@ -1,6 +1,6 @@
 import { silentLogger } from '../../src/logger.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
-import { createRelay, type RelayDeps } from '../../src/core/relay.js';
+import { createRelay, type RelayDeps } from '../../src/core/intake/relay.js';
 import { FakeChat } from './fake-chat.js';
 import { ManualClock } from './manual-clock.js';
 import { type MemoryStore, openMemoryStore } from './memory-store.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import { type Clock, systemClock } from '../../src/core/ports.js';
-import { createRelay } from '../../src/core/relay.js';
+import { createRelay } from '../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { createPlaceLocks } from '../../src/replicas/place-locks.js';

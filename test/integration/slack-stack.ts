@@ -3,7 +3,7 @@ import { createSlackConnector, type SlackConnector } from '../../src/connectors/
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import type { HandleResult, IncomingMessage, MessageHandler, Place, StopResult } from '../../src/core/ports.js';
-import type { Relay, RelaySettings } from '../../src/core/relay.js';
+import type { Relay, RelaySettings } from '../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type Logger, silentLogger } from '../../src/logger.js';
 import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ContextMessage } from '../../src/core/chat-port.js';
-import type { RelaySettings } from '../../src/core/relay.js';
-import { TRANSCRIPT_END, TRANSCRIPT_START, transcriptLine } from '../../src/core/upstream-message.js';
+import type { RelaySettings } from '../../src/core/intake/relay.js';
+import { TRANSCRIPT_END, TRANSCRIPT_START, transcriptLine } from '../../src/core/reply/upstream-message.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { mention } from './discord/harness.js';
 import { type Stack, startStack } from './discord/stack.js';

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import type { ContextMessage } from '../../src/core/chat-port.js';
-import { TEXT_INDENT, TRANSCRIPT_END, TRANSCRIPT_START } from '../../src/core/upstream-message.js';
+import { TEXT_INDENT, TRANSCRIPT_END, TRANSCRIPT_START } from '../../src/core/reply/upstream-message.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
 // A transcript nobody can forge, end to end: a Slack thread where one user wrote lines that look

@@ -9,7 +9,7 @@ import {
   type InFlightStore,
   systemClock,
 } from '../../src/core/ports.js';
-import { createRelay, type Relay, type RelaySettings } from '../../src/core/relay.js';
+import { createRelay, type Relay, type RelaySettings } from '../../src/core/intake/relay.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { createChatService, type UpstreamClientOptions } from '../../src/upstream/index.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RateLimitScheduler, shareOf } from '../../src/core/scheduler.js';
+import { RateLimitScheduler, shareOf } from '../../src/core/budget/scheduler.js';
 import { ManualClock } from '../fakes/manual-clock.js';
 import {
   type BucketRef,

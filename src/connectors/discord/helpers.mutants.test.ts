@@ -9,6 +9,8 @@ describe('stripBotMention', () => {
     expect(stripBotMention('<@42> a <@42> b <@!42> c', '42')).toBe('a b c');
     expect(stripBotMention('<@420> <@4> <@&42> <#42>', '42')).toBe('<@420> <@4> <@&42> <#42>');
     expect(stripBotMention('<@!!42> x', '42')).toBe('<@!!42> x');
+    // A mention between two words leaves them apart.
+    expect(stripBotMention('hi<@42>there', '42')).toBe('hi there');
   });
 
   it('collapses runs of spaces and tabs to one space, keeps line breaks, trims', () => {

@@ -4,7 +4,7 @@ import { toPlatformError } from './errors.js';
 import { type BucketBudget, channelReadBucket } from './rate-limits.js';
 
 // A Discord place's earlier messages, for the context of a new conversation
-// (core/thread-context.ts): one `GET /channels/{id}/messages?limit&before`, newest first. Mentions
+// (core/reply/thread-context.ts): one `GET /channels/{id}/messages?limit&before`, newest first. Mentions
 // become display names; the bot's own messages are the assistant's.
 
 interface ApiUser {

@@ -11,7 +11,7 @@ import type {
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import stringWidth from 'string-width';
-import type { MonospaceOptions } from '../../core/tables.js';
+import type { MonospaceOptions } from '../../core/reply/tables.js';
 import { replyComponents } from './controls.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';

@@ -4,7 +4,7 @@ import type { BotIdentity } from './events.js';
 import { historyBucket, type SlackLimits, translateSlackError } from './rate-limits.js';
 import type { UserNames } from './users.js';
 
-// A Slack place's earlier messages, for the context of a new conversation (core/thread-context.ts):
+// A Slack place's earlier messages, for the context of a new conversation (core/reply/thread-context.ts):
 // `conversations.replies` for a thread, `conversations.history` for a DM or channel, one request.
 // Text is made readable for the upstream: mentions become display names, links and channel
 // references their labels, entities plain characters.

@@ -5,7 +5,7 @@ import { type Logger, scrubSecrets } from '../../logger.js';
 import { collectAttachments } from '../attachments.js';
 import type { AgentSessions } from './agent-sessions.js';
 import type { SlackDestination } from './destination.js';
-import { ALLOW_ALL, isAllowed } from '../../core/allowlist.js';
+import { ALLOW_ALL, isAllowed } from '../../core/intake/allowlist.js';
 import {
   type BotIdentity,
   classify,

@@ -1,4 +1,4 @@
-import { findFences } from '../../core/split.js';
+import { findFences } from '../../core/reply/split.js';
 
 // Markdown cut into top-level blocks that render independently, so that Slack rendering works
 // block by block: a block the Markdown library would be slow on is rendered by hand, and a block

@@ -9,7 +9,7 @@ import {
   plainCell,
   type Table,
   type TableSpan,
-} from '../../core/tables.js';
+} from '../../core/reply/tables.js';
 import { textBlocks } from './controls.js';
 import { neutraliseMrkdwn } from './render.js';
 

@@ -4,7 +4,7 @@ import { FakeRateLimiter } from '../../../test/fakes/slack/rate-limiter.js';
 import { RATE_MODEL_NAMES, rateModel } from '../../../test/fakes/slack/rate-models.js';
 import { DEFAULT_SLACK_LIMITS, postBucket, updateBucket } from '../../connectors/slack/rate-limits.js';
 import type { BucketRef } from '../ports.js';
-import { RateLimitScheduler, type WritePriority } from '../scheduler.js';
+import { RateLimitScheduler, type WritePriority } from './scheduler.js';
 
 // Ten simulated minutes of 20 live replies in one Slack workspace (5 channels), with the Slack
 // connector's default buckets, against every guess at Slack's unpublished algorithm the fake

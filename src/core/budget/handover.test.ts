@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import type { BucketRef } from '../ports.js';
-import { RateLimitScheduler, shareOf } from '../scheduler.js';
+import { RateLimitScheduler, shareOf } from './scheduler.js';
 
 // A place's own bucket (a channel's posts, BucketRef.perPlace) is not split between replicas:
 // replicas take turns in the place, and the bucket goes with it (PlaceLocks hands it over).

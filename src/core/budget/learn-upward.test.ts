@@ -5,7 +5,7 @@ import { RATE_MODEL_NAMES, type RateModelName, rateModel } from '../../../test/f
 import { MemoryBudgetStore } from '../../../test/fakes/budget-store.js';
 import { DEFAULT_SLACK_LIMITS, postBucket, updateBucket } from '../../connectors/slack/rate-limits.js';
 import type { BucketRef } from '../ports.js';
-import { RateLimitScheduler, type WritePriority } from '../scheduler.js';
+import { RateLimitScheduler, type WritePriority } from './scheduler.js';
 
 // Issue 23, "learn upward": repeated bursts of 20 replies in one workspace (5 channels), 25 s
 // apart, each reply streaming for 3 s, written as the reply writer does (write-pacer.ts): at its

@@ -3,7 +3,7 @@ import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { makeBucket, type RateRule } from '../../../test/fakes/slack/rate-buckets.js';
 import { MemoryBudgetStore } from '../../../test/fakes/budget-store.js';
 import type { BucketRef, LearnedBudget } from '../ports.js';
-import { RateLimitScheduler, shadowKey, type WriteGrant, type WritePriority } from '../scheduler.js';
+import { RateLimitScheduler, shadowKey, type WriteGrant, type WritePriority } from './scheduler.js';
 
 // The learned budgets against platforms whose limits are tighter than, or shaped differently
 // from, the connectors' defaults. Time is a ManualClock; the platform answers each write at once.

@@ -3,7 +3,7 @@ import { MemoryBudgetStore } from '../../../test/fakes/budget-store.js';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { type Bucket, makeBucket, type RateRule } from '../../../test/fakes/slack/rate-buckets.js';
 import type { BucketRef, RateLimitInfo } from '../ports.js';
-import { RateLimitScheduler, shadowKey, shareOf, type WriteGrant, type WriteOutcome } from '../scheduler.js';
+import { RateLimitScheduler, shadowKey, shareOf, type WriteGrant, type WriteOutcome } from './scheduler.js';
 
 // Several replicas sharing one workspace's (or one bot's) buckets: each scheduler spends its share
 // (1 / live replicas), so together they stay within the platform's bucket; what one learns reaches

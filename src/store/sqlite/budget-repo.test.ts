@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import type { BucketRef } from '../../core/ports.js';
-import { RateLimitScheduler } from '../../core/scheduler.js';
+import { RateLimitScheduler } from '../../core/budget/scheduler.js';
 import { createBudgetRepo } from './budget-repo.js';
 import { openStore, type Store } from './index.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import type { DiscordConnector } from '../../../src/connectors/discord/index.js';
 import type { BridgeMetrics } from '../../../src/core/metrics-port.js';
-import type { Relay, RelaySettings } from '../../../src/core/relay.js';
+import type { Relay, RelaySettings } from '../../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
 import { createSqliteAsyncStore } from '../../../src/store/sqlite/async.js';
 import { openStore, type Store } from '../../../src/store/sqlite/index.js';

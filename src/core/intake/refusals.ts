@@ -1,0 +1,91 @@
+import type { Logger } from 'pino';
+import { forParty } from '../budget/write-scheduler.js';
+import { type Clock, type IncomingMessage, PlatformRateLimitedError, type RefusalChannel } from '../ports.js';
+import { errorOutcome, okOutcome, type WriteScheduler } from '../budget/scheduler.js';
+
+// Why a message is not answered (over the per-user limit, busy, restarting), told to its asker:
+// privately where the platform allows (ReplySink.refusal); otherwise publicly, at most once per
+// user per minute, so a flood of refused messages is not answered by a flood of notices. Notices
+// have the lowest priority in the scheduler: they never take a write ahead of an answer. A notice
+// that cannot go within NOTICE_WAIT_MS is dropped (logged).
+
+export const PUBLIC_NOTICE_EVERY_MS = 60_000;
+const NOTICE_WAIT_MS = 60_000;
+
+export type RefusalOutcome = 'private' | 'public' | 'suppressed' | 'failed';
+
+export interface RefusalDeps {
+  scheduler: WriteScheduler;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The party a message's writes and turns belong to: its user, on its platform and workspace. */
+export function partyOf(msg: Pick<IncomingMessage, 'place' | 'userId'>): string {
+  return `${msg.place.platform}:${msg.place.workspaceId ?? ''}:${msg.userId}`;
+}
+
+export class Refusals {
+  /** Party → when its last public notice was sent; entries older than a minute are swept. */
+  private readonly lastPublic = new Map<string, number>();
+  private lastSweep = 0;
+
+  constructor(private readonly d: RefusalDeps) {}
+
+  /** Tell `msg`'s asker `text`; resolves when it was sent, suppressed or given up. Never throws. */
+  async tell(msg: IncomingMessage, text: string): Promise<RefusalOutcome> {
+    const sink = msg.sink;
+    const channel: RefusalChannel = sink.refusal ?? {
+      private: false,
+      buckets: sink.buckets('post'),
+      send: (t) => sink.post(t, { final: true, part: 0 }),
+    };
+    const party = partyOf(msg);
+    if (!channel.private && !this.mayPost(party)) {
+      this.d.logger.debug({ platform: msg.place.platform }, 'refusal notice suppressed: one a minute per user');
+      return 'suppressed';
+    }
+    const scheduler = forParty(this.d.scheduler, party);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const give = new AbortController();
+      const timer = this.d.clock.setTimeout(() => give.abort(new Error('notice waited too long')), NOTICE_WAIT_MS);
+      try {
+        const grant = await scheduler.acquire(channel.buckets, 'notice', give.signal);
+        try {
+          grant.done(okOutcome(await channel.send(text)));
+        } catch (err) {
+          grant.done(errorOutcome(err));
+          throw err;
+        }
+        return channel.private ? 'private' : 'public';
+      } catch (err) {
+        // A 429 went to the scheduler with the grant: try again when it allows.
+        if (err instanceof PlatformRateLimitedError) continue;
+        this.d.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not tell a refusal');
+        return 'failed';
+      } finally {
+        timer.clear();
+      }
+    }
+    this.d.logger.warn('could not tell a refusal: rate limited');
+    return 'failed';
+  }
+
+  /** At most one public notice per party a minute: true (and counted) if this one may go. */
+  private mayPost(party: string): boolean {
+    const now = this.d.clock.now();
+    if (now - this.lastSweep >= PUBLIC_NOTICE_EVERY_MS) {
+      this.lastSweep = now;
+      for (const [p, at] of this.lastPublic) if (now - at >= PUBLIC_NOTICE_EVERY_MS) this.lastPublic.delete(p);
+    }
+    const last = this.lastPublic.get(party);
+    if (last !== undefined && now - last < PUBLIC_NOTICE_EVERY_MS) return false;
+    this.lastPublic.set(party, now);
+    return true;
+  }
+
+  /** Parties remembered (tests: memory stays bounded). */
+  get size(): number {
+    return this.lastPublic.size;
+  }
+}

@@ -1,0 +1,128 @@
+import type { Logger } from 'pino';
+import type { AllowList } from './allowlist.js';
+import type { ChatService } from '../chat-port.js';
+import type { BridgeMetrics } from '../metrics-port.js';
+import type {
+  Arrival,
+  Clock,
+  Connector,
+  ConversationStore,
+  EventStore,
+  FeedbackStore,
+  InFlightRecord,
+  InFlightStore,
+  MessageHandler,
+  Place,
+  RateLimitObserver,
+  StopResult,
+  Vote,
+  VoteResult,
+} from '../ports.js';
+import type { RecoveryReport } from '../reply/recovery.js';
+import type { ReplyHooks } from '../reply/upstream-reply.js';
+import type { PlaceWrite, RateLimitScheduler } from '../budget/scheduler.js';
+import type { ContextSettings } from '../reply/thread-context.js';
+
+// The relay's settings, what it is built from, and the ports several replicas give it.
+
+export interface RelaySettings {
+  streaming: boolean;
+  sessionIdleSeconds: number;
+  maxMessageChars?: number;
+  userMessagesPerMinute: number;
+  maxConcurrentReplies: number;
+  /** MAX_QUEUED_REPLIES: messages waiting for a slot or their place; beyond it a busy notice. Default 256. */
+  maxQueuedReplies?: number;
+  /** CHAT_REPLY_MAX_SECONDS: one reply's overall deadline. */
+  replyMaxSeconds?: number;
+  /** CHAT_REPLY_MAX_CHARS (enforced by the chat client; named in the notice). */
+  replyMaxChars?: number;
+  streamEditIntervalMs: number;
+  /** FEEDBACK: finished replies carry thumbs up/down. Default false (main.ts passes the config). */
+  feedback?: boolean;
+  /** Messages waiting per place besides the one being answered. Default 10. */
+  maxQueuePerPlace?: number;
+  /**
+   * CONTEXT_MODE, CONTEXT_MAX_MESSAGES, CONTEXT_MAX_CHARS: a new conversation's earlier messages.
+   * main.ts always passes them; absent means off (tests that are not about context).
+   */
+  context?: ContextSettings;
+  allow: { slack: AllowList; discord: AllowList };
+}
+
+/** Which upstream bot answers in a place (BOT_ROUTES and the default bot, resolved by the caller). */
+export type BotRouter = (place: Place) => string;
+
+export interface RelayDeps {
+  chat: ChatService;
+  botFor: BotRouter;
+  conversations: ConversationStore;
+  events: EventStore;
+  inflight: InFlightStore;
+  /** Where votes are kept; absent: votes are refused as unknown and none go upstream. */
+  feedback?: FeedbackStore;
+  metrics: BridgeMetrics;
+  logger: Logger;
+  clock: Clock;
+  settings: RelaySettings;
+  /** The one scheduler; made here when not given. */
+  scheduler?: RateLimitScheduler;
+  hooks?: ReplyHooks;
+  /** After drain's timeout, how long aborted replies get to write their interruption note. */
+  drainGraceMs?: number;
+  /** REPLICA_ID, recorded as the owner of each reply in flight. */
+  replicaId?: string;
+  /** Several replicas: one answers in a place at a time (absent: this process is the only one). */
+  placeLocks?: PlaceLocks;
+  /** Several replicas: a Stop for a reply another replica writes is passed to it. */
+  remoteStops?: RemoteStops;
+}
+
+/** Stops for replies other replicas write (a click or `stop` may reach any replica). */
+export interface RemoteStops {
+  /** This replica, holding the place, started `replyKey` for `askerId` there. */
+  started(placeKey: string, replyKey: string, askerId: string): void;
+  /** Stop, at the replica writing it, the reply with this key or the one in this place. */
+  stop(by: { replyKey: string } | { placeKey: string }, userId: string): Promise<StopResult>;
+  /** Stops other replicas pass to this one arrive here. */
+  onStop(handler: (replyKey: string, userId: string) => void): void;
+}
+
+/** Who answers in a place when several replicas share the store (a lease per place). */
+export interface PlaceLocks {
+  /** An admitted message joins the place's line, in arrival order, before it waits for its turn. */
+  join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket;
+}
+
+export interface PlaceTicket {
+  /** Settles once the ticket is in the place's line (or joining failed); never rejects. */
+  joined: Promise<void>;
+  /**
+   * Resolves once no older message waits in the place and this replica holds it; rejects (and
+   * leaves the line) when `signal` aborts first.
+   */
+  acquire(signal: AbortSignal): Promise<PlaceHold>;
+  /** Leave the line without answering. */
+  leave(): void;
+}
+
+export interface PlaceHold {
+  /** Another replica answered here last: its last writes in the place's per-place buckets. */
+  handedOver: PlaceWrite[] | undefined;
+  /** Gives the place back, with this replica's last writes there for the next holder. */
+  release(writes: PlaceWrite[]): Promise<void>;
+}
+
+export interface Relay extends MessageHandler {
+  arrive(place: Place, eventId: string, at: number): Arrival;
+  stop(replyKey: string, userId: string): Promise<StopResult>;
+  stopPlace(place: Place, userId: string): Promise<StopResult>;
+  vote(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
+  /** Edit replies a crash left streaming (text so far + note); reports what became of them. */
+  recoverInterrupted(connectors: Connector[], records?: readonly InFlightRecord[]): Promise<RecoveryReport>;
+  /** SIGTERM: refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
+  drain(timeoutMs: number): Promise<void>;
+  stats(): { inFlight: number; queued: number };
+  /** Feed for connectors' out-of-band rate-limit information (the relay's scheduler). */
+  readonly rateLimits: RateLimitObserver;
+}

@@ -1,0 +1,332 @@
+import { PlatformRateLimitedError, PlatformWriteError, type WriteOptions, type WriteResult } from '../ports.js';
+import { planWrite, type WritePlan } from './reply-cut.js';
+import { MessageLedger, ReplyText } from './reply-text.js';
+import { errorOutcome, okOutcome, unusedOutcome } from '../budget/scheduler.js';
+import { fenceCloser } from './split.js';
+import { WritePacer } from './write-pacer.js';
+import type { Logger } from 'pino';
+import type { BridgeMetrics } from '../metrics-port.js';
+import type { Clock, Platform, ReplySink } from '../ports.js';
+import type { WriteScheduler } from '../budget/scheduler.js';
+
+// What a ReplyWriter is given and what it gives back.
+
+export interface ReplyWriterOptions {
+  sink: ReplySink;
+  scheduler: WriteScheduler;
+  clock: Clock;
+  /** The shortest time between two writes of one message (STREAM_EDIT_INTERVAL_MS). */
+  editIntervalMs: number;
+  platform: Platform;
+  metrics: BridgeMetrics;
+  logger: Logger;
+  /**
+   * Records each write's text with the reply's message ids: an edit before it is sent (crash
+   * repair must not roll the message back), a post once the platform gave its id.
+   */
+  progress?: (messageIds: string[], lastText: string) => void;
+  /** Put before the reply once it has content (e.g. the renewed-conversation note). Read lazily. */
+  prefix?: () => string;
+  /** Room kept free in every message so that a note appended later (after a crash too) fits. */
+  reserveChars?: number;
+  /** Epoch ms the user's message arrived (for the first-text metric). */
+  receivedAt?: number;
+  onFirstText?: (at: number) => void;
+  /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
+  replyKey?: string;
+}
+
+export interface FinishOptions {
+  /** Appended to the text when the reply has content (e.g. the interruption note). */
+  note?: string;
+  /** The whole reply when it has no content (e.g. an error message). */
+  replacement?: string;
+  /** The last write shows thumbs up/down (WriteOptions.feedback). */
+  feedback?: boolean;
+}
+
+export interface WriterResult {
+  messageIds: string[];
+  /** The reply's full text as composed (prefix, upstream text, note), without split fence lines. */
+  text: string;
+  /** Set when a write failed for good. */
+  error?: unknown;
+}
+
+/** Retries of a write the sink says may work again (network), with growing delay from the base. */
+const MAX_WRITE_RETRIES = 3;
+const RETRY_BASE_MS = 500;
+
+// Shows one reply on the platform while its text grows: nothing before there is non-whitespace
+// text; the first text posted at once; then edits of the message at most once per edit interval,
+// each carrying everything that arrived meanwhile, the next only after the previous finished; one
+// final write per message, as soon as the buckets allow once the upstream ended; continuation in a
+// new message when the text outgrows the message or the message grows too old. When the budgets
+// cannot pay one more live reply's final, the reply does not stream: it posts its whole text once
+// when it ends. The parts: reply-text.ts (what is owed), reply-cut.ts (what the next write is),
+// write-pacer.ts (when it may leave). Every write goes through the one scheduler, and its outcome
+// back through its grant.
+
+export class ReplyWriter {
+  private readonly o: ReplyWriterOptions;
+  private readonly text: ReplyText;
+  private readonly ledger = new MessageLedger();
+  private readonly pacer: WritePacer;
+  private fatal: unknown;
+  private retries = 0;
+  private running: Promise<void> | undefined;
+  /** Wakes a pause waiting for new text. */
+  private wakeOnInput: (() => void) | undefined;
+  /** Wakes a pause waiting for new text or the end (the edit interval does not delay a final). */
+  private wakeOnEnd: (() => void) | undefined;
+  private working: Promise<void> = Promise.resolve();
+  private firstShown = false;
+  private yielded = false;
+
+  /** Set by finish(): the reply's last write shows feedback buttons. */
+  private feedback = false;
+
+  /** Resolves once a write failed for good: the reader of the upstream should stop then. */
+  readonly failed: Promise<void>;
+  private markFailed: () => void = () => {};
+
+  constructor(opts: ReplyWriterOptions) {
+    this.o = opts;
+    this.failed = new Promise<void>((resolve) => (this.markFailed = resolve));
+    this.text = new ReplyText(opts.prefix);
+    this.pacer = new WritePacer(opts);
+  }
+
+  /** Show the working indicator (not awaited: it must not delay the upstream request). */
+  start(): void {
+    this.working = this.o.sink.showWorking().catch(() => {});
+  }
+
+  append(delta: string): void {
+    if (this.text.append(delta)) this.kick();
+  }
+
+  /** End the reply: the last write of the last message, then resolve. */
+  async finish(opts: FinishOptions = {}): Promise<WriterResult> {
+    if (!this.text.ended) {
+      this.feedback = opts.feedback === true;
+      this.text.end(opts);
+      this.pacer.ended();
+      this.wakeOnEnd?.();
+    }
+    this.kick();
+    // The loop may restart itself once (text that came in while it was finishing).
+    for (let i = 0; i < 100 && this.running !== undefined; i++) await this.running;
+    if (!this.firstShown) await this.working.then(() => this.o.sink.clearWorking()).catch(() => {});
+    this.pacer.close();
+    const result: WriterResult = { messageIds: [...this.ledger.ids], text: this.text.content() };
+    if (this.fatal !== undefined) result.error = this.fatal;
+    return result;
+  }
+
+  private kick(): void {
+    if (this.running === undefined) {
+      this.running = this.run().finally(() => {
+        this.running = undefined;
+        // Text may have arrived while the loop was finishing.
+        if (this.fatal === undefined && this.plan().kind !== 'done' && this.plan().kind !== 'wait') this.kick();
+      });
+    } else {
+      this.wakeOnInput?.();
+    }
+  }
+
+  /** The current message's next write, from the text as it is now. */
+  private plan(): WritePlan {
+    const content = this.text.content();
+    const desired = this.ledger.desired(content);
+    const ending = this.text.ended;
+    // While streaming, keep room for a note, and for closing a code block left open before it:
+    // the final write may use both, and the note then never has to be split off on its own.
+    const reserve = ending ? 0 : (this.o.reserveChars ?? 0) + fenceCloser(desired).length;
+    const noteAt = this.text.noteAt;
+    const rolloverAt = this.rolloverAt();
+    const { msg } = this.ledger;
+    return planWrite({
+      desired,
+      carryLength: this.ledger.carryLength,
+      limit: Math.max(1, this.o.sink.maxChars - reserve),
+      noteCut: noteAt === undefined ? undefined : this.ledger.toDesired(noteAt),
+      posted: msg.id !== undefined,
+      messageFinal: msg.final,
+      sent: msg.sent,
+      ending,
+      needsFinalWrite: this.o.sink.needsFinalWrite === true,
+      rolloverDue: !ending && rolloverAt !== undefined && this.o.clock.now() >= rolloverAt,
+    });
+  }
+
+  private async run(): Promise<void> {
+    // Bounded: every pass writes, sleeps until a deadline, waits for new input, or moves past
+    // text (a whitespace-only cut, the one yield before a post).
+    while (this.fatal === undefined) {
+      const plan = this.plan();
+      if (plan.kind === 'done') return;
+      if (plan.kind === 'skip') {
+        this.ledger.advance(plan.consumed, plan.reopen);
+        continue;
+      }
+      if (plan.kind === 'wait') {
+        await this.pause(this.rolloverAt(), true);
+        continue;
+      }
+      const ending = this.text.ended;
+      const posted = this.ledger.msg.id !== undefined;
+      if (!posted && !ending) {
+        if (!this.yielded) {
+          // Let the event loop turn once before a post: deltas and the end that arrived together
+          // (a reply sent whole) then make one final post instead of a post and an edit.
+          this.yielded = true;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          continue;
+        }
+        if (this.ledger.ids.length === 0 && this.pacer.chooseMode() === 'post-once') {
+          // Nothing is shown until the end: the whole text is posted once then.
+          await this.pause(undefined, true);
+          continue;
+        }
+      }
+      const due = this.pacer.dueAt(posted ? this.ledger.msg.lastWriteAt : undefined, ending);
+      const now = this.o.clock.now();
+      if (now < due) {
+        // New text joins this write; the end of the reply cuts the wait short.
+        await this.pause(due, false);
+        continue;
+      }
+      this.yielded = false;
+      await this.write(posted ? 'edit' : 'post', plan.final);
+    }
+  }
+
+  /** A message that must be finished before the sink's maximum age. */
+  private rolloverAt(): number | undefined {
+    const maxAge = this.o.sink.maxMessageAgeMs;
+    const { msg } = this.ledger;
+    if (maxAge === undefined || msg.id === undefined || msg.final) return undefined;
+    return msg.createdAt + Math.max(0, maxAge - this.o.editIntervalMs);
+  }
+
+  /**
+   * What every write of this reply tells the sink (built here only): the reply's key for its
+   * controls (Stop), and on the reply's last write (`last`) whether it shows feedback buttons.
+   */
+  private writeOptions(final: boolean, continues: boolean): WriteOptions {
+    const opts: WriteOptions = { final, part: this.ledger.part };
+    if (this.o.replyKey !== undefined) opts.replyKey = this.o.replyKey;
+    if (final && !continues && this.text.ended) {
+      opts.last = true;
+      if (this.feedback) opts.feedback = true;
+    }
+    return opts;
+  }
+
+  private async write(op: 'post' | 'edit', final: boolean): Promise<void> {
+    const { sink, clock, platform, metrics } = this.o;
+    const grant = await this.pacer.acquire(op, this.pacer.priority(op, final, this.ledger.ids.length > 0));
+    if (grant === undefined) return;
+    // The text as it is when the request leaves, not as it was when the write was queued: a write
+    // that waited past the end of the upstream carries the whole reply (and is then its final).
+    const plan = this.plan();
+    if (plan.kind !== 'write') {
+      grant.done(unusedOutcome);
+      return;
+    }
+    const startedAt = clock.now();
+    const opts = this.writeOptions(plan.final, plan.next !== undefined);
+    let result: WriteResult;
+    try {
+      if (op === 'post') {
+        const posted = await sink.post(plan.text, opts);
+        this.ledger.posted(posted.messageId, startedAt);
+        if (!this.text.ended) this.pacer.holdFinal();
+        result = posted;
+      } else {
+        // Recorded before the edit: a crash between the platform applying it and a record after
+        // it would make the repair roll the message back to older text.
+        this.recordProgress(plan.text);
+        result = await sink.edit(this.ledger.msg.id as string, plan.text, opts);
+      }
+    } catch (err) {
+      grant.done(errorOutcome(err));
+      await this.onWriteError(err);
+      return;
+    }
+    grant.done(okOutcome(result));
+    this.retries = 0;
+    metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.ledger.part > 0 ? 'continuation' : 'post');
+    this.ledger.wrote(plan.text, plan.final, startedAt);
+    if (!this.firstShown) {
+      this.firstShown = true;
+      const at = clock.now();
+      void this.working.then(() => sink.clearWorking()).catch(() => {});
+      if (this.o.receivedAt !== undefined)
+        metrics.platformFirstText(platform, Math.max(0, at - this.o.receivedAt) / 1000);
+      this.o.onFirstText?.(at);
+    }
+    // A post is recorded once its message id is known (an edit was recorded before it was sent).
+    if (op === 'post') this.recordProgress(plan.text);
+    if (plan.next !== undefined) {
+      this.ledger.advance(plan.next.consumed, plan.next.reopen);
+      this.ledger.nextMessage();
+    }
+  }
+
+  private recordProgress(text: string): void {
+    try {
+      this.o.progress?.([...this.ledger.ids], text);
+    } catch (err) {
+      // Losing a progress record only weakens crash repair; the reply itself goes on.
+      this.o.logger.warn({ err }, 'could not record reply progress');
+    }
+  }
+
+  private async onWriteError(err: unknown): Promise<void> {
+    const { metrics, platform, logger } = this.o;
+    if (err instanceof PlatformRateLimitedError) {
+      // The grant told the scheduler, which holds the bucket; the loop retries with whatever text
+      // is current then.
+      metrics.platformRateLimited(platform, err.bucket);
+      logger.warn({ bucket: err.bucket, retryAfterMs: err.retryAfterMs }, 'platform rate limit hit');
+      return;
+    }
+    if (err instanceof PlatformWriteError && err.retryable && this.retries < MAX_WRITE_RETRIES) {
+      this.retries++;
+      logger.warn({ code: err.code, attempt: this.retries }, 'platform write failed, retrying');
+      // A backoff is for the platform's sake: neither new text nor the end cuts it short.
+      await new Promise<void>((resolve) => {
+        this.o.clock.setTimeout(resolve, RETRY_BASE_MS * 2 ** (this.retries - 1));
+      });
+      return;
+    }
+    this.fatal = err;
+    const code = err instanceof PlatformWriteError ? err.code : undefined;
+    logger.error(
+      { code, err: err instanceof Error ? err.message : String(err) },
+      'platform write failed; reply abandoned',
+    );
+    this.markFailed();
+  }
+
+  /** Wait until `until` (if any), the end of the reply, or (onInput) new text. */
+  private pause(until: number | undefined, onInput: boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const t =
+        until === undefined
+          ? undefined
+          : this.o.clock.setTimeout(() => done(), Math.max(0, until - this.o.clock.now()));
+      const done = () => {
+        t?.clear();
+        this.wakeOnInput = undefined;
+        this.wakeOnEnd = undefined;
+        resolve();
+      };
+      this.wakeOnEnd = done;
+      if (onInput) this.wakeOnInput = done;
+    });
+  }
+}

@@ -1,0 +1,119 @@
+import type { ChatMetadata, ContextMessage } from '../chat-port.js';
+
+// What one upstream send says: the user's words, and for a new conversation the place's earlier
+// messages (CONTEXT_MODE). Pure, so the rules are tested without a platform: the user's own words
+// are never cut; context is bounded by CONTEXT_MAX_CHARS and, in `message` mode, by what is left of
+// CHAT_MAX_MESSAGE_CHARS; when something must go, the oldest context goes first.
+
+export type ContextMode = 'message' | 'metadata' | 'off';
+
+export interface ComposeOptions {
+  /** The user's message as the relay checked it (bot mention removed, trimmed). */
+  userText: string;
+  /** Earlier messages of the place, oldest first (empty: none). */
+  context: readonly ContextMessage[];
+  mode: ContextMode;
+  /** CONTEXT_MAX_CHARS: the most characters of context text (entries' text, in both forms). */
+  maxContextChars: number;
+  /** CHAT_MAX_MESSAGE_CHARS: the whole composed `message` must fit (context dropped oldest first). */
+  maxMessageChars?: number;
+}
+
+export interface ComposedMessage {
+  message: string;
+  /** Merged over the message's own metadata: `context` when any was included. */
+  metadata: Pick<ChatMetadata, 'context'>;
+  /** The context entries included, oldest first (for a retry with fewer). */
+  included: ContextMessage[];
+}
+
+export const TRANSCRIPT_START = '[Earlier messages in this conversation, oldest first, for context]';
+export const TRANSCRIPT_END = '[End of earlier messages. The new message follows.]';
+/** Below this many characters a cut entry says too little to be worth sending. */
+const MIN_CUT_CHARS = 40;
+
+// A transcript nobody can forge. Only the bridge starts a line at its left edge: the header, one
+// speaker line per real message (`name: ` or `name (assistant): `) and the end marker. A message's
+// text continues on lines indented by TEXT_INDENT, whatever line breaks it used (CR, LF, U+2028…),
+// so no text can stand as a speaker line, a header or an end marker; and a name is one line with
+// no brackets, parentheses or colons, so no user can be named into an assistant or a marker.
+// metadata.context keeps the entries as they are (structured: author, role, text).
+
+/** Put before every line of a message's text after its first. */
+export const TEXT_INDENT = '    ';
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
+const MAX_AUTHOR_CHARS = 80;
+
+/** A speaker's name as the transcript shows it: one line, no `(`, `)`, `[`, `]` or `:`. */
+export function transcriptAuthor(author: string): string {
+  const clean = author
+    // eslint-disable-next-line no-control-regex -- control characters are what this removes
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029()[\]{}:]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, MAX_AUTHOR_CHARS)
+    .trim();
+  return clean === '' ? 'someone' : clean;
+}
+
+/** How an entry reads in the transcript: its speaker line, its further lines indented. */
+export function transcriptLine(m: ContextMessage): string {
+  const who = transcriptAuthor(m.author);
+  const text = m.text.replace(LINE_BREAK, `\n${TEXT_INDENT}`);
+  return m.role === 'assistant' ? `${who} (assistant): ${text}` : `${who}: ${text}`;
+}
+
+/** What a line costs in the transcript beyond its text: the speaker prefix and the indents. */
+function lineOverhead(m: ContextMessage): number {
+  return transcriptLine(m).length - m.text.length;
+}
+
+function transcript(entries: readonly ContextMessage[], userText: string): string {
+  return `${TRANSCRIPT_START}\n${entries.map(transcriptLine).join('\n')}\n${TRANSCRIPT_END}\n\n${userText}`;
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+export function composeMessage(o: ComposeOptions): ComposedMessage {
+  const none: ComposedMessage = { message: o.userText, metadata: {}, included: [] };
+  if (o.mode === 'off' || o.context.length === 0 || o.maxContextChars <= 0) return none;
+
+  // Room for the transcript in the message: what CHAT_MAX_MESSAGE_CHARS leaves after the user's
+  // words and the delimiters (metadata mode sends no transcript, so only CONTEXT_MAX_CHARS counts).
+  const frame = TRANSCRIPT_START.length + TRANSCRIPT_END.length + 3 + o.userText.length;
+  let messageRoom =
+    o.mode === 'message' && o.maxMessageChars !== undefined ? o.maxMessageChars - frame : Number.POSITIVE_INFINITY;
+  let contextRoom = o.maxContextChars;
+
+  const picked: ContextMessage[] = [];
+  for (let i = o.context.length - 1; i >= 0; i--) {
+    const m = o.context[i] as ContextMessage;
+    // A line costs its text, the author prefix, the indents of its further lines and a newline.
+    const overhead = lineOverhead(m) + 1;
+    const textRoom = Math.min(contextRoom, messageRoom - overhead);
+    if (m.text.length <= textRoom) {
+      picked.push(m);
+      contextRoom -= m.text.length;
+      messageRoom -= m.text.length + overhead;
+      continue;
+    }
+    // The newest message alone is too long: a cut of it still says what was being discussed.
+    // (The overhead counted the indents of all its lines: a cut has no more of them.)
+    if (picked.length === 0 && textRoom >= MIN_CUT_CHARS) picked.push({ ...m, text: cut(m.text, textRoom) });
+    break;
+  }
+  if (picked.length === 0) return none;
+  picked.reverse();
+  return {
+    message: o.mode === 'message' ? transcript(picked, o.userText) : o.userText,
+    metadata: { context: picked },
+    included: picked,
+  };
+}
+
+/** After the upstream refused a message as too long: the newer half of the context (none of one). */
+export function fewerContext(context: readonly ContextMessage[]): ContextMessage[] {
+  return context.length <= 1 ? [] : context.slice(Math.ceil(context.length / 2));
+}
