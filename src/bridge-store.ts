@@ -1,6 +1,6 @@
 import type { Config } from './config/config.js';
 import { componentLogger, type Logger, scrubSecrets } from './logger.js';
-import type { AsyncStore } from './store/async-port.js';
+import type { AsyncStore } from './store/ports.js';
 import { MigrationError, openStore } from './store/sqlite/index.js';
 import { createSqliteAsyncStore } from './store/sqlite/async.js';
 

@@ -4,7 +4,7 @@ import type { Connector } from './core/ports.js';
 import { systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/intake/relay.js';
 import { RateLimitScheduler, shareOf } from './core/budget/scheduler.js';
-import type { AsyncStore } from './store/async-port.js';
+import type { AsyncStore } from './store/ports.js';
 import { componentLogger, type Logger } from './logger.js';
 import { errText, type Fatal, StartFailure, startHint, withTimeout } from './lifecycle.js';
 import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';

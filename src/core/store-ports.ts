@@ -3,15 +3,9 @@ import type { Vote } from './ports.js';
 
 // ---- persistence ports (src/store: better-sqlite3, or PostgreSQL shared by several replicas) ----
 //
-// Every store call may answer now (SQLite, the in-memory test stores) or later (PostgreSQL): the
-// core awaits each one. Operations two replicas may race on are atomic in the store itself.
-
-/** A store's answer: a value now, or a promise of it. */
-export type Awaitable<T> = T | Promise<T>;
-
-type ImmediateFn<F> = F extends (...args: infer A) => infer R ? (...args: A) => Awaited<R> : F;
-/** A port whose implementation answers synchronously (better-sqlite3, the in-memory test stores). */
-export type Immediate<T> = { [K in keyof T]: ImmediateFn<T[K]> };
+// Every store call answers with a promise (PostgreSQL answers later; SQLite and the in-memory test
+// stores answer at once but still through a promise). Operations two replicas may race on are
+// atomic in the store itself.
 
 export interface ConversationRecord {
   place: Place;
@@ -36,27 +30,27 @@ export function expectedOf(rec: ConversationRecord | undefined): ExpectedUpstrea
 }
 
 export interface ConversationStore {
-  get(place: Place): Awaitable<ConversationRecord | undefined>;
+  get(place: Place): Promise<ConversationRecord | undefined>;
   /** Insert or replace the mapping of a place. */
-  put(rec: ConversationRecord): Awaitable<void>;
-  touch(place: Place, at: number): Awaitable<void>;
-  delete(place: Place): Awaitable<void>;
+  put(rec: ConversationRecord): Promise<void>;
+  touch(place: Place, at: number): Promise<void>;
+  delete(place: Place): Promise<void>;
   /**
    * Compare-and-set: writes `next` only if the place's mapping is still what the caller read
    * (see ExpectedUpstreamId). Of two replicas renewing the same expired place, exactly one gets
    * true; the other reads the winner's mapping and uses it. A store only one process ever uses
    * may leave it out (the core then puts).
    */
-  replaceIfUnchanged?(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): Awaitable<boolean>;
+  replaceIfUnchanged?(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): Promise<boolean>;
 }
 
 export interface EventStore {
   /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
-  markSeen(platform: Platform, eventId: string, at: number): Awaitable<boolean>;
+  markSeen(platform: Platform, eventId: string, at: number): Promise<boolean>;
   /** Whether the event was recorded (by any replica), without recording it. */
-  wasSeen(platform: Platform, eventId: string): Awaitable<boolean>;
+  wasSeen(platform: Platform, eventId: string): Promise<boolean>;
   /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
-  prune(before: number): Awaitable<number>;
+  prune(before: number): Promise<number>;
 }
 
 export type InFlightState = 'streaming' | 'done' | 'interrupted' | 'failed';
@@ -87,15 +81,15 @@ export interface InFlightBegin {
 }
 
 export interface InFlightStore {
-  begin(rec: InFlightBegin): Awaitable<number>;
+  begin(rec: InFlightBegin): Promise<number>;
   /** After each platform write: the reply's message ids and the current message's text. */
-  progress(id: number, messageIds: string[], lastText: string, at: number): Awaitable<void>;
-  setUpstreamId(id: number, upstreamId: string): Awaitable<void>;
-  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): Awaitable<void>;
+  progress(id: number, messageIds: string[], lastText: string, at: number): Promise<void>;
+  setUpstreamId(id: number, upstreamId: string): Promise<void>;
+  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): Promise<void>;
   /** Replies still `streaming` (left by a crash), optionally for one platform. */
-  listOpen(platform?: Platform): Awaitable<InFlightRecord[]>;
+  listOpen(platform?: Platform): Promise<InFlightRecord[]>;
   /** Remove finished records older than `before`. */
-  prune(before: number): Awaitable<number>;
+  prune(before: number): Promise<number>;
 }
 
 /** A finished reply that showed feedback buttons: what a vote on it needs to know. */
@@ -123,16 +117,16 @@ export interface FeedbackVote {
 }
 
 export interface FeedbackStore {
-  rememberReply(reply: FeedbackReply): Awaitable<void>;
-  reply(replyKey: string): Awaitable<FeedbackReply | undefined>;
+  rememberReply(reply: FeedbackReply): Promise<void>;
+  reply(replyKey: string): Promise<FeedbackReply | undefined>;
   /** Insert or replace the user's vote on the reply (pending again until delivered). */
-  vote(v: Omit<FeedbackVote, 'deliveredAt'>): Awaitable<void>;
+  vote(v: Omit<FeedbackVote, 'deliveredAt'>): Promise<void>;
   /** The user's votes in an upstream conversation not yet sent upstream, oldest first. */
-  pending(upstreamId: string, userId: string): Awaitable<FeedbackVote[]>;
+  pending(upstreamId: string, userId: string): Promise<FeedbackVote[]>;
   /** Mark votes as sent upstream. */
-  delivered(votes: { replyKey: string; userId: string }[], at: number): Awaitable<void>;
+  delivered(votes: { replyKey: string; userId: string }[], at: number): Promise<void>;
   /** Every vote on replies of an upstream conversation, oldest first (the CLI). */
-  forConversation(upstreamId: string): Awaitable<FeedbackVote[]>;
+  forConversation(upstreamId: string): Promise<FeedbackVote[]>;
   /** Forget replies (not votes) remembered before `before`. */
-  prune(before: number): Awaitable<number>;
+  prune(before: number): Promise<number>;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, InFlightRecord, Platform } from '../core/ports.js';
-import type { AsyncStore } from '../store/async-port.js';
+import type { AsyncStore } from '../store/ports.js';
 
 // A replica's part in the group: its heartbeat, who else is alive, and the replies of replicas
 // that stopped without finishing them. Every REPLICA_LEASE_SECONDS / 3 it renews its heartbeat,

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PlaceHold, PlaceLocks, PlaceTicket } from '../core/intake/relay.js';
 import type { PlaceWrite } from '../core/budget/scheduler.js';
 import type { Clock } from '../core/ports.js';
-import type { PlaceLeases } from '../store/async-port.js';
+import type { PlaceLeases } from '../store/ports.js';
 
 // One place, one answering replica, in arrival order: each admitted message joins the place's
 // line in the database, and its replica takes the place's lease only when no older message of a

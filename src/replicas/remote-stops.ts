@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { StopResult } from '../core/ports.js';
 import type { RemoteStops } from '../core/intake/relay.js';
-import type { PlaceLeases, StoreSignals } from '../store/async-port.js';
+import type { PlaceLeases, StoreSignals } from '../store/ports.js';
 
 // A Stop for a reply another replica writes. The replica holding a place records in its lease
 // which reply it writes there and who asked (PlaceLeases.describe); any replica can then check a

@@ -8,7 +8,7 @@ import type {
   Vote,
 } from '../core/ports.js';
 import { type InFlightRecord, type InFlightState, placeKey, readReplyTarget } from '../core/ports.js';
-import type { LiveLease, OwnedInFlightRecord } from './async-port.js';
+import type { LiveLease, OwnedInFlightRecord } from './ports.js';
 
 // The rows both backends keep (one table layout: migrations/ and migrations/postgres/) and how
 // they map to the core's records. Neither backend owns this module: each writes its own SQL and

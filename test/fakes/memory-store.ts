@@ -7,7 +7,6 @@ import {
   type FeedbackReply,
   type FeedbackStore,
   type FeedbackVote,
-  type Immediate,
   type InFlightRecord,
   type InFlightState,
   type InFlightStore,
@@ -21,31 +20,31 @@ import {
 // They follow the same contracts as src/store (copies in and out, so a caller
 // mutating a record cannot change what is stored).
 
-export class MemoryConversationStore implements Immediate<ConversationStore> {
+export class MemoryConversationStore implements ConversationStore {
   private readonly map = new Map<string, ConversationRecord>();
 
-  get(place: Place): ConversationRecord | undefined {
+  async get(place: Place): Promise<ConversationRecord | undefined> {
     const rec = this.map.get(placeKey(place));
     return rec === undefined ? undefined : { ...rec, place: { ...rec.place } };
   }
 
-  put(rec: ConversationRecord): void {
+  async put(rec: ConversationRecord): Promise<void> {
     this.map.set(placeKey(rec.place), { ...rec, place: { ...rec.place } });
   }
 
-  touch(place: Place, at: number): void {
+  async touch(place: Place, at: number): Promise<void> {
     const rec = this.map.get(placeKey(place));
     if (rec !== undefined) rec.lastUsedAt = at;
   }
 
-  delete(place: Place): void {
+  async delete(place: Place): Promise<void> {
     this.map.delete(placeKey(place));
   }
 
-  replaceIfUnchanged(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean {
+  async replaceIfUnchanged(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): Promise<boolean> {
     const cur = this.map.get(placeKey(place));
     if (expectedOf(cur) !== expected) return false;
-    this.put(next);
+    await this.put(next);
     return true;
   }
 
@@ -54,21 +53,21 @@ export class MemoryConversationStore implements Immediate<ConversationStore> {
   }
 }
 
-export class MemoryEventStore implements Immediate<EventStore> {
+export class MemoryEventStore implements EventStore {
   private readonly seen = new Map<string, number>();
 
-  markSeen(platform: Platform, eventId: string, at: number): boolean {
+  async markSeen(platform: Platform, eventId: string, at: number): Promise<boolean> {
     const key = `${platform}:${eventId}`;
     if (this.seen.has(key)) return false;
     this.seen.set(key, at);
     return true;
   }
 
-  wasSeen(platform: Platform, eventId: string): boolean {
+  async wasSeen(platform: Platform, eventId: string): Promise<boolean> {
     return this.seen.has(`${platform}:${eventId}`);
   }
 
-  prune(before: number): number {
+  async prune(before: number): Promise<number> {
     let n = 0;
     for (const [k, at] of this.seen) {
       if (at < before) {
@@ -80,11 +79,17 @@ export class MemoryEventStore implements Immediate<EventStore> {
   }
 }
 
-export class MemoryInFlightStore implements Immediate<InFlightStore> {
+export class MemoryInFlightStore implements InFlightStore {
   private readonly records = new Map<number, InFlightRecord>();
   private nextId = 1;
 
-  begin(rec: { platform: Platform; eventId: string; target: ReplyTarget; upstreamId?: string; at: number }): number {
+  async begin(rec: {
+    platform: Platform;
+    eventId: string;
+    target: ReplyTarget;
+    upstreamId?: string;
+    at: number;
+  }): Promise<number> {
     const id = this.nextId++;
     this.records.set(id, {
       id,
@@ -101,7 +106,7 @@ export class MemoryInFlightStore implements Immediate<InFlightStore> {
     return id;
   }
 
-  progress(id: number, messageIds: string[], lastText: string, at: number): void {
+  async progress(id: number, messageIds: string[], lastText: string, at: number): Promise<void> {
     const r = this.records.get(id);
     if (r === undefined) return;
     r.messageIds = [...messageIds];
@@ -109,25 +114,25 @@ export class MemoryInFlightStore implements Immediate<InFlightStore> {
     r.updatedAt = at;
   }
 
-  setUpstreamId(id: number, upstreamId: string): void {
+  async setUpstreamId(id: number, upstreamId: string): Promise<void> {
     const r = this.records.get(id);
     if (r !== undefined) r.upstreamId = upstreamId;
   }
 
-  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): void {
+  async finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): Promise<void> {
     const r = this.records.get(id);
     if (r === undefined) return;
     r.state = state;
     r.updatedAt = at;
   }
 
-  listOpen(platform?: Platform): InFlightRecord[] {
+  async listOpen(platform?: Platform): Promise<InFlightRecord[]> {
     return [...this.records.values()]
       .filter((r) => r.state === 'streaming' && (platform === undefined || r.platform === platform))
       .map((r) => structuredClone(r));
   }
 
-  prune(before: number): number {
+  async prune(before: number): Promise<number> {
     let n = 0;
     for (const [id, r] of this.records) {
       if (r.state !== 'streaming' && r.updatedAt < before) {
@@ -157,42 +162,42 @@ export interface MemoryStore {
 }
 
 /** Votes in memory (FeedbackStore), same contract as src/store/sqlite/feedback-repo.ts. */
-export class MemoryFeedbackStore implements Immediate<FeedbackStore> {
+export class MemoryFeedbackStore implements FeedbackStore {
   private readonly replies = new Map<string, FeedbackReply>();
   private readonly votes = new Map<string, FeedbackVote>();
 
-  rememberReply(reply: FeedbackReply): void {
+  async rememberReply(reply: FeedbackReply): Promise<void> {
     this.replies.set(reply.replyKey, { ...reply });
   }
 
-  reply(replyKey: string): FeedbackReply | undefined {
+  async reply(replyKey: string): Promise<FeedbackReply | undefined> {
     const r = this.replies.get(replyKey);
     return r === undefined ? undefined : { ...r };
   }
 
-  vote(v: Omit<FeedbackVote, 'deliveredAt'>): void {
+  async vote(v: Omit<FeedbackVote, 'deliveredAt'>): Promise<void> {
     this.votes.set(`${v.replyKey}\u0000${v.userId}`, { ...v, deliveredAt: undefined });
   }
 
-  pending(upstreamId: string, userId: string): FeedbackVote[] {
-    return this.forConversation(upstreamId).filter((v) => v.userId === userId && v.deliveredAt === undefined);
+  async pending(upstreamId: string, userId: string): Promise<FeedbackVote[]> {
+    return (await this.forConversation(upstreamId)).filter((v) => v.userId === userId && v.deliveredAt === undefined);
   }
 
-  delivered(votes: { replyKey: string; userId: string }[], at: number): void {
+  async delivered(votes: { replyKey: string; userId: string }[], at: number): Promise<void> {
     for (const v of votes) {
       const rec = this.votes.get(`${v.replyKey}\u0000${v.userId}`);
       if (rec !== undefined && rec.deliveredAt === undefined) rec.deliveredAt = at;
     }
   }
 
-  forConversation(upstreamId: string): FeedbackVote[] {
+  async forConversation(upstreamId: string): Promise<FeedbackVote[]> {
     return [...this.votes.values()]
       .filter((v) => v.upstreamId === upstreamId)
       .sort((a, b) => a.at - b.at)
       .map((v) => ({ ...v }));
   }
 
-  prune(before: number): number {
+  async prune(before: number): Promise<number> {
     let n = 0;
     for (const [k, r] of this.replies) {
       if (r.at < before) {

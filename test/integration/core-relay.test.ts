@@ -10,6 +10,7 @@ import { fencesBalanced } from '../../src/core/reply/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, replyText, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
+import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
 import { openStore, type Store } from '../../src/store/sqlite/index.js';
 import { createChatService } from '../../src/upstream/index.js';
 import { TestConnector } from '../fakes/test-connector.js';
@@ -97,12 +98,14 @@ async function world(o: WorldOptions = {}): Promise<World> {
   const firstText = new Map<string, number>();
   const shownWaiters = new Map<string, () => void>();
   const botId = o.botId ?? 'demo-bot';
+  // The core's ports are asynchronous: the SQLite store through its async adapter.
+  const ports = createSqliteAsyncStore(store);
   const relay = createRelay({
     chat,
     botFor: () => botId,
-    conversations: store.conversations,
-    events: store.events,
-    inflight: store.inflight,
+    conversations: ports.conversations,
+    events: ports.events,
+    inflight: ports.inflight,
     metrics: noopMetrics,
     logger: silentLogger,
     clock,

@@ -8,7 +8,7 @@ import { createRelay } from '../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { createPlaceLocks } from '../../src/replicas/place-locks.js';
-import type { AsyncStore } from '../../src/store/async-port.js';
+import type { AsyncStore } from '../../src/store/ports.js';
 import { openStore } from '../../src/store/sqlite/index.js';
 import { createPgStore } from '../../src/store/pg/index.js';
 import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';

@@ -6,6 +6,7 @@ import type { HandleResult, IncomingMessage, MessageHandler, Place, StopResult }
 import type { Relay, RelaySettings } from '../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type Logger, silentLogger } from '../../src/logger.js';
+import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
 import { openStore, type Store } from '../../src/store/sqlite/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
@@ -89,7 +90,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     url: upstream?.url ?? emu.url,
     apiKey: API_KEY,
     form: opts.form ?? 'b',
-    store,
+    store: createSqliteAsyncStore(store),
     botId: BOT,
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),

@@ -5,6 +5,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandleResult } from '../../src/core/ports.js';
+import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
 import { openStore, type Store } from '../../src/store/sqlite/index.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
 
@@ -44,7 +45,7 @@ beforeAll(async () => {
   store = openStore(join(dir, 'bridge.db'));
   h = await startCore({
     form: 'b',
-    store,
+    store: createSqliteAsyncStore(store),
     emulator: { chunkDelayMs: 0, maxRecordedRequests: 500 },
     settings: { streamEditIntervalMs: 20 },
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FeedbackVote } from '../../src/core/ports.js';
 import type { ContractContext } from './contract.js';
 
-// The contract's feedback cases (src/store/async-port.ts AsyncFeedbackStore), on every backend.
+// The contract's feedback cases (the core's FeedbackStore, src/core/store-ports.ts), on every backend.
 
 type NewVote = Omit<FeedbackVote, 'deliveredAt'>;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContractContext } from './contract.js';
 
-// The contract's Slack OAuth state cases (AsyncOAuthStateStore), on every backend.
+// The contract's Slack OAuth state cases (OAuthStateStore), on every backend.
 
 export function oauthStateContract(ctx: () => ContractContext) {
   describe('oauth states', () => {

@@ -12,7 +12,7 @@ import {
 import { silentLogger } from '../../src/logger.js';
 import { createCoordinator } from '../../src/replicas/coordinator.js';
 import { createPlaceLocks } from '../../src/replicas/place-locks.js';
-import type { AsyncStore } from '../../src/store/async-port.js';
+import type { AsyncStore } from '../../src/store/ports.js';
 import type { TestDatabase } from './contract.js';
 
 // What several replicas do through the store, on each backend: a place's line keeps arrival

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationRecord, Place, ReplyTarget } from '../../src/core/ports.js';
-import { placeKey } from '../../src/core/ports.js';
-import { type AsyncStore, expectedOf } from '../../src/store/async-port.js';
+import { expectedOf, placeKey } from '../../src/core/ports.js';
+import type { AsyncStore } from '../../src/store/ports.js';
 import { oauthStateContract } from './contract-oauth-states.js';
 
-// One contract for every backend of the async store port (src/store/async-port.ts): SQLite and
+// One contract for every backend of the async store port (src/store/ports.ts): SQLite and
 // PostgreSQL must answer the same. "Another replica" is a second store opened on the same
 // database (a second connection or pool), so the races below are races between replicas.
 

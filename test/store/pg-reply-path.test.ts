@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Place, placeKey } from '../../src/core/ports.js';
-import type { AsyncStore } from '../../src/store/async-port.js';
+import type { AsyncStore } from '../../src/store/ports.js';
 import { ASYNC_COMMIT } from '../../src/store/pg/async-commit.js';
 import { createPgStore } from '../../src/store/pg/index.js';
 import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../support/pg.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AsyncStore } from '../../src/store/async-port.js';
+import type { AsyncStore } from '../../src/store/ports.js';
 import { MigrationError } from '../../src/store/migrate.js';
 import { classifyPgError, createPgStore, describePgUrl, loadPgMigrations } from '../../src/store/pg/index.js';
 import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../support/pg.js';

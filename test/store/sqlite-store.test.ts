@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import type { AsyncStore } from '../../src/store/async-port.js';
+import type { AsyncStore } from '../../src/store/ports.js';
 import { loadMigrations, openStore } from '../../src/store/sqlite/index.js';
 import { migrate } from '../../src/store/sqlite/migrate.js';
 import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';

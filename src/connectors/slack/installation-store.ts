@@ -1,5 +1,5 @@
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
-import type { AsyncInstallationStore } from '../../store/async-port.js';
+import type { InstallationStore as StoredInstallations } from '../../store/ports.js';
 import type { InstallationRepo } from '../../store/sqlite/index.js';
 
 // Bolt's installation store on the bridge's table (slack_installations, SQLite or PostgreSQL). An org-wide
@@ -8,7 +8,7 @@ import type { InstallationRepo } from '../../store/sqlite/index.js';
 type AnyInstallation = Installation<'v1' | 'v2', boolean>;
 
 /** SQLite's repository answers at once, PostgreSQL's later: both are awaited. */
-export type Installations = InstallationRepo | AsyncInstallationStore;
+export type Installations = InstallationRepo | StoredInstallations;
 
 export function createInstallationStore(repo: Installations, now: () => number = Date.now): InstallationStore {
   return {

@@ -8,7 +8,7 @@ import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../../../
 import { silentLogger } from '../../logger.js';
 import { createHttpServer, type HttpServer } from '../../server/http-server.js';
 import { createMetrics } from '../../server/metrics.js';
-import type { AsyncStore } from '../../store/async-port.js';
+import type { AsyncStore } from '../../store/ports.js';
 import { openStore, type Store } from '../../store/sqlite/index.js';
 import { createPgStore } from '../../store/pg/index.js';
 import { createSqliteAsyncStore, sqliteOAuthStates } from '../../store/sqlite/async.js';

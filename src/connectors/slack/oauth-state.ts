@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomBytes } from 'node:crypto';
 // @slack/oauth is Bolt's own dependency (see oauth.ts).
 import { type InstallURLOptions, InvalidStateError, type StateStore } from '@slack/oauth';
+import type { OAuthStateStore as OAuthStates, PendingLimit } from '../../store/ports.js';
 
 // The `state` of Slack install links: random, single use, good for STATE_TTL_MS. Where the states
 // are kept is a port: this process's memory (the default, enough for one process and for tests)
@@ -15,25 +16,8 @@ export const MAX_PENDING_STATES = 10_000;
 /** Install links open at once per client address; more are refused (429) until one is used or expires. */
 export const MAX_PENDING_PER_CLIENT = 5;
 
-/** At most `max` pending links for `client`, counted at `now` (the store's PendingLimit). */
-export interface PendingLimit {
-  client: string;
-  max: number;
-  now: number;
-}
-
-/** Where install links' states are kept. The store's AsyncOAuthStateStore has this shape. */
-export interface OAuthStates {
-  /**
-   * Keeps a new state; with `limit`, only while its client holds fewer than `limit.max` good
-   * ones (else false, nothing stored). Never drops another state to make room.
-   */
-  issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean>;
-  /** true once for a state issued and good through `expiresAt`; false if unknown, expired or used. Atomic. */
-  consume(state: string, now: number): Promise<boolean>;
-  /** Forget states that expired before `before`. */
-  prune(before: number): Promise<number>;
-}
+/** Where install links' states are kept: the store's port (its `oauthStates`), or memory. */
+export type { OAuthStateStore as OAuthStates, PendingLimit } from '../../store/ports.js';
 
 /**
  * States in this process's memory, bounded: per client by the caller's limit, and in all by

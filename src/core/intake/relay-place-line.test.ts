@@ -30,7 +30,7 @@ it('joins the place line at handle(), before the dedup answers; a duplicate leav
     markSeen: (p: Platform, id: string, at: number) =>
       new Promise<boolean>((resolve) => answers.push(() => resolve(store.events.markSeen(p, id, at)))),
     wasSeen: (p: Platform, id: string) => store.events.wasSeen(p, id),
-    prune: () => 0,
+    prune: async () => 0,
   });
   const placeLocks = loggedLocks(log);
   const { clock, conn } = relayWorld((store) => ({ events: slowDedup(store), placeLocks }));

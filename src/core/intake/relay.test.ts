@@ -306,20 +306,20 @@ describe('relay', () => {
     expect(await p).toEqual(status('interrupted'));
     expect(conn.contentsIn('C1')).toEqual([`Started${MESSAGES.interrupted}`]);
     expect(chat.cancelled).toBe(1);
-    expect(store.inflight.listOpen()).toEqual([]);
+    expect(await store.inflight.listOpen()).toEqual([]);
   });
 
   it('recoverInterrupted edits replies a crash left streaming and closes their records', async () => {
     const { conn, relay, store } = setup();
     const target = { place: { platform: 'test' as const, channelId: 'C1' } };
     const posted = await conn.sink({ platform: 'test', channelId: 'C1' }).post('Half a rep', { final: false, part: 0 });
-    const id = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
-    store.inflight.progress(id, [posted.messageId], 'Half a rep', 2);
-    store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
+    const id = await store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
+    await store.inflight.progress(id, [posted.messageId], 'Half a rep', 2);
+    await store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
     expect(await relay.recoverInterrupted([conn])).toEqual({ repaired: 2, unrepairable: 0, failed: 0 });
     // The reply that had shown nothing is not left silent: its place is told to try again.
     expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`, MESSAGES.interruptedBeforeText]);
-    expect(store.inflight.listOpen()).toEqual([]);
+    expect(await store.inflight.listOpen()).toEqual([]);
   });
 
   it('recoverInterrupted counts a connector with no way to tell apart from repairs and failures', async () => {
@@ -337,15 +337,15 @@ describe('relay', () => {
     };
     const target = { place: { platform: 'test' as const, channelId: 'C1' } };
     const posted = await conn.sink(target.place).post('Half a rep', { final: false, part: 0 });
-    const shown = store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
-    store.inflight.progress(shown, [posted.messageId], 'Half a rep', 2);
-    store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
-    const gone = store.inflight.begin({ platform: 'test', eventId: 'e3', target, at: 1 });
-    store.inflight.progress(gone, ['deleted-on-the-platform'], 'Lost', 2);
+    const shown = await store.inflight.begin({ platform: 'test', eventId: 'e1', target, at: 1 });
+    await store.inflight.progress(shown, [posted.messageId], 'Half a rep', 2);
+    await store.inflight.begin({ platform: 'test', eventId: 'e2', target, at: 1 }); // nothing posted yet
+    const gone = await store.inflight.begin({ platform: 'test', eventId: 'e3', target, at: 1 });
+    await store.inflight.progress(gone, ['deleted-on-the-platform'], 'Lost', 2);
     expect(await relay.recoverInterrupted([noNotes])).toEqual({ repaired: 1, unrepairable: 1, failed: 1 });
     expect(conn.contentsIn('C1')).toEqual([`Half a rep${MESSAGES.interrupted}`]);
     expect(interrupted).toEqual(['test']);
-    expect(store.inflight.listOpen()).toEqual([]);
+    expect(await store.inflight.listOpen()).toEqual([]);
   });
 });
 

@@ -18,13 +18,17 @@ class CountingStore extends MemoryConversationStore {
   puts = 0;
   winner: ConversationRecord | undefined;
   noCas = false;
-  override put(rec: ConversationRecord): void {
+  override async put(rec: ConversationRecord): Promise<void> {
     this.puts++;
-    super.put(rec);
+    await super.put(rec);
   }
-  override replaceIfUnchanged(p: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean {
+  override async replaceIfUnchanged(
+    p: Place,
+    expected: ExpectedUpstreamId,
+    next: ConversationRecord,
+  ): Promise<boolean> {
     if (this.winner === undefined) return super.replaceIfUnchanged(p, expected, next);
-    super.put(this.winner);
+    await super.put(this.winner);
     return false;
   }
 }
@@ -55,7 +59,7 @@ describe('Conversations: idle renewal', () => {
       renewed: false,
       useSend: false,
     });
-    expect(store.get(place)?.lastUsedAt).toBe(START + 60_000);
+    expect((await store.get(place))?.lastUsedAt).toBe(START + 60_000);
     expect(lines).toEqual([]);
     await clock.advance(60_001);
     const renewed = await c.begin(place, 'bot');
@@ -70,7 +74,7 @@ describe('Conversations: idle renewal', () => {
     const { c, clock, store } = setup();
     await clock.advance(5_000);
     const t = await c.begin(place, 'bot');
-    expect(store.get(place)).toEqual({
+    expect(await store.get(place)).toEqual({
       place,
       botId: 'bot',
       flavor: 'b',
@@ -91,7 +95,7 @@ describe('Conversations: idle renewal', () => {
       renewed: false,
       useSend: false,
     });
-    expect(store.get(place)?.flavor).toBe('a');
+    expect((await store.get(place))?.flavor).toBe('a');
     expect(b.lines).toEqual([]);
   });
 });
@@ -135,9 +139,9 @@ describe('Conversations: Form A (ids from replies)', () => {
     await c.begin(place, 'bot');
     const before = store.puts;
     await c.captured(place, 'other', 'conv-x');
-    expect(store.get(place)?.upstreamId).toBeUndefined();
+    expect((await store.get(place))?.upstreamId).toBeUndefined();
     await c.captured(place, 'bot', 'conv-1');
-    expect(store.get(place)?.upstreamId).toBe('conv-1');
+    expect((await store.get(place))?.upstreamId).toBe('conv-1');
     await c.captured(place, 'bot', 'conv-1');
     expect(store.puts).toBe(before + 1);
     expect(await c.begin(place, 'bot')).toEqual({
@@ -175,7 +179,7 @@ describe('Conversations: renew and reset', () => {
     const r = await c.renew(place, 'bot');
     expect(r).toMatchObject({ fresh: true, renewed: true, useSend: false });
     expect(r).not.toHaveProperty('afterReset');
-    expect(store.get(place)?.upstreamId).toBe(r.conversationId);
+    expect((await store.get(place))?.upstreamId).toBe(r.conversationId);
     expect(msgs()).toEqual(['upstream conversation gone; renewing']);
   });
 
@@ -239,15 +243,15 @@ describe('Conversations: another replica first', () => {
       const t = await c.begin(place, 'bot');
       expect(t).toMatchObject({ fresh: true, renewed: false });
       expect(t.conversationId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(store.get(place)).toMatchObject({ botId: 'bot', upstreamId: t.conversationId });
+      expect(await store.get(place)).toMatchObject({ botId: 'bot', upstreamId: t.conversationId });
       expect(lines).toEqual([]);
     }
   });
 
   it('stores its own conversation when the mapping it read was deleted meanwhile (a reset elsewhere)', async () => {
     class DeletedMeanwhile extends CountingStore {
-      override replaceIfUnchanged(): boolean {
-        this.delete(place);
+      override async replaceIfUnchanged(): Promise<boolean> {
+        await this.delete(place);
         return false;
       }
     }
@@ -256,7 +260,7 @@ describe('Conversations: another replica first', () => {
     const t = await c.begin(place, 'bot');
     expect(t).toMatchObject({ fresh: true, renewed: false, useSend: false });
     expect(t.conversationId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(store.get(place)).toMatchObject({ botId: 'bot', upstreamId: t.conversationId });
+    expect(await store.get(place)).toMatchObject({ botId: 'bot', upstreamId: t.conversationId });
     expect(lines).toEqual([]);
   });
 
@@ -265,6 +269,6 @@ describe('Conversations: another replica first', () => {
     Object.defineProperty(store, 'replaceIfUnchanged', { value: undefined });
     const { c } = setup('b', store as CountingStore);
     const t = await c.begin(place, 'bot');
-    expect(store.get(place)?.upstreamId).toBe(t.conversationId);
+    expect((await store.get(place))?.upstreamId).toBe(t.conversationId);
   });
 });

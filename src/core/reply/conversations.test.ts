@@ -21,7 +21,7 @@ describe('Conversations', async () => {
     const t1 = await c.begin(place, 'bot');
     expect(t1).toMatchObject({ fresh: true, renewed: false, useSend: false });
     expect(t1.conversationId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(store.get(place)?.upstreamId).toBe(t1.conversationId);
+    expect((await store.get(place))?.upstreamId).toBe(t1.conversationId);
     expect(await c.begin(place, 'bot')).toEqual({
       conversationId: t1.conversationId,
       fresh: false,
@@ -58,7 +58,7 @@ describe('Conversations', async () => {
     expect(r.renewed).toBe(true);
     expect(r.conversationId).not.toBe(first);
     await c.reset(place);
-    expect(store.get(place)).toBeUndefined();
+    expect(await store.get(place)).toBeUndefined();
   });
 });
 

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
-import type { Awaitable } from '../ports.js';
 
 export interface LaterWrites {
-  (what: string, fn: () => Awaitable<unknown>): void;
+  (what: string, fn: () => Promise<unknown>): void;
   /** Resolves once every write queued so far is done (or failed and was logged). */
   settled(): Promise<void>;
 }
@@ -15,7 +14,7 @@ export interface LaterWrites {
  */
 export function laterWrites(log: Logger): LaterWrites {
   let tail: Promise<void> = Promise.resolve();
-  const queue = (what: string, fn: () => Awaitable<unknown>) => {
+  const queue = (what: string, fn: () => Promise<unknown>) => {
     tail = tail.then(fn).then(
       () => {},
       (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`),

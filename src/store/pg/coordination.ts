@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { ASYNC_COMMIT } from './async-commit.js';
 import type { BudgetStore, LearnedBudget } from '../../core/ports.js';
-import type { PlaceLeases, ReplicaRegistry } from '../async-port.js';
+import type { PlaceLeases, ReplicaRegistry } from '../ports.js';
 import { budgetColumns, budgetFromRow, type BudgetRow, type LeaseRow, liveLease, UPSERT_NEWER } from '../rows.js';
 
 // What several replicas coordinate through PostgreSQL: heartbeats, per-place leases, and the

@@ -1,5 +1,4 @@
-import type { FeedbackReply, FeedbackVote } from '../../core/ports.js';
-import type { AsyncFeedbackStore } from '../async-port.js';
+import type { FeedbackReply, FeedbackStore, FeedbackVote } from '../../core/ports.js';
 import { type ReplyRow, toReply, toVote, type VoteRow } from '../rows.js';
 import type { Query } from './coordination.js';
 
@@ -12,7 +11,7 @@ import type { Query } from './coordination.js';
 
 const VOTE_COLUMNS = 'reply_key, user_id, place_key, upstream_id, message_id, vote, voted_at, delivered_at';
 
-export function pgFeedback(q: Query): AsyncFeedbackStore {
+export function pgFeedback(q: Query): FeedbackStore {
   return {
     async rememberReply(r: FeedbackReply) {
       await q(

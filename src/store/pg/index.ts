@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { pgSignals } from './signals.js';
-import { type ConversationRecord, type Place, placeKey } from '../../core/ports.js';
+import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import type { AsyncStore, ExpectedUpstreamId } from '../async-port.js';
+import type { AsyncStore } from '../ports.js';
 import { createHealthMonitor, type StoreHealth, StoreUnavailableError, type Timers } from '../health.js';
 import type { InstallationKey } from '../sqlite/installation-repo.js';
 import type { Migration } from '../migrate.js';

@@ -1,11 +1,11 @@
-import type { AsyncOAuthStateStore } from '../async-port.js';
+import type { OAuthStateStore } from '../ports.js';
 import type { Query } from './coordination.js';
 
 // Slack OAuth install links' states on PostgreSQL (migration postgres/0003). Consuming is one
 // DELETE: of two replicas handed the same redirect, the second waits for the first's row lock,
 // then finds the row gone, so exactly one succeeds.
 
-export function pgOAuthStates(q: Query): AsyncOAuthStateStore {
+export function pgOAuthStates(q: Query): OAuthStateStore {
   return {
     async issue(state, expiresAt, limit) {
       // A duplicate state is an error, not a race to settle: states are 24 random bytes.

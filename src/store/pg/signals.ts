@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { StoreSignals } from '../async-port.js';
+import type { StoreSignals } from '../ports.js';
 
 // Messages between replicas through PostgreSQL's LISTEN/NOTIFY: one pooled connection per replica
 // is kept for listening (opened at the first subscription, and again after it drops), and a

@@ -1,65 +1,81 @@
 import { sqliteBudgetRows } from './budget-repo.js';
 import type {
   ConversationRecord,
+  ExpectedUpstreamId,
   FeedbackReply,
   FeedbackVote,
+  InFlightBegin,
+  InFlightState,
   LearnedBudget,
   Place,
   Platform,
 } from '../../core/ports.js';
-import type {
-  AsyncOAuthStateStore,
-  PendingLimit,
-  AsyncStore,
-  ExpectedUpstreamId,
-  PlaceLeases,
-  ReplicaRegistry,
-  Ticket,
-} from '../async-port.js';
+import type { OAuthStateStore, PendingLimit, AsyncStore, PlaceLeases, ReplicaRegistry, Ticket } from '../ports.js';
 import { type LeaseRow, liveLease } from '../rows.js';
-import { StoreUnavailableError } from '../health.js';
+import { type HealthMonitor, StoreUnavailableError } from '../health.js';
+import { createConversationRepo } from './conversation-repo.js';
+import { createEventRepo } from './event-repo.js';
+import { createFeedbackRepo } from './feedback-repo.js';
 import { classifyStoreError } from './health.js';
+import { createInFlightRepo } from './inflight-repo.js';
 import type { Store } from './index.js';
+import { createInstallationRepo, type InstallationKey } from './installation-repo.js';
 import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';
 
-// The async store port over the better-sqlite3 Store: the existing (health-guarded) repositories
-// where they suffice, and statements of its own for what several replicas need (migration 0004).
+// The async store port over the better-sqlite3 database: the repositories, and statements of its
+// own for what several replicas need (migration 0004), each call guarded once (see guard).
 // better-sqlite3 is synchronous and this process holds the only connection that writes, so every
 // operation is atomic already; the compare-and-set ones still run in IMMEDIATE transactions so two
 // processes on one file (a `migrate` next to a running bridge) cannot interleave them.
 
-/** Runs a SQLite call as a promise; storage failures become StoreUnavailableError. */
-function guard<A extends unknown[], R>(store: Store, fn: (...args: A) => R): (...args: A) => Promise<Awaited<R>> {
-  return async (...args: A): Promise<Awaited<R>> => {
+/**
+ * Runs a SQLite call as a promise. A storage failure is reported to the store's one health monitor
+ * and becomes a StoreUnavailableError; while the store is unhealthy a `write` fails at once without
+ * touching SQLite, so a held lock costs the event loop one busy timeout per probe, not one per message.
+ */
+function guard<A extends unknown[], R>(
+  monitor: HealthMonitor,
+  fn: (...args: A) => R,
+  write = false,
+): (...args: A) => Promise<R> {
+  return async (...args: A): Promise<R> => {
+    if (write) {
+      const h = monitor.health();
+      if (!h.ok) throw new StoreUnavailableError(h.kind ?? 'io', h.reason ?? 'database unavailable');
+    }
     try {
-      // Awaited here, so a repository that answers with a promise is guarded the same way.
-      return await fn(...args);
+      return fn(...args);
     } catch (err) {
-      if (err instanceof StoreUnavailableError) throw err;
-      const bad = classifyStoreError(err);
+      // A closed store's monitor no longer records failures; the error is still a storage one.
+      const bad = monitor.report(err) ?? classifyStoreError(err);
       if (!bad) throw err;
-      store.probe(); // the store's own monitor records the failure and re-probes until it heals
       throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
     }
   };
 }
 
 /** Slack OAuth states on the SQLite file (migration 0006), for a bridge that has only the Store at hand. */
-export function sqliteOAuthStates(store: Store): AsyncOAuthStateStore {
+export function sqliteOAuthStates(store: Store): OAuthStateStore {
   const repo = createOAuthStateRepo(store.db);
+  const g = <A extends unknown[], R>(fn: (...args: A) => R) => guard(store.monitor, fn);
   return {
-    issue: guard(store, (state: string, expiresAt: number, limit?: PendingLimit) =>
-      repo.issue(state, expiresAt, limit),
-    ),
-    consume: guard(store, (state: string, now: number) => repo.consume(state, now)),
-    prune: guard(store, (before: number) => repo.prune(before)),
+    issue: g((state: string, expiresAt: number, limit?: PendingLimit) => repo.issue(state, expiresAt, limit)),
+    consume: g((state: string, now: number) => repo.consume(state, now)),
+    prune: g((before: number) => repo.prune(before)),
   };
 }
 
 export function createSqliteAsyncStore(store: Store): AsyncStore {
-  const { db } = store;
-  const g = <A extends unknown[], R>(fn: (...args: A) => R) => guard(store, fn);
+  const { db, monitor } = store;
+  const g = <A extends unknown[], R>(fn: (...args: A) => R) => guard(monitor, fn);
+  /** A write: fails at once while the store is unhealthy. */
+  const w = <A extends unknown[], R>(fn: (...args: A) => R) => guard(monitor, fn, true);
+  const conversations = createConversationRepo(db);
+  const events = createEventRepo(db);
+  const inflight = createInFlightRepo(db);
+  const feedback = createFeedbackRepo(db);
+  const installations = createInstallationRepo(db);
 
   // ---- replicas and leases ----
   const heartbeat = db.prepare(
@@ -166,52 +182,49 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
     backend: 'sqlite',
     location: store.path,
     conversations: {
-      get: g((place: Place) => store.conversations.get(place)),
-      put: g((rec: ConversationRecord) => store.conversations.put(rec)),
-      touch: g((place: Place, at: number) => store.conversations.touch(place, at)),
-      delete: g((place: Place) => store.conversations.delete(place)),
+      get: g((place: Place) => conversations.get(place)),
+      put: w((rec: ConversationRecord) => conversations.put(rec)),
+      touch: w((place: Place, at: number) => conversations.touch(place, at)),
+      delete: w((place: Place) => conversations.delete(place)),
       replaceIfUnchanged: g((place: Place, expected: ExpectedUpstreamId, next: ConversationRecord) =>
-        store.conversations.replaceIfUnchanged(place, expected, next),
+        conversations.replaceIfUnchanged(place, expected, next),
       ),
     },
     events: {
-      markSeen: g((platform: Platform, eventId: string, at: number) => store.events.markSeen(platform, eventId, at)),
-      wasSeen: g((platform: Platform, eventId: string) => store.events.wasSeen(platform, eventId)),
-      prune: g((before: number) => store.events.prune(before)),
+      markSeen: w((platform: Platform, eventId: string, at: number) => events.markSeen(platform, eventId, at)),
+      wasSeen: g((platform: Platform, eventId: string) => events.wasSeen(platform, eventId)),
+      prune: w((before: number) => events.prune(before)),
     },
     inflight: {
-      begin: g((rec: Parameters<AsyncStore['inflight']['begin']>[0]) => store.inflight.begin(rec)),
-      progress: g((id: number, messageIds: string[], lastText: string, at: number) =>
-        store.inflight.progress(id, messageIds, lastText, at),
+      begin: w((rec: InFlightBegin & { owner: string }) => inflight.begin(rec)),
+      progress: w((id: number, messageIds: string[], lastText: string, at: number) =>
+        inflight.progress(id, messageIds, lastText, at),
       ),
-      setUpstreamId: g((id: number, upstreamId: string) => store.inflight.setUpstreamId(id, upstreamId)),
-      finish: g((id: number, state: 'done' | 'interrupted' | 'failed', at: number) =>
-        store.inflight.finish(id, state, at),
-      ),
-      listOpen: g((platform?: Platform) => store.inflight.listOpen(platform)),
-      listOpenOwnedBy: g((owners: readonly string[]) => store.inflight.listOpenOwnedBy(owners)),
-      claim: g((id: number, from: string, to: string, at: number) => store.inflight.claim(id, from, to, at)),
-      prune: g((before: number) => store.inflight.prune(before)),
+      setUpstreamId: w((id: number, upstreamId: string) => inflight.setUpstreamId(id, upstreamId)),
+      finish: w((id: number, state: Exclude<InFlightState, 'streaming'>, at: number) => inflight.finish(id, state, at)),
+      listOpen: g((platform?: Platform) => inflight.listOpen(platform)),
+      listOpenOwnedBy: g((owners: readonly string[]) => inflight.listOpenOwnedBy(owners)),
+      claim: g((id: number, from: string, to: string, at: number) => inflight.claim(id, from, to, at)),
+      prune: w((before: number) => inflight.prune(before)),
     },
     installations: {
-      save: g((key, userId: string | undefined, json: string, at: number) =>
-        store.installations.save(key, userId, json, at),
+      save: w((key: InstallationKey, userId: string | undefined, json: string, at: number) =>
+        installations.save(key, userId, json, at),
       ),
-      find: g((key) => store.installations.find(key)),
-      delete: g((key) => store.installations.delete(key)),
-      count: g(() => store.installations.count()),
+      find: g((key: InstallationKey) => installations.find(key)),
+      delete: w((key: InstallationKey) => installations.delete(key)),
+      count: g(() => installations.count()),
     },
     replicas,
     leases,
-    // The store's own (health-guarded) feedback repository: one copy of its SQL.
     feedback: {
-      rememberReply: g((r: FeedbackReply) => store.feedback.rememberReply(r)),
-      reply: g((replyKey: string) => store.feedback.reply(replyKey)),
-      vote: g((v: Omit<FeedbackVote, 'deliveredAt'>) => store.feedback.vote(v)),
-      pending: g((upstreamId: string, userId: string) => store.feedback.pending(upstreamId, userId)),
-      delivered: g((votes: { replyKey: string; userId: string }[], at: number) => store.feedback.delivered(votes, at)),
-      forConversation: g((upstreamId: string) => store.feedback.forConversation(upstreamId)),
-      prune: g((before: number) => store.feedback.prune(before)),
+      rememberReply: w((r: FeedbackReply) => feedback.rememberReply(r)),
+      reply: g((replyKey: string) => feedback.reply(replyKey)),
+      vote: w((v: Omit<FeedbackVote, 'deliveredAt'>) => feedback.vote(v)),
+      pending: g((upstreamId: string, userId: string) => feedback.pending(upstreamId, userId)),
+      delivered: w((votes: { replyKey: string; userId: string }[], at: number) => feedback.delivered(votes, at)),
+      forConversation: g((upstreamId: string) => feedback.forConversation(upstreamId)),
+      prune: w((before: number) => feedback.prune(before)),
     },
     oauthStates: sqliteOAuthStates(store),
     budgets: {

@@ -1,12 +1,5 @@
 import type Database from 'better-sqlite3';
-import {
-  type ConversationRecord,
-  type ConversationStore,
-  type ExpectedUpstreamId,
-  type Immediate,
-  type Place,
-  placeKey,
-} from '../../core/ports.js';
+import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
 import { conversationFromRow, conversationParams, type ConversationRow } from '../rows.js';
 
 // Conversations on SQLite. better-sqlite3 is synchronous and this process holds the only
@@ -17,7 +10,8 @@ import { conversationFromRow, conversationParams, type ConversationRow } from '.
 const COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, flavor, upstream_id, created_at, last_used_at)
      VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @flavor, @upstreamId, @createdAt, @lastUsedAt)`;
 
-export function createConversationRepo(db: Database.Database): Required<Immediate<ConversationStore>> {
+/** The core's ConversationStore, answering at once (async.ts makes it a promise). */
+export function createConversationRepo(db: Database.Database) {
   const get = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE place_key = ?');
   const put = db.prepare(
     `INSERT INTO conversations ${COLUMNS}
@@ -43,19 +37,20 @@ export function createConversationRepo(db: Database.Database): Required<Immediat
     },
   );
   return {
-    get(place) {
+    get(place: Place): ConversationRecord | undefined {
       const row = get.get(placeKey(place));
       return row ? conversationFromRow(row) : undefined;
     },
-    put(rec) {
+    put(rec: ConversationRecord): void {
       put.run(conversationParams(rec.place, rec));
     },
-    touch(place, at) {
+    touch(place: Place, at: number): void {
       touch.run(at, placeKey(place));
     },
-    delete(place) {
+    delete(place: Place): void {
       del.run(placeKey(place));
     },
-    replaceIfUnchanged: (place, expected, next) => replaceIfUnchanged.immediate(place, expected, next),
+    replaceIfUnchanged: (place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean =>
+      replaceIfUnchanged.immediate(place, expected, next),
   };
 }

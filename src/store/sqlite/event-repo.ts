@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import type { EventStore, Immediate } from '../../core/ports.js';
+import type { Platform } from '../../core/ports.js';
 
-export function createEventRepo(db: Database.Database): Immediate<EventStore> {
+/** The core's EventStore, answering at once (async.ts makes it a promise). */
+export function createEventRepo(db: Database.Database) {
   // INSERT OR IGNORE is atomic: of two deliveries racing, exactly one sees changes === 1.
   const insert = db.prepare('INSERT OR IGNORE INTO processed_events (platform, event_id, seen_at) VALUES (?, ?, ?)');
   const prune = db.prepare('DELETE FROM processed_events WHERE seen_at < ?');
@@ -9,13 +10,13 @@ export function createEventRepo(db: Database.Database): Immediate<EventStore> {
     'SELECT 1 AS one FROM processed_events WHERE platform = ? AND event_id = ?',
   );
   return {
-    markSeen(platform, eventId, at) {
+    markSeen(platform: Platform, eventId: string, at: number): boolean {
       return insert.run(platform, eventId, at).changes === 1;
     },
-    wasSeen(platform, eventId) {
+    wasSeen(platform: Platform, eventId: string): boolean {
       return find.get(platform, eventId) !== undefined;
     },
-    prune(before) {
+    prune(before: number): number {
       return prune.run(before).changes;
     },
   };

@@ -1,11 +1,12 @@
 import type Database from 'better-sqlite3';
-import type { FeedbackReply, FeedbackStore, Immediate } from '../../core/ports.js';
+import type { FeedbackReply, FeedbackVote } from '../../core/ports.js';
 import { type ReplyRow, toReply, toVote, type VoteRow } from '../rows.js';
 
 // Votes on replies (FEEDBACK): the replies that showed the buttons, and each user's last vote.
 // The rows and their mapping are shared with PostgreSQL (rows.ts): one table layout.
 
-export function createFeedbackRepo(db: Database.Database): Immediate<FeedbackStore> {
+/** The core's FeedbackStore, answering at once (async.ts makes it a promise). */
+export function createFeedbackRepo(db: Database.Database) {
   const remember = db.prepare(
     `INSERT OR REPLACE INTO feedback_replies (reply_key, platform, place_key, upstream_id, message_id, finished_at)
      VALUES (?, ?, ?, ?, ?, ?)`,
@@ -33,26 +34,26 @@ export function createFeedbackRepo(db: Database.Database): Immediate<FeedbackSto
     for (const v of votes) deliver.run(at, v.replyKey, v.userId);
   });
   return {
-    rememberReply(r: FeedbackReply) {
+    rememberReply(r: FeedbackReply): void {
       remember.run(r.replyKey, r.platform, r.placeKey, r.upstreamId ?? null, r.messageId, r.at);
     },
-    reply(replyKey) {
+    reply(replyKey: string): FeedbackReply | undefined {
       const r = getReply.get(replyKey);
       return r === undefined ? undefined : toReply(r);
     },
-    vote(v) {
+    vote(v: Omit<FeedbackVote, 'deliveredAt'>): void {
       upsert.run(v.replyKey, v.userId, v.placeKey, v.upstreamId ?? null, v.messageId, v.vote, v.at);
     },
-    pending(upstreamId, userId) {
+    pending(upstreamId: string, userId: string): FeedbackVote[] {
       return pending.all(upstreamId, userId).map(toVote);
     },
-    delivered(votes, at) {
+    delivered(votes: { replyKey: string; userId: string }[], at: number): void {
       deliverAll(votes, at);
     },
-    forConversation(upstreamId) {
+    forConversation(upstreamId: string): FeedbackVote[] {
       return forConversation.all(upstreamId).map(toVote);
     },
-    prune(before) {
+    prune(before: number): number {
       return prune.run(before).changes;
     },
   };

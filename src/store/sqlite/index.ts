@@ -1,12 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationStore, EventStore, FeedbackStore, Immediate } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
 import { createFeedbackRepo } from './feedback-repo.js';
-import { createHealthMonitor, type StoreHealth, type Timers } from '../health.js';
+import { createHealthMonitor, type HealthMonitor, type StoreHealth, type Timers } from '../health.js';
 import { classifyStoreError, guardRepo, sqliteProbe } from './health.js';
 import { createInFlightRepo, type InFlightRepo } from './inflight-repo.js';
 import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
@@ -28,10 +27,12 @@ export type { InstallationRepo, InstallationKey } from './installation-repo.js';
 export interface Store {
   readonly db: Database.Database;
   readonly path: string;
-  conversations: Required<Immediate<ConversationStore>>;
-  events: Immediate<EventStore>;
+  /** The store's one health monitor (async.ts reports to it too). */
+  readonly monitor: HealthMonitor;
+  conversations: ReturnType<typeof createConversationRepo>;
+  events: ReturnType<typeof createEventRepo>;
   inflight: InFlightRepo;
-  feedback: Immediate<FeedbackStore>;
+  feedback: ReturnType<typeof createFeedbackRepo>;
   installations: InstallationRepo;
   isOpen(): boolean;
   /** Whether the database can take writes now, and if not why (what /readyz shows). */
@@ -127,6 +128,7 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
     store = {
       db,
       path,
+      monitor,
       conversations: guardRepo(createConversationRepo(db), monitor, ['put', 'touch', 'delete']),
       events: guardRepo(createEventRepo(db), monitor, ['markSeen', 'prune']),
       inflight: guardRepo(createInFlightRepo(db), monitor, ['begin', 'progress', 'setUpstreamId', 'finish', 'prune']),

@@ -1,12 +1,12 @@
 import type Database from 'better-sqlite3';
-import type { Immediate, InFlightStore } from '../../core/ports.js';
-import type { AsyncInFlightStore } from '../async-port.js';
+import type { InFlightBegin, InFlightState, Platform } from '../../core/ports.js';
+import type { OwnedInFlightRecord } from '../ports.js';
 import { type InFlightRow, ownedFromRow } from '../rows.js';
 
-/** Replies in flight on SQLite, with the replica that owns each (migration 0004). */
-export type InFlightRepo = Immediate<Omit<AsyncInFlightStore, 'begin'> & Pick<InFlightStore, 'begin'>>;
+/** Replies in flight on SQLite, with the replica that owns each (migration 0004); async.ts makes each answer a promise. */
+export type InFlightRepo = ReturnType<typeof createInFlightRepo>;
 
-export function createInFlightRepo(db: Database.Database): InFlightRepo {
+export function createInFlightRepo(db: Database.Database) {
   const begin = db.prepare(
     `INSERT INTO replies_in_flight (platform, event_id, target, upstream_id, owner, started_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -29,7 +29,7 @@ export function createInFlightRepo(db: Database.Database): InFlightRepo {
   );
   const prune = db.prepare("DELETE FROM replies_in_flight WHERE state <> 'streaming' AND updated_at < ?");
   return {
-    begin(rec) {
+    begin(rec: InFlightBegin): number {
       const target = JSON.stringify(rec.target);
       const info = begin.run(
         rec.platform,
@@ -42,21 +42,22 @@ export function createInFlightRepo(db: Database.Database): InFlightRepo {
       );
       return Number(info.lastInsertRowid);
     },
-    progress(id, messageIds, lastText, at) {
+    progress(id: number, messageIds: string[], lastText: string, at: number): void {
       progress.run(JSON.stringify(messageIds), lastText, at, id);
     },
-    setUpstreamId(id, upstreamId) {
+    setUpstreamId(id: number, upstreamId: string): void {
       setUpstream.run(upstreamId, id);
     },
-    finish(id, state, at) {
+    finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): void {
       finish.run(state, at, id);
     },
-    listOpen(platform) {
+    listOpen(platform?: Platform): OwnedInFlightRecord[] {
       return (platform === undefined ? listAll.all() : listFor.all(platform)).map(ownedFromRow);
     },
-    listOpenOwnedBy: (owners) => (owners.length === 0 ? [] : listOwned.all(JSON.stringify(owners)).map(ownedFromRow)),
-    claim: (id, from, to, at) => claim.run(to, at, id, from).changes === 1,
-    prune(before) {
+    listOpenOwnedBy: (owners: readonly string[]): OwnedInFlightRecord[] =>
+      owners.length === 0 ? [] : listOwned.all(JSON.stringify(owners)).map(ownedFromRow),
+    claim: (id: number, from: string, to: string, at: number): boolean => claim.run(to, at, id, from).changes === 1,
+    prune(before: number): number {
       return prune.run(before).changes;
     },
   };

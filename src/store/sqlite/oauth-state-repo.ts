@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { PendingLimit } from '../async-port.js';
+import type { PendingLimit } from '../ports.js';
 
 // Slack OAuth install links' states (migration 0006), on SQLite: single use through one DELETE,
 // so two connections consuming one state cannot both succeed.

@@ -6,6 +6,7 @@ import type { DiscordConnector } from '../../../src/connectors/discord/index.js'
 import type { BridgeMetrics } from '../../../src/core/metrics-port.js';
 import type { Relay, RelaySettings } from '../../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
+import { createSqliteAsyncStore } from '../../../src/store/sqlite/async.js';
 import { openStore, type Store } from '../../../src/store/sqlite/index.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
 import { assertNoPings } from '../../fakes/discord/writes.js';
@@ -62,7 +63,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       url: emu.url,
       apiKey: API_KEY,
       form: opts.form ?? 'b',
-      store,
+      store: createSqliteAsyncStore(store),
       botId: BOT,
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
       settings: {

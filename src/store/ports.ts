@@ -1,12 +1,12 @@
-import type { BudgetStore, FeedbackStore } from '../core/ports.js';
 import type {
-  ConversationRecord,
-  ExpectedUpstreamId,
+  BudgetStore,
+  ConversationStore,
+  EventStore,
+  FeedbackStore,
+  InFlightBegin,
   InFlightRecord,
-  InFlightState,
-  Place,
+  InFlightStore,
   Platform,
-  ReplyTarget,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
 import type { InstallationKey } from './sqlite/installation-repo.js';
@@ -14,9 +14,8 @@ import type { InstallationKey } from './sqlite/installation-repo.js';
 export type { InstallationKey } from './sqlite/installation-repo.js';
 
 // One asynchronous port over everything the store holds, so SQLite (one process) and PostgreSQL
-// (several replicas sharing a database) can stand behind the same interface. The core's ports
-// (src/core/store-ports.ts) answer `Awaitable` values and the core awaits each; these answer
-// promises, and add what only replicas need (owners, claims, leases, signals). Every operation
+// (several replicas sharing a database) can stand behind the same interface: the core's ports
+// (src/core/store-ports.ts), and what only replicas need (owners, claims, leases, signals). Every operation
 // that two replicas may race on is atomic in the database itself (insert-if-absent,
 // compare-and-set, conditional upsert), never a read followed by a write in the caller.
 //
@@ -24,49 +23,15 @@ export type { InstallationKey } from './sqlite/installation-repo.js';
 // StoreUnavailableError (code 'STORE_UNAVAILABLE') and shows in health(); errors about the data
 // reject as they are.
 
-export { type ExpectedUpstreamId, expectedOf } from '../core/ports.js';
-
-export interface AsyncConversationStore {
-  get(place: Place): Promise<ConversationRecord | undefined>;
-  /** Insert or replace the mapping of a place. */
-  put(rec: ConversationRecord): Promise<void>;
-  touch(place: Place, at: number): Promise<void>;
-  delete(place: Place): Promise<void>;
-  /**
-   * Compare-and-set: writes `next` only if the place's mapping is still what the caller read
-   * (see ExpectedUpstreamId). Of two replicas renewing the same expired place, exactly one gets
-   * true; the other reads the winner's mapping and uses it. `next.place` must be `place`.
-   */
-  replaceIfUnchanged(place: Place, expectedUpstreamId: ExpectedUpstreamId, next: ConversationRecord): Promise<boolean>;
-}
-
-export interface AsyncEventStore {
-  /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
-  markSeen(platform: Platform, eventId: string, at: number): Promise<boolean>;
-  /** Whether the event was recorded, without recording it. */
-  wasSeen(platform: Platform, eventId: string): Promise<boolean>;
-  /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
-  prune(before: number): Promise<number>;
-}
-
 /** An in-flight reply and the replica streaming it. */
 export interface OwnedInFlightRecord extends InFlightRecord {
   owner: string;
 }
 
-export interface AsyncInFlightStore {
-  begin(rec: {
-    platform: Platform;
-    eventId: string;
-    target: ReplyTarget;
-    upstreamId?: string;
-    at: number;
-    /** The replica streaming the reply (REPLICA_ID). */
-    owner: string;
-  }): Promise<number>;
-  progress(id: number, messageIds: string[], lastText: string, at: number): Promise<void>;
-  setUpstreamId(id: number, upstreamId: string): Promise<void>;
-  finish(id: number, state: Exclude<InFlightState, 'streaming'>, at: number): Promise<void>;
+/** The core's in-flight replies, with the replica that streams each. */
+export interface ReplicaInFlightStore extends InFlightStore {
+  /** `owner`: the replica streaming the reply (REPLICA_ID). */
+  begin(rec: InFlightBegin & { owner: string }): Promise<number>;
   /** Replies still `streaming`, optionally for one platform, oldest first. */
   listOpen(platform?: Platform): Promise<OwnedInFlightRecord[]>;
   /** Replies still `streaming` whose owner is one of `owners` (replicas found gone), oldest first. */
@@ -76,29 +41,16 @@ export interface AsyncInFlightStore {
    * over one gone replica's reply, exactly one gets true and repairs it.
    */
   claim(id: number, from: string, to: string, at: number): Promise<boolean>;
-  /** Remove finished records older than `before`. */
-  prune(before: number): Promise<number>;
 }
 
 /** Slack OAuth installations, as src/store/sqlite/installation-repo.ts keeps them. */
-export interface AsyncInstallationStore {
+export interface InstallationStore {
   save(key: InstallationKey, userId: string | undefined, installationJson: string, at: number): Promise<void>;
   /** The installation of a team, or of its enterprise's org-wide install. */
   find(key: InstallationKey): Promise<string | undefined>;
   delete(key: InstallationKey): Promise<number>;
   count(): Promise<number>;
 }
-
-/** A port's operations answering with promises (the same names, arguments and results). */
-export type Promised<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
-};
-
-/**
- * Votes on replies (FEEDBACK): the core's FeedbackStore, asynchronously. A user's last vote on a
- * reply wins (by any replica) and is pending again until `delivered`.
- */
-export type AsyncFeedbackStore = Promised<FeedbackStore>;
 
 /** At most `max` pending install links per client address (`client`), counted at `now`. */
 export interface PendingLimit {
@@ -111,7 +63,7 @@ export interface PendingLimit {
  * Slack OAuth `state` values of install links, so the redirect may reach any replica. The store
  * keeps the values as it is given them (the connector hands it digests, not the links' values).
  */
-export interface AsyncOAuthStateStore {
+export interface OAuthStateStore {
   /**
    * Keeps a new state. With `limit`, only while `limit.client` holds fewer than `limit.max`
    * states still good at `limit.now`: otherwise nothing is stored and the answer is false. No
@@ -202,17 +154,18 @@ export interface AsyncStore {
   readonly backend: StoreBackend;
   /** Where the data is, without secrets: a file path, or postgres://user@host:port/db. */
   readonly location: string;
-  conversations: AsyncConversationStore;
-  events: AsyncEventStore;
-  inflight: AsyncInFlightStore;
-  installations: AsyncInstallationStore;
+  /** The core's conversation mapping, compare-and-set included (replicas race on renewals). */
+  conversations: Required<ConversationStore>;
+  events: EventStore;
+  inflight: ReplicaInFlightStore;
+  installations: InstallationStore;
   replicas: ReplicaRegistry;
   leases: PlaceLeases;
   budgets: BudgetStore;
   /** Only where several replicas can share the store (PostgreSQL). */
   signals?: StoreSignals;
-  feedback: AsyncFeedbackStore;
-  oauthStates: AsyncOAuthStateStore;
+  feedback: FeedbackStore;
+  oauthStates: OAuthStateStore;
   /** The schema version applied (the newest migration recorded). */
   schemaVersion(): Promise<number>;
   isOpen(): boolean;
