@@ -24,8 +24,11 @@ const stopValue = (m: FakeMessage | undefined): string | undefined =>
 describe.skipIf(skip !== undefined)('Stop across replicas', () => {
   it('`stop` written at another replica stops the reply there; the Stop click too, only the asker’s', async () => {
     const g = await group(2);
+    // Replies stream for about 16 s, so that on a loaded machine each is still live when its Stop
+    // arrives; the Stop's effects are awaited for up to 15 s (a cross-replica signal under load),
+    // well below the stream's end, so a reply that merely finished cannot pass for a stopped one.
     const ask = async (channel: string) => {
-      const post = g.slack.userPost({ channel, channelType: 'im', text: 'a long story [chunks 60] [delay 80]' });
+      const post = g.slack.userPost({ channel, channelType: 'im', text: 'a long story [chunks 200] [delay 80]' });
       await g.slack.postSignedEvent(g.eventsUrl(0), g.slack.envelope(post.message));
       const reply = () => g.slack.botMessages(channel)[0];
       await until(
@@ -44,7 +47,7 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
     await until(
       'the stopped note',
       () => (first()?.text ?? '').includes(STOPPED),
-      5_000,
+      15_000,
       () => first()?.text ?? '',
     );
     expect(stopValue(first())).toBeUndefined();
@@ -65,7 +68,7 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
     await until(
       'the refusal',
       () => g.slack.ephemerals.length > 0,
-      5_000,
+      15_000,
       () => '',
     );
     expect(g.slack.ephemerals).toEqual([expect.objectContaining({ user: 'U0OTHER', text: MESSAGES.stopNotOwner })]);
@@ -73,7 +76,7 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
     await until(
       'the stopped note',
       () => (second()?.text ?? '').includes(STOPPED),
-      5_000,
+      15_000,
       () => second()?.text ?? '',
     );
     await until(
