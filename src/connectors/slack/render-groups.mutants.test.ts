@@ -148,6 +148,13 @@ describe('renderMrkdwn: line and paragraph breaks around a line shown as written
     }
   });
 
+  it('a blank line (empty, or spaces, tabs, CR) after it is a paragraph break', () => {
+    for (const blank of ['', ' ', '\t', '\r']) {
+      expect(renderMrkdwn(`- ${U}\n${blank}\n- *b*`), JSON.stringify(blank)).toBe(`- ${U}\n\n•   ${Z}_b_${Z}`);
+    }
+    expect(renderMrkdwn(`- ${U}\n\n- ${U}`)).toBe(`- ${U}\n\n- ${U}`);
+  });
+
   it('without a blank line, a line break only, however many lines the neighbours have', () => {
     expect(renderMrkdwn(`*a*\nb\n${U}\nc\nd`)).toBe(`${Z}_a_${Z}\nb\n${U}\nc\nd`);
   });
