@@ -159,3 +159,43 @@ describe('renderMrkdwn: line and paragraph breaks around a line shown as written
     expect(renderMrkdwn(`*a*\nb\n${U}\nc\nd`)).toBe(`${Z}_a_${Z}\nb\n${U}\nc\nd`);
   });
 });
+
+describe('createMrkdwnRenderer: what the block cache keeps and evicts', () => {
+  it('keeps a block cut into groups, except the last group of the last block (still growing)', () => {
+    const work = newRenderWork();
+    const render = createMrkdwnRenderer({ work });
+    const reply = `*a*\n${U}\n*b*`;
+    expect(render(reply)).toBe(`${Z}_a_${Z}\n${U}\n${Z}_b_${Z}`);
+    expect(work.libraryCalls).toBe(2);
+    expect(render(reply)).toBe(`${Z}_a_${Z}\n${U}\n${Z}_b_${Z}`);
+    expect(work.libraryCalls).toBe(3); // "*b*" again, "*a*" from the cache
+    // Once another block follows, every group of the first one is kept.
+    expect(render(`${reply}\n\nnext`)).toBe(`${Z}_a_${Z}\n${U}\n${Z}_b_${Z}\n\nnext`);
+    expect(work.libraryCalls).toBe(5);
+    expect(render(`${reply}\n\nnext`)).toBe(`${Z}_a_${Z}\n${U}\n${Z}_b_${Z}\n\nnext`);
+    expect(work.libraryCalls).toBe(6);
+  });
+
+  it('evicts the least recently used block once keys and values pass cacheChars (exactly at it: kept)', () => {
+    const work = newRenderWork();
+    // Each of "aaaa", "bbbb", "cccc" costs 8 (a 4-character key and its 4-character rendering).
+    const render = createMrkdwnRenderer({ work, cacheChars: 16 });
+    expect(render('aaaa\n\nbbbb\n\nz')).toBe('aaaa\n\nbbbb\n\nz');
+    expect(work.libraryCalls).toBe(3); // cache: aaaa, bbbb (16)
+    expect(render('aaaa\n\nz')).toBe('aaaa\n\nz');
+    expect(work.libraryCalls).toBe(4); // a hit makes aaaa the newest: bbbb, aaaa
+    expect(render('cccc\n\nz')).toBe('cccc\n\nz');
+    expect(work.libraryCalls).toBe(6); // cccc evicts bbbb: aaaa, cccc
+    expect(render('aaaa\n\ncccc\n\nz')).toBe('aaaa\n\ncccc\n\nz');
+    expect(work.libraryCalls).toBe(7);
+    expect(render('bbbb\n\nz')).toBe('bbbb\n\nz');
+    expect(work.libraryCalls).toBe(9);
+  });
+
+  it('counts the work, computed by hand for a two-paragraph reply', () => {
+    const work = newRenderWork();
+    expect(createMrkdwnRenderer({ work })('para *one*\n\nlast')).toBe(`para ${Z}_one_${Z}\n\nlast`);
+    // scanned: the block pass 2 * 16, each block once (12 + 4), neutralising and trimming 2 * 18.
+    expect(work).toEqual({ libraryCalls: 2, libraryChars: 14, libraryMarkupSquared: 4, scanned: 84 });
+  });
+});
