@@ -121,22 +121,24 @@ describe('renderMrkdwn: the 4,000-character bound on a line', () => {
 describe('renderMrkdwn: lines within the bounds share one library call up to the bounds', () => {
   // Emphasis opened on one line and closed on the next converts only when both lines go to the
   // library together. A first line of 3,000 characters fills one group, so the pair starts a new one.
-  const first = 'z'.repeat(2999);
+  const first = `*f* ${'z'.repeat(2995)}`;
+  const firstOut = `${Z}_f_${Z} ${'z'.repeat(2995)}`;
 
   it('two lines of 4,000 characters in all are one group; 4,001 are two', () => {
     const pair = (n: number) => `*s ${'y'.repeat(2000)}\n${'y'.repeat(n - 2007)} e*`;
     expect(renderMrkdwn(`${first}\n${pair(4000)}`)).toBe(
-      `${first}\n${Z}_s ${'y'.repeat(2000)}\n${'y'.repeat(1993)} e_${Z}`,
+      `${firstOut}\n${Z}_s ${'y'.repeat(2000)}\n${'y'.repeat(1993)} e_${Z}`,
     );
-    expect(renderMrkdwn(`${first}\n${pair(4001)}`)).toBe(`${first}\n*s ${'y'.repeat(2000)}\n${'y'.repeat(1994)} e*`);
+    expect(renderMrkdwn(`${first}\n${pair(4001)}`)).toBe(`${firstOut}\n*s ${'y'.repeat(2000)}\n${'y'.repeat(1994)} e*`);
   });
 
   it('two lines of 256 delimiters in all are one group, 257 are two; the count restarts at each group', () => {
     // The first line (200 delimiters) and the pair (over 256 with it) are separate groups.
-    const top = `a ${bangs(200)}`;
+    const top = `*t* ${bangs(198)}`;
+    const topOut = `${Z}_t_${Z} ${bangs(198)}`;
     const pair = (n: number) => `*s ${bangs(127)}\n${bangs(n - 129)} e*`;
-    expect(renderMrkdwn(`${top}\n${pair(256)}`)).toBe(`${top}\n${Z}_s ${bangs(127)}\n${bangs(127)} e_${Z}`);
-    expect(renderMrkdwn(`${top}\n${pair(257)}`)).toBe(`${top}\n*s ${bangs(127)}\n${bangs(128)} e*`);
+    expect(renderMrkdwn(`${top}\n${pair(256)}`)).toBe(`${topOut}\n${Z}_s ${bangs(127)}\n${bangs(127)} e_${Z}`);
+    expect(renderMrkdwn(`${top}\n${pair(257)}`)).toBe(`${topOut}\n*s ${bangs(127)}\n${bangs(128)} e*`);
   });
 });
 
@@ -152,7 +154,10 @@ describe('renderMrkdwn: line and paragraph breaks around a line shown as written
     for (const blank of ['', ' ', '\t', '\r']) {
       expect(renderMrkdwn(`- ${U}\n${blank}\n- *b*`), JSON.stringify(blank)).toBe(`- ${U}\n\n•   ${Z}_b_${Z}`);
     }
-    expect(renderMrkdwn(`- ${U}\n\n- ${U}`)).toBe(`- ${U}\n\n- ${U}`);
+    // The blank line between them is a group of its own: nothing for the library.
+    const work = newRenderWork();
+    expect(createMrkdwnRenderer({ work })(`- ${U}\n\n- ${U}`)).toBe(`- ${U}\n\n- ${U}`);
+    expect(work.libraryCalls).toBe(0);
   });
 
   it('without a blank line, a line break only, however many lines the neighbours have', () => {

@@ -64,6 +64,19 @@ describe('renderMrkdwn', () => {
   });
 });
 
+describe('renderMrkdwn: what the library makes of odd input', () => {
+  it('keeps leading whitespace the library produces (an entity), and drops a block that renders empty', () => {
+    expect(renderMrkdwn('&#32;x')).toBe(' x');
+    // "&nbsp;" renders as a no-break space, which trims to nothing: no empty paragraph for it.
+    expect(renderMrkdwn('a\n\n&nbsp;\n\nb')).toBe('a\n\nb');
+  });
+
+  it('shows a block the library fails on (its stack, on 1,999 nested list items) as written', () => {
+    const deep = `${'- '.repeat(1999)}a`;
+    expect(renderMrkdwn(`intro *x*\n\n${deep}`)).toBe(`intro ${Z}_x_${Z}\n\n${deep}`);
+  });
+});
+
 describe('renderMarkdownText', () => {
   it('breaks <!, <@ and <# (every one) and broadcasts in any case, leaving other < alone', () => {
     expect(renderMarkdownText('<!channel> <@U1> <#C1> <a> < b')).toBe(`<${Z}!channel> <${Z}@U1> <${Z}#C1> <a> < b`);
