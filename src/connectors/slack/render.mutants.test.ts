@@ -64,6 +64,14 @@ describe('renderMrkdwn', () => {
   });
 });
 
+describe('renderMrkdwn: what the library makes of odd input', () => {
+  it('keeps leading whitespace the library produces (an entity), and drops a block that renders empty', () => {
+    expect(renderMrkdwn('&#32;x')).toBe(' x');
+    // "&nbsp;" renders as a no-break space, which trims to nothing: no empty paragraph for it.
+    expect(renderMrkdwn('a\n\n&nbsp;\n\nb')).toBe('a\n\nb');
+  });
+});
+
 describe('renderMarkdownText', () => {
   it('breaks <!, <@ and <# (every one) and broadcasts in any case, leaving other < alone', () => {
     expect(renderMarkdownText('<!channel> <@U1> <#C1> <a> < b')).toBe(`<${Z}!channel> <${Z}@U1> <${Z}#C1> <a> < b`);

@@ -144,6 +144,19 @@ function endsWithBlankLine(text: string): boolean {
   return newlines >= 2;
 }
 
+/**
+ * True when the text starts with an empty line. A group after a line shown as written starts
+ * with the blank lines that followed that line: a paragraph break between the two.
+ */
+function startsWithBlankLine(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) return true;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return false;
+}
+
 export interface MrkdwnRendererOptions {
   /** Rendered blocks kept (a streaming reply's finished paragraphs are not rendered again). */
   cacheChars?: number;
@@ -177,6 +190,7 @@ export function createMrkdwnRenderer(opts: MrkdwnRendererOptions = {}): (markdow
     let out = '';
     let sep = '';
     for (const [i, g] of groups.entries()) {
+      if (startsWithBlankLine(g.text)) sep = '\n\n';
       const rendered = g.within ? renderGroup(g.text, !last || i < groups.length - 1) : g.text.trim();
       if (rendered !== '') {
         out += (out === '' ? '' : sep) + rendered;
