@@ -111,3 +111,58 @@ describe('splitOnce: bounds', () => {
     expect(splitOnce('\u{10FFFF}\u{10FFFF}x', 3)).toEqual({ consumed: 2, head: '\u{10FFFF}', close: '', reopen: '' });
   });
 });
+
+// A cut never falls inside a Markdown link `[label](target)`: no `]` or line end in the label, no
+// `)` or line end in the target. Each text below has one space or line break that a cut would take
+// if it were not inside a link, and an earlier space it falls back to when it is.
+describe('splitOnce: Markdown links', () => {
+  it('avoids a link: the cut falls before it', () => {
+    // The link is 5..13; the cut after the space at 10 would be inside it: back to the space before it.
+    expect(splitOnce('aaaa [b](c d)ee', 12)?.head).toBe('aaaa ');
+    // No boundary: a hard cut, before a link that starts one character before the limit.
+    expect(splitOnce('aaaaaaaaaaa[c](e) f', 12)?.head).toBe('aaaaaaaaaaa');
+  });
+
+  it('may cut right before a link or right after it', () => {
+    // The link is 2..8 and no boundary is near: the hard cut at 8 is right after its `)`.
+    expect(splitOnce('xx[a](b)yyyyy', 8)?.head).toBe('xx[a](b)');
+    // The link is 2..11, past the limit: the hard cut falls right before its `[`.
+    expect(splitOnce('xx[aaaa](b)', 6)?.head).toBe('xx');
+  });
+
+  it('a bracket pair without a target is no link', () => {
+    expect(splitOnce('aaaa [bb cc] dd', 10)?.head).toBe('aaaa [bb ');
+    expect(splitOnce('aaaa [bb cc]dd', 10)?.head).toBe('aaaa [bb ');
+  });
+
+  it('a target without its closing parenthesis is no link', () => {
+    expect(splitOnce('aaaa [b](c d ee', 12)?.head).toBe('aaaa [b](c ');
+  });
+
+  it('a label or target broken by a line is no link', () => {
+    expect(splitOnce('aaaa [b\nc](d) eeee', 8)?.head).toBe('aaaa [b\n');
+    expect(splitOnce('aaaa [b](c\nd) eeee', 11)?.head).toBe('aaaa [b](c\n');
+  });
+
+  it('sees every link of a line, and cuts between two of them', () => {
+    // [a](b) is 2..8, [c](d e) is 9..17: the space at 8 is between them, the one at 14 inside the second.
+    expect(splitOnce('x [a](b) [c](d e) f', 15)?.head).toBe('x [a](b) ');
+    // After a bracket that is no link (the `]` at 4 is not followed by `(`), a link still counts.
+    expect(splitOnce('x [a] [c](d e) f', 12)?.head).toBe('x [a] ');
+  });
+
+  it('a link ends at the first `)`: a bracket inside its target starts nothing', () => {
+    // The link is [a](b[c) (2..10); `](d e)` after it is plain text, so the space at 13 is free.
+    expect(splitOnce('p [a](b[c)](d e)ff', 14)?.head).toBe('p [a](b[c)](d ');
+  });
+
+  it('a link whose `)` lies beyond the lookahead (limit + 2048) counts as none', () => {
+    // `)` at 12 + 2048: past what a cut looks at, so the space inside the target at 11 is free.
+    const text = `aaaa [b](c ${'x'.repeat(2049)})`;
+    expect(text.indexOf(')')).toBe(12 + 2048);
+    expect(splitOnce(text, 12)?.head).toBe('aaaa [b](c ');
+    // One character earlier, it is a link and the cut falls before it.
+    const seen = `aaaa [b](c ${'x'.repeat(2048)})`;
+    expect(splitOnce(seen, 12)?.head).toBe('aaaa ');
+  });
+});
