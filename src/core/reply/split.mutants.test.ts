@@ -166,3 +166,69 @@ describe('splitOnce: Markdown links', () => {
     expect(splitOnce(seen, 12)?.head).toBe('aaaa ');
   });
 });
+
+// Where a cut may fall around a fence's lines, and the bounds of a cut, at their exact edges.
+describe('splitOnce: edges of the cut guards', () => {
+  it('may cut right after a closing fence line', () => {
+    // The block is 0..12 (closing line 8..12); the line break ending at 12 is in the last tenth.
+    expect(splitOnce('```\nb c\n```\nzz zz', 13)?.head).toBe('```\nb c\n```\n');
+  });
+
+  it('never cuts right after an opening fence line (that part would hold an empty block)', () => {
+    // The line break at 20 ends the opening line: the cut falls at the one before it.
+    expect(splitOnce(`${'a'.repeat(15)}\n\`\`\`\n${'b'.repeat(20)}`, 24)?.head).toBe(`${'a'.repeat(15)}\n`);
+  });
+
+  it('reopens a fence whose added lines are exactly half a part, and fills the part exactly', () => {
+    // close "```" + reopen "```\n" = 7 of 14; the cut at 11 plus "```" is 14 characters.
+    expect(splitOnce(`\`\`\`\nbbbbbb\n${'b'.repeat(12)}`, 14)).toEqual({
+      consumed: 11,
+      head: '```\nbbbbbb\n```',
+      close: '```',
+      reopen: '```\n',
+    });
+  });
+
+  it('a boundary exactly at 90 % of the limit is not in the last tenth', () => {
+    // The space ends at 9 of 10: the paragraph break (5, from 30 % on) wins.
+    expect(splitOnce('aaa\n\nbbb cccccc', 10)?.head).toBe('aaa\n\n');
+  });
+
+  it('takes a boundary that ends exactly at the limit', () => {
+    expect(splitOnce('aaaa bbbb cccc', 10)?.head).toBe('aaaa bbbb ');
+  });
+
+  it('cuts right before a note that starts exactly at the limit', () => {
+    expect(splitOnce('aaaa bbbb\n\nnote', 9, 0, 9)?.head).toBe('aaaa bbbb');
+  });
+
+  it('with nothing allowed between minCut and maxCut, the last resort cuts at the limit', () => {
+    // The cut must take more than 3 characters and no more than 3: none is allowed.
+    expect(splitOnce('abcdefgh', 5, 3, 3)).toEqual({ consumed: 5, head: 'abcde', close: '', reopen: '' });
+  });
+
+  it('the last resort (a link longer than a part) still never cuts a surrogate pair', () => {
+    // The link covers 0..9; the limit 4 falls between the two halves of the second emoji.
+    expect(splitOnce('[😀😀](x)', 4)).toEqual({ consumed: 3, head: '[😀', close: '', reopen: '' });
+  });
+});
+
+describe('cutAt: edges', () => {
+  it('a cut right after an opening line closes the (empty) block and reopens it', () => {
+    expect(cutAt('```py\nx', 6)).toEqual({ consumed: 6, head: '```py\n```', close: '```', reopen: '```py\n' });
+  });
+
+  it('a cut at the end of a line that may be a fence line moves before that line', () => {
+    expect(cutAt('intro\n``\nx', 8)).toEqual({ consumed: 6, head: 'intro\n', close: '', reopen: '' });
+  });
+
+  it('only text after minCut counts as text left before the moved cut', () => {
+    // After minCut (6) there is only a blank line before `` : the cut stays where asked.
+    expect(cutAt('```ts\n\n``', 9, 6)).toEqual({
+      consumed: 9,
+      head: '```ts\n\n``\n```',
+      close: '\n```',
+      reopen: '```ts\n',
+    });
+  });
+});
