@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cutAt, fenceCloser, fencesBalanced, splitOnce } from './split.js';
+import { cutAt, fenceCloser, fencesBalanced, splitOnce, splitText } from './split.js';
 
 // The fence rules and the early cut, case by case (mutation testing). Every expected value is
 // written out by hand from CommonMark's fence rules: up to three spaces of indent, three or more
 // ` or ~, a backtick fence's info string has no backtick, a closing line is the same character at
 // least as long with only spaces or tabs after it.
+
+const texts = (parts: { text: string }[]) => parts.map((p) => p.text);
 
 describe('fenceCloser: what closes a code block left open', () => {
   it('closes an open block on a line of its own, with the opening marker', () => {
@@ -102,7 +104,7 @@ describe('cutAt: a message finished early', () => {
 describe('splitOnce: bounds', () => {
   it('leaves a text of exactly the limit alone and refuses a limit below 1', () => {
     expect(splitOnce('abc', 3)).toBeUndefined();
-    expect(() => splitOnce('ab', 0)).toThrow(RangeError);
+    expect(() => splitOnce('ab', 0)).toThrow(new RangeError('max must be at least 1'));
     expect(splitOnce('ab', 1)).toEqual({ consumed: 1, head: 'a', close: '', reopen: '' });
   });
 
@@ -229,6 +231,75 @@ describe('cutAt: edges', () => {
       head: '```ts\n\n``\n```',
       close: '\n```',
       reopen: '```ts\n',
+    });
+  });
+});
+
+describe('splitOnce: more edges', () => {
+  it('a sentence ends at . ! or ? (closers allowed), and takes all the spaces after it', () => {
+    // No space in the last tenth: from 30 % on, the sentence end at 5 beats the later space at 9.
+    expect(splitOnce('One. two threeeeeeee', 16)?.head).toBe('One. ');
+    expect(splitOnce('One.  two threeeeee', 16)?.head).toBe('One.  ');
+  });
+
+  it('a link at the start of a line, or with a `)` in its label, is a link', () => {
+    // Link 5..13 right after a line break: the cut at the line break, not at the space inside it.
+    expect(splitOnce('aaaa\n[b](c d) ee', 12)?.head).toBe('aaaa\n');
+    // Link 2..12, its label `a)b`: the space at 9 is inside it.
+    expect(splitOnce('x [a)b](c d) ee', 11)?.head).toBe('x ');
+    // A line break between `]` and `(` makes no link.
+    expect(splitOnce('aaaa [b\n(c d) ee', 12)?.head).toBe('aaaa [b\n(c ');
+  });
+
+  it('a hard cut stays off a link up to its `)` included', () => {
+    expect(splitOnce('xx[a](bc)yy', 8)?.head).toBe('xx');
+  });
+
+  it('a link longer than a part, from the first character, is cut at the limit (the last resort)', () => {
+    expect(splitOnce('[a](b c) dd', 7)).toEqual({ consumed: 7, head: '[a](b c', close: '', reopen: '' });
+  });
+
+  it('never cuts on an opening fence line, even at a space in its info string', () => {
+    expect(splitOnce(`\`\`\`py x\n${'b'.repeat(30)}`, 30)).toEqual({
+      consumed: 26,
+      head: `\`\`\`py x\n${'b'.repeat(18)}\n\`\`\``,
+      close: '\n```',
+      reopen: '```py x\n',
+    });
+  });
+
+  it('never cuts on a closing fence line: the cut falls before it', () => {
+    const text = `\`\`\`\n${'b'.repeat(16)}\n\`\`\`\`\`\ncc`;
+    expect(texts(splitText(text, 24))).toEqual([`\`\`\`\n${'b'.repeat(16)}\n\`\`\``, '```\n\n`````\ncc']);
+  });
+
+  it('a code block whose opening line is too long to repeat is moved whole, not reopened', () => {
+    // Reopen "```abcdefghij\n" (14) + close (4) is 18 of 30, over half a part.
+    const text = `intro\n\`\`\`abcdefghij\nbbbb bbbb bbbb bbbb bbbb`;
+    expect(splitOnce(text, 30)?.head).toBe('intro\n');
+  });
+
+  it('sees the whole line holding the limit: "``` x" there is code, not a closing line', () => {
+    // The line at 17..27 crosses the limit 20; cut to 20 it would read as a closing line.
+    const code = `\`\`\`\n${'b'.repeat(12)}\n`;
+    const want = { consumed: 17, head: `${code}\`\`\``, close: '```', reopen: '```\n' };
+    expect(splitOnce(`${code}\`\`\`      x\nmore`, 20)).toEqual(want);
+    expect(splitOnce(`${code}\`\`\`      x`, 20)).toEqual(want);
+  });
+
+  it('splitText hands each cut the full lookahead: a link whose `)` is 2047 past the limit is seen', () => {
+    const text = `aaaa [b](c ${'x'.repeat(2048)})`;
+    expect(splitText(text, 12)[0]?.text).toBe('aaaa ');
+  });
+});
+
+describe('cutAt: a block closed after the cut', () => {
+  it('is still open at the cut: closed there and reopened', () => {
+    expect(cutAt('```py\nx = 1\ny = 2\n```', 12)).toEqual({
+      consumed: 12,
+      head: '```py\nx = 1\n```',
+      close: '```',
+      reopen: '```py\n',
     });
   });
 });
