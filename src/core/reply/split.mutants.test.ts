@@ -144,6 +144,8 @@ describe('splitOnce: Markdown links', () => {
   it('a label or target broken by a line is no link', () => {
     expect(splitOnce('aaaa [b\nc](d) eeee', 8)?.head).toBe('aaaa [b\n');
     expect(splitOnce('aaaa [b](c\nd) eeee', 11)?.head).toBe('aaaa [b](c\n');
+    // The space at 10 lies between `(` and the line break: no link holds it.
+    expect(splitOnce('aaaa [b](c d\ne) ff', 12)?.head).toBe('aaaa [b](c ');
   });
 
   it('sees every link of a line, and cuts between two of them', () => {
