@@ -8,6 +8,8 @@ export default defineConfig({
     include: [
       'src/**/*.mutants.test.ts',
       'src/core/reply/split.test.ts',
+      // Reads split's work counters and cost bounds (under 1 s).
+      'src/core/reply/split-linear.test.ts',
       'src/core/reply/reply-writer-fences.test.ts',
       'src/core/reply/pump.test.ts',
       'src/core/reply/reply-writer.test.ts',
