@@ -45,6 +45,14 @@ function procCpu(pid: number): number {
   }
 }
 
+/** The API key every bench upstream (emulator or timing proxy) accepts. */
+export const BENCH_API_KEY = 'bench-key';
+
+/** A bench bridge's upstream settings: Form A at `url`, answered as `botId`. */
+export function upstreamEnv(url: string, botId = 'demo-bot'): Record<string, string> {
+  return { CHAT_API_URL: url, CHAT_API_KEY: BENCH_API_KEY, CHAT_API_FORM: 'a', CHAT_BOT_ID: botId };
+}
+
 export async function startBridge(
   env: Record<string, string>,
   opts: { readyTimeoutMs?: number } = {},

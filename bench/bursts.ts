@@ -2,7 +2,7 @@ import { startEmulator } from '../src/emulator/index.js';
 import { replyText } from '../src/emulator/replies.js';
 import type { RateModelName } from '../test/fakes/slack/rate-models.js';
 import { startTimingProxy } from '../test/fakes/timing-proxy.js';
-import { type BridgeProcess, startBridge } from './bridge-process.js';
+import { BENCH_API_KEY, type BridgeProcess, startBridge, upstreamEnv } from './bridge-process.js';
 import { type ReplyHandle, slackRig } from './rigs.js';
 import { percentile, round } from './text.js';
 
@@ -47,7 +47,7 @@ export interface BurstsResult {
 
 export const BURSTS_DEFAULTS = { bursts: 4, replies: 20, channels: 5, gapMs: 25_000, long: 3000, chunks: 150 };
 
-const API_KEY = 'bench-key';
+const API_KEY = BENCH_API_KEY;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function runModel(model: RateModelName, log: (s: string) => void): Promise<BurstsRun> {
@@ -64,10 +64,7 @@ async function runModel(model: RateModelName, log: (s: string) => void): Promise
   let peakRss = 0;
   try {
     bridge = await startBridge({
-      CHAT_API_URL: proxy.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: 'demo-bot',
+      ...upstreamEnv(proxy.url),
       ...rig.env,
     });
     const b = bridge;

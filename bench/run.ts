@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmulator } from '../src/emulator/index.js';
 import { replyText } from '../src/emulator/replies.js';
-import { metricSum, startBridge } from './bridge-process.js';
+import { BENCH_API_KEY, metricSum, startBridge, upstreamEnv } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
 import { type BurstsResult, formatBursts, runBursts } from './bursts.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
@@ -63,7 +63,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const API_KEY = 'bench-key';
+const API_KEY = BENCH_API_KEY;
 const LONG = Number(args.long);
 const CHUNKS = Number(args.chunks);
 const DELAY = Number(args.delay);
@@ -102,10 +102,7 @@ async function runLevel(platform: Platform, level: number, model?: RateModelName
   let bridge: Awaited<ReturnType<typeof startBridge>> | undefined;
   try {
     bridge = await startBridge({
-      CHAT_API_URL: proxy.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: 'demo-bot',
+      ...upstreamEnv(proxy.url),
       ...rig.env,
     });
     const b = bridge;
@@ -250,10 +247,7 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
   let bridge: Awaited<ReturnType<typeof startBridge>> | undefined;
   try {
     bridge = await startBridge({
-      CHAT_API_URL: proxy.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: 'demo-bot',
+      ...upstreamEnv(proxy.url),
       ...rig.env,
     });
     await sleep(1000);

@@ -191,6 +191,18 @@ export class LearnedNumbers {
     }
   }
 
+  /**
+   * A 429 while a probe was out: back to the burst last accepted whole. The rate is untouched (the
+   * burst overreached, not the rate; a 429 after this one shrinks it as usual), and no probe goes
+   * for RECENT_LIMIT_MS (lastLimitedAt). Returns whether it was a probe's.
+   */
+  protected probeRefused(now: number): boolean {
+    if (!this.probingUp || this.unlimited) return false;
+    this.burst = this.confirmedBurst;
+    this.changed(now);
+    return true;
+  }
+
   /** This replica's part of the confirmed burst. */
   get myConfirmedBurst(): number {
     return this.share === 1 ? this.confirmedBurst : Math.max(1, Math.floor(this.confirmedBurst * this.share));

@@ -1,7 +1,7 @@
 import type { LearnedBudget, RateLimitInfo } from '../ports.js';
 import { clamp, LearnedNumbers, MAX_GROWTH, MINUTE, type NumbersInit, RECENT_LIMIT_MS } from './learned-numbers.js';
 
-export { MINUTE, RECENT_LIMIT_MS } from './learned-numbers.js';
+export { MINUTE } from './learned-numbers.js';
 
 // One bucket's budget as a learned token bucket: a sustained rate and a burst.
 //
@@ -15,9 +15,8 @@ export { MINUTE, RECENT_LIMIT_MS } from './learned-numbers.js';
 // never below one write per window) and is paced after the block; while no 429 comes and writes
 // wait for budget it grows back (+5% a minute, or one write per window below the default; never
 // above 2x the default, and for 10 minutes never above 90% of the rate that met the 429). A bucket whose
-// platform sends headers (limit, remaining, reset) follows them instead of guessing.
-//
-// Upward, a per-minute bucket probes for room it was never refused (probeUp, learned-numbers.ts).
+// platform sends headers (limit, remaining, reset) follows them instead of guessing. Upward, a
+// per-minute bucket probes for room it was never refused (probeUp, learned-numbers.ts).
 //
 // Several replicas: the numbers are the whole platform's bucket (learned-numbers.ts); this replica's
 // tokens are its share of it.
@@ -291,13 +290,8 @@ export class BudgetModel extends LearnedNumbers {
     const accepted = this.share === 1 ? mine : mine / this.share;
     const estimate = (SAFETY * accepted) / span;
     const d = this.defaults();
-    if (this.burst > this.confirmedBurst && !this.unlimited) {
-      // A probe found the edge: back to the burst last accepted whole, with the platform's bucket
-      // empty now. The rate is untouched (the burst overreached, not the rate; a 429 after this
-      // one shrinks it as usual), and no probe goes for RECENT_LIMIT_MS.
-      this.burst = this.confirmedBurst;
-      this.tokens = 0;
-      this.changed(now);
+    if (this.probeRefused(now)) {
+      this.tokens = 0; // the platform's bucket is empty now
       return true;
     }
     if (this.unlimited) {
