@@ -113,6 +113,12 @@ export interface BucketRef {
    * such a bucket is not split between them: it is handed over with the place (PlaceLocks).
    */
   perPlace?: boolean;
+  /**
+   * Per-place buckets the platform limits alike (Slack: every channel's posts, "about one a
+   * second, short bursts allowed") name one family: what one of them learns, all of them start
+   * from, and one at a time probes for a larger burst (budget/family.ts).
+   */
+  family?: string;
 }
 
 /** What the platform told us about a bucket on a successful write (from rate-limit headers). */

@@ -24,8 +24,10 @@ export const DEFAULT_SLACK_LIMITS: SlackLimits = {
   history: { limit: 50, windowMs: 60_000 },
 };
 
+// Slack limits every channel's posts alike ("short bursts allowed"): one family per workspace, so
+// the burst one channel finds is every channel's.
 export function postBucket(limits: SlackLimits, team: string, channel: string): BucketRef {
-  return { key: `slack:${team}:${channel}:post`, ...limits.post, perPlace: true };
+  return { key: `slack:${team}:${channel}:post`, ...limits.post, perPlace: true, family: `slack:${team}:posts` };
 }
 
 // Per workspace, but a write names its channel: should Slack also limit a channel's updates, the

@@ -1,4 +1,5 @@
 import type { BudgetStore } from '../ports.js';
+import { BucketFamily } from './family.js';
 import { LearnedMemory } from './memory.js';
 import { BudgetModel, MINUTE } from './model.js';
 import { checkShare } from './share.js';
@@ -7,7 +8,8 @@ import type { BudgetView } from './write-scheduler.js';
 
 // The scheduler's buckets: each made on first use (at this replica's share, from what was learned
 // before if anything was), forgotten when idle (its lesson is kept), and kept in step with the
-// stored lessons of the other replicas.
+// stored lessons of the other replicas. Buckets of one family (BucketRef.family) keep one lesson
+// between them: what one learns is spread to the others at once (family.ts).
 
 export interface BucketTableOptions {
   marginMs: number | undefined;
@@ -19,6 +21,7 @@ export interface BucketTableOptions {
 
 export class BucketTable {
   private readonly models = new Map<string, BudgetModel>();
+  private readonly families = new Map<string, BucketFamily<BudgetModel>>();
   private readonly memory: LearnedMemory;
   private currentShare = 1;
   private lastSweep = 0;
@@ -57,6 +60,7 @@ export class BucketTable {
     let s = this.models.get(slot.key);
     if (s === undefined) {
       const { limit, windowMs } = slot.ref;
+      const family = slot.ref.family !== undefined && !slot.shadow ? this.family(slot.ref.family) : undefined;
       s = new BudgetModel({
         key: slot.key,
         limit,
@@ -66,9 +70,13 @@ export class BucketTable {
         shadow: slot.shadow,
         share: this.currentShare,
         perPlace: slot.ref.perPlace === true && !slot.shadow,
+        lessonKey: family?.key,
+        probeLock: family,
       });
-      const learned = this.memory.get(slot.key);
+      const learned = this.memory.get(s.lessonKey);
       if (learned !== undefined) s.applyLearned(learned, now);
+      s.spreadLesson = s.lessons;
+      family?.members.add(s);
       this.models.set(slot.key, s);
     } else if (s.provisional) {
       s.reconfigure(slot.ref.limit, slot.ref.windowMs, this.margin(slot.ref.windowMs), now);
@@ -101,9 +109,35 @@ export class BucketTable {
     s.block(now, retryAfterMs);
   }
 
-  /** Keep what the model learned; saved when due, or at once when forced (a 429, shutdown). */
+  private family(key: string): BucketFamily<BudgetModel> {
+    let f = this.families.get(key);
+    if (f === undefined) {
+      f = new BucketFamily<BudgetModel>(key);
+      this.families.set(key, f);
+    }
+    return f;
+  }
+
+  /**
+   * Keep what the model learned; saved when due, or at once when forced (a 429, shutdown). A
+   * family member's new lesson is saved and spread to the other members at once.
+   */
   save(m: BudgetModel, now: number, force = false): void {
-    this.memory.save(m, now, force);
+    const family = this.families.get(m.lessonKey);
+    if (family === undefined || m.lessons === m.spreadLesson) {
+      this.memory.save(m, now, force);
+      return;
+    }
+    m.spreadLesson = m.lessons;
+    this.memory.save(m, now, true);
+    const lesson = m.toLearned(now);
+    for (const other of family.members) {
+      // A member that learned something later keeps its own (it spreads next), and one with a
+      // probe out waits for its answer (which it spreads).
+      if (other === m || other.probingUp || other.learnedAt > lesson.updatedAt) continue;
+      other.applyLearned(lesson, now);
+      other.spreadLesson = other.lessons;
+    }
   }
 
   saveAll(now: number): void {
@@ -131,6 +165,9 @@ export class BucketTable {
       if (busy.has(key) || !s.forgettable(now, this.opts.forgetAfterMs)) continue;
       this.memory.save(s, now, true);
       this.models.delete(key);
+      const family = this.families.get(s.lessonKey);
+      family?.members.delete(s);
+      if (family?.members.size === 0) this.families.delete(s.lessonKey);
       forgotten(key, s.shadow);
     }
   }

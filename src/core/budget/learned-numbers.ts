@@ -1,5 +1,6 @@
 import type { LearnedBudget } from '../ports.js';
 import { AcceptedLog } from './accepted-log.js';
+import type { ProbeLock } from './family.js';
 
 // The numbers a bucket's budget is made of, and what is learned of them: the reference budget
 // (the connector's guess, or the platform's headers), the whole platform's sustained rate and
@@ -10,12 +11,13 @@ import { AcceptedLog } from './accepted-log.js';
 // whole platform's bucket; this replica spends only its share of it (`myRate`, `myBurst`, and
 // `myPart` of a `remaining` header), so the replicas together stay within the bucket.
 //
-// Upward (probeUp): when a reply went post-once for want of a per-minute bucket's budget and the
-// platform then accepted the whole burst in one run, the burst is raised (by half until the
-// bucket's first 429 ever, then by one), up to half the window's limit. Intermediate edits never
-// spend the unconfirmed part, and beyond the confirmed burst writes go one at a time, so a probe
-// past the platform's room meets one 429, falls back to the confirmed burst, and no probe goes for
-// RECENT_LIMIT_MS. What is confirmed is what is saved.
+// Upward (probeUp): when room was wanted (a reply went post-once for want of a per-minute bucket's
+// budget; a post waited for a family's short bucket) and the platform then accepted the whole
+// burst in one run, the burst is raised (by three quarters until the bucket's first 429 ever, then
+// by one), up to half a per-minute window's limit or a short window's SHORT_BURST_CEILING.
+// Intermediate edits never spend the unconfirmed part, and beyond the confirmed burst writes go
+// one at a time, so a probe past the platform's room meets one 429, falls back to the confirmed
+// burst, and no probe goes for RECENT_LIMIT_MS. What is confirmed is what is saved.
 
 export const MINUTE = 60_000;
 const MAX_START_BURST = 4;
@@ -26,7 +28,12 @@ export const MAX_GROWTH = 2;
 /** Writes accepted within this long count as one run (a burst) when probing upward. */
 const RUN_MS = 2000;
 /** A bucket with a window this long or longer is a per-minute budget: its rate is a guess. */
-const LONG_WINDOW_MS = 10_000;
+export const LONG_WINDOW_MS = 10_000;
+/**
+ * The highest burst a short window's family probes for ("one a second, short bursts allowed"):
+ * a few posts at once, never a flood paid for in one channel's 429s.
+ */
+const SHORT_BURST_CEILING = 5;
 
 export interface NumbersInit {
   key: string;
@@ -39,12 +46,23 @@ export interface NumbersInit {
   share?: number;
   /** BucketRef.perPlace: never split between replicas (its share stays 1). */
   perPlace?: boolean;
+  /** BucketRef.family: the key its lessons are kept under (default: its own). */
+  lessonKey?: string | undefined;
+  /** The family's lock: one member probes at a time (family.ts). */
+  probeLock?: ProbeLock | undefined;
 }
 
 export class LearnedNumbers {
   readonly key: string;
   readonly shadow: boolean;
   readonly perPlace: boolean;
+  /** What it learns is kept (and shared) under this key: its family's, else its own. */
+  readonly lessonKey: string;
+  private readonly probeLock: ProbeLock | undefined;
+  /** Counts the changes of the learned numbers (two may come within one millisecond). */
+  lessons = 0;
+  /** The lesson last spread to the family, or taken from it (BucketTable.save). */
+  spreadLesson = 0;
   /** The reference budget: the connector's default, or the platform's headers once seen. */
   limit: number;
   windowMs: number;
@@ -93,6 +111,8 @@ export class LearnedNumbers {
     this.windowMs = Math.max(1, init.windowMs);
     this.marginMs = init.marginMs;
     this.perPlace = init.perPlace ?? false;
+    this.lessonKey = init.lessonKey ?? init.key;
+    this.probeLock = init.probeLock;
     this.share = this.perPlace ? 1 : (init.share ?? 1);
     const d = this.defaults();
     this.rate = d.rate;
@@ -101,11 +121,15 @@ export class LearnedNumbers {
   }
 
   /**
-   * The highest burst a probe may reach: a per-minute bucket's reference limit (no window holds
-   * more), and none for a short window (paced at its rate) or a bucket the headers describe.
+   * The highest burst a probe may reach: half a per-minute bucket's reference limit, a few writes
+   * for a short window's family (alone, a short window is paced at its rate), and none for a
+   * bucket the headers describe.
    */
   burstCeiling(): number {
-    if (this.headers || this.shadow || this.windowMs < LONG_WINDOW_MS) return this.burst;
+    if (this.headers || this.shadow) return this.burst;
+    if (this.windowMs < LONG_WINDOW_MS) {
+      return this.probeLock === undefined ? this.burst : Math.max(this.burst, SHORT_BURST_CEILING);
+    }
     // Half the window's limit: the other half stays for the sustained rate (see probeUp).
     return Math.max(this.burst, Math.ceil(this.limit / 2));
   }
@@ -119,13 +143,27 @@ export class LearnedNumbers {
   }
 
   /**
-   * How far one probe raises the burst: by half until the bucket has met its first 429 ever (a
-   * generous workspace is found within a few bursts), then one write at a time. Half, not double:
-   * the replies that stream on a probe that fails wait for their finals at the platform's rate
-   * (on a 20-a-minute workspace, 3 s each), so the overshoot is kept small.
+   * How far one probe raises the burst: by three quarters until the bucket has met its first 429
+   * ever (a generous workspace is found within two bursts: 4, 7, 13), then one write at a time.
+   * Not double: the replies that stream on a probe that fails wait for their finals at the
+   * platform's rate (on a 20-a-minute workspace, 3 s each), so the overshoot is kept small.
    */
   probeStep(): number {
-    return Number.isFinite(this.lastLimitedAt) ? 1 : Math.ceil(this.burst / 2);
+    return Number.isFinite(this.lastLimitedAt) ? 1 : Math.ceil((this.burst * 3) / 4);
+  }
+
+  /**
+   * A raise this member made and did not use is dropped once another member took the family's
+   * lock: two probes out at once would meet two 429s. Returns whether it was dropped.
+   */
+  protected dropStaleProbe(now: number): boolean {
+    if (!this.probingUp || this.probeLock === undefined || this.probeLock.mayProbe(this.key, now)) return false;
+    this.burst = this.confirmedBurst;
+    return true;
+  }
+
+  protected takeProbeLock(now: number): void {
+    this.probeLock?.take(this.key, now);
   }
 
   /** The burst is raised above what the platform has accepted whole: a probe is out. */
@@ -138,21 +176,41 @@ export class LearnedNumbers {
     this.wantedAt = now;
   }
 
+  /** A post waited for this bucket's tokens: in a short window's family, room would be used. */
+  protected postWaited(now: number): void {
+    if (this.probeLock !== undefined && this.windowMs < LONG_WINDOW_MS) this.wantedAt = now;
+  }
+
+  /**
+   * Writes accepted within this long count as one run: a burst. A short window's own length (its
+   * paced writes are never two within it), else RUN_MS.
+   */
+  private get runMs(): number {
+    return Math.min(RUN_MS, this.windowMs);
+  }
+
   /**
    * After an accepted write: what it confirmed, and whether to raise the burst. A whole burst
    * accepted in one run while room was wanted raises it; returns the tokens that adds (the room
    * is in hand at once: the platform's bucket is that much larger than the burst just spent).
    */
   protected probeUp(now: number): number {
-    if (this.share !== 1 || !this.mayProbeUp(now)) return 0;
-    const run = this.accepted.since(now - RUN_MS);
+    if (this.share !== 1 || this.unlimited) return 0;
+    const run = this.accepted.since(now - this.runMs);
     if (run > this.confirmedBurst) {
       this.confirmedBurst = Math.min(this.burst, run);
+      if (!this.probingUp) this.probeLock?.release(this.key);
       this.changed(now);
     }
+    if (!this.mayProbeUp(now)) return 0;
     // Only when room was wanted: a reply went post-once for want of it within the last minute
-    // (steady writers are paced by the rate, and a burst says nothing new to them).
-    if (now - this.wantedAt > MINUTE || run < this.burst) return 0;
+    // (steady writers are paced by the rate, and a burst says nothing new to them); in a short
+    // window, a post waits now (it takes the room at once: a raise left unused would outlive the
+    // family's lock).
+    const wantedWithin = this.windowMs < LONG_WINDOW_MS ? this.windowMs : MINUTE;
+    if (now - this.wantedAt > wantedWithin || run < this.burst) return 0;
+    if (this.probeLock !== undefined && !this.probeLock.mayProbe(this.key, now)) return 0;
+    this.probeLock?.take(this.key, now);
     this.wantedAt = Number.NEGATIVE_INFINITY;
     const next = Math.min(this.burstCeiling(), this.burst + this.probeStep());
     const added = next - this.burst;
@@ -199,6 +257,7 @@ export class LearnedNumbers {
   protected probeRefused(now: number): boolean {
     if (!this.probingUp || this.unlimited) return false;
     this.burst = this.confirmedBurst;
+    this.probeLock?.release(this.key);
     this.changed(now);
     return true;
   }
@@ -251,7 +310,12 @@ export class LearnedNumbers {
   toLearned(now: number): LearnedBudget {
     const updatedAt = Number.isFinite(this.learnedAt) ? this.learnedAt : now;
     // The confirmed burst is what is kept: a probe still out is a guess, not a lesson.
-    const l: LearnedBudget = { key: this.key, perMinute: this.rate * MINUTE, burst: this.confirmedBurst, updatedAt };
+    const l: LearnedBudget = {
+      key: this.lessonKey,
+      perMinute: this.rate * MINUTE,
+      burst: this.confirmedBurst,
+      updatedAt,
+    };
     if (Number.isFinite(this.lastLimitedAt)) {
       l.limitedAt = this.lastLimitedAt;
       l.limitedPerMinute = this.rateAt429 * MINUTE;
@@ -261,6 +325,7 @@ export class LearnedNumbers {
 
   /** The learned numbers changed (now): to be saved, dated now. */
   protected changed(now: number): void {
+    this.lessons++;
     this.dirty = true;
     this.learnedAt = now;
   }

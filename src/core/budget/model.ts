@@ -1,5 +1,13 @@
 import type { LearnedBudget, RateLimitInfo } from '../ports.js';
-import { clamp, LearnedNumbers, MAX_GROWTH, MINUTE, type NumbersInit, RECENT_LIMIT_MS } from './learned-numbers.js';
+import {
+  clamp,
+  LearnedNumbers,
+  LONG_WINDOW_MS,
+  MAX_GROWTH,
+  MINUTE,
+  type NumbersInit,
+  RECENT_LIMIT_MS,
+} from './learned-numbers.js';
 
 export { MINUTE } from './learned-numbers.js';
 
@@ -125,7 +133,9 @@ export class BudgetModel extends LearnedNumbers {
   private grow(now: number): void {
     const d = this.defaults();
     const recent = now - this.lastShrinkAt < RECENT_LIMIT_MS;
-    let cap = d.rate * MAX_GROWTH;
+    // A short window's rate is the platform's published one ("one a second"): its room is in the
+    // burst (probed in a family), not in a faster rate that every fixed window would refuse.
+    let cap = this.windowMs < LONG_WINDOW_MS ? d.rate : d.rate * MAX_GROWTH;
     if (recent) cap = Math.min(cap, SAFETY * this.rateAt429);
     if (this.rate < cap) {
       // Below the default it may climb by a write per window a minute (a deep cut recovers in
@@ -152,6 +162,7 @@ export class BudgetModel extends LearnedNumbers {
    */
   readyAt(now: number, isEdit: boolean, horizonMs: number): number {
     this.refresh(now);
+    if (this.dropStaleProbe(now)) this.tokens = Math.min(this.tokens, this.myBurst);
     let at = this.blockedUntil;
     if (this.unlimited) return at;
     const keep = isEdit ? this.held : 0;
@@ -168,6 +179,7 @@ export class BudgetModel extends LearnedNumbers {
       let t = Math.max(now, this.last) + Math.ceil((need - this.tokens) / this.myRate);
       if (this.resetAt !== undefined) t = Math.min(t, Math.max(now, this.resetAt));
       if (t > now) this.pressed = true;
+      if (t > now && !isEdit) this.postWaited(now);
       at = Math.max(at, t);
     } else if (this.last > now) {
       at = Math.max(at, this.last);
@@ -233,6 +245,8 @@ export class BudgetModel extends LearnedNumbers {
   }
 
   grant(now: number): void {
+    // A write on a raised burst is the family's one probe out until it is answered.
+    if (this.probingUp) this.takeProbeLock(now);
     this.lastGrantAt = now;
     this.inFlight++;
     this.refill(now);
