@@ -146,7 +146,10 @@ export class BucketTable {
 
   /** Merge the stored lessons (newer wins); how many live buckets took another replica's. */
   sync(now: () => number): Promise<number> {
-    return this.memory.load((key) => this.models.get(key), now);
+    return this.memory.load((key) => {
+      const m = this.models.get(key);
+      return m !== undefined ? [m] : (this.families.get(key)?.members ?? []);
+    }, now);
   }
 
   flush(): Promise<void> {

@@ -182,6 +182,23 @@ describe('learn upward: bursts of 20 replies, 25 s apart', () => {
     expect(s.budget('slack:T1:update')?.burst).toBe(5);
   });
 
+  it("posts: another replica's live channels take the family's lesson at its next sync", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryBudgetStore();
+    const a = new RateLimitScheduler({ clock, store });
+    const b = new RateLimitScheduler({ clock, store });
+    // b has written in C0 before a learns anything: its bucket is live, at the first guess
+    const post = postBucket(DEFAULT_SLACK_LIMITS, TEAM, 'C0');
+    (await b.acquire([post], 'first')).done({ ok: true });
+    expect(b.budget(post.key)?.burst).toBe(1);
+    await bursts('token', 3, a, clock);
+    await a.flush();
+    await b.sync();
+    expect(b.budget(post.key)?.burst).toBe(3);
+    a.close();
+    b.close();
+  });
+
   it('what a probe confirmed is saved and starts the next process: no second climb', async () => {
     const clock = new ManualClock();
     const store = new MemoryBudgetStore();

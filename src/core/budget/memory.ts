@@ -29,10 +29,10 @@ export class LearnedMemory {
 
   /**
    * Read the stored lessons and merge them (newer wins): into memory, and into the live models
-   * `live` knows. Returns the rows that replaced a live model's numbers. A failed read is reported
-   * and changes nothing.
+   * `live` gives for a row's key (a family's key gives every member). Returns how many live models
+   * took a row's numbers. A failed read is reported and changes nothing.
    */
-  async load(live: (key: string) => BudgetModel | undefined, now: () => number): Promise<number> {
+  async load(live: (key: string) => Iterable<BudgetModel>, now: () => number): Promise<number> {
     if (this.store === undefined) return 0;
     let rows: LearnedBudget[];
     try {
@@ -46,8 +46,8 @@ export class LearnedMemory {
     for (const row of rows) {
       const known = this.map.get(row.key);
       if (known === undefined || known.updatedAt < row.updatedAt) this.remember(row);
-      const m = live(row.key);
-      if (m !== undefined && m.learnedAt < row.updatedAt) {
+      for (const m of live(row.key)) {
+        if (m.learnedAt >= row.updatedAt) continue;
         m.applyLearned(row, at);
         applied++;
       }
