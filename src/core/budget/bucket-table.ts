@@ -170,7 +170,8 @@ export class BucketTable {
       this.models.delete(key);
       const family = this.families.get(s.lessonKey);
       family?.members.delete(s);
-      if (family?.members.size === 0) this.families.delete(s.lessonKey);
+      // An empty family is forgotten too, unless it remembers refused probes (their backoff).
+      if (family?.members.size === 0 && family.refusals === 0) this.families.delete(s.lessonKey);
       forgotten(key, s.shadow);
     }
   }

@@ -14,11 +14,14 @@ export interface ProbeLock {
   take(key: string, now: number): void;
   /** `key`'s probe was answered (confirmed or refused). */
   release(key: string): void;
+  /** Probes refused in a row, the family's (see LearnedNumbers.mayProbeUp). */
+  refusals: number;
 }
 
 export class BucketFamily<M> implements ProbeLock {
   readonly members = new Set<M>();
   private prober: { key: string; until: number } | undefined;
+  refusals = 0;
 
   constructor(readonly key: string) {}
 

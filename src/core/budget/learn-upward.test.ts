@@ -182,6 +182,34 @@ describe('learn upward: bursts of 20 replies, 25 s apart', () => {
     expect(s.budget('slack:T1:update')?.burst).toBe(5);
   });
 
+  it('posts: a family refused again and again probes less and less often (10, 20, 40, 80 min)', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock });
+    const limiter = new FakeRateLimiter(rateModel('strict'), () => clock.now());
+    const post = postBucket(DEFAULT_SLACK_LIMITS, TEAM, 'C0');
+    const refusedAt: number[] = [];
+    const send = async () => {
+      for (;;) {
+        const grant = await s.acquire([post], 'first');
+        const d = limiter.decide('chat.postMessage', TEAM, 'C0');
+        if (d.ok) return grant.done({ ok: true });
+        refusedAt.push(round);
+        grant.done({ ok: false, rateLimited: { retryAfterMs: d.retryAfterS * 1000, bucket: post.key } });
+      }
+    };
+    let round = 0;
+    // two posts at once in one channel every 11 minutes, for 16 rounds (176 min)
+    for (; round < 16; round++) {
+      const both = Promise.all([send(), send()]);
+      for (let i = 0; i < 50; i++) await clock.advance(100);
+      await both;
+      await clock.advance(11 * 60_000 - 5000);
+    }
+    s.close();
+    // each probe is refused once (strict posts have no burst); after the first the waits double
+    expect(refusedAt).toEqual([0, 1, 3, 7, 15]);
+  });
+
   it("posts: another replica's live channels take the family's lesson at its next sync", async () => {
     const clock = new ManualClock();
     const store = new MemoryBudgetStore();

@@ -17,12 +17,15 @@ import type { ProbeLock } from './family.js';
 // by one), up to half a per-minute window's limit or a short window's SHORT_BURST_CEILING.
 // Intermediate edits never spend the unconfirmed part, and beyond the confirmed burst writes go
 // one at a time, so a probe past the platform's room meets one 429, falls back to the confirmed
-// burst, and no probe goes for RECENT_LIMIT_MS. What is confirmed is what is saved.
+// burst, and no probe goes for RECENT_LIMIT_MS, twice that after a second refusal in a row, and so
+// on up to MAX_PROBE_BACKOFF doublings. What is confirmed is what is saved.
 
 export const MINUTE = 60_000;
 const MAX_START_BURST = 4;
 /** For this long after a 429 the rate stays below 90% of the one that met it, and no probe goes up. */
 export const RECENT_LIMIT_MS = 10 * MINUTE;
+/** Refused probes in a row double the wait before the next, at most this many times (5 h 20 min). */
+const MAX_PROBE_BACKOFF = 5;
 /** The rate never grows above this many times the first guess. */
 export const MAX_GROWTH = 2;
 /** Writes accepted within this long count as one run (a burst) when probing upward. */
@@ -59,6 +62,7 @@ export class LearnedNumbers {
   /** What it learns is kept (and shared) under this key: its family's, else its own. */
   readonly lessonKey: string;
   private readonly probeLock: ProbeLock | undefined;
+  private ownRefusals = 0;
   /** Counts the changes of the learned numbers (two may come within one millisecond). */
   lessons = 0;
   /** The lesson last spread to the family, or taken from it (BucketTable.save). */
@@ -135,11 +139,23 @@ export class LearnedNumbers {
   }
 
   /**
-   * May the burst be raised above what is confirmed? Not within RECENT_LIMIT_MS of a 429: a probe
-   * that met one waits that long, so a platform with no more room pays one 429 per probe.
+   * May the burst be raised above what is confirmed? Not within RECENT_LIMIT_MS of a 429, doubled
+   * for each refused probe in a row after the first: a platform with no more room pays one 429 per
+   * probe, and fewer and fewer probes (10, 20, 40 min apart, …).
    */
   mayProbeUp(now: number): boolean {
-    return !this.unlimited && this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS;
+    const backoff = 2 ** clamp(this.refusals - 1, 0, MAX_PROBE_BACKOFF);
+    return !this.unlimited && this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS * backoff;
+  }
+
+  /** Probes refused in a row: the family's, or this bucket's own. */
+  private get refusals(): number {
+    return this.probeLock?.refusals ?? this.ownRefusals;
+  }
+
+  private set refusals(n: number) {
+    if (this.probeLock !== undefined) this.probeLock.refusals = n;
+    else this.ownRefusals = n;
   }
 
   /**
@@ -199,6 +215,7 @@ export class LearnedNumbers {
     const run = this.accepted.since(now - this.runMs);
     if (run > this.confirmedBurst) {
       this.confirmedBurst = Math.min(this.burst, run);
+      this.refusals = 0;
       if (!this.probingUp) this.probeLock?.release(this.key);
       this.changed(now);
     }
@@ -258,6 +275,7 @@ export class LearnedNumbers {
     if (!this.probingUp || this.unlimited) return false;
     this.burst = this.confirmedBurst;
     this.probeLock?.release(this.key);
+    this.refusals++;
     this.changed(now);
     return true;
   }
