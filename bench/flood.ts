@@ -2,7 +2,7 @@ import { startEmulator } from '../src/emulator/index.js';
 import { MESSAGES } from '../src/core/user-messages.js';
 import { type FakeSlack, startFakeSlack } from '../test/fakes/slack/index.js';
 import { startTimingProxy } from '../test/fakes/timing-proxy.js';
-import { startBridge } from './bridge-process.js';
+import { BENCH_API_KEY, startBridge, upstreamEnv } from './bridge-process.js';
 import { round } from './text.js';
 
 // Fair turns (issue 19): one user floods a Slack channel with 60 mentions (each opens a thread
@@ -36,7 +36,7 @@ export interface FloodResult {
   runs: FloodRun[];
 }
 
-const API_KEY = 'bench-key';
+const API_KEY = BENCH_API_KEY;
 const FLOOD = 60;
 const CHANNEL = 'C0FLOOD';
 /** The reply comes at once: the flood's posts all wait for the channel's budget together. */
@@ -62,10 +62,7 @@ async function runOnce(userMessagesPerMinute: number, model: 'fixed-window'): Pr
   let bridge: Awaited<ReturnType<typeof startBridge>> | undefined;
   try {
     bridge = await startBridge({
-      CHAT_API_URL: proxy.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: 'demo-bot',
+      ...upstreamEnv(proxy.url),
       SLACK_BOT_TOKEN: fake.botToken,
       SLACK_APP_TOKEN: fake.appToken,
       SLACK_API_URL: fake.apiUrl,

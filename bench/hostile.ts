@@ -7,7 +7,7 @@ import { replyText } from '../src/emulator/replies.js';
 import { startFakeDiscord } from '../test/fakes/discord/index.js';
 import { floodBodies, type RawResult } from '../test/fakes/raw-http.js';
 import { startFakeSlack } from '../test/fakes/slack/index.js';
-import { type BridgeProcess, metricSum, startBridge } from './bridge-process.js';
+import { BENCH_API_KEY, type BridgeProcess, metricSum, startBridge, upstreamEnv } from './bridge-process.js';
 import { percentile, round } from './text.js';
 import { startTimingProxy } from '../test/fakes/timing-proxy.js';
 
@@ -16,7 +16,7 @@ import { startTimingProxy } from '../test/fakes/timing-proxy.js';
 // at once see with the reply slots and the queue bounded. Every loop here has a deadline: a
 // figure that misses its target is reported as it stands, the section never hangs.
 
-const API_KEY = 'bench-key';
+const API_KEY = BENCH_API_KEY;
 const BOT = 'demo-bot';
 const MB = 2 ** 20;
 
@@ -363,10 +363,7 @@ async function slackHttpSection(
   let bridge: BridgeProcess | undefined;
   try {
     bridge = await startBridge({
-      CHAT_API_URL: up.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: BOT,
+      ...upstreamEnv(up.url, BOT),
       SLACK_BOT_TOKEN: slack.botToken,
       SLACK_SIGNING_SECRET: slack.signingSecret,
       SLACK_API_URL: slack.apiUrl,
@@ -419,10 +416,7 @@ async function crowdSection(
   let bridge: BridgeProcess | undefined;
   try {
     bridge = await startBridge({
-      CHAT_API_URL: proxy.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: BOT,
+      ...upstreamEnv(proxy.url, BOT),
       DISCORD_BOT_TOKEN: discord.token,
       DISCORD_API_URL: discord.apiUrl,
       MAX_CONCURRENT_REPLIES: String(opts.maxConcurrent),

@@ -1,6 +1,6 @@
 import { startEmulator } from '../src/emulator/index.js';
 import { startFakeSlack } from '../test/fakes/slack/index.js';
-import { type BridgeProcess, metricSum, startBridge } from './bridge-process.js';
+import { BENCH_API_KEY, type BridgeProcess, metricSum, startBridge, upstreamEnv } from './bridge-process.js';
 import { type HealthzFigure, pollHealthz } from './hostile.js';
 import { round } from './text.js';
 
@@ -10,7 +10,7 @@ import { round } from './text.js';
 // plain words of the same length. Figures: the bridge's CPU seconds for each run, their ratio, and
 // /healthz worst latency meanwhile. Every wait has a deadline; a figure that misses is reported.
 
-const API_KEY = 'bench-key';
+const API_KEY = BENCH_API_KEY;
 const BOT = 'demo-bot';
 
 export const MARKDOWN_TARGETS = { cpuRatio: 2, healthzMs: 200 };
@@ -64,10 +64,7 @@ async function oneRun(
   let bridge: BridgeProcess | undefined;
   try {
     bridge = await startBridge({
-      CHAT_API_URL: emulator.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: BOT,
+      ...upstreamEnv(emulator.url, BOT),
       SLACK_BOT_TOKEN: slack.botToken,
       SLACK_SIGNING_SECRET: slack.signingSecret,
       SLACK_API_URL: slack.apiUrl,

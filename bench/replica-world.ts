@@ -5,7 +5,7 @@ import { createPgStore, loadPgMigrations } from '../src/store/pg/index.js';
 import { type FakeSlack, type RateModelName, startFakeSlack, workspaceBotToken } from '../test/fakes/slack/index.js';
 import { startTimingProxy, type TimingProxy } from '../test/fakes/timing-proxy.js';
 import { createTestDatabase } from '../test/support/pg.js';
-import { type BridgeProcess, metricSum, startBridge } from './bridge-process.js';
+import { BENCH_API_KEY, type BridgeProcess, metricSum, startBridge, upstreamEnv } from './bridge-process.js';
 
 // One run of the replica bench: 1..N real bridge processes (`node dist/cli.js start`) on one
 // store (a SQLite file of their own, or a fresh PostgreSQL database dropped afterwards), the fake
@@ -69,7 +69,7 @@ export interface ReplicaWorld {
   close(): Promise<void>;
 }
 
-const API_KEY = 'bench-key';
+const API_KEY = BENCH_API_KEY;
 /** The proxy keys a reply by the last `bench-<tag>` of the request: earlier ones may be context. */
 const LAST_TAG = /bench-([A-Za-z0-9_-]+)(?![\s\S]*bench-[A-Za-z0-9_-])/;
 
@@ -94,10 +94,7 @@ export async function startReplicaWorld(o: WorldOptions): Promise<ReplicaWorld> 
     // Stopped before the database is dropped (closers run in reverse).
     closers.push(() => Promise.all(bridges.map((b) => b.stop())));
     const env = (i: number): Record<string, string> => ({
-      CHAT_API_URL: proxy.url,
-      CHAT_API_KEY: API_KEY,
-      CHAT_API_FORM: 'a',
-      CHAT_BOT_ID: 'demo-bot',
+      ...upstreamEnv(proxy.url),
       ...(teams.length > 0
         ? { SLACK_CLIENT_ID: 'bench-client', SLACK_CLIENT_SECRET: 'bench-secret', SLACK_STATE_SECRET: 'bench-state' }
         : { SLACK_BOT_TOKEN: slack.botToken }),
