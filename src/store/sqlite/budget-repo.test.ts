@@ -6,15 +6,15 @@ import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import type { BucketRef } from '../../core/ports.js';
 import { RateLimitScheduler } from '../../core/budget/scheduler.js';
 import { createBudgetRepo } from './budget-repo.js';
-import { openStore, type Store } from './index.js';
+import { openStore, type SqliteStore } from './index.js';
 
 let dir: string;
-const opened: Store[] = [];
-beforeEach(() => {
+const opened: SqliteStore[] = [];
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-budgets-'));
 });
-afterEach(() => {
-  for (const s of opened.splice(0)) s.close();
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
   rmSync(dir, { recursive: true, force: true });
 });
 const open = (path: string) => {
@@ -36,7 +36,7 @@ describe('learned budget repo', () => {
     const learned = s1.budget(UPDATE.key)?.perMinute as number;
     expect(learned).toBeLessThan(44); // shrunk from the default (44.8 per minute)
     s1.close();
-    a.close();
+    await a.close();
 
     const b = open(path);
     const s2 = new RateLimitScheduler({ clock, store: createBudgetRepo(b.db) });
