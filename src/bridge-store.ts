@@ -2,7 +2,6 @@ import type { Config } from './config/config.js';
 import { componentLogger, type Logger, scrubSecrets } from './logger.js';
 import type { AsyncStore } from './store/ports.js';
 import { MigrationError, openStore } from './store/sqlite/index.js';
-import { createSqliteAsyncStore } from './store/sqlite/async.js';
 
 // The store `start` runs on: SQLite at DATABASE_PATH (one process), or PostgreSQL at DATABASE_URL
 // (several replicas share it). Either way the bridge sees the one asynchronous port.
@@ -27,8 +26,7 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Asy
     }
   }
   try {
-    const store = openStore(config.service.databasePath, { logger: log });
-    return createSqliteAsyncStore(store);
+    return openStore(config.service.databasePath, { logger: log });
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot open the database');
     process.stderr.write(

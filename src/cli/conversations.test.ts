@@ -12,8 +12,8 @@ let emu: Emulator;
 beforeAll(async () => {
   emu = await startEmulator({ apiKey: KEY, bots: ['demo-bot'], chunkDelayMs: 0 });
 });
-afterAll(() => emu.close());
-beforeEach(() => emu.reset());
+afterAll(async () => emu.close());
+beforeEach(async () => emu.reset());
 
 const env = (form: 'a' | 'b', extra: Record<string, string> = {}) => ({
   CHAT_API_URL: emu.url,
@@ -116,11 +116,11 @@ describe('conversations show', () => {
       const store = openStore(path, { probeIntervalMs: 0 });
       const at = Date.parse('2025-01-02T03:04:05Z');
       const base = { placeKey: 'slack:T1:C1:1.2', upstreamId: id, messageId: 'm-1', at };
-      store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U1', vote: 'up' });
-      store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U2', vote: 'down', at: at + 1000 });
-      store.feedback.vote({ ...base, replyKey: 'r9', userId: 'U1', vote: 'up', upstreamId: 'another' });
-      store.feedback.delivered([{ replyKey: 'r1', userId: 'U1' }], at + 5);
-      store.close();
+      await store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U1', vote: 'up' });
+      await store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U2', vote: 'down', at: at + 1000 });
+      await store.feedback.vote({ ...base, replyKey: 'r9', userId: 'U1', vote: 'up', upstreamId: 'another' });
+      await store.feedback.delivered([{ replyKey: 'r1', userId: 'U1' }], at + 5);
+      await store.close();
       const r = await cli(['show', id as string], 'b', { DATABASE_PATH: path });
       expect(r.code).toBe(0);
       const after = r.stdout.slice(r.stdout.indexOf('feedback (2 votes)'));
@@ -160,8 +160,8 @@ describe('conversations show', () => {
       try {
         // A SQLite file beside it, with a vote of its own: not the bridge's database now.
         const local = openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 });
-        local.feedback.vote({ ...base, replyKey: 'r9', userId: 'U9', vote: 'up' });
-        local.close();
+        await local.feedback.vote({ ...base, replyKey: 'r9', userId: 'U9', vote: 'up' });
+        await local.close();
         const r = await cli(['show', id as string], 'b', {
           DATABASE_URL: u.toString(),
           DATABASE_PATH: join(dir, 'bridge.db'),
@@ -220,7 +220,7 @@ describe('conversations show', () => {
 });
 
 describe('table', () => {
-  it('pads all but the last column and continues multi-line cells under it', () => {
+  it('pads all but the last column and continues multi-line cells under it', async () => {
     expect(
       table(
         ['A', 'BB', 'C'],

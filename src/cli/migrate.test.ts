@@ -8,10 +8,10 @@ import { run } from './migrate.js';
 // `assistant-bridge migrate` on the operator's first run: a database file that does not exist yet.
 
 let dir: string;
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-migrate-'));
 });
-afterEach(() => {
+afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -40,9 +40,9 @@ describe('assistant-bridge migrate', () => {
     const store = openStore(path, { migrate: false, probeIntervalMs: 0 });
     try {
       expect(store.health()).toEqual({ ok: true });
-      expect(store.installations.count()).toBe(0);
+      expect(await store.installations.count()).toBe(0);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -20,38 +20,38 @@ import { checkDatabasePath, checkPostgres } from './database-check.js';
 
 let dir: string;
 let path: string;
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-doctor-db-'));
   path = join(dir, 'bridge.db');
 });
-afterEach(() => {
+afterEach(async () => {
   chmodSync(dir, 0o700);
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe('doctor: database', () => {
-  it('passes a fresh path in a writable folder without creating anything', () => {
-    const row = checkDatabasePath(path);
+  it('passes a fresh path in a writable folder without creating anything', async () => {
+    const row = await checkDatabasePath(path);
     expect(row).toMatchObject({
       status: 'ok',
       detail: `${path}: does not exist yet; start will create it (${dir} is writable)`,
     });
     expect(existsSync(path)).toBe(false);
     const deeper = join(dir, 'data', 'sub', 'bridge.db');
-    expect(checkDatabasePath(deeper).detail).toContain(`with the missing folder ${join(dir, 'data', 'sub')}`);
+    expect((await checkDatabasePath(deeper)).detail).toContain(`with the missing folder ${join(dir, 'data', 'sub')}`);
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
-  it('passes an existing database: WAL, migrated, written', () => {
-    openStore(path, { probeIntervalMs: 0 }).close();
-    const row = checkDatabasePath(path);
+  it('passes an existing database: WAL, migrated, written', async () => {
+    await openStore(path, { probeIntervalMs: 0 }).close();
+    const row = await checkDatabasePath(path);
     expect(row.status).toBe('ok');
     expect(row.detail).toMatch(/^.*bridge\.db: writable, WAL, schema version [1-9]\d*$/);
   });
 
-  it.skipIf(isRoot)('fails a fresh path in a folder this user cannot write, creating nothing', () => {
+  it.skipIf(isRoot)('fails a fresh path in a folder this user cannot write, creating nothing', async () => {
     chmodSync(dir, 0o555);
-    const row = checkDatabasePath(join(dir, 'data', 'bridge.db'));
+    const row = await checkDatabasePath(join(dir, 'data', 'bridge.db'));
     expect(row).toMatchObject({
       status: 'FAIL',
       detail: `${join(dir, 'data', 'bridge.db')}: not writable: cannot create files in ${dir}`,
@@ -59,13 +59,13 @@ describe('doctor: database', () => {
     expect(row.hint).toMatch(/writable by this user/);
   });
 
-  it('says "locked" when another process holds the write lock', () => {
-    openStore(path, { probeIntervalMs: 0 }).close();
+  it('says "locked" when another process holds the write lock', async () => {
+    await openStore(path, { probeIntervalMs: 0 }).close();
     const other = new Database(path);
     try {
       other.exec('BEGIN EXCLUSIVE');
       other.exec("INSERT INTO processed_events VALUES ('x', 'y', 1)");
-      const row = checkDatabasePath(path, { busyTimeoutMs: 50 });
+      const row = await checkDatabasePath(path, { busyTimeoutMs: 50 });
       expect(row).toMatchObject({ status: 'FAIL', detail: `${path}: locked: database is locked` });
       expect(row.hint).toMatch(/another process holds a write lock/);
     } finally {
@@ -73,18 +73,18 @@ describe('doctor: database', () => {
     }
   });
 
-  it('says "corrupt" for a file that is not a database', () => {
+  it('says "corrupt" for a file that is not a database', async () => {
     writeFileSync(path, 'this is not a SQLite file, just some text that is long enough '.repeat(20));
-    const row = checkDatabasePath(path);
+    const row = await checkDatabasePath(path);
     expect(row).toMatchObject({ status: 'FAIL' });
     expect(row.detail).toMatch(/corrupt: file is not a database/);
     expect(row.hint).toMatch(/restore a backup/);
   });
 
-  it.skipIf(isRoot)('says "not writable" for a read-only file or folder (as a normal user)', () => {
-    openStore(path, { probeIntervalMs: 0 }).close();
+  it.skipIf(isRoot)('says "not writable" for a read-only file or folder (as a normal user)', async () => {
+    await openStore(path, { probeIntervalMs: 0 }).close();
     chmodSync(path, 0o444);
-    const file = checkDatabasePath(path);
+    const file = await checkDatabasePath(path);
     expect(file).toMatchObject({ status: 'FAIL' });
     expect(file.detail).toMatch(/not writable: /);
     expect(file.hint).toMatch(/writable by this user/);
@@ -92,7 +92,7 @@ describe('doctor: database', () => {
     rmSync(`${path}-wal`, { force: true });
     rmSync(`${path}-shm`, { force: true });
     chmodSync(dir, 0o555);
-    const folder = checkDatabasePath(path);
+    const folder = await checkDatabasePath(path);
     expect(folder.status).toBe('FAIL');
     expect(folder.hint).toMatch(/writable by this user/);
   });
@@ -100,7 +100,7 @@ describe('doctor: database', () => {
   // As root chmod stops nothing: the same scenario runs in a child process as nobody.
   it.skipIf(!canDropRoot)(
     'says "not writable" for a read-only file or folder (as nobody, when the tests run as root)',
-    () => {
+    async () => {
       const home = nobodysFolder('bridge-doctor-nobody');
       try {
         const seen = runAsNobody<Record<string, unknown>>(
@@ -112,14 +112,14 @@ import { join } from 'node:path';`,
           `const dir = join(process.cwd(), 'data');
 mkdirSync(dir);
 const path = join(dir, 'bridge.db');
-openStore(path, { probeIntervalMs: 0 }).close();
+await openStore(path, { probeIntervalMs: 0 }).close();
 chmodSync(path, 0o444);
-const file = checkDatabasePath(path);
+const file = await checkDatabasePath(path);
 chmodSync(path, 0o644);
 rmSync(path + '-wal', { force: true });
 rmSync(path + '-shm', { force: true });
 chmodSync(dir, 0o555);
-const folder = checkDatabasePath(path);
+const folder = await checkDatabasePath(path);
 chmodSync(dir, 0o755);
 return { uid: process.getuid(), file, folder };`,
         );

@@ -4,7 +4,6 @@ import type { Config } from '../config/config.js';
 import type { Pool } from 'pg';
 import {
   classifyStoreError,
-  currentVersion,
   MigrationError,
   openStore,
   type StoreFailureKind,
@@ -122,16 +121,16 @@ function checkCreatable(path: string): CheckRow {
   return ok('database', `${path}: does not exist yet; start will create it${also} (${folder} is writable)`);
 }
 
-export function checkDatabasePath(path: string, opts: { busyTimeoutMs?: number } = {}): CheckRow {
+export async function checkDatabasePath(path: string, opts: { busyTimeoutMs?: number } = {}): Promise<CheckRow> {
   if (path !== ':memory:' && !existsSync(path)) return checkCreatable(path);
   let store: ReturnType<typeof openStore> | undefined;
   try {
     store = openStore(path, { probeIntervalMs: 0, busyTimeoutMs: opts.busyTimeoutMs ?? DOCTOR_BUSY_TIMEOUT_MS });
     const { db } = store;
-    const health = store.probe();
+    const health = await store.probe();
     if (!health.ok) return failed(path, health);
     const mode = String(db.pragma('journal_mode', { simple: true }));
-    return ok('database', `${path}: writable, ${mode.toUpperCase()}, schema version ${currentVersion(db)}`);
+    return ok('database', `${path}: writable, ${mode.toUpperCase()}, schema version ${await store.schemaVersion()}`);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof MigrationError) {
@@ -146,7 +145,7 @@ export function checkDatabasePath(path: string, opts: { busyTimeoutMs?: number }
       'DATABASE_PATH must be a file in a folder this user can create and write (a volume in Docker)',
     );
   } finally {
-    store?.close();
+    await store?.close();
   }
 }
 

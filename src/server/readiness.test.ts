@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../logger.js';
-import { openStore, type Store, type StoreHealth } from '../store/sqlite/index.js';
+import { openStore, type SqliteStore, type StoreHealth } from '../store/sqlite/index.js';
 import { createHttpServer, type HttpServer } from './http-server.js';
 import { createMetrics } from './metrics.js';
 import { healthProbe, notReady, readinessFrom } from './readiness.js';
 
 describe('readinessFrom', () => {
-  it('is ready only when every probe returns true', () => {
+  it('is ready only when every probe returns true', async () => {
     let connected = false;
     const readiness = readinessFrom({ database: () => true, discord: () => connected || 'gateway not connected' });
     expect(readiness()).toEqual({ ready: false, checks: { database: true, discord: 'gateway not connected' } });
@@ -18,7 +18,7 @@ describe('readinessFrom', () => {
     expect(readiness()).toEqual({ ready: true, checks: { database: true, discord: true } });
   });
 
-  it('turns a throwing probe into a not-ready reason', () => {
+  it('turns a throwing probe into a not-ready reason', async () => {
     const readiness = readinessFrom({
       database: () => {
         throw new Error('database closed');
@@ -29,7 +29,7 @@ describe('readinessFrom', () => {
     expect(notReady(report.checks)).toEqual(['database']);
   });
 
-  it('reads a health source: true, or its reason', () => {
+  it('reads a health source: true, or its reason', async () => {
     let health: { ok: boolean; reason?: string } = { ok: true };
     const probe = healthProbe({ health: () => health });
     expect(probe()).toBe(true);
@@ -43,13 +43,13 @@ describe('readinessFrom', () => {
 // The store's health through the real HTTP server, as an orchestrator polling /readyz sees it.
 describe('/readyz and the database', () => {
   let dir: string | undefined;
-  let store: Store | undefined;
+  let store: SqliteStore | undefined;
   let server: HttpServer | undefined;
   let other: Database.Database | undefined;
   afterEach(async () => {
     await server?.close();
     if (other?.open) other.close();
-    store?.close();
+    await store?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     dir = store = server = other = undefined;
   });
@@ -74,7 +74,7 @@ describe('/readyz and the database', () => {
     return { path, store, readyz };
   }
 
-  const change = (s: Store, want: (h: StoreHealth) => boolean) =>
+  const change = (s: SqliteStore, want: (h: StoreHealth) => boolean) =>
     new Promise<StoreHealth>((resolve) => {
       const off = s.onHealthChange((h) => {
         if (want(h)) {

@@ -10,8 +10,7 @@ import { fencesBalanced } from '../../src/core/reply/split.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, replyText, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
-import { openStore, type Store } from '../../src/store/sqlite/index.js';
+import { openStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { createChatService } from '../../src/upstream/index.js';
 import { TestConnector } from '../fakes/test-connector.js';
 import { testRelaySettings } from '../fakes/relay-settings.js';
@@ -34,7 +33,7 @@ class ShiftClock implements Clock {
 interface World {
   emu: Emulator;
   chat: ChatService;
-  store: Store;
+  store: SqliteStore;
   conn: TestConnector;
   relay: Relay;
   clock: ShiftClock;
@@ -84,7 +83,7 @@ async function world(o: WorldOptions = {}): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'core-relay-'));
   const store = openStore(o.dbPath ?? join(dir, 'bridge.db'));
   open.push(async () => {
-    store.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
   const clock = new ShiftClock();
@@ -99,7 +98,7 @@ async function world(o: WorldOptions = {}): Promise<World> {
   const shownWaiters = new Map<string, () => void>();
   const botId = o.botId ?? 'demo-bot';
   // The core's ports are asynchronous: the SQLite store through its async adapter.
-  const ports = createSqliteAsyncStore(store);
+  const ports = store;
   const relay = createRelay({
     chat,
     botFor: () => botId,
@@ -221,7 +220,7 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     it(`Form ${form}: a conversation the upstream expired is renewed, the message resent, the user told`, async () => {
       const w = await world({ form });
       await w.conn.send({ text: 'first' });
-      const known = w.store.conversations.get({ platform: 'test', channelId: 'C1' })?.upstreamId as string;
+      const known = (await w.store.conversations.get({ platform: 'test', channelId: 'C1' }))?.upstreamId as string;
       expect(w.emu.expire(known)).toBe(true);
       expect(await w.conn.send({ text: 'second' })).toEqual({ status: 'answered' });
       const reqs = w.emu.requests.filter((r) => r.message === 'second');
@@ -239,7 +238,7 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     expect(reqs[0]).toEqual(['stream', 'one', undefined]);
     expect(reqs[1]).toEqual(['send', 'two', undefined]);
     expect(reqs[2]?.[0]).toBe('stream');
-    expect(reqs[2]?.[2]).toBe(w.store.conversations.get({ platform: 'test', channelId: 'C1' })?.upstreamId);
+    expect(reqs[2]?.[2]).toBe((await w.store.conversations.get({ platform: 'test', channelId: 'C1' }))?.upstreamId);
     expect(reqs[2]?.[2]).toBeDefined();
     expect(w.conn.contentsIn('C1')).toEqual(['You said: one', 'You said: two', 'You said: three']);
   });
@@ -311,13 +310,13 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     const reply = w1.conn.send({ text: '[long 900] [chunks 30] [delay 40]', channelId: 'C7', eventId: 'crashing' });
     await w1.shown('crashing');
     // The record follows the platform write off the reply's path (a few microtasks later).
-    await vi.waitFor(() => expect(w1.store.inflight.listOpen()[0]?.messageIds).toHaveLength(1));
-    const [open1] = w1.store.inflight.listOpen();
+    await vi.waitFor(async () => expect((await w1.store.inflight.listOpen())[0]?.messageIds).toHaveLength(1));
+    const [open1] = await w1.store.inflight.listOpen();
     const messageId = open1?.messageIds[0] as string;
     const atCrash = { ...(w1.conn.messages.get(messageId) as NonNullable<ReturnType<typeof w1.conn.messages.get>>) };
     const textAtCrash = atCrash.content;
     expect(textAtCrash).toBe(open1?.lastText);
-    w1.store.close();
+    await w1.store.close();
     await w1.relay.drain(0); // the old process is gone; its writes after this go nowhere we look
     await reply;
 
@@ -328,7 +327,7 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     const repaired = w2.conn.messages.get(messageId)?.content as string;
     expect(repaired).toBe(`${textAtCrash}${MESSAGES.interrupted}`);
     expect(replyText('[long 900]').startsWith(textAtCrash)).toBe(true);
-    expect(w2.store.inflight.listOpen()).toEqual([]);
+    expect(await w2.store.inflight.listOpen()).toEqual([]);
     // (a new connector counts event ids from 1 again: the persisted dedup would drop ev-1)
     expect(await w2.conn.send({ text: 'after restart', eventId: 'after-restart' })).toEqual({ status: 'answered' });
     expect(w2.emu.requests.map((r) => [r.message, r.conversationId])).toEqual([['after restart', before]]);

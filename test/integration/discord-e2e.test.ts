@@ -224,17 +224,18 @@ it('a reply left streaming by a crash is marked interrupted when the bridge star
   const threadId = String(user.id);
   const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: hi'));
   // What a crash mid-stream leaves in the database: a reply still "streaming" with its text so far.
-  const id = s.store.inflight.begin({
+  const id = await s.store.inflight.begin({
     platform: 'discord',
     eventId: 'crashed-1',
     target: { place: { platform: 'discord', workspaceId: s.guildId, channelId, threadId } },
     at: Date.now(),
+    owner: '',
   });
   // Upstream text that would ping if the repair edit let it (the stack's close checks every write).
   const atCrash = 'You said: h @everyone <@123456789012345678> <@&987654321098765432>';
-  s.store.inflight.progress(id, [reply.id], atCrash, Date.now());
+  await s.store.inflight.progress(id, [reply.id], atCrash, Date.now());
   await s.restart();
   expect(await s.relay.recoverInterrupted([s.connector])).toEqual({ repaired: 1, unrepairable: 0, failed: 0 });
   expect(fake.botMessages(threadId)[0]?.content).toBe(`${atCrash}\n\n_(reply interrupted)_`);
-  expect(s.store.inflight.listOpen()).toEqual([]);
+  expect(await s.store.inflight.listOpen()).toEqual([]);
 });

@@ -71,13 +71,14 @@ it('crash recovery: the "reply interrupted" edit of a thread reply pings nobody'
   const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: hi'));
   // What a crash mid-stream leaves in the database: a reply still "streaming" with its text so far.
   const atCrash = `You said: ${PINGS} and`;
-  const id = s.store.inflight.begin({
+  const id = await s.store.inflight.begin({
     platform: 'discord',
     eventId: 'crashed-mentions',
     target: { place: { platform: 'discord', workspaceId: s.guildId, channelId, threadId } },
     at: Date.now(),
+    owner: '',
   });
-  s.store.inflight.progress(id, [reply.id], atCrash, Date.now());
+  await s.store.inflight.progress(id, [reply.id], atCrash, Date.now());
   await s.restart();
   const before = fake.record.length;
   expect(await s.relay.recoverInterrupted([s.connector])).toEqual({ repaired: 1, unrepairable: 0, failed: 0 });
@@ -100,7 +101,7 @@ it('crash recovery: the "reply interrupted" edit of an /ask answer (interaction 
     fake.botMessages(channelId).find((m) => m.interactionId === ask.id && m.content === 'You said: q'),
   );
   const atCrash = `You said: ${PINGS} so`;
-  const id = s.store.inflight.begin({
+  const id = await s.store.inflight.begin({
     platform: 'discord',
     eventId: 'crashed-ask',
     target: {
@@ -108,8 +109,9 @@ it('crash recovery: the "reply interrupted" edit of an /ask answer (interaction 
       data: { kind: 'interaction', applicationId: fake.applicationId, interactionId: ask.id, token: ask.token },
     },
     at: Date.now(),
+    owner: '',
   });
-  s.store.inflight.progress(id, [answer.id], atCrash, Date.now());
+  await s.store.inflight.progress(id, [answer.id], atCrash, Date.now());
   await s.restart();
   const before = fake.record.length;
   expect(await s.relay.recoverInterrupted([s.connector])).toEqual({ repaired: 1, unrepairable: 0, failed: 0 });

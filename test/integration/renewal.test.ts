@@ -11,7 +11,6 @@ import { createPlaceLocks } from '../../src/replicas/place-locks.js';
 import type { AsyncStore } from '../../src/store/ports.js';
 import { openStore } from '../../src/store/sqlite/index.js';
 import { createPgStore } from '../../src/store/pg/index.js';
-import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
 import { createChatService } from '../../src/upstream/index.js';
 import { testRelaySettings } from '../fakes/relay-settings.js';
 import { TestConnector } from '../fakes/test-connector.js';
@@ -39,7 +38,7 @@ type Backend = 'sqlite' | 'postgres';
 async function openBackend(backend: Backend): Promise<AsyncStore> {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'renewal-'));
-    const store = createSqliteAsyncStore(openStore(join(dir, 'bridge.db')));
+    const store = openStore(join(dir, 'bridge.db'));
     cleanups.push(async () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

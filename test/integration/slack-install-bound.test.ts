@@ -4,8 +4,7 @@ import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { MAX_PENDING_PER_CLIENT } from '../../src/connectors/slack/oauth-state.js';
 import { silentLogger } from '../../src/logger.js';
 import { createHttpServer, createMetrics, type HttpServer } from '../../src/server/index.js';
-import { openStore, type Store } from '../../src/store/sqlite/index.js';
-import { sqliteOAuthStates } from '../../src/store/sqlite/async.js';
+import { openStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { connectorFor, EchoHandler, slackConfig } from './slack-helpers.js';
 
@@ -17,13 +16,13 @@ import { connectorFor, EchoHandler, slackConfig } from './slack-helpers.js';
 let fake: FakeSlack | undefined;
 let http: HttpServer | undefined;
 let conn: SlackConnector | undefined;
-let store: Store | undefined;
+let store: SqliteStore | undefined;
 const agents: Agent[] = [];
 afterEach(async () => {
   await conn?.stop();
   await http?.close();
   await fake?.close();
-  store?.close();
+  await store?.close();
   for (const a of agents.splice(0)) a.destroy();
 });
 
@@ -98,7 +97,7 @@ it('2,000 install GETs from one address: a few stored, the rest 429; another add
     }),
     http,
     installations: store.installations,
-    oauthStates: sqliteOAuthStates(store),
+    oauthStates: store.oauthStates,
   });
   const { port } = await http.listen();
   const base = `http://127.0.0.1:${port}`;
@@ -129,7 +128,7 @@ it('2,000 install GETs from one address: a few stored, the rest 429; another add
   // The admin's link made before the flood still completes, and so does a new one.
   const done = await early.finish();
   expect(done.status).toBe(200);
-  expect(store.installations.count()).toBe(1);
+  expect(await store.installations.count()).toBe(1);
   const late = await begin(base, admin);
   expect((await late.finish()).status).toBe(200);
   expect(fake.calls.filter((c) => c.method === 'oauth.v2.access' && c.result === 'ok')).toHaveLength(2);

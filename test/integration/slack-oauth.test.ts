@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { openStore, type Store } from '../../src/store/sqlite/index.js';
+import { openStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createHttpServer, createMetrics, type HttpServer } from '../../src/server/index.js';
@@ -10,7 +10,7 @@ import { connectorFor, EchoHandler, type MiniServer, slackConfig, startMiniServe
 describe('Slack multi-workspace OAuth', () => {
   let fake: FakeSlack;
   let server: MiniServer;
-  let store: Store;
+  let store: SqliteStore;
   let conn: SlackConnector;
   let relay: EchoHandler;
 
@@ -37,7 +37,7 @@ describe('Slack multi-workspace OAuth', () => {
     await conn.stop();
     await server.close();
     await fake.close();
-    store.close();
+    await store.close();
   });
 
   async function install(): Promise<Response> {
@@ -48,7 +48,7 @@ describe('Slack multi-workspace OAuth', () => {
   it('stores the installation and uses its token for later events', async () => {
     const done = await install();
     expect(done.status).toBe(200);
-    expect(store.installations.count()).toBe(1);
+    expect(await store.installations.count()).toBe(1);
     expect(fake.calls.some((c) => c.method === 'oauth.v2.access' && c.result === 'ok')).toBe(true);
 
     const post = fake.userPost({
@@ -70,7 +70,7 @@ describe('Slack multi-workspace OAuth', () => {
   it('refuses a callback without the state cookie and stores nothing', async () => {
     const res = await fetch(`${server.url}/slack/oauth_redirect?code=good-code&state=forged`, { redirect: 'manual' });
     expect(res.status).toBeGreaterThanOrEqual(400);
-    expect(store.installations.count()).toBe(0);
+    expect(await store.installations.count()).toBe(0);
   });
 
   it('refuses a replayed state with a clear 400 page and installs once', async () => {
@@ -81,7 +81,7 @@ describe('Slack multi-workspace OAuth', () => {
     expect(again.status).toBe(400);
     expect(again.headers.get('content-type')).toMatch(/text\/html/);
     expect(await again.text()).toContain('expired or was already used');
-    expect(store.installations.count()).toBe(1);
+    expect(await store.installations.count()).toBe(1);
     expect(fake.calls.filter((c) => c.method === 'oauth.v2.access')).toHaveLength(1);
   });
 
@@ -96,12 +96,12 @@ describe('Slack multi-workspace OAuth', () => {
     );
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('The installation was cancelled');
-    expect(store.installations.count()).toBe(0);
+    expect(await store.installations.count()).toBe(0);
   });
 
   it('forgets the installation on app_uninstalled', async () => {
     await install();
-    expect(store.installations.count()).toBe(1);
+    expect(await store.installations.count()).toBe(1);
     const res = await fake.postSignedEvent(
       `${server.url}/slack/events`,
       fake.envelope({ type: 'app_uninstalled', event_ts: '1.1' }, 'T0OAUTH'),
@@ -162,7 +162,7 @@ describe('Slack OAuth with the logger at debug', () => {
       await conn.start(relay);
       const { redirect, cookie } = await beginInstall(base);
       expect((await fetch(redirect, { headers: { cookie }, redirect: 'manual' })).status).toBe(200);
-      expect(store.installations.count()).toBe(1);
+      expect(await store.installations.count()).toBe(1);
 
       const post = fake.userPost({ channel: 'C9', text: '<@U0BOT2> hi', teamId: 'T0OAUTH', botUserId: 'U0BOT2' });
       const event = fake.envelope(post.mention ?? {}, 'T0OAUTH');
@@ -174,7 +174,7 @@ describe('Slack OAuth with the logger at debug', () => {
       await conn.stop();
       await http.close();
       await fake.close();
-      store.close();
+      await store.close();
     }
     const log = lines.join('');
     // The debug output is there (so the absence below means something)...

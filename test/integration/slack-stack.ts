@@ -6,8 +6,7 @@ import type { HandleResult, IncomingMessage, MessageHandler, Place, StopResult }
 import type { Relay, RelaySettings } from '../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type Logger, silentLogger } from '../../src/logger.js';
-import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
-import { openStore, type Store } from '../../src/store/sqlite/index.js';
+import { openStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
 import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
@@ -54,7 +53,7 @@ export interface SlackStackOptions {
 export interface SlackStack {
   fake: FakeSlack;
   emu: Emulator;
-  store: Store;
+  store: SqliteStore;
   relay: Relay;
   connector: SlackConnector;
   server: MiniServer;
@@ -90,7 +89,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     url: upstream?.url ?? emu.url,
     apiKey: API_KEY,
     form: opts.form ?? 'b',
-    store: createSqliteAsyncStore(store),
+    store,
     botId: BOT,
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
@@ -156,7 +155,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     async close() {
       await connector.stop();
       await relay.drain(2000);
-      store.close();
+      await store.close();
       await server.close();
       await upstream?.close();
       await emu.close();

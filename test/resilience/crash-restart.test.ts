@@ -28,14 +28,14 @@ const deepInCode = (text: string) => !fencesBalanced(text) && text.length - text
 const closeFence = (text: string) => (text.endsWith('\n') ? '```' : '\n```');
 
 /** The reply the dead process left 'streaming' in its database (read while it is down). */
-function openRecord(dbPath: string): InFlightRecord {
+async function openRecord(dbPath: string): Promise<InFlightRecord> {
   const store = openStore(dbPath);
   try {
-    const open = store.inflight.listOpen();
+    const open = await store.inflight.listOpen();
     expect(open).toHaveLength(1);
     return open[0] as InFlightRecord;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -130,7 +130,7 @@ describe('SIGKILL mid-stream, then a restart on the same database', () => {
     const shownAtKill = fake.state.messages.get(half.id)?.content ?? '';
     const full = longMarkdown(3000);
     expect(full.startsWith(shownAtKill)).toBe(true);
-    const rec = openRecord(env.DATABASE_PATH as string);
+    const rec = await openRecord(env.DATABASE_PATH as string);
     expect(rec.messageIds.at(-1)).toBe(half.id);
     expect(rec.upstreamId).toBe(conversationId);
     // what the record holds is what was shown (or the edit before, if the kill fell in between)
@@ -204,7 +204,7 @@ describe('the same over Slack Socket Mode (edit streaming)', () => {
     expect(emu.requests.find((r) => r.message === slow)?.conversationId).toBe(session);
     slackBridge.kill('SIGKILL');
     await slackBridge.exited;
-    const rec = openRecord(slackEnv.DATABASE_PATH);
+    const rec = await openRecord(slackEnv.DATABASE_PATH);
     expect(rec.messageIds.at(-1)).toBe(half.ts);
     expect(rec.upstreamId).toBe(session);
     expect(fencesBalanced(rec.lastText)).toBe(false);
@@ -258,7 +258,7 @@ describe('a Slack native stream left open by a crash', () => {
     const session = emu.requests.find((r) => r.message === slow)?.conversationId;
     slackBridge.kill('SIGKILL');
     await slackBridge.exited;
-    const rec = openRecord(nativeEnv.DATABASE_PATH);
+    const rec = await openRecord(nativeEnv.DATABASE_PATH);
     expect(rec.messageIds.at(-1)).toBe(half.ts);
     expect(rec.target.data?.mode).toBe('native');
 

@@ -128,8 +128,8 @@ it('SIGTERM: short replies finish exact, the long one is marked interrupted, new
   // the database was closed cleanly and no reply is left "streaming" in it
   const store = openStore(dbPath);
   try {
-    expect(store.inflight.listOpen()).toEqual([]);
+    expect(await store.inflight.listOpen()).toEqual([]);
   } finally {
-    store.close();
+    await store.close();
   }
 }, 60_000);

@@ -5,8 +5,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandleResult } from '../../src/core/ports.js';
-import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
-import { openStore, type Store } from '../../src/store/sqlite/index.js';
+import { openStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
 
 // A bounded soak: 2,000 short replies through the relay, the real upstream client, the emulator
@@ -38,21 +37,21 @@ async function heapAfterSettle(gc: (() => void) | undefined): Promise<number> {
 }
 
 let dir: string;
-let store: Store;
+let store: SqliteStore;
 let h: CoreHarness;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-soak-'));
   store = openStore(join(dir, 'bridge.db'));
   h = await startCore({
     form: 'b',
-    store: createSqliteAsyncStore(store),
+    store,
     emulator: { chunkDelayMs: 0, maxRecordedRequests: 500 },
     settings: { streamEditIntervalMs: 20 },
   });
 });
 afterAll(async () => {
   await h?.close();
-  store?.close();
+  await store?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -104,7 +103,7 @@ it('2,000 short replies: none lost, each exact and in order per place, heap grow
   expect(h.conn.violations).toEqual([]);
   expect(h.relay.stats()).toEqual({ inFlight: 0, queued: 0 });
   await waitFor(() => h.emu.openStreams === 0, 5_000, 'every stream closed');
-  expect(store.inflight.listOpen()).toEqual([]);
+  expect(await store.inflight.listOpen()).toEqual([]);
   // Generous: the connector and store keep a record of every reply on purpose; a leak of the
   // streams, timers or sockets of each reply would be far larger than this.
   const growthMb = (heap2 - heap1) / 1024 / 1024;

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import type { AsyncStore } from '../../src/store/ports.js';
 import { loadMigrations, openStore } from '../../src/store/sqlite/index.js';
 import { migrate } from '../../src/store/sqlite/migrate.js';
-import { createSqliteAsyncStore } from '../../src/store/sqlite/async.js';
 import { storeContract, type TestDatabase } from './contract.js';
 import { replicaContract } from './contract-replicas.js';
 
@@ -18,7 +17,7 @@ async function sqliteDatabase(): Promise<TestDatabase> {
   const opened: AsyncStore[] = [];
   return {
     async open() {
-      const store = createSqliteAsyncStore(openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 }));
+      const store = openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 });
       opened.push(store);
       return store;
     },
@@ -48,7 +47,7 @@ describe('SQLite migration 0004 (replicas)', () => {
       ).run();
       db.close();
 
-      const store = createSqliteAsyncStore(openStore(path, { probeIntervalMs: 0 }));
+      const store = openStore(path, { probeIntervalMs: 0 });
       try {
         expect(await store.schemaVersion()).toBe(all.at(-1)?.version);
         expect(await store.inflight.listOpenOwnedBy([''])).toMatchObject([{ eventId: 'old', owner: '' }]);

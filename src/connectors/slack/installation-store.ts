@@ -1,14 +1,13 @@
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
 import type { InstallationStore as StoredInstallations } from '../../store/ports.js';
-import type { InstallationRepo } from '../../store/sqlite/index.js';
 
 // Bolt's installation store on the bridge's table (slack_installations, SQLite or PostgreSQL). An org-wide
 // install is kept under its enterprise id with an empty team id.
 
 type AnyInstallation = Installation<'v1' | 'v2', boolean>;
 
-/** SQLite's repository answers at once, PostgreSQL's later: both are awaited. */
-export type Installations = InstallationRepo | StoredInstallations;
+/** The store's installations (either backend). */
+export type Installations = StoredInstallations;
 
 export function createInstallationStore(repo: Installations, now: () => number = Date.now): InstallationStore {
   return {

@@ -9,9 +9,8 @@ import { silentLogger } from '../../logger.js';
 import { createHttpServer, type HttpServer } from '../../server/http-server.js';
 import { createMetrics } from '../../server/metrics.js';
 import type { AsyncStore } from '../../store/ports.js';
-import { openStore, type Store } from '../../store/sqlite/index.js';
+import { openStore, type SqliteStore } from '../../store/sqlite/index.js';
 import { createPgStore } from '../../store/pg/index.js';
-import { createSqliteAsyncStore, sqliteOAuthStates } from '../../store/sqlite/async.js';
 import type { BoltLogger } from './bolt-logger.js';
 import { createInstallationStore } from './installation-store.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH } from './oauth.js';
@@ -33,12 +32,12 @@ const quiet: BoltLogger = {
 describe('Slack OAuth across two replicas on one database (HTTP)', () => {
   let fake: FakeSlack | undefined;
   const servers: HttpServer[] = [];
-  const stores: Store[] = [];
+  const stores: SqliteStore[] = [];
   let dir: string | undefined;
 
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.close();
-    for (const s of stores.splice(0)) s.close();
+    for (const s of stores.splice(0)) await s.close();
     await fake?.close();
     fake = undefined;
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -54,7 +53,7 @@ describe('Slack OAuth across two replicas on one database (HTTP)', () => {
       clientSecret: 'csecret',
       stateSecret: 'state-secret',
       installationStore: createInstallationStore(store.installations),
-      states: sqliteOAuthStates(store),
+      states: store.oauthStates,
       apiUrl: fake?.apiUrl ?? '',
       logger: quiet,
       now: () => clock.now,
@@ -96,7 +95,7 @@ describe('Slack OAuth across two replicas on one database (HTTP)', () => {
     const redirect = await begin(a.base);
     const done = await redirect(b.base);
     expect(done.status).toBe(200);
-    expect(a.store.installations.count()).toBe(1);
+    expect(await a.store.installations.count()).toBe(1);
     // A replay is refused wherever it lands.
     for (const to of [a.base, b.base]) {
       const again = await redirect(to);
@@ -108,7 +107,7 @@ describe('Slack OAuth across two replicas on one database (HTTP)', () => {
     const late = await begin(b.base);
     clock.now += STATE_TTL_MS + 1;
     expect((await late(a.base)).status).toBe(400);
-    expect(b.store.installations.count()).toBe(1);
+    expect(await b.store.installations.count()).toBe(1);
   });
 });
 
@@ -125,7 +124,7 @@ const backends: [string, () => Promise<TwoReplicas>, boolean][] = [
     'SQLite',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'oauth-states-'));
-      const open = () => createSqliteAsyncStore(openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 }));
+      const open = () => openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 });
       const stores: [AsyncStore, AsyncStore] = [open(), open()];
       return {
         stores,

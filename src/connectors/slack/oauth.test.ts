@@ -4,7 +4,7 @@ import { type FakeSlack, startFakeSlack } from '../../../test/fakes/slack/index.
 import { silentLogger } from '../../logger.js';
 import { createHttpServer, type HttpServer } from '../../server/http-server.js';
 import { createMetrics } from '../../server/metrics.js';
-import { openStore, type Store } from '../../store/sqlite/index.js';
+import { openStore, type SqliteStore } from '../../store/sqlite/index.js';
 import type { BoltLogger } from './bolt-logger.js';
 import { createInstallationStore } from './installation-store.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, scrubbingLogger } from './oauth.js';
@@ -30,12 +30,12 @@ const quiet: BoltLogger = {
 describe('Slack OAuth state and pages', () => {
   let fake: FakeSlack | undefined;
   let http: HttpServer | undefined;
-  let store: Store | undefined;
+  let store: SqliteStore | undefined;
 
   afterEach(async () => {
     await http?.close();
     await fake?.close();
-    store?.close();
+    await store?.close();
     fake = undefined;
     http = undefined;
     store = undefined;
@@ -88,7 +88,7 @@ describe('Slack OAuth state and pages', () => {
     const res = await late();
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('expired or was already used');
-    expect(store?.installations.count()).toBe(1);
+    expect(await store?.installations.count()).toBe(1);
   });
 
   it('uses up the state even when the exchange fails', async () => {
@@ -96,7 +96,7 @@ describe('Slack OAuth state and pages', () => {
     const redirect = await begin(base);
     expect((await redirect('bad-code')).status).toBe(500);
     expect((await redirect('good-code')).status).toBe(400);
-    expect(store?.installations.count()).toBe(0);
+    expect(await store?.installations.count()).toBe(0);
   });
 
   it('answers other methods with 405 and a body with 413, unread', async () => {
@@ -139,7 +139,7 @@ describe('SingleUseStateStore', () => {
     expect(await states.issueFor('10.0.0.1')).toBeDefined();
   });
 
-  it('counts a client by its IPv4 address, or its IPv6 /64', () => {
+  it('counts a client by its IPv4 address, or its IPv6 /64', async () => {
     expect(clientAddress('203.0.113.7')).toBe('203.0.113.7');
     expect(clientAddress('::ffff:203.0.113.7')).toBe('203.0.113.7');
     expect(clientAddress('2001:db8:0:1:aaaa::1')).toBe('2001:db8:0:1::/64');
@@ -179,7 +179,7 @@ describe('SingleUseStateStore', () => {
 });
 
 describe('scrubbingLogger', () => {
-  it('blanks the secrets, client_secret fields and the OAuth code at every level', () => {
+  it('blanks the secrets, client_secret fields and the OAuth code at every level', async () => {
     const out: string[] = [];
     const inner: BoltLogger = {
       ...quiet,

@@ -10,20 +10,21 @@ import type {
   Place,
   Platform,
 } from '../../core/ports.js';
-import type { OAuthStateStore, PendingLimit, AsyncStore, PlaceLeases, ReplicaRegistry, Ticket } from '../ports.js';
+import type Database from 'better-sqlite3';
+import type { PendingLimit, PlaceLeases, ReplicaRegistry, Ticket } from '../ports.js';
 import { type LeaseRow, liveLease } from '../rows.js';
-import { type HealthMonitor, StoreUnavailableError } from '../health.js';
+import { type HealthMonitor, type StoreHealth, StoreUnavailableError } from '../health.js';
 import { createConversationRepo } from './conversation-repo.js';
 import { createEventRepo } from './event-repo.js';
 import { createFeedbackRepo } from './feedback-repo.js';
 import { classifyStoreError } from './health.js';
 import { createInFlightRepo } from './inflight-repo.js';
-import type { Store } from './index.js';
+import type { SqliteStore } from './index.js';
 import { createInstallationRepo, type InstallationKey } from './installation-repo.js';
 import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';
 
-// The async store port over the better-sqlite3 database: the repositories, and statements of its
+// The store port over the better-sqlite3 database: the repositories, and statements of its
 // own for what several replicas need (migration 0004), each call guarded once (see guard).
 // better-sqlite3 is synchronous and this process holds the only connection that writes, so every
 // operation is atomic already; the compare-and-set ones still run in IMMEDIATE transactions so two
@@ -55,19 +56,18 @@ function guard<A extends unknown[], R>(
   };
 }
 
-/** Slack OAuth states on the SQLite file (migration 0006), for a bridge that has only the Store at hand. */
-export function sqliteOAuthStates(store: Store): OAuthStateStore {
-  const repo = createOAuthStateRepo(store.db);
-  const g = <A extends unknown[], R>(fn: (...args: A) => R) => guard(store.monitor, fn);
-  return {
-    issue: g((state: string, expiresAt: number, limit?: PendingLimit) => repo.issue(state, expiresAt, limit)),
-    consume: g((state: string, now: number) => repo.consume(state, now)),
-    prune: g((before: number) => repo.prune(before)),
-  };
+export interface SqliteStoreParts {
+  db: Database.Database;
+  path: string;
+  /** The store's one health monitor: the probe and every call below report to it. */
+  monitor: HealthMonitor;
+  /** SQLite's probe (health.ts sqliteProbe): synchronous, as better-sqlite3 is. */
+  check: () => StoreHealth;
 }
 
-export function createSqliteAsyncStore(store: Store): AsyncStore {
-  const { db, monitor } = store;
+/** The store port over an open, migrated database (index.ts openStore opens it). */
+export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
+  const { db, path, monitor, check } = parts;
   const g = <A extends unknown[], R>(fn: (...args: A) => R) => guard(monitor, fn);
   /** A write: fails at once while the store is unhealthy. */
   const w = <A extends unknown[], R>(fn: (...args: A) => R) => guard(monitor, fn, true);
@@ -76,6 +76,7 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
   const inflight = createInFlightRepo(db);
   const feedback = createFeedbackRepo(db);
   const installations = createInstallationRepo(db);
+  const oauthStates = createOAuthStateRepo(db);
 
   // ---- replicas and leases ----
   const heartbeat = db.prepare(
@@ -180,7 +181,8 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
 
   return {
     backend: 'sqlite',
-    location: store.path,
+    location: path,
+    db,
     conversations: {
       get: g((place: Place) => conversations.get(place)),
       put: w((rec: ConversationRecord) => conversations.put(rec)),
@@ -226,16 +228,23 @@ export function createSqliteAsyncStore(store: Store): AsyncStore {
       forConversation: g((upstreamId: string) => feedback.forConversation(upstreamId)),
       prune: w((before: number) => feedback.prune(before)),
     },
-    oauthStates: sqliteOAuthStates(store),
+    oauthStates: {
+      issue: g((state: string, expiresAt: number, limit?: PendingLimit) => oauthStates.issue(state, expiresAt, limit)),
+      consume: g((state: string, now: number) => oauthStates.consume(state, now)),
+      prune: g((before: number) => oauthStates.prune(before)),
+    },
     budgets: {
       load: g(() => budgetRows.load()),
       save: g((row: LearnedBudget) => budgetRows.save(row)),
     },
     schemaVersion: g(() => currentVersion(db)),
-    isOpen: () => store.isOpen(),
-    health: () => store.health(),
-    probe: async () => store.probe(),
-    onHealthChange: (listener) => store.onHealthChange(listener),
-    close: async () => store.close(),
+    isOpen: () => db.open,
+    health: () => monitor.health(),
+    probe: async () => monitor.record(check()),
+    onHealthChange: (listener) => monitor.onChange(listener),
+    close: async () => {
+      monitor.stop();
+      if (db.open) db.close();
+    },
   };
 }

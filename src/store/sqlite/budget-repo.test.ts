@@ -5,16 +5,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import type { BucketRef } from '../../core/ports.js';
 import { RateLimitScheduler } from '../../core/budget/scheduler.js';
-import { createBudgetRepo } from './budget-repo.js';
-import { openStore, type Store } from './index.js';
+import { sqliteBudgetRows } from './budget-repo.js';
+import { openStore, type SqliteStore } from './index.js';
 
 let dir: string;
-const opened: Store[] = [];
-beforeEach(() => {
+const opened: SqliteStore[] = [];
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-budgets-'));
 });
-afterEach(() => {
-  for (const s of opened.splice(0)) s.close();
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
   rmSync(dir, { recursive: true, force: true });
 });
 const open = (path: string) => {
@@ -30,16 +30,16 @@ describe('learned budget repo', () => {
     const path = join(dir, 'bridge.db');
     const clock = new ManualClock(Date.now());
     const a = open(path);
-    const s1 = new RateLimitScheduler({ clock, store: createBudgetRepo(a.db) });
+    const s1 = new RateLimitScheduler({ clock, store: a.budgets });
     for (let i = 0; i < 3; i++) (await s1.acquire([UPDATE], 'final')).done({ ok: true });
     (await s1.acquire([UPDATE], 'final')).done({ ok: false, rateLimited: { retryAfterMs: 2000 } });
     const learned = s1.budget(UPDATE.key)?.perMinute as number;
     expect(learned).toBeLessThan(44); // shrunk from the default (44.8 per minute)
     s1.close();
-    a.close();
+    await a.close();
 
     const b = open(path);
-    const s2 = new RateLimitScheduler({ clock, store: createBudgetRepo(b.db) });
+    const s2 = new RateLimitScheduler({ clock, store: b.budgets });
     await s2.restore();
     (await s2.acquire([UPDATE], 'final')).done({ ok: true });
     expect(s2.budget(UPDATE.key)?.perMinute).toBeCloseTo(learned);
@@ -49,14 +49,14 @@ describe('learned budget repo', () => {
   it('upserts one row per bucket and drops lessons older than the maximum age', async () => {
     const s = open(join(dir, 'bridge.db'));
     let now = 1_000_000;
-    const repo = createBudgetRepo(s.db, { maxAgeMs: 1000, now: () => now });
-    await repo.save({ key: 'a', perMinute: 10, burst: 2, updatedAt: now });
-    await repo.save({ key: 'a', perMinute: 12, burst: 3, limitedAt: now, limitedPerMinute: 40, updatedAt: now });
-    await repo.save({ key: 'b', perMinute: 5, burst: 1, updatedAt: now - 5000 });
-    expect(await repo.load()).toEqual([
+    const repo = sqliteBudgetRows(s.db, { maxAgeMs: 1000, now: () => now });
+    repo.save({ key: 'a', perMinute: 10, burst: 2, updatedAt: now });
+    repo.save({ key: 'a', perMinute: 12, burst: 3, limitedAt: now, limitedPerMinute: 40, updatedAt: now });
+    repo.save({ key: 'b', perMinute: 5, burst: 1, updatedAt: now - 5000 });
+    expect(repo.load()).toEqual([
       { key: 'a', perMinute: 12, burst: 3, limitedAt: now, limitedPerMinute: 40, updatedAt: now },
     ]);
     now += 2000;
-    expect(await repo.load()).toEqual([]);
+    expect(repo.load()).toEqual([]);
   });
 });

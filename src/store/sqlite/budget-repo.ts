@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { BudgetStore, LearnedBudget } from '../../core/ports.js';
+import type { LearnedBudget } from '../../core/ports.js';
 import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../rows.js';
 
 // The scheduler's learned rate-limit budgets (migrations/0003_learned_budgets.sql). A lesson older
@@ -35,14 +35,5 @@ export function sqliteBudgetRows(db: Database.Database, opts: BudgetRepoOptions 
     save(b) {
       upsert.run(...budgetColumns(b));
     },
-  };
-}
-
-/** The core's BudgetStore port over SQLite (one process: each call is done when it returns). */
-export function createBudgetRepo(db: Database.Database, opts: BudgetRepoOptions = {}): BudgetStore {
-  const rows = sqliteBudgetRows(db, opts);
-  return {
-    load: async () => rows.load(),
-    save: async (b) => rows.save(b),
   };
 }

@@ -1,17 +1,17 @@
 import { afterEach, expect, it } from 'vitest';
-import { openStore, type Store } from './index.js';
+import { openStore, type SqliteStore } from './index.js';
 
-let store: Store | undefined;
-afterEach(() => {
-  store?.close();
+let store: SqliteStore | undefined;
+afterEach(async () => {
+  await store?.close();
   store = undefined;
 });
 
 const open = () => (store = openStore(':memory:', { probeIntervalMs: 0 }));
 
-it('remembers replies, keeps the last vote of a user, and delivers pending votes once', () => {
+it('remembers replies, keeps the last vote of a user, and delivers pending votes once', async () => {
   const { feedback } = open();
-  feedback.rememberReply({
+  await feedback.rememberReply({
     replyKey: 'r1',
     platform: 'slack',
     placeKey: 'p',
@@ -19,7 +19,7 @@ it('remembers replies, keeps the last vote of a user, and delivers pending votes
     messageId: 'm1',
     at: 10,
   });
-  expect(feedback.reply('r1')).toEqual({
+  expect(await feedback.reply('r1')).toEqual({
     replyKey: 'r1',
     platform: 'slack',
     placeKey: 'p',
@@ -27,21 +27,21 @@ it('remembers replies, keeps the last vote of a user, and delivers pending votes
     messageId: 'm1',
     at: 10,
   });
-  expect(feedback.reply('nope')).toBeUndefined();
+  expect(await feedback.reply('nope')).toBeUndefined();
 
   const vote = { replyKey: 'r1', userId: 'U1', placeKey: 'p', upstreamId: 'c1', messageId: 'm1' };
-  feedback.vote({ ...vote, vote: 'up', at: 20 });
-  feedback.delivered([{ replyKey: 'r1', userId: 'U1' }], 25);
-  expect(feedback.pending('c1', 'U1')).toEqual([]);
+  await feedback.vote({ ...vote, vote: 'up', at: 20 });
+  await feedback.delivered([{ replyKey: 'r1', userId: 'U1' }], 25);
+  expect(await feedback.pending('c1', 'U1')).toEqual([]);
   // A changed vote replaces the old one and is news again.
-  feedback.vote({ ...vote, vote: 'down', at: 30 });
-  expect(feedback.pending('c1', 'U1')).toEqual([{ ...vote, vote: 'down', at: 30, deliveredAt: undefined }]);
-  expect(feedback.pending('c1', 'U2')).toEqual([]);
-  feedback.delivered([{ replyKey: 'r1', userId: 'U1' }], 40);
-  expect(feedback.forConversation('c1')).toEqual([{ ...vote, vote: 'down', at: 30, deliveredAt: 40 }]);
+  await feedback.vote({ ...vote, vote: 'down', at: 30 });
+  expect(await feedback.pending('c1', 'U1')).toEqual([{ ...vote, vote: 'down', at: 30, deliveredAt: undefined }]);
+  expect(await feedback.pending('c1', 'U2')).toEqual([]);
+  await feedback.delivered([{ replyKey: 'r1', userId: 'U1' }], 40);
+  expect(await feedback.forConversation('c1')).toEqual([{ ...vote, vote: 'down', at: 30, deliveredAt: 40 }]);
 
-  expect(feedback.prune(11)).toBe(1);
-  expect(feedback.reply('r1')).toBeUndefined();
+  expect(await feedback.prune(11)).toBe(1);
+  expect(await feedback.reply('r1')).toBeUndefined();
   // Votes stay after their reply record is pruned.
-  expect(feedback.forConversation('c1')).toHaveLength(1);
+  expect(await feedback.forConversation('c1')).toHaveLength(1);
 });

@@ -8,7 +8,7 @@ import {
   classifyStoreError,
   openStore,
   type OpenStoreOptions,
-  type Store,
+  type SqliteStore,
   type StoreHealth,
   StoreUnavailableError,
   type Timers,
@@ -27,7 +27,7 @@ import {
 // Tests may run as root, where chmod does not stop writes; those cases use other means.
 
 let dir: string;
-const opened: Store[] = [];
+const opened: SqliteStore[] = [];
 const others: Database.Database[] = [];
 
 const open = (opts: OpenStoreOptions = {}, path = join(dir, 'bridge.db')) => {
@@ -37,30 +37,30 @@ const open = (opts: OpenStoreOptions = {}, path = join(dir, 'bridge.db')) => {
   return s;
 };
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bridge-health-'));
 });
-afterEach(() => {
-  for (const s of opened.splice(0)) s.close();
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
   for (const d of others.splice(0)) if (d.open) d.close();
   chmodSync(dir, 0o700);
   rmSync(dir, { recursive: true, force: true });
 });
 
 const place: Place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '1.1' };
-const put = (s: Store, lastUsedAt = 1) =>
+const put = (s: SqliteStore, lastUsedAt = 1) =>
   s.conversations.put({ place, botId: 'b', flavor: 'a', upstreamId: 'u', createdAt: 1, lastUsedAt });
 
-function thrown(fn: () => unknown): unknown {
+async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     return err;
   }
   throw new Error('expected a throw');
 }
 
-function nextChange(s: Store, want: (h: StoreHealth) => boolean): Promise<StoreHealth> {
+function nextChange(s: SqliteStore, want: (h: StoreHealth) => boolean): Promise<StoreHealth> {
   return new Promise((resolve) => {
     const off = s.onHealthChange((h) => {
       if (want(h)) {
@@ -72,18 +72,18 @@ function nextChange(s: Store, want: (h: StoreHealth) => boolean): Promise<StoreH
 }
 
 describe('store health', () => {
-  it('is healthy after a normal open, and closed after close', () => {
+  it('is healthy after a normal open, and closed after close', async () => {
     const s = open();
     expect(s.health()).toEqual({ ok: true });
-    expect(s.probe()).toEqual({ ok: true });
-    s.close();
+    expect(await s.probe()).toEqual({ ok: true });
+    await s.close();
     expect(s.health()).toMatchObject({ ok: false, kind: 'closed' });
   });
 
-  it('a write refused as read-only marks the store unhealthy at once; a probe restores it', () => {
+  it('a write refused as read-only marks the store unhealthy at once; a probe restores it', async () => {
     const s = open();
     s.db.pragma('query_only = ON'); // what SQLite does on a file it could only open read-only
-    const err = thrown(() => put(s));
+    const err = await thrown(() => put(s));
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'readonly' });
     expect(s.health()).toEqual({
@@ -92,40 +92,40 @@ describe('store health', () => {
       reason: 'not writable: attempt to write a readonly database',
     });
     // Reads still answer; writes fail at once while unhealthy, even if SQLite would take them.
-    expect(s.conversations.get(place)).toBeUndefined();
+    expect(await s.conversations.get(place)).toBeUndefined();
     s.db.pragma('query_only = OFF');
-    expect(() => s.events.markSeen('slack', 'e1', 1)).toThrow(StoreUnavailableError);
-    expect(s.probe()).toEqual({ ok: true });
-    put(s);
-    expect(s.conversations.get(place)?.upstreamId).toBe('u');
+    await expect(s.events.markSeen('slack', 'e1', 1)).rejects.toThrow(StoreUnavailableError);
+    expect(await s.probe()).toEqual({ ok: true });
+    await put(s);
+    expect((await s.conversations.get(place))?.upstreamId).toBe('u');
   });
 
-  it('reports a file that became read-only, whether found by a write or by the probe', () => {
+  it('reports a file that became read-only, whether found by a write or by the probe', async () => {
     const s = open();
     s.db.pragma('query_only = ON');
-    expect(s.probe()).toMatchObject({ ok: false, kind: 'readonly' });
+    expect(await s.probe()).toMatchObject({ ok: false, kind: 'readonly' });
   });
 
-  it.skipIf(isRoot)('reports a file or folder chmod-ed read-only (as a normal user)', () => {
+  it.skipIf(isRoot)('reports a file or folder chmod-ed read-only (as a normal user)', async () => {
     const path = join(dir, 'bridge.db');
-    open().close();
+    await open().close();
     chmodSync(path, 0o444);
     const s = open();
     expect(s.health()).toMatchObject({ ok: false, kind: 'readonly' });
     expect(s.health().reason).toMatch(/^not writable: /);
-    expect(() => put(s)).toThrow(StoreUnavailableError);
-    s.close();
+    await expect(put(s)).rejects.toThrow(StoreUnavailableError);
+    await s.close();
     // The read-only open left its -wal and -shm files read-only too: not writable yet.
     chmodSync(path, 0o644);
     const u = open();
     expect(u.health().reason).toMatch(/bridge\.db-(wal|shm) is read-only/);
-    u.close(); // SQLite shares one file descriptor per file among a process's connections
+    await u.close(); // SQLite shares one file descriptor per file among a process's connections
     chmodSync(`${path}-wal`, 0o644);
     chmodSync(`${path}-shm`, 0o644);
     const t = open();
     expect(t.health()).toEqual({ ok: true });
     chmodSync(dir, 0o555);
-    expect(t.probe()).toMatchObject({ ok: false, kind: 'readonly' });
+    expect(await t.probe()).toMatchObject({ ok: false, kind: 'readonly' });
     expect(t.health().reason).toMatch(/folder .* read-only/);
   });
 
@@ -146,24 +146,24 @@ mkdirSync(join(process.cwd(), 'data'));
 const open = () => openStore(path, { probeIntervalMs: 0 });
 const place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '1.1' };
 const put = (s) => s.conversations.put({ place, botId: 'b', flavor: 'a', upstreamId: 'u', createdAt: 1, lastUsedAt: 1 });
-open().close();
+await open().close();
 chmodSync(path, 0o444);
 const s = open();
 const fileHealth = s.health();
 let putError;
-try { put(s); } catch (err) { putError = { name: err.constructor.name, code: err.code, kind: err.kind }; }
-s.close();
+try { await put(s); } catch (err) { putError = { name: err.constructor.name, code: err.code, kind: err.kind }; }
+await s.close();
 chmodSync(path, 0o644);
 const u = open();
 const sidecarHealth = u.health();
-u.close();
+await u.close();
 chmodSync(path + '-wal', 0o644);
 chmodSync(path + '-shm', 0o644);
 const t = open();
 const restored = t.health();
 chmodSync(join(process.cwd(), 'data'), 0o555);
-const folderProbe = t.probe();
-t.close();
+const folderProbe = await t.probe();
+await t.close();
 chmodSync(join(process.cwd(), 'data'), 0o755);
 return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, folderProbe };`,
         );
@@ -192,27 +192,27 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     120_000,
   );
 
-  it('reports a deleted or replaced database file (SQLite would keep writing to the lost inode)', () => {
+  it('reports a deleted or replaced database file (SQLite would keep writing to the lost inode)', async () => {
     const path = join(dir, 'bridge.db');
     const s = open();
     unlinkSync(path);
-    expect(s.probe()).toEqual({ ok: false, kind: 'missing', reason: `missing: ${path} was deleted` });
-    const err = thrown(() => put(s));
+    expect(await s.probe()).toEqual({ ok: false, kind: 'missing', reason: `missing: ${path} was deleted` });
+    const err = await thrown(() => put(s));
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'missing' });
 
     const t = open({}, join(dir, 'other.db'));
     writeFileSync(join(dir, 'impostor.db'), '');
     renameSync(join(dir, 'impostor.db'), join(dir, 'other.db'));
-    expect(t.probe()).toMatchObject({ ok: false, kind: 'missing' });
+    expect(await t.probe()).toMatchObject({ ok: false, kind: 'missing' });
     expect(t.health().reason).toMatch(/replaced/);
   });
 
-  it('reports a full disk (SQLITE_FULL)', () => {
+  it('reports a full disk (SQLITE_FULL)', async () => {
     const s = open();
     // The connection may not grow the file: the same error a full disk gives.
     s.db.pragma(`max_page_count = ${String(s.db.pragma('page_count', { simple: true }))}`);
     const big = JSON.stringify({ blob: 'x'.repeat(200_000) });
-    const err = thrown(() => s.installations.save({ teamId: 'T1', enterpriseId: undefined }, 'U1', big, 1));
+    const err = await thrown(() => s.installations.save({ teamId: 'T1', enterpriseId: undefined }, 'U1', big, 1));
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'full' });
     expect(s.health()).toEqual({ ok: false, kind: 'full', reason: 'disk full: database or disk is full' });
   });
@@ -238,13 +238,13 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     // The serving connection waits at most 100 ms for a lock (open and migration use 5 s): checked
     // as SQLite's setting, not with a stopwatch.
     expect(s.db.pragma('busy_timeout', { simple: true })).toBe(100);
-    const err = thrown(() => s.events.markSeen('slack', 'e1', 1));
+    const err = await thrown(() => s.events.markSeen('slack', 'e1', 1));
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'locked' });
     expect((err as Error).cause).toBeDefined(); // this one reached SQLite and waited
     expect(s.health()).toEqual({ ok: false, kind: 'locked', reason: 'locked: database is locked' });
     // The next writes do not even wait: they fail before reaching SQLite (no SQLite error as cause).
     for (let i = 0; i < 20; i++) {
-      const next = thrown(() => put(s, i));
+      const next = await thrown(() => put(s, i));
       expect(next).toBeInstanceOf(StoreUnavailableError);
       expect((next as Error).cause).toBeUndefined();
     }
@@ -255,23 +255,24 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     spinning = false;
 
     // Reads in WAL mode do not wait for the writer.
-    expect(s.conversations.get(place)).toBeUndefined();
-    expect(s.probe()).toMatchObject({ ok: false, kind: 'locked' });
+    expect(await s.conversations.get(place)).toBeUndefined();
+    expect(await s.probe()).toMatchObject({ ok: false, kind: 'locked' });
     other.exec('ROLLBACK');
-    expect(s.probe()).toEqual({ ok: true });
-    expect(s.events.markSeen('slack', 'e1', 1)).toBe(true);
+    expect(await s.probe()).toEqual({ ok: true });
+    expect(await s.events.markSeen('slack', 'e1', 1)).toBe(true);
   });
 
-  it('errors about the data (a constraint) leave the store healthy and pass through as they are', () => {
+  it('errors about the data (a constraint) leave the store healthy and pass through as they are', async () => {
     const s = open();
-    const id = s.inflight.begin({
+    const id = await s.inflight.begin({
       platform: 'slack',
       eventId: 'e',
       target: { place: { platform: 'slack', channelId: 'C' }, data: {} },
       at: 1,
+      owner: '',
     });
     // @ts-expect-error: a state the schema's CHECK refuses
-    const err = thrown(() => s.inflight.finish(id, 'bogus', 2));
+    const err = await thrown(() => s.inflight.finish(id, 'bogus', 2));
     expect(err).not.toBeInstanceOf(StoreUnavailableError);
     expect(err).toMatchObject({ code: 'SQLITE_CONSTRAINT_CHECK' });
     expect(s.health()).toEqual({ ok: true });
@@ -312,7 +313,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     };
     expect(scheduled.map((t) => t.ms)).toEqual([5000]);
     s.db.pragma('query_only = ON');
-    expect(() => put(s)).toThrow(StoreUnavailableError);
+    await expect(put(s)).rejects.toThrow(StoreUnavailableError);
     // The failure rescheduled the probe: 250 ms, then doubling while it keeps failing.
     expect(scheduled.at(-1)?.ms).toBe(250);
     expect(await runNext()).toBe(250);
@@ -324,7 +325,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(scheduled.at(-1)?.ms).toBe(5000);
   });
 
-  it('classifies SQLite error codes, extended ones by their primary code', () => {
+  it('classifies SQLite error codes, extended ones by their primary code', async () => {
     const e = (code: string, message = 'm') => Object.assign(new Error(message), { code });
     expect(classifyStoreError(e('SQLITE_BUSY_SNAPSHOT'))?.kind).toBe('locked');
     expect(classifyStoreError(e('SQLITE_READONLY_DBMOVED'))?.kind).toBe('readonly');

@@ -1,10 +1,10 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { failure, type HealthMonitor, type StoreFailure, type StoreHealth, StoreUnavailableError } from '../health.js';
+import { failure, type StoreFailure, type StoreHealth, StoreUnavailableError } from '../health.js';
 
 // SQLite's storage health: the periodic probe checks the file is still the one opened and commits
-// a real write; every repository call's storage errors mark the store unhealthy at once.
+// a real write; every store call's storage errors mark the store unhealthy at once (async.ts guard).
 
 /**
  * The failure an error means for the database as a whole, or undefined for errors about the data
@@ -104,33 +104,4 @@ export function sqliteProbe(opts: SqliteProbeOptions): () => StoreHealth {
       return classifyStoreError(err) ?? failure('io', err instanceof Error ? err.message : String(err));
     }
   };
-}
-
-/**
- * Wraps a repository: a storage failure in any method is reported to the monitor and rethrown as a
- * StoreUnavailableError. While the store is unhealthy, the `writes` fail at once without touching
- * SQLite, so a held lock costs the event loop one busy timeout per probe, not one per message.
- */
-export function guardRepo<T extends object>(repo: T, monitor: HealthMonitor, writes: readonly (keyof T)[]): T {
-  const guarded = { ...repo };
-  for (const key of Object.keys(repo) as (keyof T)[]) {
-    const fn = repo[key];
-    if (typeof fn !== 'function') continue;
-    const isWrite = writes.includes(key);
-    const wrapped = (...args: unknown[]): unknown => {
-      if (isWrite) {
-        const h = monitor.health();
-        if (!h.ok) throw new StoreUnavailableError(h.kind ?? 'io', h.reason ?? 'database unavailable');
-      }
-      try {
-        return (fn as (...a: unknown[]) => unknown).apply(repo, args);
-      } catch (err) {
-        const bad = monitor.report(err);
-        if (bad) throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
-        throw err;
-      }
-    };
-    guarded[key] = wrapped as T[keyof T];
-  }
-  return guarded;
 }

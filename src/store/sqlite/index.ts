@@ -2,13 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Logger } from '../../logger.js';
-import { createConversationRepo } from './conversation-repo.js';
-import { createEventRepo } from './event-repo.js';
-import { createFeedbackRepo } from './feedback-repo.js';
-import { createHealthMonitor, type HealthMonitor, type StoreHealth, type Timers } from '../health.js';
-import { classifyStoreError, guardRepo, sqliteProbe } from './health.js';
-import { createInFlightRepo, type InFlightRepo } from './inflight-repo.js';
-import { createInstallationRepo, type InstallationRepo } from './installation-repo.js';
+import type { AsyncStore } from '../ports.js';
+import { createHealthMonitor, type Timers } from '../health.js';
+import { createSqliteStore } from './async.js';
+import { classifyStoreError, sqliteProbe } from './health.js';
 import { loadMigrations, MigrationError } from '../migrate.js';
 import { currentVersion, migrate } from './migrate.js';
 
@@ -22,26 +19,15 @@ export {
   StoreUnavailableError,
   type Timers,
 } from '../health.js';
-export type { InstallationRepo, InstallationKey } from './installation-repo.js';
+export type { InstallationKey } from './installation-repo.js';
 
-export interface Store {
+/**
+ * The store on SQLite: the asynchronous port the bridge uses, plus the database itself for what
+ * only SQLite has (doctor's pragmas, tests that read the tables).
+ */
+export interface SqliteStore extends AsyncStore {
+  readonly backend: 'sqlite';
   readonly db: Database.Database;
-  readonly path: string;
-  /** The store's one health monitor (async.ts reports to it too). */
-  readonly monitor: HealthMonitor;
-  conversations: ReturnType<typeof createConversationRepo>;
-  events: ReturnType<typeof createEventRepo>;
-  inflight: InFlightRepo;
-  feedback: ReturnType<typeof createFeedbackRepo>;
-  installations: InstallationRepo;
-  isOpen(): boolean;
-  /** Whether the database can take writes now, and if not why (what /readyz shows). */
-  health(): StoreHealth;
-  /** Checks the file and commits a real write now (the periodic probe does this on its own). */
-  probe(): StoreHealth;
-  /** Called on every change of health; returns the unsubscribe function. */
-  onHealthChange(listener: (health: StoreHealth) => void): () => void;
-  close(): void;
 }
 
 export interface OpenDatabaseOptions {
@@ -92,11 +78,13 @@ function setBusyTimeout(db: Database.Database, ms = DEFAULT_BUSY_TIMEOUT_MS): vo
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
 }
 
-/** Opens the database, migrates it, and starts the storage health probe. */
-export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
+/**
+ * Opens the database, migrates it, and starts the storage health probe. Synchronous, as
+ * better-sqlite3 is: the first probe's answer is recorded before it returns.
+ */
+export function openStore(path: string, opts: OpenStoreOptions = {}): SqliteStore {
   const db = openDatabase(path, { busyTimeoutMs: OPEN_BUSY_TIMEOUT_MS });
   const log = opts.logger;
-  let store: Store;
   try {
     const migrations = loadMigrations(opts.migrationsDir);
     if (opts.migrate !== false) {
@@ -125,29 +113,12 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): Store {
       if (h.ok) log?.info('database writable again');
       else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
     });
-    store = {
-      db,
-      path,
-      monitor,
-      conversations: guardRepo(createConversationRepo(db), monitor, ['put', 'touch', 'delete']),
-      events: guardRepo(createEventRepo(db), monitor, ['markSeen', 'prune']),
-      inflight: guardRepo(createInFlightRepo(db), monitor, ['begin', 'progress', 'setUpstreamId', 'finish', 'prune']),
-      feedback: guardRepo(createFeedbackRepo(db), monitor, ['rememberReply', 'vote', 'delivered', 'prune']),
-      installations: guardRepo(createInstallationRepo(db), monitor, ['save', 'delete']),
-      isOpen: () => db.open,
-      health: () => monitor.health(),
-      probe: () => monitor.record(check()),
-      onHealthChange: (listener) => monitor.onChange(listener),
-      close: () => {
-        monitor.stop();
-        if (db.open) db.close();
-      },
-    };
+    const store = createSqliteStore({ db, path, monitor, check });
     monitor.record(check());
     monitor.start();
+    return store;
   } catch (err) {
     db.close();
     throw err;
   }
-  return store;
 }

@@ -6,8 +6,7 @@ import type { DiscordConnector } from '../../../src/connectors/discord/index.js'
 import type { BridgeMetrics } from '../../../src/core/metrics-port.js';
 import type { Relay, RelaySettings } from '../../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
-import { createSqliteAsyncStore } from '../../../src/store/sqlite/async.js';
-import { openStore, type Store } from '../../../src/store/sqlite/index.js';
+import { openStore, type SqliteStore } from '../../../src/store/sqlite/index.js';
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
 import { assertNoPings } from '../../fakes/discord/writes.js';
 import { connectTo } from './harness.js';
@@ -37,7 +36,7 @@ export interface Stack {
   emu: Emulator;
   guildId: string;
   channelId: string;
-  store: Store;
+  store: SqliteStore;
   relay: Relay;
   connector: DiscordConnector;
   restart(): Promise<void>;
@@ -63,7 +62,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       url: emu.url,
       apiKey: API_KEY,
       form: opts.form ?? 'b',
-      store: createSqliteAsyncStore(store),
+      store,
       botId: BOT,
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
       settings: {
@@ -81,10 +80,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return { store, relay, connector };
   };
 
-  const stop = async (s: { store: Store; relay: Relay; connector: DiscordConnector }) => {
+  const stop = async (s: { store: SqliteStore; relay: Relay; connector: DiscordConnector }) => {
     await s.connector.stop();
     await s.relay.drain(2000);
-    s.store.close();
+    await s.store.close();
   };
 
   const first = await bridge();
