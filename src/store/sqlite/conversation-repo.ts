@@ -10,7 +10,7 @@ import { conversationFromRow, conversationParams, type ConversationRow } from '.
 const COLUMNS = `(place_key, platform, workspace_id, channel_id, thread_id, bot_id, flavor, upstream_id, created_at, last_used_at)
      VALUES (@key, @platform, @workspaceId, @channelId, @threadId, @botId, @flavor, @upstreamId, @createdAt, @lastUsedAt)`;
 
-/** The core's ConversationStore, answering at once (async.ts makes it a promise). */
+/** The core's ConversationStore, answering at once (store.ts makes it a promise). */
 export function createConversationRepo(db: Database.Database) {
   const get = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE place_key = ?');
   const put = db.prepare(

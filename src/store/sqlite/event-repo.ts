@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Platform } from '../../core/ports.js';
 
-/** The core's EventStore, answering at once (async.ts makes it a promise). */
+/** The core's EventStore, answering at once (store.ts makes it a promise). */
 export function createEventRepo(db: Database.Database) {
   // INSERT OR IGNORE is atomic: of two deliveries racing, exactly one sees changes === 1.
   const insert = db.prepare('INSERT OR IGNORE INTO processed_events (platform, event_id, seen_at) VALUES (?, ?, ?)');

@@ -5,7 +5,7 @@ import { type ReplyRow, toReply, toVote, type VoteRow } from '../rows.js';
 // Votes on replies (FEEDBACK): the replies that showed the buttons, and each user's last vote.
 // The rows and their mapping are shared with PostgreSQL (rows.ts): one table layout.
 
-/** The core's FeedbackStore, answering at once (async.ts makes it a promise). */
+/** The core's FeedbackStore, answering at once (store.ts makes it a promise). */
 export function createFeedbackRepo(db: Database.Database) {
   const remember = db.prepare(
     `INSERT OR REPLACE INTO feedback_replies (reply_key, platform, place_key, upstream_id, message_id, finished_at)

@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 import { failure, type StoreFailure, type StoreHealth, StoreUnavailableError } from '../health.js';
 
 // SQLite's storage health: the periodic probe checks the file is still the one opened and commits
-// a real write; every store call's storage errors mark the store unhealthy at once (async.ts guard).
+// a real write; every store call's storage errors mark the store unhealthy at once (store.ts guard).
 
 /**
  * The failure an error means for the database as a whole, or undefined for errors about the data

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from '../../logger.js';
 import type { AsyncStore } from '../ports.js';
 import { createHealthMonitor, type Timers } from '../health.js';
-import { createSqliteStore } from './async.js';
+import { createSqliteStore } from './store.js';
 import { classifyStoreError, sqliteProbe } from './health.js';
 import { loadMigrations, MigrationError } from '../migrate.js';
 import { currentVersion, migrate } from './migrate.js';

@@ -3,7 +3,7 @@ import type { InFlightBegin, InFlightState, Platform } from '../../core/ports.js
 import type { OwnedInFlightRecord } from '../ports.js';
 import { type InFlightRow, ownedFromRow } from '../rows.js';
 
-/** Replies in flight on SQLite, with the replica that owns each (migration 0004); async.ts makes each answer a promise. */
+/** Replies in flight on SQLite, with the replica that owns each (migration 0004); store.ts makes each answer a promise. */
 export type InFlightRepo = ReturnType<typeof createInFlightRepo>;
 
 export function createInFlightRepo(db: Database.Database) {
