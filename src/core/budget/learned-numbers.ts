@@ -33,8 +33,6 @@ export interface NumbersInit {
   limit: number;
   windowMs: number;
   marginMs: number;
-  /** An implicit per-channel bucket: unlimited until a 429 teaches it a limit. */
-  shadow?: boolean;
   /** This replica's share of the bucket (see share.ts); default 1. */
   share?: number;
   /** BucketRef.perPlace: never split between replicas (its share stays 1). */
@@ -43,7 +41,6 @@ export interface NumbersInit {
 
 export class LearnedNumbers {
   readonly key: string;
-  readonly shadow: boolean;
   readonly perPlace: boolean;
   /** The reference budget: the connector's default, or the platform's headers once seen. */
   limit: number;
@@ -51,8 +48,6 @@ export class LearnedNumbers {
   marginMs: number;
   /** The platform sent a limit in headers: those numbers replace the guess. */
   headers = false;
-  /** A shadow bucket that has not met a 429 yet. */
-  unlimited: boolean;
   /** Made by a 429 reported before any write: the first BucketRef supplies the real budget. */
   provisional = false;
   /** Tokens per ms: the whole platform's sustained rate, as learned. */
@@ -87,8 +82,6 @@ export class LearnedNumbers {
 
   constructor(init: NumbersInit) {
     this.key = init.key;
-    this.shadow = init.shadow ?? false;
-    this.unlimited = this.shadow;
     this.limit = Math.max(1, init.limit);
     this.windowMs = Math.max(1, init.windowMs);
     this.marginMs = init.marginMs;
@@ -105,7 +98,7 @@ export class LearnedNumbers {
    * more), and none for a short window (paced at its rate) or a bucket the headers describe.
    */
   burstCeiling(): number {
-    if (this.headers || this.shadow || this.windowMs < LONG_WINDOW_MS) return this.burst;
+    if (this.headers || this.windowMs < LONG_WINDOW_MS) return this.burst;
     // Half the window's limit: the other half stays for the sustained rate (see probeUp).
     return Math.max(this.burst, Math.ceil(this.limit / 2));
   }
@@ -115,7 +108,7 @@ export class LearnedNumbers {
    * that met one waits that long, so a platform with no more room pays one 429 per probe.
    */
   mayProbeUp(now: number): boolean {
-    return !this.unlimited && this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS;
+    return this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS;
   }
 
   /**
@@ -177,7 +170,6 @@ export class LearnedNumbers {
   /** A stored lesson (a restart, or another replica's newer one) replaces the numbers. */
   protected restore(l: LearnedBudget): void {
     const d = this.defaults();
-    this.unlimited = false;
     this.rate = clamp(l.perMinute / MINUTE, this.floorRate, d.rate * MAX_GROWTH);
     // A burst confirmed earlier (probed up) is kept up to the ceiling, not cut to the first guess.
     this.burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, this.burstCeiling(), 1));
@@ -197,7 +189,7 @@ export class LearnedNumbers {
    * for RECENT_LIMIT_MS (lastLimitedAt). Returns whether it was a probe's.
    */
   protected probeRefused(now: number): boolean {
-    if (!this.probingUp || this.unlimited) return false;
+    if (!this.probingUp) return false;
     this.burst = this.confirmedBurst;
     this.changed(now);
     return true;

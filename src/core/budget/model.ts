@@ -1,5 +1,5 @@
 import type { LearnedBudget, RateLimitInfo } from '../ports.js';
-import { clamp, LearnedNumbers, MAX_GROWTH, MINUTE, type NumbersInit, RECENT_LIMIT_MS } from './learned-numbers.js';
+import { LearnedNumbers, MAX_GROWTH, MINUTE, type NumbersInit, RECENT_LIMIT_MS } from './learned-numbers.js';
 
 export { MINUTE } from './learned-numbers.js';
 
@@ -43,8 +43,6 @@ export class BudgetModel extends LearnedNumbers {
    * has seen: the writes still on their way will spend from it too.
    */
   inFlight = 0;
-  /** While a 429 is being blamed (see probe), at most one token. */
-  private probeUntil = 0;
   /** From headers: the platform's bucket is full again at this time (its window resets). */
   private resetAt: number | undefined;
   /** Final writes that live replies will need here (see WriteScheduler.hold). */
@@ -71,7 +69,7 @@ export class BudgetModel extends LearnedNumbers {
     this.refill(now);
     const ratio = share / this.share;
     this.share = share;
-    if (!this.unlimited) this.tokens = Math.min(this.myBurst, this.tokens * ratio);
+    this.tokens = Math.min(this.myBurst, this.tokens * ratio);
     if (this.allowance !== undefined) this.allowance.remaining = Math.floor(this.allowance.remaining * ratio);
   }
 
@@ -103,8 +101,7 @@ export class BudgetModel extends LearnedNumbers {
 
   private refill(now: number): void {
     if (now <= this.last) return;
-    const cap = now < this.probeUntil ? Math.min(1, this.myBurst) : this.myBurst;
-    this.tokens = Math.min(cap, this.tokens + (now - this.last) * this.myRate);
+    this.tokens = Math.min(this.myBurst, this.tokens + (now - this.last) * this.myRate);
     this.last = now;
     if (this.resetAt !== undefined && now >= this.resetAt) {
       this.tokens = this.myBurst;
@@ -117,7 +114,7 @@ export class BudgetModel extends LearnedNumbers {
     this.refill(now);
     if (now - this.growthCheckAt < MINUTE) return;
     const quiet = now - this.lastLimitedAt >= MINUTE;
-    if (this.pressed && quiet && !this.unlimited) this.grow(now);
+    if (this.pressed && quiet) this.grow(now);
     this.pressed = false;
     this.growthCheckAt = now;
   }
@@ -153,7 +150,6 @@ export class BudgetModel extends LearnedNumbers {
   readyAt(now: number, isEdit: boolean, horizonMs: number): number {
     this.refresh(now);
     let at = this.blockedUntil;
-    if (this.unlimited) return at;
     const keep = isEdit ? this.held : 0;
     if (this.allowance !== undefined) {
       if (now >= this.allowance.until) this.allowance = undefined;
@@ -201,7 +197,6 @@ export class BudgetModel extends LearnedNumbers {
     this.refresh(now);
     const until = now + horizonMs;
     if (this.blockedUntil > until) return false;
-    if (this.unlimited) return true;
     const need = this.held + extra;
     if (this.allowance !== undefined && now < this.allowance.until && this.allowance.until > until) {
       if (this.allowance.remaining < need) return false;
@@ -226,7 +221,6 @@ export class BudgetModel extends LearnedNumbers {
    */
   spentAt(at: number, now: number): void {
     this.refill(now);
-    if (this.unlimited) return;
     // The other replica's write may have reached the platform up to a margin after it saw it.
     this.tokens = Math.min(this.tokens, Math.max(0, now - at - this.marginMs) * this.myRate);
     this.lastActivity = Math.max(this.lastActivity, Math.min(at, now));
@@ -237,7 +231,6 @@ export class BudgetModel extends LearnedNumbers {
     this.inFlight++;
     this.refill(now);
     this.lastActivity = now;
-    if (this.unlimited) return;
     this.tokens -= 1;
     if (this.tokens < 1) this.pressed = true;
     if (this.allowance !== undefined) this.allowance.remaining--;
@@ -255,7 +248,7 @@ export class BudgetModel extends LearnedNumbers {
     this.accepted.add(now, now - span, 4 * this.limit + 16);
     // The platform took a window's worth at the rate we assume: that rate is no longer a guess.
     if (!this.proven && this.accepted.since(now - span) >= SAFETY * this.myRate * span) this.proven = true;
-    if (this.unlimited || now < this.last) return;
+    if (now < this.last) return;
     this.refill(now);
     this.tokens = Math.min(this.tokens, this.myBurst - 1);
     this.tokens += this.probeUp(now);
@@ -268,7 +261,6 @@ export class BudgetModel extends LearnedNumbers {
 
   /** The write was refused (or the refusal was another bucket's): its token was not spent. */
   refund(): void {
-    if (this.unlimited) return;
     this.tokens = Math.min(this.myBurst, this.tokens + 1);
     if (this.allowance !== undefined) this.allowance.remaining++;
   }
@@ -289,49 +281,22 @@ export class BudgetModel extends LearnedNumbers {
     const mine = this.accepted.since(now - span);
     const accepted = this.share === 1 ? mine : mine / this.share;
     const estimate = (SAFETY * accepted) / span;
-    const d = this.defaults();
     if (this.probeRefused(now)) {
       this.tokens = 0; // the platform's bucket is empty now
       return true;
     }
-    if (this.unlimited) {
-      this.unlimited = false;
-      this.rateAt429 = Math.max(this.floorRate, accepted / span);
-      this.rate = Math.max(this.floorRate, estimate);
-      this.burst = clamp(Math.floor(accepted / 2), 1, d.burst);
-      this.confirmedBurst = this.burst;
-      this.tokens = this.myBurst;
-    } else {
-      this.rateAt429 = this.rate;
-      // Fewer accepted than one burst is no evidence of the rate (a 429 storm right at the start,
-      // a bucket shared with someone else): then only the multiplicative cut.
-      const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
-      this.rate = Math.max(this.floorRate, cut);
-      this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), Math.floor(accepted)));
-      this.confirmedBurst = this.burst;
-      this.tokens = Math.min(this.tokens, this.myBurst);
-    }
+    this.rateAt429 = this.rate;
+    // Fewer accepted than one burst is no evidence of the rate (a 429 storm right at the start,
+    // a bucket shared with someone else): then only the multiplicative cut.
+    const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
+    this.rate = Math.max(this.floorRate, cut);
+    this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), Math.floor(accepted)));
+    this.confirmedBurst = this.burst;
+    this.tokens = Math.min(this.tokens, this.myBurst);
     this.lastShrinkAt = now;
     this.growthCheckAt = now;
-    this.probeUntil = 0;
     this.changed(now);
     return true;
-  }
-
-  /**
-   * A 429 made this bucket suspect without blaming it yet: until the next answer decides, one
-   * write at a time (a burst into an empty platform bucket would be refused whole).
-   */
-  probe(now: number, untilMs: number): void {
-    if (this.unlimited) return;
-    this.refill(now);
-    this.tokens = Math.min(this.tokens, 1);
-    this.probeUntil = now + untilMs;
-  }
-
-  /** The suspicion was decided. */
-  endProbe(): void {
-    this.probeUntil = 0;
   }
 
   /**
@@ -343,7 +308,6 @@ export class BudgetModel extends LearnedNumbers {
     const end = now + retryAfterMs + this.marginMs;
     this.blockedUntil = Math.max(this.blockedUntil, end);
     this.lastActivity = now;
-    if (this.unlimited) return;
     const at = Math.max(end, this.last);
     const refilled = Math.min(this.myBurst, this.tokens + (at - this.last) * this.myRate);
     this.tokens = Math.min(1, refilled);
@@ -360,7 +324,6 @@ export class BudgetModel extends LearnedNumbers {
     if (info.limit !== undefined && info.limit > 0 && (!this.headers || info.limit !== this.limit)) {
       this.refill(now);
       this.headers = true;
-      this.unlimited = false;
       this.limit = info.limit;
       const d = this.defaults();
       this.rate = d.rate;
