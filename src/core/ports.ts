@@ -103,12 +103,6 @@ export interface BucketRef {
   limit: number;
   windowMs: number;
   /**
-   * The channel a write in a workspace-wide bucket goes to. The scheduler then also keeps an
-   * implicit per-channel bucket (`${key}#${channelKey}`), unlimited until a 429 that only this
-   * channel gets teaches it a limit: platforms may limit a method per channel without saying so.
-   */
-  channelKey?: string;
-  /**
    * The bucket counts one place's writes (a channel's posts). Replicas take turns in a place, so
    * such a bucket is not split between them: it is handed over with the place (PlaceLocks).
    */
@@ -341,7 +335,7 @@ export const ignoreRateLimits: RateLimitObserver = { observe: () => {}, limited:
 
 /** What the scheduler learned about one bucket (see src/core/budget). */
 export interface LearnedBudget {
-  /** Bucket key; a per-channel bucket is `${workspaceBucketKey}#${channelKey}`. */
+  /** Bucket key (BucketRef.key). */
   key: string;
   /** Sustained writes per minute. */
   perMinute: number;

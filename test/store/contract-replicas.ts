@@ -224,7 +224,7 @@ export function replicaContract(
 
       it('a 429 one replica learns reaches another replica’s scheduler at its next sync', async () => {
         const clock = new ManualClock(Date.now());
-        const bucket: BucketRef = { key: 'slack:T1:update', limit: 50, windowMs: 60_000, channelKey: 'C1' };
+        const bucket: BucketRef = { key: 'slack:T1:update', limit: 50, windowMs: 60_000 };
         const sa = new RateLimitScheduler({ clock, store: a.budgets });
         const sb = new RateLimitScheduler({ clock, store: b.budgets });
         await Promise.all([sa.restore(), sb.restore()]);

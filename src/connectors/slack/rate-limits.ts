@@ -30,24 +30,17 @@ export function postBucket(limits: SlackLimits, team: string, channel: string): 
   return { key: `slack:${team}:${channel}:post`, ...limits.post, perPlace: true, family: `slack:${team}:posts` };
 }
 
-// Per workspace, but a write names its channel: should Slack also limit a channel's updates, the
-// scheduler learns that channel's limit without slowing the others.
-export function updateBucket(limits: SlackLimits, team: string, channel?: string): BucketRef {
-  const ref: BucketRef = { key: `slack:${team}:update`, ...limits.update };
-  if (channel !== undefined) ref.channelKey = channel;
-  return ref;
+// Per workspace: a 429 shrinks the workspace's bucket, whichever channel the write went to.
+export function updateBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:update`, ...limits.update };
 }
 
-export function appendBucket(limits: SlackLimits, team: string, channel?: string): BucketRef {
-  const ref: BucketRef = { key: `slack:${team}:append`, ...limits.append };
-  if (channel !== undefined) ref.channelKey = channel;
-  return ref;
+export function appendBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:append`, ...limits.append };
 }
 
-export function stopBucket(limits: SlackLimits, team: string, channel?: string): BucketRef {
-  const ref: BucketRef = { key: `slack:${team}:stop`, ...limits.stop };
-  if (channel !== undefined) ref.channelKey = channel;
-  return ref;
+export function stopBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:stop`, ...limits.stop };
 }
 
 /** chat.postEphemeral (refusal notices): tier 4, per workspace. */

@@ -29,7 +29,7 @@ function finalContent(markdown: string, opts: WriteOptions): KnownBlock[] | unde
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
   const { channelId: channel, threadId: threadTs } = dest.place;
   const post = postBucket(deps.limits, teamOf(dest.place), channel);
-  const update = updateBucket(deps.limits, teamOf(dest.place), channel);
+  const update = updateBucket(deps.limits, teamOf(dest.place));
   const working = createWorkingIndicator(dest, deps);
   const carry = createTableCarry();
   return {

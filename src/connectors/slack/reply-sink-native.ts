@@ -39,10 +39,10 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   const channel = dest.place.channelId;
   const teamId = teamOf(dest.place);
   const post = postBucket(deps.limits, teamId, channel);
-  const append = appendBucket(deps.limits, teamId, channel);
-  const update = updateBucket(deps.limits, teamId, channel);
+  const append = appendBucket(deps.limits, teamId);
+  const update = updateBucket(deps.limits, teamId);
   // chat.stopStream is Tier 2 with a bucket of its own: its 429s teach that bucket, not appends'.
-  const stop = stopBucket(deps.limits, teamId, channel);
+  const stop = stopBucket(deps.limits, teamId);
   const working = createWorkingIndicator(dest, deps);
   const messages = new Map<string, StreamState>();
   /** After chat.startStream failed, every later message of this reply is posted and edited. */

@@ -1,9 +1,8 @@
-import type { BudgetStore } from '../ports.js';
+import type { BucketRef, BudgetStore } from '../ports.js';
 import { BucketFamily } from './family.js';
 import { LearnedMemory } from './memory.js';
 import { BudgetModel, MINUTE } from './model.js';
 import { checkShare } from './share.js';
-import type { Slot } from './slots.js';
 import type { BudgetView } from './write-scheduler.js';
 
 // The scheduler's buckets: each made on first use (at this replica's share, from what was learned
@@ -55,21 +54,20 @@ export class BucketTable {
     return this.opts.marginMs ?? Math.max(50, Math.ceil(windowMs * 0.05));
   }
 
-  /** The model of a slot, made on first use. */
-  state(slot: Slot, now: number): BudgetModel {
-    let s = this.models.get(slot.key);
+  /** The model of a bucket, made on first use. */
+  state(ref: BucketRef, now: number): BudgetModel {
+    let s = this.models.get(ref.key);
     if (s === undefined) {
-      const { limit, windowMs } = slot.ref;
-      const family = slot.ref.family !== undefined && !slot.shadow ? this.family(slot.ref.family) : undefined;
+      const { limit, windowMs } = ref;
+      const family = ref.family !== undefined ? this.family(ref.family) : undefined;
       s = new BudgetModel({
-        key: slot.key,
+        key: ref.key,
         limit,
         windowMs,
         marginMs: this.margin(windowMs),
         now,
-        shadow: slot.shadow,
         share: this.currentShare,
-        perPlace: slot.ref.perPlace === true && !slot.shadow,
+        perPlace: ref.perPlace === true,
         lessonKey: family?.key,
         probeLock: family,
       });
@@ -77,9 +75,9 @@ export class BucketTable {
       if (learned !== undefined) s.applyLearned(learned, now);
       s.spreadLesson = s.lessons;
       family?.members.add(s);
-      this.models.set(slot.key, s);
+      this.models.set(ref.key, s);
     } else if (s.provisional) {
-      s.reconfigure(slot.ref.limit, slot.ref.windowMs, this.margin(slot.ref.windowMs), now);
+      s.reconfigure(ref.limit, ref.windowMs, this.margin(ref.windowMs), now);
     }
     return s;
   }
@@ -158,9 +156,9 @@ export class BucketTable {
 
   /**
    * Forget buckets idle long enough (bounded memory), except those in `inUse`; what they learned
-   * stays in LearnedMemory. `forgotten` is told each key.
+   * stays in LearnedMemory.
    */
-  sweep(now: number, inUse: () => ReadonlySet<string>, forgotten: (key: string, shadow: boolean) => void): void {
+  sweep(now: number, inUse: () => ReadonlySet<string>): void {
     if (now - this.lastSweep < 1000 && this.models.size < 10_000) return;
     this.lastSweep = now;
     const busy = inUse();
@@ -172,18 +170,16 @@ export class BucketTable {
       family?.members.delete(s);
       // An empty family is forgotten too, unless it remembers refused probes (their backoff).
       if (family?.members.size === 0 && family.refusals === 0) this.families.delete(s.lessonKey);
-      forgotten(key, s.shadow);
     }
   }
 
   view(key: string): BudgetView | undefined {
     const s = this.models.get(key);
     if (s === undefined) return undefined;
-    const unlimited = s.unlimited ? Number.POSITIVE_INFINITY : undefined;
     return {
-      perMinute: unlimited ?? s.rate * MINUTE,
+      perMinute: s.rate * MINUTE,
       burst: s.burst,
-      mine: { perMinute: unlimited ?? s.myRate * MINUTE, burst: s.myBurst },
+      mine: { perMinute: s.myRate * MINUTE, burst: s.myBurst },
       blockedUntil: s.blockedUntil,
       learned: Number.isFinite(s.lastShrinkAt),
     };

@@ -48,7 +48,7 @@ async function simulate(name: (typeof RATE_MODEL_NAMES)[number]) {
   async function reply(slot: number): Promise<void> {
     const channel = `C${slot % CHANNELS}`;
     const post = postBucket(DEFAULT_SLACK_LIMITS, TEAM, channel);
-    const update = updateBucket(DEFAULT_SLACK_LIMITS, TEAM, channel);
+    const update = updateBucket(DEFAULT_SLACK_LIMITS, TEAM);
     for (let n = 0; !stopped; n++) {
       while (!(await write('chat.postMessage', channel, post, 'first'))) {
         // refused: again when the scheduler allows

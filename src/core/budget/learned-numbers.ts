@@ -43,8 +43,6 @@ export interface NumbersInit {
   limit: number;
   windowMs: number;
   marginMs: number;
-  /** An implicit per-channel bucket: unlimited until a 429 teaches it a limit. */
-  shadow?: boolean;
   /** This replica's share of the bucket (see share.ts); default 1. */
   share?: number;
   /** BucketRef.perPlace: never split between replicas (its share stays 1). */
@@ -57,7 +55,6 @@ export interface NumbersInit {
 
 export class LearnedNumbers {
   readonly key: string;
-  readonly shadow: boolean;
   readonly perPlace: boolean;
   /** What it learns is kept (and shared) under this key: its family's, else its own. */
   readonly lessonKey: string;
@@ -73,8 +70,6 @@ export class LearnedNumbers {
   marginMs: number;
   /** The platform sent a limit in headers: those numbers replace the guess. */
   headers = false;
-  /** A shadow bucket that has not met a 429 yet. */
-  unlimited: boolean;
   /** Made by a 429 reported before any write: the first BucketRef supplies the real budget. */
   provisional = false;
   /** Tokens per ms: the whole platform's sustained rate, as learned. */
@@ -109,8 +104,6 @@ export class LearnedNumbers {
 
   constructor(init: NumbersInit) {
     this.key = init.key;
-    this.shadow = init.shadow ?? false;
-    this.unlimited = this.shadow;
     this.limit = Math.max(1, init.limit);
     this.windowMs = Math.max(1, init.windowMs);
     this.marginMs = init.marginMs;
@@ -130,7 +123,7 @@ export class LearnedNumbers {
    * bucket the headers describe.
    */
   burstCeiling(): number {
-    if (this.headers || this.shadow) return this.burst;
+    if (this.headers) return this.burst;
     if (this.windowMs < LONG_WINDOW_MS) {
       return this.probeLock === undefined ? this.burst : Math.max(this.burst, SHORT_BURST_CEILING);
     }
@@ -145,7 +138,7 @@ export class LearnedNumbers {
    */
   mayProbeUp(now: number): boolean {
     const backoff = 2 ** clamp(this.refusals - 1, 0, MAX_PROBE_BACKOFF);
-    return !this.unlimited && this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS * backoff;
+    return this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS * backoff;
   }
 
   /** Probes refused in a row: the family's, or this bucket's own. */
@@ -211,7 +204,7 @@ export class LearnedNumbers {
    * is in hand at once: the platform's bucket is that much larger than the burst just spent).
    */
   protected probeUp(now: number): number {
-    if (this.share !== 1 || this.unlimited) return 0;
+    if (this.share !== 1) return 0;
     const run = this.accepted.since(now - this.runMs);
     if (run > this.confirmedBurst) {
       this.confirmedBurst = Math.min(this.burst, run);
@@ -252,7 +245,6 @@ export class LearnedNumbers {
   /** A stored lesson (a restart, or another replica's newer one) replaces the numbers. */
   protected restore(l: LearnedBudget): void {
     const d = this.defaults();
-    this.unlimited = false;
     this.rate = clamp(l.perMinute / MINUTE, this.floorRate, d.rate * MAX_GROWTH);
     // A burst confirmed earlier (probed up) is kept up to the ceiling, not cut to the first guess.
     this.burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, this.burstCeiling(), 1));
@@ -272,7 +264,7 @@ export class LearnedNumbers {
    * for RECENT_LIMIT_MS (lastLimitedAt). Returns whether it was a probe's.
    */
   protected probeRefused(now: number): boolean {
-    if (!this.probingUp || this.unlimited) return false;
+    if (!this.probingUp) return false;
     this.burst = this.confirmedBurst;
     this.probeLock?.release(this.key);
     this.refusals++;

@@ -3,7 +3,7 @@ import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { makeBucket, type RateRule } from '../../../test/fakes/slack/rate-buckets.js';
 import { MemoryBudgetStore } from '../../../test/fakes/budget-store.js';
 import type { BucketRef, LearnedBudget } from '../ports.js';
-import { RateLimitScheduler, shadowKey, type WriteGrant, type WritePriority } from './scheduler.js';
+import { RateLimitScheduler, type WriteGrant, type WritePriority } from './scheduler.js';
 
 // The learned budgets against platforms whose limits are tighter than, or shaped differently
 // from, the connectors' defaults. Time is a ManualClock; the platform answers each write at once.
@@ -135,81 +135,6 @@ describe('learned budgets', () => {
     void s.acquire([UPDATE], 'final').then(() => (at = clock.now()));
     await clock.advance(MIN);
     expect(at - t0).toBe(1000);
-  });
-
-  it('(c) a per-channel 429 blocks that channel only, and teaches that channel a limit', async () => {
-    const clock = new ManualClock();
-    const s = new RateLimitScheduler({ clock, marginMs: 0 });
-    const inChannel = (c: string): BucketRef => ({ ...UPDATE, channelKey: c });
-    (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
-    (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 5000 } });
-    // C2 goes on at once; C1 waits for its block
-    let c2 = false;
-    let c1 = 0;
-    void s.acquire([inChannel('C2')], 'edit').then((g) => {
-      c2 = true;
-      g.done({ ok: true }); // C2 accepted after C1's 429: the workspace had budget
-    });
-    void s.acquire([inChannel('C1')], 'edit').then(() => (c1 = clock.now()));
-    const t0 = clock.now();
-    await clock.settle();
-    expect(c2).toBe(true);
-    expect(c1).toBe(0);
-    await clock.advance(6000);
-    expect(c1 - t0).toBe(5000);
-    expect(s.budget(shadowKey(UPDATE.key, 'C1'))?.learned).toBe(true);
-    expect(s.budget(UPDATE.key)?.learned).toBe(false);
-    expect(s.budget(UPDATE.key)?.blockedUntil).toBe(0);
-  });
-
-  it('(c) a 429 with one channel writing, or in two channels in a row, blames the workspace', async () => {
-    const clock = new ManualClock();
-    const s = new RateLimitScheduler({ clock, marginMs: 0 });
-    const inChannel = (c: string): BucketRef => ({ ...UPDATE, channelKey: c });
-    (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
-    expect(s.budget(UPDATE.key)?.learned).toBe(true);
-
-    const s2 = new RateLimitScheduler({ clock, marginMs: 0 });
-    (await s2.acquire([inChannel('C3')], 'edit')).done({ ok: true });
-    (await s2.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
-    expect(s2.budget(UPDATE.key)?.learned).toBe(false); // C1 suspected
-    (await s2.acquire([inChannel('C2')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
-    expect(s2.budget(UPDATE.key)?.learned).toBe(true); // a second channel refused: the workspace
-    expect(s2.budget(shadowKey(UPDATE.key, 'C1'))?.learned).toBe(false);
-  });
-
-  it('(c) a write accepted after a whole-second Retry-After could have ended is no evidence of a channel limit', async () => {
-    // Slack rounds Retry-After up to whole seconds: "2" may mean the workspace bucket had a token
-    // again 1.1 s later. Only a write of another channel accepted before that proves it had one.
-    const inChannel = (c: string): BucketRef => ({ ...UPDATE, channelKey: c });
-    for (const [afterMs, learned] of [
-      [1500, false],
-      [500, true],
-    ] as const) {
-      const clock = new ManualClock();
-      const s = new RateLimitScheduler({ clock, marginMs: 0 });
-      (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
-      (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 2000 } });
-      await clock.advance(afterMs);
-      (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
-      expect({ afterMs, learned: s.budget(shadowKey(UPDATE.key, 'C1'))?.learned }).toEqual({ afterMs, learned });
-    }
-  });
-
-  it('(c) a channel suspected, left undecided and refused again: the channel and the workspace both learn', async () => {
-    const clock = new ManualClock();
-    const s = new RateLimitScheduler({ clock, marginMs: 0 });
-    const inChannel = (c: string): BucketRef => ({ ...UPDATE, channelKey: c });
-    (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
-    (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
-    // no other channel writes within the Retry-After: undecided
-    await clock.advance(2 * MIN);
-    (await s.acquire([inChannel('C2')], 'edit')).done({ ok: true });
-    expect(s.budget(shadowKey(UPDATE.key, 'C1'))?.learned).toBe(false);
-    (await s.acquire([inChannel('C1')], 'edit')).done({ ok: false, rateLimited: { retryAfterMs: 1000 } });
-    // blaming only the workspace would leave C1 free to be refused a third time, and the reverse
-    expect(s.budget(shadowKey(UPDATE.key, 'C1'))?.learned).toBe(true);
-    expect(s.budget(UPDATE.key)?.learned).toBe(true);
   });
 
   it('(d) finals are never starved by edits: each goes within the final horizon', async () => {

@@ -1,6 +1,5 @@
 import type { LearnedBudget, RateLimitInfo } from '../ports.js';
 import {
-  clamp,
   LearnedNumbers,
   LONG_WINDOW_MS,
   MAX_GROWTH,
@@ -51,8 +50,6 @@ export class BudgetModel extends LearnedNumbers {
    * has seen: the writes still on their way will spend from it too.
    */
   inFlight = 0;
-  /** While a 429 is being blamed (see probe), at most one token. */
-  private probeUntil = 0;
   /** From headers: the platform's bucket is full again at this time (its window resets). */
   private resetAt: number | undefined;
   /** Final writes that live replies will need here (see WriteScheduler.hold). */
@@ -79,7 +76,7 @@ export class BudgetModel extends LearnedNumbers {
     this.refill(now);
     const ratio = share / this.share;
     this.share = share;
-    if (!this.unlimited) this.tokens = Math.min(this.myBurst, this.tokens * ratio);
+    this.tokens = Math.min(this.myBurst, this.tokens * ratio);
     if (this.allowance !== undefined) this.allowance.remaining = Math.floor(this.allowance.remaining * ratio);
   }
 
@@ -111,8 +108,7 @@ export class BudgetModel extends LearnedNumbers {
 
   private refill(now: number): void {
     if (now <= this.last) return;
-    const cap = now < this.probeUntil ? Math.min(1, this.myBurst) : this.myBurst;
-    this.tokens = Math.min(cap, this.tokens + (now - this.last) * this.myRate);
+    this.tokens = Math.min(this.myBurst, this.tokens + (now - this.last) * this.myRate);
     this.last = now;
     if (this.resetAt !== undefined && now >= this.resetAt) {
       this.tokens = this.myBurst;
@@ -125,7 +121,7 @@ export class BudgetModel extends LearnedNumbers {
     this.refill(now);
     if (now - this.growthCheckAt < MINUTE) return;
     const quiet = now - this.lastLimitedAt >= MINUTE;
-    if (this.pressed && quiet && !this.unlimited) this.grow(now);
+    if (this.pressed && quiet) this.grow(now);
     this.pressed = false;
     this.growthCheckAt = now;
   }
@@ -164,7 +160,6 @@ export class BudgetModel extends LearnedNumbers {
     this.refresh(now);
     if (this.dropStaleProbe(now)) this.tokens = Math.min(this.tokens, this.myBurst);
     let at = this.blockedUntil;
-    if (this.unlimited) return at;
     const keep = isEdit ? this.held : 0;
     if (this.allowance !== undefined) {
       if (now >= this.allowance.until) this.allowance = undefined;
@@ -213,7 +208,6 @@ export class BudgetModel extends LearnedNumbers {
     this.refresh(now);
     const until = now + horizonMs;
     if (this.blockedUntil > until) return false;
-    if (this.unlimited) return true;
     const need = this.held + extra;
     if (this.allowance !== undefined && now < this.allowance.until && this.allowance.until > until) {
       if (this.allowance.remaining < need) return false;
@@ -238,7 +232,6 @@ export class BudgetModel extends LearnedNumbers {
    */
   spentAt(at: number, now: number): void {
     this.refill(now);
-    if (this.unlimited) return;
     // The other replica's write may have reached the platform up to a margin after it saw it.
     this.tokens = Math.min(this.tokens, Math.max(0, now - at - this.marginMs) * this.myRate);
     this.lastActivity = Math.max(this.lastActivity, Math.min(at, now));
@@ -251,7 +244,6 @@ export class BudgetModel extends LearnedNumbers {
     this.inFlight++;
     this.refill(now);
     this.lastActivity = now;
-    if (this.unlimited) return;
     this.tokens -= 1;
     if (this.tokens < 1) this.pressed = true;
     if (this.allowance !== undefined) this.allowance.remaining--;
@@ -269,7 +261,7 @@ export class BudgetModel extends LearnedNumbers {
     this.accepted.add(now, now - span, 4 * this.limit + 16);
     // The platform took a window's worth at the rate we assume: that rate is no longer a guess.
     if (!this.proven && this.accepted.since(now - span) >= SAFETY * this.myRate * span) this.proven = true;
-    if (this.unlimited || now < this.last) return;
+    if (now < this.last) return;
     this.refill(now);
     this.tokens = Math.min(this.tokens, this.myBurst - 1);
     this.tokens += this.probeUp(now);
@@ -282,7 +274,6 @@ export class BudgetModel extends LearnedNumbers {
 
   /** The write was refused (or the refusal was another bucket's): its token was not spent. */
   refund(): void {
-    if (this.unlimited) return;
     this.tokens = Math.min(this.myBurst, this.tokens + 1);
     if (this.allowance !== undefined) this.allowance.remaining++;
   }
@@ -303,49 +294,22 @@ export class BudgetModel extends LearnedNumbers {
     const mine = this.accepted.since(now - span);
     const accepted = this.share === 1 ? mine : mine / this.share;
     const estimate = (SAFETY * accepted) / span;
-    const d = this.defaults();
     if (this.probeRefused(now)) {
       this.tokens = 0; // the platform's bucket is empty now
       return true;
     }
-    if (this.unlimited) {
-      this.unlimited = false;
-      this.rateAt429 = Math.max(this.floorRate, accepted / span);
-      this.rate = Math.max(this.floorRate, estimate);
-      this.burst = clamp(Math.floor(accepted / 2), 1, d.burst);
-      this.confirmedBurst = this.burst;
-      this.tokens = this.myBurst;
-    } else {
-      this.rateAt429 = this.rate;
-      // Fewer accepted than one burst is no evidence of the rate (a 429 storm right at the start,
-      // a bucket shared with someone else): then only the multiplicative cut.
-      const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
-      this.rate = Math.max(this.floorRate, cut);
-      this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), Math.floor(accepted)));
-      this.confirmedBurst = this.burst;
-      this.tokens = Math.min(this.tokens, this.myBurst);
-    }
+    this.rateAt429 = this.rate;
+    // Fewer accepted than one burst is no evidence of the rate (a 429 storm right at the start,
+    // a bucket shared with someone else): then only the multiplicative cut.
+    const cut = accepted > this.burst ? Math.min(this.rate * SHRINK, estimate) : this.rate * SHRINK;
+    this.rate = Math.max(this.floorRate, cut);
+    this.burst = Math.max(1, Math.min(Math.floor(this.burst / 2), Math.floor(accepted)));
+    this.confirmedBurst = this.burst;
+    this.tokens = Math.min(this.tokens, this.myBurst);
     this.lastShrinkAt = now;
     this.growthCheckAt = now;
-    this.probeUntil = 0;
     this.changed(now);
     return true;
-  }
-
-  /**
-   * A 429 made this bucket suspect without blaming it yet: until the next answer decides, one
-   * write at a time (a burst into an empty platform bucket would be refused whole).
-   */
-  probe(now: number, untilMs: number): void {
-    if (this.unlimited) return;
-    this.refill(now);
-    this.tokens = Math.min(this.tokens, 1);
-    this.probeUntil = now + untilMs;
-  }
-
-  /** The suspicion was decided. */
-  endProbe(): void {
-    this.probeUntil = 0;
   }
 
   /**
@@ -357,7 +321,6 @@ export class BudgetModel extends LearnedNumbers {
     const end = now + retryAfterMs + this.marginMs;
     this.blockedUntil = Math.max(this.blockedUntil, end);
     this.lastActivity = now;
-    if (this.unlimited) return;
     const at = Math.max(end, this.last);
     const refilled = Math.min(this.myBurst, this.tokens + (at - this.last) * this.myRate);
     this.tokens = Math.min(1, refilled);
@@ -374,7 +337,6 @@ export class BudgetModel extends LearnedNumbers {
     if (info.limit !== undefined && info.limit > 0 && (!this.headers || info.limit !== this.limit)) {
       this.refill(now);
       this.headers = true;
-      this.unlimited = false;
       this.limit = info.limit;
       const d = this.defaults();
       this.rate = d.rate;

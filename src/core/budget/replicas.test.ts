@@ -3,7 +3,7 @@ import { MemoryBudgetStore } from '../../../test/fakes/budget-store.js';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { type Bucket, makeBucket, type RateRule } from '../../../test/fakes/slack/rate-buckets.js';
 import type { BucketRef, RateLimitInfo } from '../ports.js';
-import { RateLimitScheduler, shadowKey, shareOf, type WriteGrant, type WriteOutcome } from './scheduler.js';
+import { RateLimitScheduler, shareOf, type WriteGrant, type WriteOutcome } from './scheduler.js';
 
 // Several replicas sharing one workspace's (or one bot's) buckets: each scheduler spends its share
 // (1 / live replicas), so together they stay within the platform's bucket; what one learns reaches
@@ -282,27 +282,6 @@ describe('shared budgets: what a share scales', () => {
     // Then the window resets: the replica's share of a full bucket again.
     await clock.advance(5000);
     expect(at).toHaveLength(6);
-    s.close();
-  });
-
-  it('an implicit per-channel bucket learned by a 429 is shared too', async () => {
-    const clock = new ManualClock();
-    const s = new RateLimitScheduler({ clock, marginMs: 0 });
-    s.setShare(shareOf(2));
-    const inChannel = (c: string): BucketRef => ({ ...UPDATE, channelKey: c });
-    for (let i = 0; i < 8; i++) await write(clock, s, inChannel('C1'), OK);
-    await write(clock, s, inChannel('C2'), OK);
-    // A 429 in C1 makes C1 suspect; a write of C2 accepted within its Retry-After confirms it.
-    await write(clock, s, inChannel('C1'), limited(5000));
-    await write(clock, s, inChannel('C2'), OK);
-    const shadow = s.budget(shadowKey(UPDATE.key, 'C1'));
-    expect(shadow?.learned).toBe(true);
-    expect(s.budget(UPDATE.key)?.learned).toBe(false);
-    // Eight accepted by this replica at share 1/2: about sixteen by the bot, so a burst of 16/2,
-    // within the default 4; this replica's half of it.
-    expect(shadow?.burst).toBe(4);
-    expect(shadow?.mine.burst).toBe(2);
-    expect(shadow?.mine.perMinute).toBeCloseTo((shadow?.perMinute as number) / 2);
     s.close();
   });
 });

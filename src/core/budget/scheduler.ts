@@ -1,9 +1,7 @@
 import { BucketTable } from './bucket-table.js';
-import { ChannelBlame, PROBE_MS } from './channel-blame.js';
 import { FairOrder, insertByRank } from './fair-order.js';
 import { type BudgetModel, MINUTE } from './model.js';
 import type { WriteOutcome } from './outcome.js';
-import { expand, shadowKey, sharesBucket, type Slot } from './slots.js';
 import {
   type BudgetView,
   PRIORITY_RANK,
@@ -16,7 +14,6 @@ import type { BucketRef, Clock, RateLimitInfo } from '../ports.js';
 
 export { errorOutcome, okOutcome, unusedOutcome, type WriteOutcome } from './outcome.js';
 export { shareOf } from './share.js';
-export { shadowKey } from './slots.js';
 export type { BudgetView, SchedulerOptions, WriteGrant, WritePriority, WriteScheduler } from './write-scheduler.js';
 
 const EDIT_RANK = PRIORITY_RANK.edit;
@@ -31,10 +28,10 @@ export interface PlaceWrite {
 // One rate-limit scheduler for every platform write of every reply.
 //
 // Each bucket is a learned token bucket (budget/model.ts): the connector's limit per window is a
-// first guess, 429s shrink it, quiet pressure grows it back, headers replace it. A write in a
-// workspace-wide bucket that names its channel also counts in an implicit per-channel bucket,
-// unlimited until a 429 blames that channel (budget/channel-blame.ts). Every write's outcome comes
-// back through its grant's done(): accepted (with headers), refused (429) or failed.
+// first guess, 429s shrink it, quiet pressure grows it back, headers replace it. A 429 is the
+// bucket's that the platform names (the first the write counts in, if it names none), whatever
+// channel the write went to. Every write's outcome comes back through its grant's done():
+// accepted (with headers), refused (429) or failed.
 //
 // Waiters are served by priority (final > first > edit > notice), and within a priority in turn by
 // party, the user whose reply it is (budget/fair-order.ts), FIFO within a party: one user's many
@@ -48,7 +45,7 @@ interface Waiter {
   seq: number;
   rank: number;
   party: string | undefined;
-  slots: readonly Slot[];
+  buckets: readonly BucketRef[];
   resolve: (grant: WriteGrant) => void;
   reject: (err: unknown) => void;
   cleanup: () => void;
@@ -58,7 +55,6 @@ export class RateLimitScheduler implements WriteScheduler {
   private readonly clock: Clock;
   private readonly horizonMs: number;
   private readonly buckets: BucketTable;
-  private readonly blame = new ChannelBlame();
   /** Sorted by (rank, seq). */
   private waiters: Waiter[] = [];
   private readonly fair = new FairOrder();
@@ -87,7 +83,7 @@ export class RateLimitScheduler implements WriteScheduler {
 
   /**
    * From now on spend `fraction` (0 < f ≤ 1) of every bucket: its sustained rate and burst, the
-   * `remaining` counts of headers, the implicit per-channel buckets. The caller sets 1 / the live
+   * `remaining` counts of headers. The caller sets 1 / the live
    * replicas whenever that count changes (shareOf).
    */
   setShare(fraction: number): void {
@@ -123,19 +119,18 @@ export class RateLimitScheduler implements WriteScheduler {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const now = this.clock.now();
     this.sweep(now);
-    const slots = expand(buckets);
-    const states = slots.map((s) => this.buckets.state(s, now));
+    const states = buckets.map((b) => this.buckets.state(b, now));
     const rank = PRIORITY_RANK[priority];
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
     if (
-      !this.waiters.some((w) => sharesBucket(w.slots, slots)) &&
+      !this.waiters.some((w) => sharesBucket(w.buckets, buckets)) &&
       states.every((s) => s.readyAt(now, rank >= EDIT_RANK, this.horizonMs) <= now)
     ) {
       this.fair.served(party, now);
-      return Promise.resolve(this.grantAll(slots, states, now));
+      return Promise.resolve(this.grantAll(states, now));
     }
     return new Promise<WriteGrant>((resolve, reject) => {
-      const waiter: Waiter = { seq: this.seq++, rank, party, slots, resolve, reject, cleanup: () => {} };
+      const waiter: Waiter = { seq: this.seq++, rank, party, buckets, resolve, reject, cleanup: () => {} };
       if (signal !== undefined) {
         const onAbort = () => {
           this.waiters = this.waiters.filter((w) => w !== waiter);
@@ -172,7 +167,7 @@ export class RateLimitScheduler implements WriteScheduler {
 
   hold(buckets: readonly BucketRef[]): () => void {
     const now = this.clock.now();
-    const states = expand(buckets).map((s) => this.buckets.state(s, now));
+    const states = buckets.map((b) => this.buckets.state(b, now));
     for (const s of states) s.held++;
     let released = false;
     return () => {
@@ -202,14 +197,14 @@ export class RateLimitScheduler implements WriteScheduler {
     const now = this.clock.now();
     for (const w of writes) {
       if (w.bucket.perPlace !== true) continue;
-      this.buckets.state({ key: w.bucket.key, ref: w.bucket, shadow: false }, now).spentAt(w.at, now);
+      this.buckets.state(w.bucket, now).spentAt(w.at, now);
     }
     this.serve();
   }
 
   canAffordFinal(buckets: readonly BucketRef[]): boolean {
     const now = this.clock.now();
-    return expand(buckets).every((slot) => this.buckets.state(slot, now).affords(now, this.horizonMs, 1));
+    return buckets.every((b) => this.buckets.state(b, now).affords(now, this.horizonMs, 1));
   }
 
   /** Numbers for tests and metrics. */
@@ -239,7 +234,7 @@ export class RateLimitScheduler implements WriteScheduler {
   }
 
   /** Grant a write in every bucket; its done() reports what the platform said. */
-  private grantAll(slots: readonly Slot[], states: readonly BudgetModel[], at: number): WriteGrant {
+  private grantAll(states: readonly BudgetModel[], at: number): WriteGrant {
     for (const s of states) s.grant(at);
     let settled = false;
     return {
@@ -248,8 +243,8 @@ export class RateLimitScheduler implements WriteScheduler {
         settled = true;
         const now = this.clock.now();
         for (const s of states) s.settle();
-        if (outcome.ok) this.accepted(slots, states, at, outcome.rateLimits ?? [], now);
-        else if ('rateLimited' in outcome) this.refused(slots, states, at, outcome.rateLimited, now);
+        if (outcome.ok) this.accepted(states, outcome.rateLimits ?? [], now);
+        else if ('rateLimited' in outcome) this.refused(states, at, outcome.rateLimited, now);
         else if ('unused' in outcome) for (const s of states) s.refund();
         // A write that failed otherwise may have counted: its token stays spent. A 429 just
         // learned is saved at once, for the other replicas' next sync.
@@ -259,33 +254,12 @@ export class RateLimitScheduler implements WriteScheduler {
     };
   }
 
-  private accepted(
-    slots: readonly Slot[],
-    states: readonly BudgetModel[],
-    grantedAt: number,
-    rateLimits: readonly RateLimitInfo[],
-    now: number,
-  ): void {
-    slots.forEach((slot, i) => {
-      (states[i] as BudgetModel).accept(now);
-      const channel = slot.ref.channelKey;
-      if (slot.shadow || channel === undefined) return;
-      const confirmed = this.blame.accepted(slot.key, channel, now, grantedAt);
-      if (confirmed === undefined) return;
-      // Another channel's write went through the workspace bucket after a 429 in `confirmed`:
-      // that channel has a limit of its own. Learn it, paced from the end of its block.
-      (states[i] as BudgetModel).endProbe();
-      const shadow = this.buckets.get(shadowKey(slot.key, confirmed));
-      if (shadow === undefined) return;
-      shadow.learn(now, now);
-      shadow.block(now, Math.max(0, shadow.blockedUntil - now - shadow.marginMs));
-      this.buckets.save(shadow, now, true);
-    });
+  private accepted(states: readonly BudgetModel[], rateLimits: readonly RateLimitInfo[], now: number): void {
+    for (const s of states) s.accept(now);
     for (const info of rateLimits) this.buckets.get(info.bucket)?.observe(info, now);
   }
 
   private refused(
-    slots: readonly Slot[],
     states: readonly BudgetModel[],
     grantedAt: number,
     rl: { retryAfterMs: number; bucket?: string; global?: boolean },
@@ -295,34 +269,13 @@ export class RateLimitScheduler implements WriteScheduler {
     for (const s of states) s.refund();
     if (rl.global) {
       // The platform paused everything for a moment: block, but no bucket of ours is to blame.
-      slots.forEach((slot, i) => {
-        if (!slot.shadow) (states[i] as BudgetModel).block(now, rl.retryAfterMs);
-      });
+      for (const s of states) s.block(now, rl.retryAfterMs);
       return;
     }
-    const i = rl.bucket === undefined ? 0 : slots.findIndex((s) => !s.shadow && s.key === rl.bucket);
-    if (i < 0) {
+    const target = rl.bucket === undefined ? states[0] : states.find((s) => s.key === rl.bucket);
+    if (target === undefined) {
       this.buckets.limited(rl.bucket as string, rl.retryAfterMs, now);
       return;
-    }
-    const slot = slots[i] as Slot;
-    const target = states[i] as BudgetModel;
-    const channel = slot.ref.channelKey;
-    // A 429 on a write past the confirmed burst is the probe's answer: the workspace bucket has
-    // no more room (no channel to suspect first; that would cost a second 429).
-    if (channel !== undefined && !target.probingUp) {
-      const shadow = this.buckets.state({ key: shadowKey(slot.key, channel), ref: slot.ref, shadow: true }, now);
-      const blame = this.blame.limited(slot.key, channel, now, rl.retryAfterMs, !shadow.unlimited);
-      if (blame !== 'workspace') {
-        if (blame !== 'suspect') shadow.learn(now, grantedAt);
-        else {
-          shadow.lastLimitedAt = now;
-          target.probe(now, PROBE_MS);
-        }
-        shadow.block(now, rl.retryAfterMs);
-        // Only this channel waits (the others go on in the workspace bucket), unless both are blamed.
-        if (blame !== 'both') return;
-      }
     }
     target.learn(now, grantedAt);
     target.block(now, rl.retryAfterMs);
@@ -338,18 +291,15 @@ export class RateLimitScheduler implements WriteScheduler {
     let nextAt = Number.POSITIVE_INFINITY;
     const granted = new Map<Waiter, WriteGrant>();
     for (const w of this.fair.order(this.waiters)) {
-      if (w.slots.some((s) => reserved.has(s.key))) continue;
-      const states = w.slots.map((s) => this.buckets.state(s, now));
+      if (w.buckets.some((b) => reserved.has(b.key))) continue;
+      const states = w.buckets.map((b) => this.buckets.state(b, now));
       const ready = states.map((s) => s.readyAt(now, w.rank >= EDIT_RANK, this.horizonMs));
       const at = Math.max(0, ...ready);
       if (at <= now) {
         this.fair.served(w.party, now);
-        granted.set(w, this.grantAll(w.slots, states, now));
+        granted.set(w, this.grantAll(states, now));
       } else {
-        // A write held only by its channel's own limit leaves the workspace budget to the other
-        // channels (a per-channel 429 must not block them); otherwise it keeps all it waits for.
-        const onlyChannel = w.slots.every((s, i) => s.shadow || (ready[i] as number) <= now);
-        for (const s of w.slots) if (!onlyChannel || s.shadow) reserved.add(s.key);
+        for (const b of w.buckets) reserved.add(b.key);
         nextAt = Math.min(nextAt, at);
       }
     }
@@ -380,12 +330,10 @@ export class RateLimitScheduler implements WriteScheduler {
   }
 
   private sweep(now: number): void {
-    this.buckets.sweep(
-      now,
-      () => new Set(this.waiters.flatMap((w) => w.slots.map((s) => s.key))),
-      (key, shadow) => {
-        if (!shadow) this.blame.forget(key);
-      },
-    );
+    this.buckets.sweep(now, () => new Set(this.waiters.flatMap((w) => w.buckets.map((b) => b.key))));
   }
+}
+
+function sharesBucket(a: readonly BucketRef[], b: readonly BucketRef[]): boolean {
+  return a.some((x) => b.some((y) => y.key === x.key));
 }
