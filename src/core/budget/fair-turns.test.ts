@@ -116,7 +116,7 @@ describe('RateLimitScheduler: a channel’s posts in turn by user', () => {
 
   it('a notice leaves the budget that a held final needs, like an edit', async () => {
     const clock = new ManualClock();
-    const s = new RateLimitScheduler({ clock, marginMs: 0, finalHorizonMs: 0 });
+    const s = new RateLimitScheduler({ clock, marginMs: 0 });
     const one: BucketRef = { key: 'slack:T1:update', limit: 1, windowMs: 60_000 };
     const release = s.hold([one]);
     let noticed = false;

@@ -17,6 +17,11 @@ export { shareOf } from './share.js';
 export type { BudgetView, SchedulerOptions, WriteGrant, WritePriority, WriteScheduler } from './write-scheduler.js';
 
 const EDIT_RANK = PRIORITY_RANK.edit;
+/**
+ * A held final must be payable within this long (tokens now plus what refills meanwhile): edits
+ * leave that much, and canAffordFinal asks it.
+ */
+const FINAL_HORIZON_MS = 2000;
 
 /** A replica's last write in a place's per-place bucket, handed to the next replica there. */
 export interface PlaceWrite {
@@ -53,7 +58,6 @@ interface Waiter {
 
 export class RateLimitScheduler implements WriteScheduler {
   private readonly clock: Clock;
-  private readonly horizonMs: number;
   private readonly buckets: BucketTable;
   /** Sorted by (rank, seq). */
   private waiters: Waiter[] = [];
@@ -64,7 +68,6 @@ export class RateLimitScheduler implements WriteScheduler {
 
   constructor(opts: SchedulerOptions) {
     this.clock = opts.clock;
-    this.horizonMs = opts.finalHorizonMs ?? 2000;
     this.buckets = new BucketTable({
       marginMs: opts.marginMs,
       forgetAfterMs: opts.forgetAfterMs ?? 10 * MINUTE,
@@ -124,7 +127,7 @@ export class RateLimitScheduler implements WriteScheduler {
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
     if (
       !this.waiters.some((w) => sharesBucket(w.buckets, buckets)) &&
-      states.every((s) => s.readyAt(now, rank >= EDIT_RANK, this.horizonMs) <= now)
+      states.every((s) => s.readyAt(now, rank >= EDIT_RANK, FINAL_HORIZON_MS) <= now)
     ) {
       this.fair.served(party, now);
       return Promise.resolve(this.grantAll(states, now));
@@ -204,7 +207,7 @@ export class RateLimitScheduler implements WriteScheduler {
 
   canAffordFinal(buckets: readonly BucketRef[]): boolean {
     const now = this.clock.now();
-    return buckets.every((b) => this.buckets.state(b, now).affords(now, this.horizonMs, 1));
+    return buckets.every((b) => this.buckets.state(b, now).affords(now, FINAL_HORIZON_MS, 1));
   }
 
   /** Numbers for tests and metrics. */
@@ -293,7 +296,7 @@ export class RateLimitScheduler implements WriteScheduler {
     for (const w of this.fair.order(this.waiters)) {
       if (w.buckets.some((b) => reserved.has(b.key))) continue;
       const states = w.buckets.map((b) => this.buckets.state(b, now));
-      const ready = states.map((s) => s.readyAt(now, w.rank >= EDIT_RANK, this.horizonMs));
+      const ready = states.map((s) => s.readyAt(now, w.rank >= EDIT_RANK, FINAL_HORIZON_MS));
       const at = Math.max(0, ...ready);
       if (at <= now) {
         this.fair.served(w.party, now);

@@ -17,11 +17,6 @@ export interface SchedulerOptions {
   marginMs?: number;
   /** A bucket with no activity for this long is forgotten (bounded memory). Default 10 min. */
   forgetAfterMs?: number;
-  /**
-   * A held final must be payable within this long (tokens now plus what refills meanwhile):
-   * edits leave that much, and canAffordFinal asks it. Default 2 s.
-   */
-  finalHorizonMs?: number;
   /** Where learned budgets are kept across restarts, and shared between replicas. */
   store?: BudgetStore;
   /** A bucket's learned budget is written at most this often. Default 5 s. */
