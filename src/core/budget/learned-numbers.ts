@@ -12,7 +12,7 @@ import type { ProbeLock } from './family.js';
 // `myPart` of a `remaining` header), so the replicas together stay within the bucket.
 //
 // Upward (probeUp): when room was wanted (a reply went post-once for want of a per-minute bucket's
-// budget; a post waited for a family's short bucket) and the platform then accepted the whole
+// budget; several posts waited at once in a family's short bucket) and the platform then accepted the whole
 // burst in one run, the burst is raised (by three quarters until the bucket's first 429 ever, then
 // by one), up to half a per-minute window's limit or a short window's SHORT_BURST_CEILING.
 // Intermediate edits never spend the unconfirmed part, and beyond the confirmed burst writes go
@@ -185,8 +185,8 @@ export class LearnedNumbers {
     this.wantedAt = now;
   }
 
-  /** A post waited for this bucket's tokens: in a short window's family, room would be used. */
-  protected postWaited(now: number): void {
+  /** Several posts wait for this bucket at once: in a short window's family, room would be used. */
+  postsWaited(now: number): void {
     if (this.probeLock !== undefined && this.windowMs < LONG_WINDOW_MS) this.wantedAt = now;
   }
 

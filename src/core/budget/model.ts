@@ -174,7 +174,6 @@ export class BudgetModel extends LearnedNumbers {
       let t = Math.max(now, this.last) + Math.ceil((need - this.tokens) / this.myRate);
       if (this.resetAt !== undefined) t = Math.min(t, Math.max(now, this.resetAt));
       if (t > now) this.pressed = true;
-      if (t > now && !isEdit) this.postWaited(now);
       at = Math.max(at, t);
     } else if (this.last > now) {
       at = Math.max(at, this.last);

@@ -307,11 +307,26 @@ export class RateLimitScheduler implements WriteScheduler {
       }
     }
     if (granted.size > 0) this.waiters = this.waiters.filter((w) => !granted.has(w));
+    this.noteWaitingPosts(now);
     this.arm(nextAt, now);
     for (const [w, grant] of granted) {
       w.cleanup();
       w.resolve(grant);
     }
+  }
+
+  /**
+   * Posts (not edits) left waiting, counted per bucket: several at once in one bucket is demand for
+   * a burst (LearnedNumbers.postsWaited). One alone is a place's next reply after its last, which
+   * a larger burst would not serve.
+   */
+  private noteWaitingPosts(now: number): void {
+    const counts = new Map<string, number>();
+    for (const w of this.waiters) {
+      if (w.rank >= EDIT_RANK) continue;
+      for (const b of w.buckets) counts.set(b.key, (counts.get(b.key) ?? 0) + 1);
+    }
+    for (const [key, n] of counts) if (n >= 2) this.buckets.get(key)?.postsWaited(now);
   }
 
   private arm(at: number, now: number): void {
