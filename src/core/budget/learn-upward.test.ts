@@ -210,6 +210,23 @@ describe('learn upward: bursts of 20 replies, 25 s apart', () => {
     expect(refusedAt).toEqual([0, 1, 3, 7, 15]);
   });
 
+  it('posts: a family whose window allows several writes does not trade its rate for a burst', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock });
+    // 4 a second a channel: a burst above 1 would lower the window-safe rate (4 → 1 a second)
+    const post: BucketRef = { ...postBucket(DEFAULT_SLACK_LIMITS, TEAM, 'C0'), limit: 4, windowMs: 1000 };
+    const before = s.budget(post.key);
+    const sends = Array.from({ length: 40 }, async () => (await s.acquire([post], 'first')).done({ ok: true }));
+    for (let i = 0; i < 200 && s.stats().waiting > 0; i++) await clock.advance(100);
+    // at 4 a second the 40 posts are out within about 10 s (at 1 a second they would take 40)
+    expect(s.stats().waiting).toBe(0);
+    await Promise.all(sends);
+    expect(before).toBeUndefined();
+    expect(s.budget(post.key)?.burst).toBe(1);
+    expect(s.budget(post.key)?.perMinute).toBeCloseTo((4 * 60_000) / 1050, 5);
+    s.close();
+  });
+
   it("posts: another replica's live channels take the family's lesson at its next sync", async () => {
     const clock = new ManualClock();
     const store = new MemoryBudgetStore();

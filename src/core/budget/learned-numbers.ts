@@ -125,7 +125,11 @@ export class LearnedNumbers {
   burstCeiling(): number {
     if (this.headers) return this.burst;
     if (this.windowMs < LONG_WINDOW_MS) {
-      return this.probeLock === undefined ? this.burst : Math.max(this.burst, SHORT_BURST_CEILING);
+      // Only one write a window (Slack's posts): a burst above it keeps the rate of one a window.
+      // With more, a larger burst would have to lower the window-safe rate (see probeUp): a
+      // channel taking 4 a second would go down to 1 a second for a few posts at once.
+      if (this.probeLock === undefined || this.limit > 1) return this.burst;
+      return Math.max(this.burst, SHORT_BURST_CEILING);
     }
     // Half the window's limit: the other half stays for the sustained rate (see probeUp).
     return Math.max(this.burst, Math.ceil(this.limit / 2));
