@@ -153,12 +153,11 @@ describe('learn upward: bursts of 20 replies, 25 s apart', () => {
       s.close();
       // per-channel (10 a minute and a burst of 3 in each channel, which Slack does not publish)
       // is met only once 4 replies stream in one channel: that burst's channel 429 is taken for
-      // the update probe's refusal, and its last final waits for the workspace's block and the
-      // channel (15.4 s), with the posts' probe refused in the same burst (2 429s). Every other
-      // model: within 10 s, at most one 429 a burst.
-      const bound = model === 'per-channel' ? 16_000 : 10_000;
+      // the update probe's refusal, the workspace's updates wait out its block (9 s) and then
+      // send what refilled, every channel's 4th final at once; the posts' probe is refused in the
+      // same burst, in their own bucket (2 429s, one a bucket). Every model: within 10 s.
       for (const b of r) {
-        expect(b.lastFinalAfterEnd, model).toBeLessThanOrEqual(bound);
+        expect(b.lastFinalAfterEnd, model).toBeLessThanOrEqual(10_000);
         expect(b.limited, model).toBeLessThanOrEqual(model === 'per-channel' ? 2 : 1);
       }
       // never fewer replies streaming than before any probe (4: the first guess pays 4 finals),
@@ -176,9 +175,10 @@ describe('learn upward: bursts of 20 replies, 25 s apart', () => {
     // updates'
     expect(r.map((b) => b.limited)).toEqual([1, 1, 0, 0, 0, 0]);
     // the second burst streamed 7 on a probe; the platform took 5: from then on 5 (one more
-    // than the first guess), the probe's overshoot of 2 paid within 4.5 s more
+    // than the first guess). The probe's overshoot of 2 goes together when the block ends (3 s
+    // Retry-After and 3 s margin: the platform refilled 2 meanwhile), without a second 429.
     expect(r.map((b) => b.streamed)).toEqual([4, 7, 5, 5, 5, 5]);
-    expect(r[1]?.lastFinalAfterEnd).toBeLessThanOrEqual(7500);
+    expect(r[1]?.lastFinalAfterEnd).toBeLessThanOrEqual(6000);
     expect(s.budget('slack:T1:update')?.burst).toBe(5);
   });
 

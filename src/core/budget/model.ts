@@ -55,6 +55,8 @@ export class BudgetModel extends LearnedNumbers {
   /** Final writes that live replies will need here (see WriteScheduler.hold). */
   held = 0;
   lastActivity: number;
+  /** When a probe was last refused: the block that follows ends with what it refilled (block). */
+  private probeRefusedAt = Number.NaN;
   private growthCheckAt: number;
   /** Some write waited for this bucket's tokens since the last growth check (demand is there). */
   private pressed = false;
@@ -295,6 +297,7 @@ export class BudgetModel extends LearnedNumbers {
     const estimate = (SAFETY * accepted) / span;
     if (this.probeRefused(now)) {
       this.tokens = 0; // the platform's bucket is empty now
+      this.probeRefusedAt = now;
       return true;
     }
     this.rateAt429 = this.rate;
@@ -313,7 +316,7 @@ export class BudgetModel extends LearnedNumbers {
 
   /**
    * The platform refused writes for `retryAfterMs`. When the block ends one write may go and the
-   * rest are paced at the sustained rate: never every waiter at once.
+   * rest are paced at the sustained rate: never every waiter at once (but see a refused probe).
    */
   block(now: number, retryAfterMs: number): void {
     this.refill(now);
@@ -322,7 +325,11 @@ export class BudgetModel extends LearnedNumbers {
     this.lastActivity = now;
     const at = Math.max(end, this.last);
     const refilled = Math.min(this.myBurst, this.tokens + (at - this.last) * this.myRate);
-    this.tokens = Math.min(1, refilled);
+    // After a refused probe the platform's bucket is known to have been empty at the refusal, and
+    // it refills through the block: the stranded finals go with what refilled (within the
+    // confirmed burst), not one by one behind the block. Any other 429 says nothing of the
+    // platform's bucket: one write first.
+    this.tokens = this.probeRefusedAt === now ? refilled : Math.min(1, refilled);
     this.last = at;
   }
 
