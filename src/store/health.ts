@@ -1,4 +1,5 @@
 import { STORE_UNAVAILABLE } from '../core/store-errors.js';
+import type { Logger } from '../logger.js';
 
 // Storage health, what both backends share. A database that cannot take writes (read-only file or folder, the file deleted
 // or replaced under the process, disk full, a write lock held by someone else) must show on
@@ -71,7 +72,17 @@ export const nodeTimers: Timers = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-export interface HealthMonitorOptions {
+/** How a store is probed and what it logs: the same options for both backends' open. */
+export interface StoreProbeOptions {
+  logger?: Logger | undefined;
+  /** Between health probes. 0: no periodic probe (probe() still works). Default 5000. */
+  probeIntervalMs?: number | undefined;
+  /** First re-probe after a failure, doubling up to probeIntervalMs. Default 250. */
+  probeRetryMs?: number | undefined;
+  timers?: Timers | undefined;
+}
+
+export interface HealthMonitorOptions extends StoreProbeOptions {
   /**
    * The backend's probe: checks the database and commits a real write, resolving to what it found
    * (it never rejects; a failure is an unhealthy StoreHealth).
@@ -79,11 +90,6 @@ export interface HealthMonitorOptions {
   probe(): Promise<StoreHealth>;
   /** Which errors of a store operation mean the database as a whole is unusable. */
   classify(err: unknown): StoreFailure | undefined;
-  /** Between probes while healthy. 0: no periodic probe (probe() still works). Default 5000. */
-  intervalMs?: number;
-  /** First re-probe after a failure; doubles up to intervalMs. Default 250. */
-  retryMs?: number;
-  timers?: Timers;
 }
 
 export interface HealthMonitor {
@@ -107,10 +113,16 @@ export interface HealthMonitor {
  * path) and backs off up to the normal interval.
  */
 export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
-  const intervalMs = opts.intervalMs ?? 5000;
-  const retryMs = Math.min(opts.retryMs ?? 250, intervalMs || Infinity);
+  const intervalMs = opts.probeIntervalMs ?? 5000;
+  const retryMs = Math.min(opts.probeRetryMs ?? 250, intervalMs || Infinity);
   const timers = opts.timers ?? nodeTimers;
-  const listeners = new Set<(h: StoreHealth) => void>();
+  const log = opts.logger;
+  const listeners = new Set<(h: StoreHealth) => void>([
+    (h) => {
+      if (h.ok) log?.info('database writable again');
+      else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
+    },
+  ]);
   let current: StoreHealth = { ok: true };
   let failedProbes = 0;
   let timer: unknown;

@@ -73,7 +73,6 @@ export class BucketTable {
       });
       const learned = this.memory.get(s.lessonKey);
       if (learned !== undefined) s.applyLearned(learned, now);
-      s.spreadLesson = s.lessons;
       family?.members.add(s);
       this.models.set(ref.key, s);
     } else if (s.provisional) {
@@ -122,19 +121,13 @@ export class BucketTable {
    */
   save(m: BudgetModel, now: number, force = false): void {
     const family = this.families.get(m.lessonKey);
-    if (family === undefined || m.lessons === m.spreadLesson) {
-      this.memory.save(m, now, force);
-      return;
-    }
-    m.spreadLesson = m.lessons;
-    this.memory.save(m, now, true);
-    const lesson = m.toLearned(now);
+    const lesson = this.memory.save(m, now, force || family !== undefined);
+    if (family === undefined || lesson === undefined) return;
     for (const other of family.members) {
       // A member that learned something later keeps its own (it spreads next), and one with a
       // probe out waits for its answer (which it spreads).
       if (other === m || other.probingUp || other.learnedAt > lesson.updatedAt) continue;
       other.applyLearned(lesson, now);
-      other.spreadLesson = other.lessons;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { LearnedBudget } from '../ports.js';
 import { AcceptedLog } from './accepted-log.js';
-import type { ProbeLock } from './family.js';
+import { ProbeLock } from './family.js';
 
 // The numbers a bucket's budget is made of, and what is learned of them: the reference budget
 // (the connector's guess, or the platform's headers), the whole platform's sustained rate and
@@ -49,7 +49,7 @@ export interface NumbersInit {
   perPlace?: boolean;
   /** BucketRef.family: the key its lessons are kept under (default: its own). */
   lessonKey?: string | undefined;
-  /** The family's lock: one member probes at a time (family.ts). */
+  /** The family's lock, shared by its members (family.ts); default: one of its own. */
   probeLock?: ProbeLock | undefined;
 }
 
@@ -58,12 +58,9 @@ export class LearnedNumbers {
   readonly perPlace: boolean;
   /** What it learns is kept (and shared) under this key: its family's, else its own. */
   readonly lessonKey: string;
-  private readonly probeLock: ProbeLock | undefined;
-  private ownRefusals = 0;
-  /** Counts the changes of the learned numbers (two may come within one millisecond). */
-  lessons = 0;
-  /** The lesson last spread to the family, or taken from it (BucketTable.save). */
-  spreadLesson = 0;
+  /** One of a family (BucketRef.family): a short window of one write may probe for a burst. */
+  private readonly inFamily: boolean;
+  protected readonly probeLock: ProbeLock;
   /** The reference budget: the connector's default, or the platform's headers once seen. */
   limit: number;
   windowMs: number;
@@ -109,7 +106,8 @@ export class LearnedNumbers {
     this.marginMs = init.marginMs;
     this.perPlace = init.perPlace ?? false;
     this.lessonKey = init.lessonKey ?? init.key;
-    this.probeLock = init.probeLock;
+    this.inFamily = init.probeLock !== undefined;
+    this.probeLock = init.probeLock ?? new ProbeLock();
     this.share = this.perPlace ? 1 : (init.share ?? 1);
     const d = this.defaults();
     this.rate = d.rate;
@@ -128,7 +126,7 @@ export class LearnedNumbers {
       // Only one write a window (Slack's posts): a burst above it keeps the rate of one a window.
       // With more, a larger burst would have to lower the window-safe rate (see probeUp): a
       // channel taking 4 a second would go down to 1 a second for a few posts at once.
-      if (this.probeLock === undefined || this.limit > 1) return this.burst;
+      if (!this.inFamily || this.limit > 1) return this.burst;
       return Math.max(this.burst, SHORT_BURST_CEILING);
     }
     // Half the window's limit: the other half stays for the sustained rate (see probeUp).
@@ -141,18 +139,8 @@ export class LearnedNumbers {
    * probe, and fewer and fewer probes (10, 20, 40 min apart, …).
    */
   mayProbeUp(now: number): boolean {
-    const backoff = 2 ** clamp(this.refusals - 1, 0, MAX_PROBE_BACKOFF);
+    const backoff = 2 ** clamp(this.probeLock.refusals - 1, 0, MAX_PROBE_BACKOFF);
     return this.burst < this.burstCeiling() && now - this.lastLimitedAt >= RECENT_LIMIT_MS * backoff;
-  }
-
-  /** Probes refused in a row: the family's, or this bucket's own. */
-  private get refusals(): number {
-    return this.probeLock?.refusals ?? this.ownRefusals;
-  }
-
-  private set refusals(n: number) {
-    if (this.probeLock !== undefined) this.probeLock.refusals = n;
-    else this.ownRefusals = n;
   }
 
   /**
@@ -170,13 +158,9 @@ export class LearnedNumbers {
    * lock: two probes out at once would meet two 429s. Returns whether it was dropped.
    */
   protected dropStaleProbe(now: number): boolean {
-    if (!this.probingUp || this.probeLock === undefined || this.probeLock.mayProbe(this.key, now)) return false;
+    if (!this.probingUp || this.probeLock.mayProbe(this.key, now)) return false;
     this.burst = this.confirmedBurst;
     return true;
-  }
-
-  protected takeProbeLock(now: number): void {
-    this.probeLock?.take(this.key, now);
   }
 
   /** The burst is raised above what the platform has accepted whole: a probe is out. */
@@ -191,7 +175,7 @@ export class LearnedNumbers {
 
   /** Several posts wait for this bucket at once: in a short window's family, room would be used. */
   postsWaited(now: number): void {
-    if (this.probeLock !== undefined && this.windowMs < LONG_WINDOW_MS) this.wantedAt = now;
+    if (this.inFamily && this.windowMs < LONG_WINDOW_MS) this.wantedAt = now;
   }
 
   /**
@@ -212,8 +196,8 @@ export class LearnedNumbers {
     const run = this.accepted.since(now - this.runMs);
     if (run > this.confirmedBurst) {
       this.confirmedBurst = Math.min(this.burst, run);
-      this.refusals = 0;
-      if (!this.probingUp) this.probeLock?.release(this.key);
+      this.probeLock.refusals = 0;
+      if (!this.probingUp) this.probeLock.release(this.key);
       this.changed(now);
     }
     if (!this.mayProbeUp(now)) return 0;
@@ -223,8 +207,8 @@ export class LearnedNumbers {
     // family's lock).
     const wantedWithin = this.windowMs < LONG_WINDOW_MS ? this.windowMs : MINUTE;
     if (now - this.wantedAt > wantedWithin || run < this.burst) return 0;
-    if (this.probeLock !== undefined && !this.probeLock.mayProbe(this.key, now)) return 0;
-    this.probeLock?.take(this.key, now);
+    if (!this.probeLock.mayProbe(this.key, now)) return 0;
+    this.probeLock.take(this.key, now);
     this.wantedAt = Number.NEGATIVE_INFINITY;
     const next = Math.min(this.burstCeiling(), this.burst + this.probeStep());
     const added = next - this.burst;
@@ -270,8 +254,8 @@ export class LearnedNumbers {
   protected probeRefused(now: number): boolean {
     if (!this.probingUp) return false;
     this.burst = this.confirmedBurst;
-    this.probeLock?.release(this.key);
-    this.refusals++;
+    this.probeLock.release(this.key);
+    this.probeLock.refusals++;
     this.changed(now);
     return true;
   }
@@ -339,7 +323,6 @@ export class LearnedNumbers {
 
   /** The learned numbers changed (now): to be saved, dated now. */
   protected changed(now: number): void {
-    this.lessons++;
     this.dirty = true;
     this.learnedAt = now;
   }

@@ -55,24 +55,28 @@ export class LearnedMemory {
     return applied;
   }
 
-  /** Record the model's learned numbers if they changed, and save them when due (or forced). */
-  save(m: BudgetModel, now: number, force = false): void {
-    if (!m.dirty || (!force && now - m.lastSavedAt < this.saveEveryMs)) return;
+  /**
+   * Record the model's learned numbers if they changed, and save them when due (or forced).
+   * Returns the lesson recorded, if one was.
+   */
+  save(m: BudgetModel, now: number, force = false): LearnedBudget | undefined {
+    if (!m.dirty || (!force && now - m.lastSavedAt < this.saveEveryMs)) return undefined;
     const l = m.toLearned(now);
     m.dirty = false;
     m.lastSavedAt = now;
     this.remember(l);
-    if (this.store === undefined) return;
+    if (this.store === undefined) return l;
     let p: Promise<void>;
     try {
       p = this.store.save(l);
     } catch (err) {
       this.onError(err); // a store that throws rather than rejects
-      return;
+      return l;
     }
     // Losing a lesson only costs a 429 after a restart (or on another replica); writes go on.
     const tracked = p.catch((err: unknown) => this.onError(err)).finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
+    return l;
   }
 
   /** Resolves when every save started so far has ended (before the database closes). */

@@ -240,7 +240,7 @@ export class BudgetModel extends LearnedNumbers {
 
   grant(now: number): void {
     // A write on a raised burst is the family's one probe out until it is answered.
-    if (this.probingUp) this.takeProbeLock(now);
+    if (this.probingUp) this.probeLock.take(this.key, now);
     this.lastGrantAt = now;
     this.inFlight++;
     this.refill(now);

@@ -3,22 +3,13 @@ import { planWrite, type WritePlan } from './reply-cut.js';
 import { MessageLedger, ReplyText } from './reply-text.js';
 import { errorOutcome, okOutcome, unusedOutcome } from '../budget/scheduler.js';
 import { fenceCloser } from './split.js';
-import { WritePacer } from './write-pacer.js';
+import { type PacerOptions, WritePacer } from './write-pacer.js';
 import type { Logger } from 'pino';
-import type { BridgeMetrics } from '../metrics-port.js';
-import type { Clock, Platform, ReplySink } from '../ports.js';
-import type { WriteScheduler } from '../budget/scheduler.js';
 
 // What a ReplyWriter is given and what it gives back.
 
-export interface ReplyWriterOptions {
-  sink: ReplySink;
-  scheduler: WriteScheduler;
-  clock: Clock;
-  /** The shortest time between two writes of one message (STREAM_EDIT_INTERVAL_MS). */
-  editIntervalMs: number;
-  platform: Platform;
-  metrics: BridgeMetrics;
+/** What the pacer needs (sink, scheduler, clock, edit interval, platform, metrics), and more. */
+export interface ReplyWriterOptions extends PacerOptions {
   logger: Logger;
   /**
    * Records each write's text with the reply's message ids: an edit before it is sent (crash

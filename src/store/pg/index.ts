@@ -1,9 +1,8 @@
 import pg from 'pg';
 import { pgSignals } from './signals.js';
 import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
-import type { Logger } from '../../logger.js';
 import type { AsyncStore } from '../ports.js';
-import { createHealthMonitor, type StoreHealth, StoreUnavailableError, type Timers } from '../health.js';
+import { createHealthMonitor, type StoreHealth, type StoreProbeOptions, StoreUnavailableError } from '../health.js';
 import type { InstallationKey } from '../sqlite/installation-repo.js';
 import type { Migration } from '../migrate.js';
 import {
@@ -31,7 +30,7 @@ export { checkPgSchema, defaultPgMigrationsDir, loadPgMigrations, migratePg, pgS
 // compare-and-set (under READ COMMITTED the second writer waits for the first's row lock, then
 // re-checks the condition against the row the first committed).
 
-export interface PgStoreOptions {
+export interface PgStoreOptions extends StoreProbeOptions {
   /** Connections in the pool. Default 4. */
   poolMax?: number;
   /** Per statement, enforced by the server. Default 5000. */
@@ -45,12 +44,6 @@ export interface PgStoreOptions {
   migrations?: Migration[];
   /** Names this replica's row in store_health. Default 'default'. */
   replicaId?: string;
-  logger?: Logger;
-  /** Between health probes. 0: no periodic probe (probe() still works). Default 5000. */
-  probeIntervalMs?: number;
-  /** First re-probe after a failure, doubling up to probeIntervalMs. Default 250. */
-  probeRetryMs?: number;
-  timers?: Timers;
 }
 
 /** The URL without its password (and query), for logs, errors and doctor. */
@@ -153,13 +146,10 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   const monitor = createHealthMonitor({
     probe,
     classify: classifyPgError,
-    ...(opts.probeIntervalMs !== undefined ? { intervalMs: opts.probeIntervalMs } : {}),
-    ...(opts.probeRetryMs !== undefined ? { retryMs: opts.probeRetryMs } : {}),
-    ...(opts.timers ? { timers: opts.timers } : {}),
-  });
-  monitor.onChange((h) => {
-    if (h.ok) log?.info('database writable again');
-    else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
+    logger: opts.logger,
+    probeIntervalMs: opts.probeIntervalMs,
+    probeRetryMs: opts.probeRetryMs,
+    timers: opts.timers,
   });
 
   /** One statement; storage failures are reported to the monitor and rethrown as StoreUnavailableError. */

@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Logger } from '../../logger.js';
 import type { AsyncStore } from '../ports.js';
-import { createHealthMonitor, type Timers } from '../health.js';
+import { createHealthMonitor, type StoreProbeOptions } from '../health.js';
 import { createSqliteStore } from './store.js';
 import { classifyStoreError, sqliteProbe } from './health.js';
 import { loadMigrations, MigrationError } from '../migrate.js';
@@ -38,16 +37,10 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
-export interface OpenStoreOptions extends OpenDatabaseOptions {
-  logger?: Logger;
+export interface OpenStoreOptions extends OpenDatabaseOptions, StoreProbeOptions {
   /** Apply pending migrations on open (default true). `migrate` and `start` both do. */
   migrate?: boolean;
   migrationsDir?: string;
-  /** Between storage health probes. 0: no periodic probe. Default 5000. */
-  probeIntervalMs?: number;
-  /** First re-probe after a failure, doubling up to probeIntervalMs. Default 250. */
-  probeRetryMs?: number;
-  timers?: Timers;
 }
 
 /** During open and migration nothing is served yet: waiting for a lock is harmless there. */
@@ -105,13 +98,10 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): SqliteStor
     const monitor = createHealthMonitor({
       probe: async () => check(),
       classify: classifyStoreError,
-      ...(opts.probeIntervalMs !== undefined ? { intervalMs: opts.probeIntervalMs } : {}),
-      ...(opts.probeRetryMs !== undefined ? { retryMs: opts.probeRetryMs } : {}),
-      ...(opts.timers ? { timers: opts.timers } : {}),
-    });
-    monitor.onChange((h) => {
-      if (h.ok) log?.info('database writable again');
-      else if (h.kind !== 'closed') log?.error({ reason: h.reason }, 'database unavailable');
+      logger: opts.logger,
+      probeIntervalMs: opts.probeIntervalMs,
+      probeRetryMs: opts.probeRetryMs,
+      timers: opts.timers,
     });
     const store = createSqliteStore({ db, path, monitor, check });
     monitor.record(check());
