@@ -18,6 +18,7 @@ import { formatTable, type LevelResult, type LoneResult, type NaiveResult } from
 import { formatReplicas } from './replica-report.js';
 import { REPLICA_DEFAULTS, type ReplicaResult, runReplicaBench } from './replicas.js';
 import { discordRig, type Platform, type PlatformRig, type ReplyHandle, slackRig } from './rigs.js';
+import { runPathSection } from './path.js';
 import { percentile, round } from './text.js';
 import { isRateModelName, RATE_MODEL_NAMES, type RateModelName } from '../test/fakes/slack/rate-models.js';
 import { startTimingProxy } from '../test/fakes/timing-proxy.js';
@@ -60,6 +61,8 @@ const { values: args } = parseArgs({
     /** Rate models of the bursts section (default: every model of test/fakes/slack/rate-models.ts). */
     'burst-models': { type: 'string', default: RATE_MODEL_NAMES.join(',') },
     'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
+    /** Only the path section (bench/path.ts): the files one message runs, per platform. */
+    'path-only': { type: 'boolean', default: false },
   },
 });
 
@@ -285,6 +288,7 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
 }
 
 async function main(): Promise<void> {
+  if (args['path-only'] === true) return runPathSection(console.log);
   // Many concurrent fetches share abort signals inside undici and the emulator; not a leak.
   setMaxListeners(0);
   const started = Date.now();
