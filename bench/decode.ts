@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { createDecoder, type DecodeCounter } from '../src/upstream/stream-decoder.js';
+import type { DecodeCounter } from '../src/upstream/stream-decoder.js';
+import { createDecoder } from '../src/upstream/stream-reader.js';
 
 // The upstream stream decoders alone, in process: a body built in memory, cut into chunks
 // beforehand, then timed through push() and finish(). Work must grow with the bytes, whatever

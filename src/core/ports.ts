@@ -7,6 +7,7 @@ import type { MonospaceOptions } from './reply/tables.js';
 import type { Attachment } from './reply/attachments.js';
 import type { ContextMessage } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
+import type { Vote } from './store-ports.js';
 
 export { type Place, type Platform, placeKey, readReplyTarget, type ReplyTarget } from './place.js';
 export type { ContextMessage } from './chat-port.js';
@@ -299,7 +300,6 @@ export interface MessageHandler {
 }
 
 export type StopResult = 'stopped' | 'not_owner' | 'not_found';
-export type Vote = 'up' | 'down';
 export type VoteResult = 'recorded' | 'not_found';
 
 // ---- persistence ports: see store-ports.ts ----

@@ -1,5 +1,4 @@
 import type { Place, Platform, ReplyTarget } from './place.js';
-import type { Vote } from './ports.js';
 
 // ---- persistence ports (src/store: better-sqlite3, or PostgreSQL shared by several replicas) ----
 //
@@ -130,3 +129,6 @@ export interface FeedbackStore {
   /** Forget replies (not votes) remembered before `before`. */
   prune(before: number): Promise<number>;
 }
+
+/** A thumbs up or down on a finished reply. */
+export type Vote = 'up' | 'down';

@@ -3,16 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EmulatorContext } from './context.js';
 import { isRecord, readJsonBody, sendJson } from './http.js';
 import { pickRuntime } from './options.js';
-import type { Fault, RuntimeOptions } from './types.js';
-
-/** What admin paths can do beyond the context (implemented by the Emulator). */
-export interface AdminOps {
-  injectFault(fault: Fault): void;
-  clearFaults(): void;
-  setOptions(partial: Partial<RuntimeOptions>): void;
-  expire(id: string): boolean;
-  reset(): void;
-}
+import type { Fault } from './types.js';
 
 const bad = (res: ServerResponse, message: string) =>
   sendJson(res, 400, { error: { code: 'INVALID_REQUEST', message } });

@@ -1,9 +1,8 @@
 // What the route handlers share: options, clock, state, faults, the request log.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AdminOps } from './admin.js';
 import type { FaultQueue } from './faults.js';
 import type { ConversationStore } from './state.js';
-import type { ChatEndpoint, RecordedRequest, RuntimeOptions } from './types.js';
+import type { ChatEndpoint, Fault, RecordedRequest, RuntimeOptions } from './types.js';
 
 export interface EmulatorContext {
   readonly opts: RuntimeOptions;
@@ -31,4 +30,13 @@ export interface ChatCall {
   /** Form A: the bot from the path; A3: the conversation id from the path. */
   pathBotId?: string;
   pathConversationId?: string;
+}
+
+/** What admin paths can do beyond the context (implemented by the Emulator). */
+export interface AdminOps {
+  injectFault(fault: Fault): void;
+  clearFaults(): void;
+  setOptions(partial: Partial<RuntimeOptions>): void;
+  expire(id: string): boolean;
+  reset(): void;
 }

@@ -1,7 +1,7 @@
 // The upstream chat-service emulator: startEmulator() runs it in-process (see docs/emulator.md).
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { AdminOps } from './admin.js';
+import type { AdminOps } from './context.js';
 import type { EmulatorContext } from './context.js';
 import { FaultQueue } from './faults.js';
 import { resolveRuntime, validateRuntime } from './options.js';

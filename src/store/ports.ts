@@ -9,9 +9,6 @@ import type {
   Platform,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
-import type { InstallationKey } from './sqlite/installation-repo.js';
-
-export type { InstallationKey } from './sqlite/installation-repo.js';
 
 // One asynchronous port over everything the store holds, so SQLite (one process) and PostgreSQL
 // (several replicas sharing a database) can stand behind the same interface: the core's ports
@@ -41,6 +38,12 @@ export interface ReplicaInFlightStore extends InFlightStore {
    * over one gone replica's reply, exactly one gets true and repairs it.
    */
   claim(id: number, from: string, to: string, at: number): Promise<boolean>;
+}
+
+/** Which Slack installation: a workspace, or an Enterprise Grid org. */
+export interface InstallationKey {
+  teamId: string | undefined;
+  enterpriseId: string | undefined;
 }
 
 /** Slack OAuth installations, as src/store/sqlite/installation-repo.ts keeps them. */

@@ -1,8 +1,8 @@
 import type { DecodedEvent } from './event-rules.js';
-import { JsonStreamDecoder } from './json-stream.js';
-import { JsonLinesDecoder } from './ndjson.js';
-import { SseDecoder } from './sse.js';
-import { PlainTextDecoder } from './text.js';
+
+// What every stream decoder is, and which one a content type gets; the decoders themselves
+// (sse.ts, ndjson.ts, json-stream.ts, text.ts) implement it, and stream-reader.ts's
+// `createDecoder` picks one.
 
 /**
  * Bytes of a streamed reply in, events out, whatever the chunking. Synchronous and pure. Every
@@ -53,17 +53,4 @@ export function formatOf(contentType: string | undefined): StreamFormat {
   if (JSON_LINES.has(mime)) return 'ndjson';
   if (mime === 'application/json' || mime.endsWith('+json')) return 'json';
   return 'text';
-}
-
-export function createDecoder(contentType: string | undefined, opts: DecoderOptions = {}): StreamDecoder {
-  switch (formatOf(contentType)) {
-    case 'sse':
-      return new SseDecoder(opts);
-    case 'ndjson':
-      return new JsonLinesDecoder(opts);
-    case 'json':
-      return new JsonStreamDecoder(opts);
-    case 'text':
-      return new PlainTextDecoder(opts);
-  }
 }

@@ -1,5 +1,9 @@
 import { ChatError, type ChatStream, type EndReason, type StreamEvent } from '../core/chat-port.js';
-import { createDecoder } from './stream-decoder.js';
+import { JsonStreamDecoder } from './json-stream.js';
+import { JsonLinesDecoder } from './ndjson.js';
+import { SseDecoder } from './sse.js';
+import { type DecoderOptions, formatOf, type StreamDecoder } from './stream-decoder.js';
+import { PlainTextDecoder } from './text.js';
 
 // A streamed response body → the port's ChatStream. The decoder turns bytes into events; this
 // part owns the connection: a body that fails (reset, idle timeout) after the headers is an
@@ -169,5 +173,19 @@ async function drain(body: AsyncIterator<Uint8Array>, src: StreamSource, ms: num
     // aborted or cut: nothing left to release
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The decoder for a response's content type (stream-decoder.ts `formatOf`). */
+export function createDecoder(contentType: string | undefined, opts: DecoderOptions = {}): StreamDecoder {
+  switch (formatOf(contentType)) {
+    case 'sse':
+      return new SseDecoder(opts);
+    case 'ndjson':
+      return new JsonLinesDecoder(opts);
+    case 'json':
+      return new JsonStreamDecoder(opts);
+    case 'text':
+      return new PlainTextDecoder(opts);
   }
 }

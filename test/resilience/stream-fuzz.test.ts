@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatError, type ChatService, type StreamEvent } from '../../src/core/chat-port.js';
 import type { DecodedEvent } from '../../src/upstream/event-rules.js';
-import { createDecoder } from '../../src/upstream/stream-decoder.js';
+import { createDecoder } from '../../src/upstream/stream-reader.js';
 import { collect, type TinyServer, testClient, tinyServer } from '../support/upstream.js';
 
 // Fuzzing the upstream stream reader where the unit tests stop: the unit tests cut a handful of

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChatService, ChatStream, StreamEvent } from '../../src/core/chat-port.js';
 import type { DecodedEvent } from '../../src/upstream/event-rules.js';
 import { createChatService, type UpstreamClientOptions } from '../../src/upstream/index.js';
-import { createDecoder } from '../../src/upstream/stream-decoder.js';
+import { createDecoder } from '../../src/upstream/stream-reader.js';
 
 // Shared by the upstream client tests (src/upstream/*.test.ts, test/resilience): kept under test/ so the build never ships it.
 

@@ -1,4 +1,5 @@
-import { type FinishOptions, ReplyWriter, type ReplyWriterOptions, type WriterResult } from './reply-writer.js';
+import { ReplyWriter, type ReplyWriterOptions, type WriterResult } from './reply-writer.js';
+import type { FinishOptions } from './reply-text.js';
 
 // From an async iterable of text deltas to a reply sink: the deltas feed a ReplyWriter, which
 // does the posting, coalesced editing and splitting, pacing its writes through the scheduler.

@@ -1,5 +1,14 @@
 import { fenceCloser } from './split.js';
-import type { FinishOptions } from './reply-writer.js';
+
+/** How a reply ends (ReplyWriter.finish). */
+export interface FinishOptions {
+  /** Appended to the text when the reply has content (e.g. the interruption note). */
+  note?: string;
+  /** The whole reply when it has no content (e.g. an error message). */
+  replacement?: string;
+  /** The last write shows thumbs up/down (WriteOptions.feedback). */
+  feedback?: boolean;
+}
 
 // What text a reply owes the platform: the reply as composed so far (prefix, upstream text, the
 // note it ended with) and, per message, what the platform already shows. The writer reads both at

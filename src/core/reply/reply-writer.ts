@@ -1,6 +1,6 @@
 import { PlatformRateLimitedError, PlatformWriteError, type WriteOptions, type WriteResult } from '../ports.js';
 import { planWrite, type WritePlan } from './reply-cut.js';
-import { MessageLedger, ReplyText } from './reply-text.js';
+import { type FinishOptions, MessageLedger, ReplyText } from './reply-text.js';
 import { errorOutcome, okOutcome, unusedOutcome } from '../budget/scheduler.js';
 import { fenceCloser } from './split.js';
 import { type PacerOptions, WritePacer } from './write-pacer.js';
@@ -25,15 +25,6 @@ export interface ReplyWriterOptions extends PacerOptions {
   onFirstText?: (at: number) => void;
   /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
   replyKey?: string;
-}
-
-export interface FinishOptions {
-  /** Appended to the text when the reply has content (e.g. the interruption note). */
-  note?: string;
-  /** The whole reply when it has no content (e.g. an error message). */
-  replacement?: string;
-  /** The last write shows thumbs up/down (WriteOptions.feedback). */
-  feedback?: boolean;
 }
 
 export interface WriterResult {

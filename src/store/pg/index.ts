@@ -3,7 +3,7 @@ import { pgSignals } from './signals.js';
 import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
 import type { AsyncStore } from '../ports.js';
 import { createHealthMonitor, type StoreHealth, type StoreProbeOptions, StoreUnavailableError } from '../health.js';
-import type { InstallationKey } from '../sqlite/installation-repo.js';
+import type { InstallationKey } from '../ports.js';
 import type { Migration } from '../migrate.js';
 import {
   conversationFromRow,

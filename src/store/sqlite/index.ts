@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AsyncStore } from '../ports.js';
 import { createHealthMonitor, type StoreProbeOptions } from '../health.js';
-import { createSqliteStore } from './store.js';
+import { createSqliteStore, type SqliteStore } from './store.js';
 import { classifyStoreError, sqliteProbe } from './health.js';
 import { loadMigrations, MigrationError } from '../migrate.js';
 import { currentVersion, migrate } from './migrate.js';
@@ -18,16 +17,9 @@ export {
   StoreUnavailableError,
   type Timers,
 } from '../health.js';
-export type { InstallationKey } from './installation-repo.js';
+export type { InstallationKey } from '../ports.js';
 
-/**
- * The store on SQLite: the asynchronous port the bridge uses, plus the database itself for what
- * only SQLite has (doctor's pragmas, tests that read the tables).
- */
-export interface SqliteStore extends AsyncStore {
-  readonly backend: 'sqlite';
-  readonly db: Database.Database;
-}
+export type { SqliteStore } from './store.js';
 
 export interface OpenDatabaseOptions {
   /**

@@ -1,12 +1,8 @@
 import type Database from 'better-sqlite3';
+import type { InstallationKey } from '../ports.js';
 
 // Slack OAuth installations as Bolt hands them over (JSON). Bolt's InstallationStore adapter lives
 // in the Slack connector; this is only the table access, so the store stays SDK-agnostic.
-
-export interface InstallationKey {
-  teamId: string | undefined;
-  enterpriseId: string | undefined;
-}
 
 export interface InstallationRepo {
   save(key: InstallationKey, userId: string | undefined, installationJson: string, at: number): void;

@@ -11,7 +11,7 @@ import type {
   Platform,
 } from '../../core/ports.js';
 import type Database from 'better-sqlite3';
-import type { PendingLimit, PlaceLeases, ReplicaRegistry, Ticket } from '../ports.js';
+import type { AsyncStore, InstallationKey, PendingLimit, PlaceLeases, ReplicaRegistry, Ticket } from '../ports.js';
 import { type LeaseRow, liveLease } from '../rows.js';
 import { type HealthMonitor, type StoreHealth, StoreUnavailableError } from '../health.js';
 import { createConversationRepo } from './conversation-repo.js';
@@ -19,8 +19,7 @@ import { createEventRepo } from './event-repo.js';
 import { createFeedbackRepo } from './feedback-repo.js';
 import { classifyStoreError } from './health.js';
 import { createInFlightRepo } from './inflight-repo.js';
-import type { SqliteStore } from './index.js';
-import { createInstallationRepo, type InstallationKey } from './installation-repo.js';
+import { createInstallationRepo } from './installation-repo.js';
 import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';
 
@@ -54,6 +53,15 @@ function guard<A extends unknown[], R>(
       throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
     }
   };
+}
+
+/**
+ * The store on SQLite: the asynchronous port the bridge uses, plus the database itself for what
+ * only SQLite has (doctor's pragmas, tests that read the tables).
+ */
+export interface SqliteStore extends AsyncStore {
+  readonly backend: 'sqlite';
+  readonly db: Database.Database;
 }
 
 export interface SqliteStoreParts {
