@@ -61,10 +61,16 @@ const PURIFY = {
   ALLOWED_TAGS: ['a', 'b', 'blockquote', 'br', 'code', 'del', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'li',
     'ol', 'p', 'pre', 's', 'strong', 'table', 'tbody', 'td', 'th', 'thead', 'tr', 'ul'],
   ALLOWED_ATTR: ['href', 'title', 'start', 'align'],
-  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
+  // DOMPurify's own rule with fewer schemes: a value with a scheme must be http(s) or mailto.
+  ALLOWED_URI_REGEXP: /^(?:(?:https?|mailto):|[^a-z]|[a-z+.\-]+(?:[^a-z+.\-:]|$))/i,
 };
+const LINK = /^(?:https?:|mailto:)/i;
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
-  if (node.tagName === 'A') { node.setAttribute('target', '_blank'); node.setAttribute('rel', 'noopener noreferrer'); }
+  if (node.tagName !== 'A') return;
+  // A link leads out of the page, in a tab of its own: a relative one would point into the bridge.
+  if (!LINK.test(node.getAttribute('href') || '')) node.removeAttribute('href');
+  node.setAttribute('target', '_blank');
+  node.setAttribute('rel', 'noopener noreferrer');
 });
 /** Markdown, possibly cut midway while it streams, to sanitized HTML. */
 function render(text) { return DOMPurify.sanitize(marked.parse(text || '').trim(), PURIFY); }
@@ -181,7 +187,7 @@ function upsertReply(v) {
     }
     el.setAttribute('data-state', v.state);
     if (typeof v.writes === 'number') el.setAttribute('data-writes', String(v.writes));
-    if (el.dataset.text !== v.text) { el.dataset.text = v.text || ''; el.querySelector('.body').innerHTML = render(v.text); }
+    if (el.shownText !== v.text) { el.shownText = v.text; el.querySelector('.body').innerHTML = render(v.text); }
     el.querySelector('.badge').textContent = BADGES[v.state] || '';
     const key = v.state + '|' + (v.replyKey || '') + '|' + !!v.feedback;
     if (el.dataset.controls !== key) { el.dataset.controls = key; controlsFor(el.querySelector('.controls'), v); }
