@@ -191,7 +191,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', () => {
       await finalReply(page);
       await send(page, `word ${'y'.repeat(300)} and a https://example.com/${'z'.repeat(200)}`);
       await page.waitForFunction(
-        "document.querySelectorAll('[data-reply][data-state=\"final\"]').length === 2 && document.querySelector('.msg.user[data-state=\"sent\"]')",
+        'document.querySelectorAll(\'[data-reply][data-state="final"]\').length === 2 && document.querySelector(\'.msg.user[data-state="sent"]\')',
       );
       const overflow = await page.evaluate(
         '({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth, log: document.getElementById("log").scrollWidth - document.getElementById("log").clientWidth, inner: window.innerWidth })',
@@ -303,7 +303,9 @@ describe.skipIf(!haveChromium)('playground page in a browser', () => {
     expect(await page.$eval('[data-reply] .body', (e) => e.textContent)).toMatch(/You said: hello again$/);
 
     await page.click('[aria-label="Start a new conversation"]');
-    await page.waitForFunction("location.hash !== '#forgotten' && document.body.dataset.loaded === location.hash.slice(1)");
+    await page.waitForFunction(
+      "location.hash !== '#forgotten' && document.body.dataset.loaded === location.hash.slice(1)",
+    );
     expect(await page.$$('[data-reply], .msg.user, .notice')).toHaveLength(0);
     await page.close();
   });
