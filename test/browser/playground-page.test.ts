@@ -46,7 +46,8 @@ async function startBridge(upstream: string, db: string, port = 0): Promise<Brid
   return bridge;
 }
 
-describe.skipIf(!haveChromium)('playground page in a browser', () => {
+// A page load and a reply take seconds on a busy machine: a minute and a half per test.
+describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000 }, () => {
   let emulator: Emulator | undefined;
   let bridge: Bridge | undefined;
   let browser: Browser | undefined;
@@ -93,17 +94,15 @@ describe.skipIf(!haveChromium)('playground page in a browser', () => {
 
   it('a Markdown table renders as a table with every cell, and grows row by row while it streams', async () => {
     const page = await openConversation('table');
-    await send(page, '[table 12] [cols 4] [chunks 12] [delay 120]');
-    // Rows of the table seen at every change of the page until the reply is final.
-    await page.waitForFunction(
-      `(() => {
+    // Rows of the table at every change of the page, from before the send (a busy machine may
+    // be slow to start watching) until the reply is final.
+    await page.evaluate(`window.rows = [];
+      new MutationObserver(() => {
         const el = document.querySelector('[data-reply]');
-        if (!el) return false;
-        (window.rows = window.rows || []).push(el.querySelectorAll('tbody tr').length);
-        return el.dataset.state === 'final';
-      })()`,
-      { polling: 'mutation', timeout: 30_000 },
-    );
+        if (el) window.rows.push(el.querySelectorAll('tbody tr').length);
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true })`);
+    await send(page, '[table 12] [cols 4] [chunks 12] [delay 150]');
+    await finalReply(page);
     const rows = (await page.evaluate('window.rows')) as number[];
     expect(rows).toEqual([...rows].sort((a, b) => a - b));
     expect(new Set(rows.filter((r) => r > 0 && r < 12)).size).toBeGreaterThanOrEqual(2);
