@@ -11,6 +11,8 @@ export const PAGE_HTML = `<!doctype html>
 <title>assistant-bridge playground</title>
 <link rel="stylesheet" href="/playground/app.css">
 <script type="module" src="/playground/app.js"></script>
+<link rel="modulepreload" href="/playground/vendor/marked.esm.js">
+<link rel="modulepreload" href="/playground/vendor/purify.es.mjs">
 </head>
 <body>
 <div id="backdrop" hidden></div>
