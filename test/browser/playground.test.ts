@@ -142,8 +142,16 @@ describe.skipIf(!haveChromium)('playground in a browser', () => {
     const [a, b] = await Promise.all([openConversation('tabone'), openConversation('tabtwo')]);
     if (!a || !b) throw new Error('no page');
     const message = '[long 1500] [chunks 15] [delay 150]';
-    await send(a, message);
-    await send(b, message);
+    // Sampling starts before the sends, and both messages go at once (no typing): on a busy
+    // machine typing into the second tab can take longer than the first reply streams.
+    const sampleFromNow = `new MutationObserver(() => ${SAMPLE_NEWEST_REPLY}).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true })`;
+    for (const p of [a, b]) {
+      await p.evaluate(sampleFromNow);
+      await p.$eval('[aria-label="Message"]', (el, t) => ((el as unknown as { value: string }).value = t), message);
+    }
+    // A DOM click: an input event would go to the tab in front only.
+    const click = (p: Page) => p.$eval('[aria-label="Send"]', (el) => (el as unknown as { click(): void }).click());
+    await Promise.all([click(a), click(b)]);
     const [sa, sb] = await Promise.all([followReply(a), followReply(b)]);
     const span = (s: Sample[]) => {
       const st = s.filter((x) => x.state === 'streaming');

@@ -15,6 +15,7 @@ import type {
   WriteResult,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
+import type { AskView } from './history-merge.js';
 
 // The playground: a web chat served by the bridge itself. A conversation of the page is a place
 // (`playground:-:<conversation>:-`), kept in the store like a Slack thread or a Discord channel.
@@ -53,6 +54,8 @@ export interface PlaygroundConnector extends Connector {
   resetConversation(conversation: string): Promise<void>;
   /** The replies of a conversation still kept in memory (streaming ones first of all). */
   live(conversation: string): ReplyView[];
+  /** The messages typed in a conversation still kept in memory, oldest first (see history-merge.ts). */
+  asked(conversation: string): AskView[];
   /** Follow a conversation's writes; returns the unsubscribe function. */
   subscribe(conversation: string, listener: ReplyListener): () => void;
   placeOf(conversation: string): Place;
@@ -77,6 +80,8 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   let handler: MessageHandler | undefined;
   let stopping = false;
   const replies = new Map<string, ReplyView[]>();
+  /** Messages typed in the page: a reload shows them even when the upstream never got them. */
+  const asks = new Map<string, AskView[]>();
   const listeners = new Map<string, Set<ReplyListener>>();
   /** Replies whose Stop was pressed: their final write shows `stopped`. */
   const stopRequested = new Set<string>();
@@ -234,6 +239,10 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
         sink,
         ...(arrival !== undefined ? { arrival } : {}),
       };
+      let kept = asks.get(conversation);
+      if (kept === undefined) asks.set(conversation, (kept = []));
+      kept.push({ eventId, text: msg.text });
+      if (kept.length > KEPT_PER_CONVERSATION) kept.shift();
       logger.info({ eventId, conversation }, 'playground: message');
       void h.handle(msg).then(
         (r) => {
@@ -269,10 +278,15 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       if (handler === undefined) throw new Error('the playground is not running');
       await handler.reset(placeOf(conversation));
       replies.delete(conversation);
+      asks.delete(conversation);
     },
 
     live(conversation: string): ReplyView[] {
       return (replies.get(conversation) ?? []).map((v) => ({ ...v }));
+    },
+
+    asked(conversation: string): AskView[] {
+      return (asks.get(conversation) ?? []).map((a) => ({ ...a }));
     },
 
     subscribe(conversation: string, listener: ReplyListener): () => void {

@@ -4,12 +4,15 @@ import type { ConversationStore } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { RequestListener } from '../../server/http-server.js';
 import { sendJson } from '../../server/health.js';
+import { ChatError } from '../../core/chat-port.js';
 import { CONVERSATION_ID, type PlaygroundConnector, type ReplyView } from './connector.js';
 import { PAGE_CSS, PAGE_HTML } from './page.js';
 import { PAGE_JS } from './page-script.js';
+import { mergeHistory } from './history-merge.js';
+import { serveVendor } from './vendor.js';
 
 // The playground's routes on the bridge's HTTP server: `/` (the page), `/playground/app.js`,
-// `/playground/app.css`, `/playground/api/{send,stop,vote,reset,history}` and the SSE stream of a
+// `/playground/app.css`, `/playground/vendor/<file>` (vendor.ts), `/playground/api/{send,stop,vote,reset,history}` and the SSE stream of a
 // conversation's writes, `/playground/events?conversation=ID`. It spends the operator's API key,
 // so by default only loopback clients get an answer.
 
@@ -59,16 +62,24 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     sendText(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
   };
 
+  /**
+   * The conversation as the page shows it (history-merge.ts). `gone`: the upstream no longer
+   * knows the conversation (a restarted emulator, an expired session); the page says so.
+   */
   const history = async (conversation: string): Promise<unknown> => {
     const place = connector.placeOf(conversation);
     const rec = await opts.conversations.get(place);
-    const live = connector.live(conversation);
-    if (rec?.upstreamId === undefined) return { messages: [], live };
-    const pageOf = await opts.chat.history(rec.botId || opts.botFor(place), rec.upstreamId, { limit: HISTORY_LIMIT });
-    return {
-      messages: pageOf.messages.map((m) => ({ id: m.id, role: m.role, text: m.content })),
-      live: live.filter((v) => v.state === 'streaming'),
-    };
+    const asks = connector.asked(conversation);
+    const views = connector.live(conversation);
+    if (rec?.upstreamId === undefined) return { messages: mergeHistory(undefined, asks, views) };
+    try {
+      const pageOf = await opts.chat.history(rec.botId || opts.botFor(place), rec.upstreamId, { limit: HISTORY_LIMIT });
+      const upstream = pageOf.messages.map((m) => ({ id: m.id, role: m.role, text: m.content }));
+      return { messages: mergeHistory(upstream, asks, views) };
+    } catch (err) {
+      if (!(err instanceof ChatError) || err.kind !== 'conversation_gone') throw err;
+      return { messages: mergeHistory(undefined, asks, views), gone: true };
+    }
   };
 
   const events = (req: IncomingMessage, res: ServerResponse, conversation: string): void => {
@@ -105,6 +116,11 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
       }
       if (method === 'GET' && path === '/playground/app.css') {
         sendText(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
+        return;
+      }
+      if ((method === 'GET' || method === 'HEAD') && path.startsWith('/playground/vendor/')) {
+        if (!serveVendor(req, res, path.slice('/playground/vendor/'.length)))
+          sendJson(res, 404, { error: 'not_found' });
         return;
       }
       if (method === 'GET' && (path === '/playground/events' || path === '/playground/api/history')) {

@@ -1,0 +1,136 @@
+import type { ReplyState, ReplyView } from './connector.js';
+
+// What a reload of the page shows: the upstream's history (A3/B3) merged with what this process
+// kept of the page's own turns. The upstream does not know everything the page showed: a stopped
+// or failed reply may be missing there (the emulator stores a reply only once it was sent whole)
+// or stored whole although the user saw it cut; a message that failed before reaching the
+// upstream is not there at all. The page shows what the platform would have shown, so a kept turn
+// wins over the upstream's version of its reply.
+
+/** A message typed in the page, kept in memory (see connector.ts `asked`). */
+export interface AskView {
+  eventId: string;
+  text: string;
+}
+
+export interface UpstreamMessage {
+  id: string;
+  role: string;
+  text: string;
+}
+
+/** One message of the page's transcript, oldest first. */
+export interface HistoryEntry {
+  id: string;
+  role: 'user' | 'assistant';
+  text: string;
+  /** Assistant messages only. */
+  state?: ReplyState;
+  replyKey?: string;
+  feedback?: boolean;
+  writes?: number;
+}
+
+/** The turn a view belongs to: its id is `<eventId>.<part>` (see the sink's post). */
+function turnOf(view: ReplyView): string {
+  const dot = view.id.lastIndexOf('.');
+  return dot > 0 ? view.id.slice(0, dot) : view.id;
+}
+
+function fromView(v: ReplyView): HistoryEntry {
+  return {
+    id: v.id,
+    role: 'assistant',
+    text: v.text,
+    state: v.state,
+    ...(v.replyKey !== undefined ? { replyKey: v.replyKey } : {}),
+    feedback: v.feedback,
+    writes: v.writes,
+  };
+}
+
+function fromUpstream(m: UpstreamMessage): HistoryEntry {
+  if (m.role === 'user') return { id: `h-${m.id}`, role: 'user', text: m.text };
+  return { id: `h-${m.id}`, role: 'assistant', text: m.text, state: 'final', feedback: false };
+}
+
+/**
+ * `upstream` undefined: the upstream has nothing for this conversation (none yet, or it forgot
+ * it), so every kept turn is shown. Otherwise a kept turn is placed at its own message in the
+ * upstream's history (matched by text, from the newest back, since kept turns are the newest);
+ * its views replace the upstream's reply. A kept turn the upstream does not have is shown only
+ * when its reply did not end whole (a final one is outside the window read, or the upstream's).
+ */
+export function mergeHistory(
+  upstream: UpstreamMessage[] | undefined,
+  asks: AskView[],
+  views: ReplyView[],
+): HistoryEntry[] {
+  const byTurn = new Map<string, ReplyView[]>();
+  for (const v of views) {
+    const t = turnOf(v);
+    const list = byTurn.get(t);
+    if (list === undefined) byTurn.set(t, [v]);
+    else list.push(v);
+  }
+  const up = upstream ?? [];
+  const match: (number | undefined)[] = asks.map(() => undefined);
+  let end = up.length;
+  for (let a = asks.length - 1; a >= 0 && upstream !== undefined; a--) {
+    const text = asks[a]?.text.trim();
+    for (let j = end - 1; j >= 0; j--) {
+      const m = up[j];
+      if (m?.role === 'user' && m.text.trim() === text) {
+        match[a] = j;
+        end = j;
+        break;
+      }
+    }
+  }
+
+  const out: HistoryEntry[] = [];
+  let u = 0;
+  const flushTo = (to: number) => {
+    for (; u < to; u++) {
+      const m = up[u];
+      if (m !== undefined) out.push(fromUpstream(m));
+    }
+  };
+  const shown = new Set<string>();
+  const pushViews = (eventId: string) => {
+    for (const v of byTurn.get(eventId) ?? []) out.push(fromView(v));
+    shown.add(eventId);
+  };
+
+  asks.forEach((ask, a) => {
+    const vs = byTurn.get(ask.eventId) ?? [];
+    const j = match[a];
+    if (j === undefined) {
+      const whole = vs.length > 0 && vs.every((v) => v.state === 'final');
+      if (upstream !== undefined && whole) {
+        shown.add(ask.eventId);
+        return;
+      }
+      // Older than the next matched turn: everything the upstream has before that comes first.
+      const next = match.slice(a + 1).find((x) => x !== undefined) ?? up.length;
+      flushTo(next);
+      out.push({ id: `a-${ask.eventId}`, role: 'user', text: ask.text });
+      pushViews(ask.eventId);
+      return;
+    }
+    flushTo(j);
+    const m = up[j];
+    if (m !== undefined) out.push(fromUpstream(m));
+    u = j + 1;
+    if (vs.length === 0) return; // not answered yet: the upstream's reply, if any, stays
+    while (u < up.length && up[u]?.role !== 'user') u++;
+    pushViews(ask.eventId);
+  });
+  flushTo(up.length);
+  // Views of no kept message (a reply cut by an earlier run, marked interrupted at start).
+  for (const [eventId, vs] of byTurn) {
+    if (shown.has(eventId) || asks.some((a) => a.eventId === eventId)) continue;
+    for (const v of vs) out.push(fromView(v));
+  }
+  return out;
+}
