@@ -15,7 +15,7 @@ import type {
   WriteResult,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import type { AskView } from './history-merge.js';
+import type { AskView, ReplyState, ReplyView } from './history-merge.js';
 
 // The playground: a web chat served by the bridge itself. A conversation of the page is a place
 // (`playground:-:<conversation>:-`), kept in the store like a Slack thread or a Discord channel.
@@ -28,21 +28,7 @@ export const PLAYGROUND_MAX_CHARS = 4000;
 /** The one user of the page: Stop and thumbs check the asker, who is always this user. */
 export const PLAYGROUND_USER = 'playground-user';
 
-export type ReplyState = 'streaming' | 'final' | 'stopped' | 'interrupted' | 'error';
-
-/** One message of a reply as the page shows it. */
-export interface ReplyView {
-  /** The message id the sink gave it. */
-  id: string;
-  conversation: string;
-  text: string;
-  state: ReplyState;
-  replyKey?: string;
-  /** Thumbs may be shown (a finished reply with FEEDBACK on). */
-  feedback: boolean;
-  /** Every write so far (1 = the post). */
-  writes: number;
-}
+export type { ReplyState, ReplyView } from './history-merge.js';
 
 export type ReplyListener = (view: ReplyView) => void;
 

@@ -1,11 +1,26 @@
-import type { ReplyState, ReplyView } from './connector.js';
-
 // What a reload of the page shows: the upstream's history (A3/B3) merged with what this process
 // kept of the page's own turns. The upstream does not know everything the page showed: a stopped
 // or failed reply may be missing there (the emulator stores a reply only once it was sent whole)
 // or stored whole although the user saw it cut; a message that failed before reaching the
 // upstream is not there at all. The page shows what the platform would have shown, so a kept turn
 // wins over the upstream's version of its reply.
+
+/** How a reply ended, or that it still streams (the page's `data-state`). */
+export type ReplyState = 'streaming' | 'final' | 'stopped' | 'interrupted' | 'error';
+
+/** One message of a reply as the page shows it. */
+export interface ReplyView {
+  /** The message id the sink gave it. */
+  id: string;
+  conversation: string;
+  text: string;
+  state: ReplyState;
+  replyKey?: string;
+  /** Thumbs may be shown (a finished reply with FEEDBACK on). */
+  feedback: boolean;
+  /** Every write so far (1 = the post). */
+  writes: number;
+}
 
 /** A message typed in the page, kept in memory (see connector.ts `asked`). */
 export interface AskView {
