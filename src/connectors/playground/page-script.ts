@@ -10,6 +10,9 @@ const $ = (id) => document.getElementById(id);
 const STORE_KEY = 'playground.conversations';
 let current = '';
 let source = null;
+// This browser's token for this bridge process (http.ts injects it): sent with every API call.
+const TOKEN = (document.querySelector('meta[name="playground-token"]') || { content: '' }).content;
+const AUTH = { 'x-playground-token': TOKEN };
 
 function newId() {
   const a = new Uint8Array(9);
@@ -68,7 +71,7 @@ function markdown(text) {
 }
 
 function post(path, body) {
-  return fetch('/playground/api/' + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  return fetch('/playground/api/' + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-playground-token': TOKEN }, body: JSON.stringify(body) })
     .then((r) => r.json().then((j) => { if (!r.ok) throw new Error(j.detail || j.error || ('HTTP ' + r.status)); return j; }));
 }
 function status(text) { $('status').textContent = text || ''; }
@@ -131,13 +134,9 @@ function open(id) {
   if (source) source.close();
   const pending = [];
   let ready = false;
-  source = new EventSource('/playground/events?conversation=' + encodeURIComponent(id));
-  source.addEventListener('reply', (e) => {
-    const v = JSON.parse(e.data);
-    if (ready) upsertReply(v); else pending.push(v);
-  });
-  fetch('/playground/api/history?conversation=' + encodeURIComponent(id))
-    .then((r) => r.json())
+  source = follow(id, (v) => { if (ready) upsertReply(v); else pending.push(v); });
+  fetch('/playground/api/history?conversation=' + encodeURIComponent(id), { headers: AUTH })
+    .then((r) => r.json().then((j) => { if (!r.ok) throw new Error(j.detail || j.error || ('HTTP ' + r.status)); return j; }))
     .then((h) => {
       if (current !== id) return;
       for (const m of h.messages || []) {
@@ -148,6 +147,22 @@ function open(id) {
     })
     .catch((e) => status('could not read the conversation: ' + e.message))
     .finally(() => { ready = true; for (const v of pending.splice(0)) upsertReply(v); document.body.setAttribute('data-loaded', id); });
+}
+
+/** The conversation's live writes; an idle stream ends (the bridge bounds them) and is opened again on the next send. */
+function follow(id, onReply) {
+  const es = new EventSource('/playground/events?conversation=' + encodeURIComponent(id) + '&page_token=' + encodeURIComponent(TOKEN));
+  es.addEventListener('reply', (e) => onReply(JSON.parse(e.data)));
+  es.addEventListener('idle', () => { es.close(); if (source === es) source = null; });
+  es.onerror = () => { if (es.readyState === EventSource.CLOSED && source === es) { source = null; status('Live updates stopped (too many tabs open, or the bridge restarted): reload the page.'); } };
+  return es;
+}
+
+function whenLive() {
+  if (!source) source = follow(current, upsertReply);
+  const es = source;
+  if (es.readyState === EventSource.OPEN) return Promise.resolve();
+  return new Promise((resolve) => { es.addEventListener('open', resolve, { once: true }); es.addEventListener('error', resolve, { once: true }); });
 }
 
 function renderList() {
@@ -174,7 +189,8 @@ function send() {
   box.value = '';
   remember(current, text.slice(0, 60));
   addUser(text);
-  post('send', { conversation: current, text: text }).catch((e) => status('not sent: ' + e.message));
+  // The stream first (it may have ended idle): the reply's first write must find it open.
+  whenLive().then(() => post('send', { conversation: current, text: text })).catch((e) => status('not sent: ' + e.message));
 }
 
 $('composer').addEventListener('submit', (e) => { e.preventDefault(); send(); });
