@@ -128,9 +128,9 @@ export function createGuard(opts: GuardOptions): Guard {
     },
 
     api(req, caller, write) {
+      if (write && !caller.bearer && !sameOrigin(req.headers.origin, req.headers.host)) return 'bad_origin';
       if (write && !isJson(req.headers['content-type'])) return 'bad_content_type';
       if (caller.bearer) return undefined;
-      if (write && !sameOrigin(req.headers.origin, req.headers.host)) return 'bad_origin';
       if (caller.uid === undefined) return 'no_session';
       const url = new URL(req.url ?? '/', 'http://playground.local');
       const given = headerValue(req.headers[TOKEN_HEADER]) ?? (write ? undefined : url.searchParams.get(TOKEN_QUERY));

@@ -154,7 +154,7 @@ function follow(id, onReply) {
   const es = new EventSource('/playground/events?conversation=' + encodeURIComponent(id) + '&page_token=' + encodeURIComponent(TOKEN));
   es.addEventListener('reply', (e) => onReply(JSON.parse(e.data)));
   es.addEventListener('idle', () => { es.close(); if (source === es) source = null; });
-  es.onerror = () => { if (es.readyState === EventSource.CLOSED && source === es) { source = null; status('Live updates stopped (too many tabs open, or the bridge restarted): reload the page.'); } };
+  es.onerror = () => { if (es.readyState === EventSource.CLOSED && source === es) { source = null; if (!$('status').textContent) status('Live updates stopped (too many tabs open, or the bridge restarted): reload the page.'); } };
   return es;
 }
 
