@@ -69,7 +69,11 @@ describe.skipIf(!haveChromium)('playground guard in a browser', () => {
     target = `http://127.0.0.1:${w.port}`;
     const pages = attackerPages(target);
     attacker = createServer((req, res) => {
-      const html = pages[req.url ?? ''];
+      const url = new URL(req.url ?? '/', 'http://attacker');
+      // /link?to=URL: a page with a link, as a chat message or a mail would show one.
+      const to = url.searchParams.get('to');
+      const html =
+        url.pathname === '/link' && to !== null ? `<a id="go" href="${encodeURI(to)}">open</a>` : pages[url.pathname];
       res.writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html' });
       res.end(html ?? '');
     });
@@ -202,5 +206,36 @@ describe.skipIf(!haveChromium)('playground guard in a browser', () => {
     expect(await peek.$eval('#status', (e) => e.textContent)).toContain('another browser uses this conversation');
     expect(await peek.$$('[data-reply]')).toHaveLength(0);
     await Promise.all([ca.close(), cb.close()]);
+  }, 60_000);
+
+  it('opened (PLAYGROUND=on): nothing without the token; /playground?token=… once, even from a link on another site, then the page works', async () => {
+    const TOKEN = 'browser-test-playground-token';
+    const open = await startPlayground({ allowRemote: true, token: TOKEN });
+    try {
+      const base = `http://127.0.0.1:${open.port}`;
+      const ctx = await b().createBrowserContext();
+      const page = await ctx.newPage();
+      expect((await page.goto(`${base}/`))?.status()).toBe(401);
+      // A link on another site (a chat message, a mail) to /playground?token=…: the browser
+      // follows it cross-site, where SameSite=Strict cookies are not sent; the page bounces.
+      const link = await ctx.newPage();
+      // attacker.test is another site than 127.0.0.1 (another port of the same host would be the same site).
+      await link.goto(
+        `${evil.replace('127.0.0.1', 'attacker.test')}/link?to=${encodeURIComponent(`${base}/playground?token=${TOKEN}`)}`,
+      );
+      await Promise.all([link.waitForNavigation(), link.click('#go')]);
+      await link.waitForSelector('body[data-loaded]', { timeout: 15_000 });
+      expect(link.url()).toBe(`${base}/#${await link.evaluate('document.body.dataset.loaded')}`);
+      await send(link, 'from a link');
+      await link.waitForSelector('[data-reply][data-state="final"]');
+      expect(await bodies(link)).toEqual(['You said: from a link']);
+      // The credential is a cookie of this browser now: a plain visit works.
+      const later = await ctx.newPage();
+      expect((await later.goto(`${base}/#again`))?.status()).toBe(200);
+      await later.waitForSelector('body[data-loaded="again"]');
+      await ctx.close();
+    } finally {
+      await open.close();
+    }
   }, 60_000);
 });

@@ -84,6 +84,14 @@ describe('the playground on this machine (PLAYGROUND unset)', () => {
     expect(w.upstreamMessages().length).toBe(before);
   });
 
+  it('arriving from another site without the id cookie: the page loads itself again, and sets no new id', async () => {
+    const page = await call(w.port, 'GET', '/#x', { host: s.host, 'sec-fetch-site': 'cross-site' });
+    expect(page.status).toBe(200);
+    expect(page.headers['set-cookie']).toBeUndefined();
+    expect(page.body).toContain('http-equiv="refresh" content="0;url=/"');
+    expect(page.body).not.toContain('playground-token');
+  });
+
   it('this machine by any of its names: localhost, 127.0.0.1, [::1]', async () => {
     for (const host of [`localhost:${w.port}`, `127.0.0.1:${w.port}`, `[::1]:${w.port}`, `LOCALHOST:${w.port}`]) {
       expect((await call(w.port, 'GET', '/', { host, cookie: s.cookie })).status).toBe(200);
