@@ -72,6 +72,7 @@ describe('Host, address and Origin', () => {
 
   it('the page token belongs to one browser and one process; the user id never shows the cookie', () => {
     const g = createGuard({ allowRemote: false, addresses: () => [] });
+    expect(g.tokenParam('anything')).toBe('none'); // no PLAYGROUND_TOKEN: nothing to present
     const { uid, cookie } = g.newUid();
     expect(cookie).toBe(`playground_uid=${uid}; Path=/; Max-Age=34560000; HttpOnly; SameSite=Strict`);
     const good = { host: 'localhost:1', origin: 'http://localhost:1', 'content-type': 'application/json' };
