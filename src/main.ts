@@ -116,6 +116,10 @@ export async function buildBridge(
       conversations: store.conversations,
       botFor: botRouter(config.upstream.routes, config.upstream.botId),
       allowRemote: playground.allowRemote,
+      token: playground.token,
+      publicHosts: playground.publicHosts,
+      bindHost: config.service.host,
+      limits: playground.limits,
       logger: componentLogger(root, 'playground'),
     });
     connectors.push(p);
@@ -251,7 +255,12 @@ export async function buildBridge(
       log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
       if (playground?.enabled) {
         const url = playgroundUrl(config.service.host, port);
-        log.info({ url, loopbackOnly: !playground.allowRemote }, `playground: open ${url} in a browser`);
+        if (playground.allowRemote)
+          log.warn(
+            { url: `${url}playground?token=…` },
+            `playground: open to other machines, for whoever has PLAYGROUND_TOKEN (it spends the API key): open ${url}playground?token=<PLAYGROUND_TOKEN> once in each browser`,
+          );
+        else log.info({ url, loopbackOnly: true }, `playground: open ${url} in a browser`);
       }
       if (halted) return;
       try {

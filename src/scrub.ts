@@ -20,6 +20,7 @@ export const SECRET_VARIABLES = [
   'SLACK_CLIENT_SECRET',
   'SLACK_STATE_SECRET',
   'DISCORD_BOT_TOKEN',
+  'PLAYGROUND_TOKEN',
 ] as const;
 
 /** The secret values an environment configures (raw, before validation: a bad value is still scrubbed). */

@@ -179,6 +179,12 @@ export const envSchema = z.object({
   FEEDBACK: enumVar(['on', 'off'], 'on'),
   // The web playground at `/` (CONTRACT.md §7): auto = on when no platform is configured.
   PLAYGROUND: enumVar(['auto', 'on', 'off'], 'auto'),
+  // The credential other machines present when PLAYGROUND=on (`/playground?token=…` once, or
+  // `Authorization: Bearer …`); PLAYGROUND=on without it does not start.
+  PLAYGROUND_TOKEN: optionalString,
+  // Host names (comma list) the playground answers to besides this machine's own, e.g. the name
+  // a reverse proxy forwards: any other `Host` is refused (DNS rebinding).
+  PLAYGROUND_PUBLIC_HOST: listVar,
 });
 
 export type RawEnv = z.infer<typeof envSchema>;

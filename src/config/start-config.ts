@@ -1,18 +1,42 @@
-import { buildConfig, type Config } from './config.js';
+import { buildConfig, type Config, ConfigError } from './config.js';
 import type { RawEnv } from './env-schema.js';
 
 // When the playground runs, and with which upstream (CONTRACT.md §7):
 // - no platform configured: on (PLAYGROUND=off turns it off); a platform configured: off unless
 //   PLAYGROUND=on;
 // - no platform and no CHAT_API_URL: the built-in emulator is the upstream, in this process;
-// - loopback clients only, unless PLAYGROUND=on is set explicitly (it spends the API key).
+// - this machine's clients only, unless PLAYGROUND=on is set explicitly (it spends the API key);
+//   then every client must present PLAYGROUND_TOKEN, and without one `start` refuses (exit 2).
+
+/** Shortest PLAYGROUND_TOKEN taken: it guards the operator's API key on the network. */
+export const PLAYGROUND_TOKEN_MIN_CHARS = 16;
 
 export interface PlaygroundPlan {
   enabled: boolean;
-  /** Answer clients on other machines too (PLAYGROUND=on). */
+  /** Answer clients on other machines too (PLAYGROUND=on): each must present `token`. */
   allowRemote: boolean;
   /** No CHAT_API_URL: run the emulator in this process as the upstream. */
   emulator: boolean;
+  /** PLAYGROUND_TOKEN: the credential (required when allowRemote). */
+  token?: string;
+  /** PLAYGROUND_PUBLIC_HOST: host names answered besides this machine's own. */
+  publicHosts?: string[];
+  /** Bounds other than the defaults (tests). */
+  limits?: PlaygroundLimits;
+}
+
+/** The playground's bounds (connectors/playground: streams.ts, conversation-table.ts). */
+export interface PlaygroundLimits {
+  /** Open event streams of one browser. Default 4. */
+  streamsPerBrowser?: number;
+  /** Open event streams in all. Default 64. */
+  streams?: number;
+  /** A stream with no reply and no request of its browser for this long ends. Default 15 minutes. */
+  streamIdleMs?: number;
+  /** A comment line on a quiet stream this often. Default 15 s. */
+  keepaliveMs?: number;
+  /** Conversations kept in memory. Default 500. */
+  conversations?: number;
 }
 
 export function playgroundPlan(raw: RawEnv): PlaygroundPlan {
@@ -22,7 +46,25 @@ export function playgroundPlan(raw: RawEnv): PlaygroundPlan {
   // With a platform configured, a missing CHAT_API_URL stays a configuration error: the
   // emulator must never answer Slack or Discord users.
   const emulator = enabled && !platform && raw.CHAT_API_URL === undefined;
-  return { enabled, allowRemote: raw.PLAYGROUND === 'on', emulator };
+  const plan: PlaygroundPlan = { enabled, allowRemote: raw.PLAYGROUND === 'on', emulator };
+  if (raw.PLAYGROUND_TOKEN !== undefined) plan.token = raw.PLAYGROUND_TOKEN;
+  if (raw.PLAYGROUND_PUBLIC_HOST.length > 0) plan.publicHosts = raw.PLAYGROUND_PUBLIC_HOST.map((h) => h.toLowerCase());
+  return plan;
+}
+
+/** What keeps the playground from starting as configured (empty: nothing). */
+export function playgroundProblems(plan: PlaygroundPlan): string[] {
+  if (plan.token !== undefined && plan.token.length < PLAYGROUND_TOKEN_MIN_CHARS)
+    return [
+      `PLAYGROUND_TOKEN: must be at least ${PLAYGROUND_TOKEN_MIN_CHARS} characters (make one with: openssl rand -hex 16)`,
+    ];
+  if (plan.enabled && plan.allowRemote && plan.token === undefined)
+    return [
+      'PLAYGROUND=on opens the playground to other machines and spends your API key: set PLAYGROUND_TOKEN ' +
+        '(at least 16 characters, e.g. openssl rand -hex 16) and open /playground?token=… once in each browser; ' +
+        'or leave PLAYGROUND unset (auto) to use it from this machine only',
+    ];
+  return [];
 }
 
 /**
@@ -32,6 +74,14 @@ export function playgroundPlan(raw: RawEnv): PlaygroundPlan {
  */
 export function configForStart(raw: RawEnv): { config: Config; playground: PlaygroundPlan } {
   const playground = playgroundPlan(raw);
-  const config = buildConfig(raw, { requirePlatform: !playground.enabled, requireUpstream: !playground.emulator });
+  const problems = playgroundProblems(playground);
+  let config: Config;
+  try {
+    config = buildConfig(raw, { requirePlatform: !playground.enabled, requireUpstream: !playground.emulator });
+  } catch (err) {
+    if (err instanceof ConfigError && problems.length > 0) throw new ConfigError([...err.problems, ...problems]);
+    throw err;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return { config, playground };
 }

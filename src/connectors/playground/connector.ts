@@ -6,6 +6,7 @@ import type {
   MessageHandler,
   Place,
   PostResult,
+  RefusalChannel,
   ReplySink,
   ReplyTarget,
   StopResult,
@@ -15,7 +16,8 @@ import type {
   WriteResult,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import type { AskView, ReplyState, ReplyView } from './history-merge.js';
+import type { AskView, ReplyListener, ReplyState, ReplyView } from './history-merge.js';
+import { type ClaimResult, ConversationTable, MAX_CONVERSATIONS } from './conversation-table.js';
 
 // The playground: a web chat served by the bridge itself. A conversation of the page is a place
 // (`playground:-:<conversation>:-`), kept in the store like a Slack thread or a Discord channel.
@@ -25,18 +27,21 @@ import type { AskView, ReplyState, ReplyView } from './history-merge.js';
 
 /** Characters in one message of a reply: longer replies continue in a new one, as on a platform. */
 export const PLAYGROUND_MAX_CHARS = 4000;
-/** The one user of the page: Stop and thumbs check the asker, who is always this user. */
-export const PLAYGROUND_USER = 'playground-user';
+/** The name a browser's messages carry (each browser is a user of its own: see guard.ts). */
+export const PLAYGROUND_USER_NAME = 'you';
 
-export type { ReplyState, ReplyView } from './history-merge.js';
-
-export type ReplyListener = (view: ReplyView) => void;
+export type { ReplyListener, ReplyState, ReplyView } from './history-merge.js';
 
 export interface PlaygroundConnector extends Connector {
-  /** A message typed in the page. Resolves once the relay took it (the reply streams on). */
-  send(conversation: string, text: string): { eventId: string };
-  stopReply(replyKey: string): Promise<StopResult>;
-  voteReply(replyKey: string, vote: Vote): Promise<VoteResult>;
+  /**
+   * `user` may use `conversation` (the first browser to use one since start keeps it), or why not:
+   * call before any other method that names a conversation.
+   */
+  claim(conversation: string, user: string): ClaimResult;
+  /** A message typed in the page by `user`. Returns once the relay has it (the reply streams on). */
+  send(conversation: string, text: string, user: string): { eventId: string };
+  stopReply(replyKey: string, user: string): Promise<StopResult>;
+  voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult>;
   resetConversation(conversation: string): Promise<void>;
   /** The replies of a conversation still kept in memory (streaming ones first of all). */
   live(conversation: string): ReplyView[];
@@ -52,6 +57,8 @@ export interface PlaygroundOptions {
   now?: () => number;
   /** Writes per second allowed in one conversation: generous, the page is local. */
   writesPerSecond?: number;
+  /** Conversations kept in memory (least recently used forgotten first). Default 500. */
+  maxConversations?: number;
 }
 
 /** Conversation ids the page makes: short, URL-safe. */
@@ -65,23 +72,20 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   const perSecond = opts.writesPerSecond ?? 20;
   let handler: MessageHandler | undefined;
   let stopping = false;
-  const replies = new Map<string, ReplyView[]>();
-  /** Messages typed in the page: a reload shows them even when the upstream never got them. */
-  const asks = new Map<string, AskView[]>();
-  const listeners = new Map<string, Set<ReplyListener>>();
+  const table = new ConversationTable(opts.maxConversations ?? MAX_CONVERSATIONS);
   /** Replies whose Stop was pressed: their final write shows `stopped`. */
   const stopRequested = new Set<string>();
 
   const placeOf = (conversation: string): Place => ({ platform: 'playground', channelId: conversation });
 
   const publish = (view: ReplyView): void => {
-    let list = replies.get(view.conversation);
-    if (list === undefined) replies.set(view.conversation, (list = []));
+    const entry = table.ensure(view.conversation);
+    const list = entry.replies;
     if (!list.includes(view)) {
       list.push(view);
       if (list.length > KEPT_PER_CONVERSATION) list.shift();
     }
-    for (const l of listeners.get(view.conversation) ?? []) {
+    for (const l of [...entry.listeners]) {
       try {
         l({ ...view });
       } catch (err) {
@@ -91,13 +95,18 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   };
 
   const find = (conversation: string, id: string): ReplyView | undefined =>
-    replies.get(conversation)?.find((r) => r.id === id);
+    table.get(conversation)?.replies.find((r) => r.id === id);
 
   class PlaygroundSink implements ReplySink {
     readonly maxChars = PLAYGROUND_MAX_CHARS;
     readonly needsFinalWrite = true;
     readonly target: ReplyTarget;
     readonly views: ReplyView[] = [];
+    /**
+     * Refusals (slow down, busy) go to this conversation's page, every time: its browser is the
+     * only one that sees it, so none is held back as a public notice would be.
+     */
+    readonly refusal: RefusalChannel;
     private readonly bucket: BucketRef;
 
     constructor(
@@ -106,6 +115,22 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     ) {
       this.target = { place: placeOf(conversation) };
       this.bucket = { key: `playground:${conversation}`, limit: perSecond, windowMs: 1000, perPlace: true };
+      this.refusal = {
+        private: true,
+        buckets: [this.bucket],
+        send: async (text) => {
+          publish({
+            id: `notice-${this.eventId}`,
+            conversation: this.conversation,
+            text,
+            state: 'final',
+            feedback: false,
+            writes: 1,
+            notice: true,
+          });
+          return {};
+        },
+      };
     }
 
     buckets(): BucketRef[] {
@@ -202,21 +227,27 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       });
     },
 
-    send(conversation: string, text: string): { eventId: string } {
+    claim(conversation: string, user: string): ClaimResult {
+      return table.claim(conversation, user);
+    },
+
+    send(conversation: string, text: string, user: string): { eventId: string } {
       const h = handler;
       if (h === undefined || stopping) throw new Error('the playground is not running');
       const eventId = randomUUID();
       const place = placeOf(conversation);
       const sink = new PlaygroundSink(conversation, eventId);
       const receivedAt = now();
+      const entry = table.ensure(conversation);
+      entry.busy += 1;
       const arrival = h.arrive?.(place, eventId, receivedAt);
       const msg: IncomingMessage = {
         eventId,
         place,
         origin: place,
         messageId: eventId,
-        userId: PLAYGROUND_USER,
-        userName: 'you',
+        userId: user,
+        userName: PLAYGROUND_USER_NAME,
         text: text.trim(),
         isDm: true,
         mentionsBot: true,
@@ -225,64 +256,67 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
         sink,
         ...(arrival !== undefined ? { arrival } : {}),
       };
-      let kept = asks.get(conversation);
-      if (kept === undefined) asks.set(conversation, (kept = []));
+      const kept = table.ensure(conversation).asks;
       kept.push({ eventId, text: msg.text });
       if (kept.length > KEPT_PER_CONVERSATION) kept.shift();
       logger.info({ eventId, conversation }, 'playground: message');
-      void h.handle(msg).then(
-        (r) => {
-          if (r.status === 'failed') sink.settle('error');
-          else if (r.status === 'interrupted') sink.settle('interrupted');
-          else if (r.status === 'stopped') sink.settle('stopped');
-        },
-        (err: unknown) => {
-          logger.error(
-            { eventId, err: err instanceof Error ? err.message : String(err) },
-            'playground: handler failed',
-          );
-          sink.settle('error');
-        },
-      );
+      void h
+        .handle(msg)
+        .finally(() => {
+          entry.busy -= 1;
+        })
+        .then(
+          (r) => {
+            if (r.status === 'failed') sink.settle('error');
+            else if (r.status === 'interrupted') sink.settle('interrupted');
+            else if (r.status === 'stopped') sink.settle('stopped');
+          },
+          (err: unknown) => {
+            logger.error(
+              { eventId, err: err instanceof Error ? err.message : String(err) },
+              'playground: handler failed',
+            );
+            sink.settle('error');
+          },
+        );
       return { eventId };
     },
 
-    async stopReply(replyKey: string): Promise<StopResult> {
+    async stopReply(replyKey: string, user: string): Promise<StopResult> {
       if (handler?.stop === undefined) return 'not_found';
       stopRequested.add(replyKey);
-      const result = await handler.stop(replyKey, PLAYGROUND_USER);
+      const result = await handler.stop(replyKey, user);
       if (result !== 'stopped') stopRequested.delete(replyKey);
       return result;
     },
 
-    async voteReply(replyKey: string, vote: Vote): Promise<VoteResult> {
+    async voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult> {
       if (handler?.vote === undefined) return 'not_found';
-      return handler.vote(replyKey, PLAYGROUND_USER, vote);
+      return handler.vote(replyKey, user, vote);
     },
 
     async resetConversation(conversation: string): Promise<void> {
       if (handler === undefined) throw new Error('the playground is not running');
       await handler.reset(placeOf(conversation));
-      replies.delete(conversation);
-      asks.delete(conversation);
+      const entry = table.get(conversation);
+      if (entry !== undefined) {
+        entry.replies = [];
+        entry.asks = [];
+      }
     },
 
     live(conversation: string): ReplyView[] {
-      return (replies.get(conversation) ?? []).map((v) => ({ ...v }));
+      return (table.get(conversation)?.replies ?? []).map((v) => ({ ...v }));
     },
 
     asked(conversation: string): AskView[] {
-      return (asks.get(conversation) ?? []).map((a) => ({ ...a }));
+      return (table.get(conversation)?.asks ?? []).map((a) => ({ ...a }));
     },
 
     subscribe(conversation: string, listener: ReplyListener): () => void {
-      let set = listeners.get(conversation);
-      if (set === undefined) listeners.set(conversation, (set = new Set()));
+      const set = table.ensure(conversation).listeners;
       set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (set.size === 0) listeners.delete(conversation);
-      };
+      return () => set.delete(listener);
     },
 
     placeOf,

@@ -20,7 +20,11 @@ export interface ReplyView {
   feedback: boolean;
   /** Every write so far (1 = the post). */
   writes: number;
+  /** A word from the bridge itself, not the assistant's (slow down, busy): no reply follows. */
+  notice?: boolean;
 }
+
+export type ReplyListener = (view: ReplyView) => void;
 
 /** A message typed in the page, kept in memory (see connector.ts `asked`). */
 export interface AskView {

@@ -1,33 +1,49 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatService } from '../../core/chat-port.js';
-import type { ConversationStore } from '../../core/ports.js';
+import type { Clock, ConversationStore } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { RequestListener } from '../../server/http-server.js';
 import { sendJson } from '../../server/health.js';
 import { ChatError } from '../../core/chat-port.js';
 import { CONVERSATION_ID, type PlaygroundConnector, type ReplyView } from './connector.js';
-import { PAGE_CSS, PAGE_HTML } from './page.js';
+import { type Caller, createGuard, type Refusal, userIdOf } from './guard.js';
+import { bouncePage, pageWithToken, refusalPage, sendText } from './page-serve.js';
+import { PAGE_CSS } from './page.js';
 import { PAGE_JS } from './page-script.js';
 import { mergeHistory } from './history-merge.js';
 import { serveVendor } from './vendor.js';
+import { createStreams, STREAM_LIMITS, type StreamLimits } from './streams.js';
 
-// The playground's routes on the bridge's HTTP server: `/` (the page), `/playground/app.js`,
-// `/playground/app.css`, `/playground/vendor/<file>` (vendor.ts), `/playground/api/{send,stop,vote,reset,history}` and the SSE stream of a
-// conversation's writes, `/playground/events?conversation=ID`. It spends the operator's API key,
-// so by default only loopback clients get an answer.
+// The playground's routes on the bridge's HTTP server: `/` and `/playground` (the page),
+// `/playground/app.js`, `/playground/app.css`, `/playground/vendor/<file>` (vendor.ts: the
+// Markdown renderer and sanitizer), `/playground/api/{send,stop,vote,reset,history}` and the SSE
+// stream of a conversation's writes, `/playground/events?conversation=ID`.
+// It spends the operator's API key: guard.ts says who may drive it, streams.ts bounds the event
+// streams, conversation-table.ts the conversations kept. A refused request does nothing at all:
+// every check runs before the body is read or the connector is called.
 
 const MAX_BODY = 64 * 1024;
 const HISTORY_LIMIT = 100;
-/** A comment line on each open stream this often, so proxies and browsers keep it open. */
-const KEEPALIVE_MS = 15_000;
 
 export interface PlaygroundHttpOptions {
   connector: PlaygroundConnector;
   chat: ChatService;
   conversations: ConversationStore;
   botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
-  /** Answer clients that are not on this machine too (PLAYGROUND=on). */
+  /** Answer clients that are not on this machine too (PLAYGROUND=on): each with `token`. */
   allowRemote: boolean;
+  /** PLAYGROUND_TOKEN. */
+  token?: string | undefined;
+  /** PLAYGROUND_PUBLIC_HOST. */
+  publicHosts?: string[] | undefined;
+  /** HOST the server binds. */
+  bindHost?: string | undefined;
+  /** Caps of the event streams (tests); default STREAM_LIMITS. */
+  streamLimits?: Partial<StreamLimits> | undefined;
+  /** The streams' idle clock (tests). */
+  clock?: Clock | undefined;
+  /** This machine's addresses (tests). */
+  addresses?: (() => string[]) | undefined;
   logger: Logger;
 }
 
@@ -38,28 +54,83 @@ export interface PlaygroundRoutes {
   close(): void;
 }
 
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const a = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return a === '::1' || /^127\./.test(a);
-}
+export { isLoopback } from './guard.js';
+
+const DETAIL: Record<Refusal, string> = {
+  not_this_machine: 'the playground answers this machine only (PLAYGROUND=on opens it, with PLAYGROUND_TOKEN)',
+  bad_host:
+    "this Host is not one of this machine's names: open the URL the bridge printed (a reverse proxy's name goes in PLAYGROUND_PUBLIC_HOST)",
+  unauthenticated: 'open /playground?token=… once in this browser (PLAYGROUND_TOKEN), or send Authorization: Bearer …',
+  bad_origin: "only the playground's own page may do this",
+  bad_content_type: 'send Content-Type: application/json',
+  bad_page_token: 'the page is out of date (the bridge restarted?): reload it',
+  no_session: 'the page is out of date: reload it',
+};
 
 export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundRoutes {
   const { connector, logger } = opts;
-  const streams = new Set<ServerResponse>();
+  const guard = createGuard({
+    allowRemote: opts.allowRemote,
+    ...(opts.token !== undefined ? { token: opts.token } : {}),
+    ...(opts.publicHosts !== undefined ? { publicHosts: opts.publicHosts } : {}),
+    ...(opts.bindHost !== undefined ? { bindHost: opts.bindHost } : {}),
+    ...(opts.addresses !== undefined ? { addresses: opts.addresses } : {}),
+  });
+  const streams = createStreams({ ...STREAM_LIMITS, ...opts.streamLimits }, opts.clock);
 
-  const allowed = (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (opts.allowRemote || isLoopback(req.socket.remoteAddress)) return true;
-    sendJson(res, 403, {
-      error: 'forbidden',
-      detail: 'the playground answers this machine only (PLAYGROUND=on opens it)',
-    });
-    return false;
+  const refuse = (req: IncomingMessage, res: ServerResponse, reason: Refusal): void => {
+    logger.debug({ reason, method: req.method, path: pathOf(req) }, 'playground: request refused');
+    const status = reason === 'unauthenticated' ? 401 : 403;
+    sendJson(
+      res,
+      status,
+      { error: status === 401 ? 'unauthenticated' : 'forbidden', reason, detail: DETAIL[reason] },
+      // The body (if any) is not read: the connection closes after the answer.
+      { connection: 'close', ...(status === 401 ? { 'www-authenticate': 'Bearer realm="playground"' } : {}) },
+    );
   };
 
+  /** The page: `?token=` sets the credential cookie; a browser gets its id cookie here. */
   const page: RequestListener = (req, res) => {
-    if (!allowed(req, res)) return;
-    sendText(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET, HEAD', connection: 'close' });
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://playground.local');
+    const admitted = guard.admit(req);
+    if ('refused' in admitted && admitted.refused !== 'unauthenticated') {
+      logger.debug({ reason: admitted.refused }, 'playground: page refused');
+      sendText(res, 403, 'text/html; charset=utf-8', refusalPage(DETAIL[admitted.refused]));
+      return;
+    }
+    const given = guard.tokenParam(url.searchParams.get('token'));
+    if (given === 'wrong') {
+      sendText(res, 403, 'text/html; charset=utf-8', refusalPage('that is not this playground’s PLAYGROUND_TOKEN'));
+      return;
+    }
+    if (given === 'right') {
+      // The token leaves the address bar: the bounce loads `/` from this page, with the cookie.
+      sendText(res, 200, 'text/html; charset=utf-8', bouncePage('/'), { 'set-cookie': guard.authCookie() });
+      return;
+    }
+    if ('refused' in admitted) {
+      sendText(res, 401, 'text/html; charset=utf-8', refusalPage(DETAIL.unauthenticated));
+      return;
+    }
+    let uid = admitted.caller.uid;
+    const headers: Record<string, string> = {};
+    if (uid === undefined) {
+      // Arriving from another site, a SameSite=Strict cookie is not sent even when the browser has
+      // one: load the page again from itself rather than replace the browser's id.
+      if (req.headers['sec-fetch-site'] === 'cross-site') {
+        sendText(res, 200, 'text/html; charset=utf-8', bouncePage(url.pathname));
+        return;
+      }
+      const fresh = guard.newUid();
+      uid = fresh.uid;
+      headers['set-cookie'] = fresh.cookie;
+    }
+    sendText(res, 200, 'text/html; charset=utf-8', pageWithToken(guard.pageToken(uid)), headers);
   };
 
   /**
@@ -82,59 +153,75 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     }
   };
 
-  const events = (req: IncomingMessage, res: ServerResponse, conversation: string): void => {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.write(': playground\n\n');
-    const send = (v: ReplyView) => res.write(`event: reply\ndata: ${JSON.stringify(v)}\n\n`);
-    const unsubscribe = connector.subscribe(conversation, send);
-    const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-    keepalive.unref();
-    streams.add(res);
-    const end = () => {
-      clearInterval(keepalive);
-      unsubscribe();
-      streams.delete(res);
-    };
-    req.on('close', end);
-    res.on('close', end);
+  const events = (res: ServerResponse, conversation: string, user: string): void => {
+    const opened = streams.open(user, res, (send) =>
+      connector.subscribe(conversation, (v: ReplyView) => send('reply', v)),
+    );
+    if (!opened.ok) {
+      logger.info({ error: opened.error }, 'playground: event stream refused');
+      sendJson(res, opened.status, { error: opened.error, detail: opened.detail }, { 'retry-after': '60' });
+    }
+  };
+
+  /** `user` may use `conversation`: else answered (403 or 503) and false. */
+  const claim = (res: ServerResponse, conversation: string, user: string): boolean => {
+    if (!CONVERSATION_ID.test(conversation)) {
+      sendJson(res, 400, { error: 'bad_conversation' });
+      return false;
+    }
+    const claimed = connector.claim(conversation, user);
+    if (claimed === 'ok') return true;
+    if (claimed === 'not_yours')
+      sendJson(res, 403, {
+        error: 'forbidden',
+        reason: 'not_your_conversation',
+        detail: 'another browser uses this conversation: start a new one',
+      });
+    else
+      sendJson(
+        res,
+        503,
+        { error: 'too_many_conversations', detail: 'the playground holds as many conversations as it can: try later' },
+        { 'retry-after': '60' },
+      );
+    return false;
   };
 
   const api: RequestListener = async (req, res) => {
-    if (!allowed(req, res)) return;
-    const url = new URL(req.url ?? '/', 'http://playground.local');
-    const path = url.pathname;
+    const path = pathOf(req);
     const method = req.method ?? 'GET';
+    if (path === '/playground' || path === '/playground/') return page(req, res);
+    const admitted = guard.admit(req);
+    if ('refused' in admitted) return refuse(req, res, admitted.refused);
+    const caller: Caller = admitted.caller;
+    if (method === 'GET' && path === '/playground/app.js') {
+      sendText(res, 200, 'text/javascript; charset=utf-8', PAGE_JS);
+      return;
+    }
+    if (method === 'GET' && path === '/playground/app.css') {
+      sendText(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
+      return;
+    }
+    if ((method === 'GET' || method === 'HEAD') && path.startsWith('/playground/vendor/')) {
+      if (!serveVendor(req, res, path.slice('/playground/vendor/'.length))) sendJson(res, 404, { error: 'not_found' });
+      return;
+    }
+    const isRead = path === '/playground/events' || path === '/playground/api/history';
+    if (method !== (isRead ? 'GET' : 'POST') || !(isRead || path.startsWith('/playground/api/'))) {
+      // Preflights (OPTIONS) land here too: no CORS header, so no other origin gets further.
+      sendJson(res, method === 'GET' || method === 'POST' ? 404 : 405, { error: 'not_found' }, { connection: 'close' });
+      return;
+    }
+    const refusal = guard.api(req, caller, !isRead);
+    if (refusal !== undefined) return refuse(req, res, refusal);
+    const user = userIdOf(caller);
+    streams.touch(user);
     try {
-      if (method === 'GET' && path === '/playground/app.js') {
-        sendText(res, 200, 'text/javascript; charset=utf-8', PAGE_JS);
-        return;
-      }
-      if (method === 'GET' && path === '/playground/app.css') {
-        sendText(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
-        return;
-      }
-      if ((method === 'GET' || method === 'HEAD') && path.startsWith('/playground/vendor/')) {
-        if (!serveVendor(req, res, path.slice('/playground/vendor/'.length)))
-          sendJson(res, 404, { error: 'not_found' });
-        return;
-      }
-      if (method === 'GET' && (path === '/playground/events' || path === '/playground/api/history')) {
-        const conversation = url.searchParams.get('conversation') ?? '';
-        if (!CONVERSATION_ID.test(conversation)) {
-          sendJson(res, 400, { error: 'bad_conversation' });
-          return;
-        }
-        if (path === '/playground/events') events(req, res, conversation);
+      if (isRead) {
+        const conversation = new URL(req.url ?? '/', 'http://playground.local').searchParams.get('conversation') ?? '';
+        if (!claim(res, conversation, user)) return;
+        if (path === '/playground/events') events(res, conversation, user);
         else sendJson(res, 200, await history(conversation));
-        return;
-      }
-      if (method !== 'POST') {
-        sendJson(res, 404, { error: 'not_found' });
         return;
       }
       const body = await readJson(req);
@@ -147,15 +234,16 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
       switch (path) {
         case '/playground/api/send': {
           const text = typeof body.text === 'string' ? body.text : '';
-          if (!CONVERSATION_ID.test(conversation) || text.trim() === '') {
+          if (!claim(res, conversation, user)) return;
+          if (text.trim() === '') {
             sendJson(res, 400, { error: 'bad_message' });
             return;
           }
-          sendJson(res, 202, connector.send(conversation, text));
+          sendJson(res, 202, connector.send(conversation, text, user));
           return;
         }
         case '/playground/api/stop':
-          sendJson(res, 200, { result: await connector.stopReply(replyKey) });
+          sendJson(res, 200, { result: await connector.stopReply(replyKey, user) });
           return;
         case '/playground/api/vote': {
           const vote = body.vote === 'up' || body.vote === 'down' ? body.vote : undefined;
@@ -163,14 +251,11 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
             sendJson(res, 400, { error: 'bad_vote' });
             return;
           }
-          sendJson(res, 200, { result: await connector.voteReply(replyKey, vote) });
+          sendJson(res, 200, { result: await connector.voteReply(replyKey, user, vote) });
           return;
         }
         case '/playground/api/reset':
-          if (!CONVERSATION_ID.test(conversation)) {
-            sendJson(res, 400, { error: 'bad_conversation' });
-            return;
-          }
+          if (!claim(res, conversation, user)) return;
           await connector.resetConversation(conversation);
           sendJson(res, 200, { result: 'reset' });
           return;
@@ -189,22 +274,15 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     page,
     api,
     close() {
-      for (const s of streams) s.end();
-      streams.clear();
+      streams.close();
     },
   };
 }
 
-function sendText(res: ServerResponse, status: number, type: string, text: string): void {
-  res.writeHead(status, {
-    'content-type': type,
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    // Nothing from outside the machine: scripts, styles and requests go to this origin only.
-    'content-security-policy': "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
-  });
-  res.end(text);
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {

@@ -5,11 +5,18 @@ import type { Logger } from '../../logger.js';
 import type { HttpServer } from '../../server/http-server.js';
 import { createPlaygroundConnector, type PlaygroundConnector } from './connector.js';
 import { createPlaygroundRoutes } from './http.js';
+import type { StreamLimits } from './streams.js';
+import type { PlaygroundLimits } from '../../config/start-config.js';
 
 export { createPlaygroundConnector, type PlaygroundConnector, type ReplyView } from './connector.js';
 export { createPlaygroundRoutes, isLoopback } from './http.js';
 
-export { configForStart, type PlaygroundPlan, playgroundPlan } from '../../config/start-config.js';
+export {
+  configForStart,
+  type PlaygroundLimits,
+  type PlaygroundPlan,
+  playgroundPlan,
+} from '../../config/start-config.js';
 
 /**
  * Starts the emulator as the upstream and points the configuration at it. Returns its close
@@ -33,13 +40,30 @@ export interface PlaygroundWiring {
   conversations: ConversationStore;
   botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   allowRemote: boolean;
+  /** PLAYGROUND_TOKEN (required with allowRemote: configForStart refuses without). */
+  token?: string | undefined;
+  /** PLAYGROUND_PUBLIC_HOST. */
+  publicHosts?: string[] | undefined;
+  /** HOST the server binds. */
+  bindHost?: string | undefined;
+  /** Bounds other than the defaults (tests). */
+  limits?: PlaygroundLimits | undefined;
   logger: Logger;
 }
 
 /** The connector, its page at `/` and its routes under `/playground`. */
 export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
-  const connector = createPlaygroundConnector({ logger: w.logger });
-  const routes = createPlaygroundRoutes({ ...w, connector });
+  const l = w.limits ?? {};
+  const connector = createPlaygroundConnector({
+    logger: w.logger,
+    ...(l.conversations !== undefined ? { maxConversations: l.conversations } : {}),
+  });
+  const streamLimits: Partial<StreamLimits> = {};
+  if (l.streamsPerBrowser !== undefined) streamLimits.perUser = l.streamsPerBrowser;
+  if (l.streams !== undefined) streamLimits.total = l.streams;
+  if (l.streamIdleMs !== undefined) streamLimits.idleMs = l.streamIdleMs;
+  if (l.keepaliveMs !== undefined) streamLimits.keepaliveMs = l.keepaliveMs;
+  const routes = createPlaygroundRoutes({ ...w, connector, streamLimits });
   w.server.mount('/', routes.page);
   w.server.mount('/playground', routes.api);
   const stop = connector.stop.bind(connector);

@@ -19,11 +19,23 @@ let loaded = false;
 let buffered = [];
 
 // ---- requests ----
-/** The per-process secret the bridge may write into the page; sent with every request. */
-const TOKEN = (document.querySelector('meta[name="playground-token"]') || {}).content || '';
+/** The per-process secret the bridge writes into the page; sent with every request. */
+let TOKEN = (document.querySelector('meta[name="playground-token"]') || {}).content || '';
+
+/**
+ * The bridge restarted (its secret changed): the page reads its new token from its own page, a
+ * same-origin read no other site can make (no CORS header), so the call can be made again.
+ */
+async function refreshToken() {
+  const r = await fetch('/', { credentials: 'same-origin', cache: 'no-store' });
+  const m = /<meta name="playground-token" content="([^"]*)"/.exec(await r.text());
+  if (!m || m[1] === TOKEN) return false;
+  TOKEN = m[1];
+  return true;
+}
 
 /** Every API call of the page: JSON in and out. Rejects with an Error whose status is 0 when nothing answered. */
-async function api(path, body) {
+async function api(path, body, again) {
   const headers = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (TOKEN) headers['x-playground-token'] = TOKEN;
@@ -35,12 +47,16 @@ async function api(path, body) {
   }
   let j = {};
   try { j = await r.json(); } catch { j = {}; }
+  if (r.status === 403 && j.reason === 'bad_page_token' && !again && (await refreshToken().catch(() => false))) {
+    if (source) connect(current);
+    return api(path, body, true);
+  }
   if (!r.ok) throw Object.assign(new Error(j.detail || j.error || ('HTTP ' + r.status)), { status: r.status, code: j.error || '' });
   return j;
 }
-/** The event stream of a conversation (an EventSource sends cookies, no header of its own). */
+/** The event stream of a conversation (an EventSource sends cookies but no header: the token goes in the query). */
 function stream(conversation) {
-  return new EventSource('/playground/events?conversation=' + encodeURIComponent(conversation), { withCredentials: true });
+  return new EventSource('/playground/events?conversation=' + encodeURIComponent(conversation) + '&page_token=' + encodeURIComponent(TOKEN), { withCredentials: true });
 }
 
 // ---- Markdown ----
@@ -233,6 +249,8 @@ function connect(id) {
     const v = JSON.parse(e.data);
     if (loaded) upsertReply(v); else buffered.push(v);
   });
+  // The bridge ends a stream idle for long (it bounds them): closed here, opened again before the next send.
+  s.addEventListener('idle', () => { s.close(); if (source === s) source = null; });
   s.addEventListener('open', () => {
     connection('');
     if (lost && loaded && current === id) catchUp(id);

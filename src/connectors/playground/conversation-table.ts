@@ -1,0 +1,81 @@
+import type { AskView, ReplyListener, ReplyView } from './history-merge.js';
+
+// The playground's conversations in memory: for each, the browser that uses it (the first one to
+// since this process started: another browser gets 403 even if it learns the id), the replies
+// kept for a page that reconnects, and the pages following it. Bounded: past `max`, the least
+// recently used conversation that nobody follows and that has no reply under way is forgotten
+// (its history stays upstream); when every one is in use, a new conversation is refused.
+
+export interface ConversationEntry {
+  owner: string | undefined;
+  replies: ReplyView[];
+  /** Messages typed in the page (the newest few): a reload shows them even when the upstream never got them. */
+  asks: AskView[];
+  listeners: Set<ReplyListener>;
+  /** Messages of this conversation the relay has not finished with. */
+  busy: number;
+}
+
+export type ClaimResult = 'ok' | 'not_yours' | 'full';
+
+export const MAX_CONVERSATIONS = 500;
+
+export class ConversationTable {
+  /** Insertion order is use order: the first key is the least recently used. */
+  private readonly entries = new Map<string, ConversationEntry>();
+
+  constructor(private readonly max: number = MAX_CONVERSATIONS) {}
+
+  /** `user` may use `conversation` (claimed for it if new), or why not. */
+  claim(conversation: string, user: string): ClaimResult {
+    const e = this.entries.get(conversation);
+    if (e !== undefined) {
+      if (e.owner !== undefined && e.owner !== user) return 'not_yours';
+      e.owner = user;
+      this.touch(conversation, e);
+      return 'ok';
+    }
+    if (this.entries.size >= this.max && !this.evictOne()) return 'full';
+    this.entries.set(conversation, fresh(user));
+    return 'ok';
+  }
+
+  /** The entry, marked as just used; undefined when not in memory. */
+  get(conversation: string): ConversationEntry | undefined {
+    const e = this.entries.get(conversation);
+    if (e !== undefined) this.touch(conversation, e);
+    return e;
+  }
+
+  /**
+   * The entry for a write the relay makes (a reply's post or edit): made again if it was forgotten,
+   * even past `max` (a write under way is never lost; the next claim evicts again).
+   */
+  ensure(conversation: string): ConversationEntry {
+    let e = this.get(conversation);
+    if (e === undefined) this.entries.set(conversation, (e = fresh(undefined)));
+    return e;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private touch(conversation: string, e: ConversationEntry): void {
+    this.entries.delete(conversation);
+    this.entries.set(conversation, e);
+  }
+
+  private evictOne(): boolean {
+    for (const [id, e] of this.entries) {
+      if (e.listeners.size > 0 || e.busy > 0 || e.replies.some((r) => r.state === 'streaming')) continue;
+      this.entries.delete(id);
+      return true;
+    }
+    return false;
+  }
+}
+
+function fresh(owner: string | undefined): ConversationEntry {
+  return { owner, replies: [], asks: [], listeners: new Set(), busy: 0 };
+}

@@ -1,0 +1,198 @@
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../test/fakes/manual-clock.js';
+import { parseRawEnv } from '../../config/config.js';
+import { configForStart, playgroundPlan } from '../../config/start-config.js';
+import type { ReplyView } from './connector.js';
+import { ConversationTable } from './conversation-table.js';
+import { createGuard, hostOf, sameOrigin, userIdOf } from './guard.js';
+import { createStreams } from './streams.js';
+
+// The guard's rules one by one (the HTTP-level tests are test/integration/playground-guard.test.ts),
+// the streams' idle end on a manual clock, and the conversations' bound.
+
+const req = (remoteAddress: string, headers: Record<string, string>, url = '/'): IncomingMessage =>
+  ({ socket: { remoteAddress }, headers, url, method: 'GET' }) as unknown as IncomingMessage;
+
+describe('Host, address and Origin', () => {
+  it("answers this machine's clients only, unless opened", () => {
+    const g = createGuard({ allowRemote: false, addresses: () => ['127.0.0.1', '192.168.7.9', 'fe80::1%eth0'] });
+    const host = { host: 'localhost:3000' };
+    expect(g.admit(req('10.0.0.5', host))).toEqual({ refused: 'not_this_machine' });
+    expect(g.admit(req('::ffff:10.0.0.5', host))).toEqual({ refused: 'not_this_machine' });
+    for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '192.168.7.9', 'fe80::1'])
+      expect(g.admit(req(a, host))).toHaveProperty('caller');
+    // Its own addresses are its names too; anything else is a rebinding name.
+    expect(g.admit(req('127.0.0.1', { host: '192.168.7.9:3000' }))).toHaveProperty('caller');
+    expect(g.admit(req('127.0.0.1', { host: '[fe80::1]:3000' }))).toHaveProperty('caller');
+    expect(g.admit(req('127.0.0.1', { host: 'app.localhost:3000' }))).toHaveProperty('caller');
+    for (const bad of ['attacker.example', 'localhost.attacker.example', '10.0.0.5:3000', '', 'a b', 'x@localhost'])
+      expect(g.admit(req('127.0.0.1', { host: bad }))).toEqual({ refused: 'bad_host' });
+    expect(g.admit(req('127.0.0.1', {}))).toEqual({ refused: 'bad_host' });
+  });
+
+  it('opened: any address, with the credential; a public host name is taken', () => {
+    const g = createGuard({
+      allowRemote: true,
+      token: 't'.repeat(20),
+      publicHosts: ['bridge.example'],
+      addresses: () => [],
+    });
+    expect(g.admit(req('10.0.0.5', { host: 'bridge.example' }))).toEqual({ refused: 'unauthenticated' });
+    const ok = g.admit(req('10.0.0.5', { host: 'bridge.example', authorization: `Bearer ${'t'.repeat(20)}` }));
+    expect(ok).toEqual({ caller: { uid: undefined, bearer: true } });
+    expect(g.admit(req('10.0.0.5', { host: 'other.example', authorization: `Bearer ${'t'.repeat(20)}` }))).toEqual({
+      refused: 'bad_host',
+    });
+    expect(g.tokenParam('t'.repeat(20))).toBe('right');
+    expect(g.tokenParam('t'.repeat(19))).toBe('wrong');
+    expect(g.tokenParam(null)).toBe('none');
+    const cookie = g.authCookie().split(';')[0] ?? '';
+    expect(g.admit(req('10.0.0.5', { host: 'bridge.example', cookie }))).toHaveProperty('caller.bearer', false);
+  });
+
+  it('a write must come from the origin of the Host it was sent to', () => {
+    expect(sameOrigin('http://localhost:3000', 'localhost:3000')).toBe(true);
+    expect(sameOrigin('http://127.0.0.1', '127.0.0.1:80')).toBe(true);
+    expect(sameOrigin('https://bridge.example', 'bridge.example')).toBe(true); // behind a TLS proxy
+    expect(sameOrigin('http://[::1]:3000', '[::1]:3000')).toBe(true);
+    for (const [o, h] of [
+      ['http://localhost:3001', 'localhost:3000'],
+      ['http://127.0.0.1:3000', 'localhost:3000'],
+      ['null', 'localhost:3000'],
+      ['http://localhost:3000/x', 'localhost:3000'],
+      ['file://', 'localhost:3000'],
+      ['http://localhost:3000', 'attacker.example:3000'],
+    ] as const)
+      expect(sameOrigin(o, h)).toBe(false);
+    expect(sameOrigin(undefined, 'localhost:3000')).toBe(false);
+    expect(hostOf('LocalHost.:3000')).toEqual({ name: 'localhost', port: '3000' });
+  });
+
+  it('the page token belongs to one browser and one process; the user id never shows the cookie', () => {
+    const g = createGuard({ allowRemote: false, addresses: () => [] });
+    expect(g.tokenParam('anything')).toBe('none'); // no PLAYGROUND_TOKEN: nothing to present
+    const { uid, cookie } = g.newUid();
+    expect(cookie).toBe(`playground_uid=${uid}; Path=/; Max-Age=34560000; HttpOnly; SameSite=Strict`);
+    const good = { host: 'localhost:1', origin: 'http://localhost:1', 'content-type': 'application/json' };
+    const caller = { uid, bearer: false };
+    expect(g.api(req('127.0.0.1', { ...good, 'x-playground-token': g.pageToken(uid) }), caller, true)).toBeUndefined();
+    const other = createGuard({ allowRemote: false, addresses: () => [] });
+    expect(g.api(req('127.0.0.1', { ...good, 'x-playground-token': other.pageToken(uid) }), caller, true)).toBe(
+      'bad_page_token',
+    );
+    expect(
+      g.api(
+        req('127.0.0.1', {
+          ...good,
+          'content-type': 'application/json; charset=utf-8',
+          'x-playground-token': g.pageToken(uid),
+        }),
+        caller,
+        true,
+      ),
+    ).toBeUndefined();
+    expect(userIdOf(caller)).toMatch(/^playground-[A-Za-z0-9_-]{16}$/);
+    expect(userIdOf(caller)).not.toContain(uid);
+  });
+});
+
+describe('PLAYGROUND=on needs PLAYGROUND_TOKEN', () => {
+  const env = { CHAT_API_URL: 'http://127.0.0.1:9', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'b', PLAYGROUND: 'on' };
+  it('refuses to start without one, or with a short one, naming the variable and the way out', () => {
+    expect(() => configForStart(parseRawEnv(env))).toThrow(/PLAYGROUND=on .* set PLAYGROUND_TOKEN/);
+    expect(() => configForStart(parseRawEnv({ ...env, PLAYGROUND_TOKEN: 'short' }))).toThrow(
+      /PLAYGROUND_TOKEN: must be at least 16 characters/,
+    );
+    const { playground } = configForStart(parseRawEnv({ ...env, PLAYGROUND_TOKEN: 'x'.repeat(16) }));
+    expect(playground).toMatchObject({ enabled: true, allowRemote: true, token: 'x'.repeat(16) });
+  });
+  it('on this machine it needs nothing', () => {
+    expect(() => configForStart(parseRawEnv({}))).not.toThrow();
+    expect(playgroundPlan(parseRawEnv({ PLAYGROUND_PUBLIC_HOST: 'A.example, b.example' })).publicHosts).toEqual([
+      'a.example',
+      'b.example',
+    ]);
+  });
+});
+
+describe('event streams end when idle', () => {
+  let server: Server | undefined;
+  afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+
+  it('a stream with no reply and no request of its browser ends with `event: idle`; activity keeps it', async () => {
+    const clock = new ManualClock();
+    const streams = createStreams({ perUser: 2, total: 4, idleMs: 60_000, keepaliveMs: 15_000 }, clock);
+    let push: ((event: string, data: unknown) => void) | undefined;
+    server = createServer((_req, res) => {
+      streams.open('u1', res, (send) => {
+        push = send;
+        return () => {};
+      });
+    });
+    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    let text = '';
+    const ended = new Promise<void>((resolve) => {
+      request({ host: '127.0.0.1', port, path: '/' }, (res) => {
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve());
+      }).end();
+    });
+    const until = async (cond: () => boolean) => {
+      for (let i = 0; i < 1000 && !cond(); i++) await clock.settle();
+      expect(cond()).toBe(true);
+    };
+    await until(() => streams.size === 1 && text.includes(': playground'));
+    await clock.advance(45_000);
+    push?.('reply', { n: 1 }); // a reply: active again
+    await clock.advance(45_000);
+    streams.touch('u1'); // a request of its browser: active again
+    await clock.advance(45_000);
+    expect(streams.size).toBe(1);
+    await clock.advance(30_000);
+    await ended;
+    expect(streams.size).toBe(0);
+    expect(text).toContain(': keepalive');
+    expect(text).toContain('event: reply\ndata: {"n":1}');
+    expect(text.trimEnd().endsWith('event: idle\ndata: {"idleMs":60000}')).toBe(true);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
+
+describe('conversations in memory', () => {
+  const view = (state: ReplyView['state']): ReplyView => ({
+    id: 'r',
+    conversation: 'c',
+    text: '',
+    state,
+    feedback: false,
+    writes: 1,
+  });
+
+  it('are claimed by their first browser, and the least recently used idle one is forgotten first', () => {
+    const t = new ConversationTable(3);
+    expect(t.claim('a', 'u1')).toBe('ok');
+    expect(t.claim('a', 'u2')).toBe('not_yours');
+    expect(t.claim('b', 'u1')).toBe('ok');
+    expect(t.claim('c', 'u1')).toBe('ok');
+    t.get('a'); // used: b is now the least recently used
+    expect(t.claim('d', 'u2')).toBe('ok');
+    expect(t.size).toBe(3);
+    expect(t.get('b')).toBeUndefined();
+    expect(t.get('a')).toBeDefined();
+  });
+
+  it('never forgets one that is followed, answering or streaming: then a new one is refused', () => {
+    const t = new ConversationTable(3);
+    for (const id of ['a', 'b', 'c']) t.claim(id, 'u1');
+    t.ensure('a').listeners.add(() => {});
+    t.ensure('b').busy = 1;
+    t.ensure('c').replies.push(view('streaming'));
+    expect(t.claim('d', 'u1')).toBe('full');
+    (t.get('c')?.replies[0] as ReplyView).state = 'final';
+    expect(t.claim('d', 'u1')).toBe('ok');
+    expect(t.get('c')).toBeUndefined();
+  });
+});

@@ -1,0 +1,152 @@
+import type { ServerResponse } from 'node:http';
+import type { Clock } from '../../core/ports.js';
+
+// The playground's open event streams (SSE), bounded: each holds a socket on the port that also
+// serves /healthz and /slack/events. A browser (its id cookie) may hold `perUser` of them (a
+// browser opens at most 6 connections to one host: beyond 4 streams its own requests would
+// wait), the process `total`. A stream that carried no reply and whose browser made no request
+// for `idleMs` ends with `event: idle` (the page closes it and opens a new one when used again);
+// a comment line every `keepaliveMs` keeps proxies from closing a quiet one earlier.
+
+export interface StreamLimits {
+  perUser: number;
+  total: number;
+  idleMs: number;
+  keepaliveMs: number;
+}
+
+export const STREAM_LIMITS: StreamLimits = {
+  perUser: 4,
+  total: 64,
+  idleMs: 15 * 60_000,
+  keepaliveMs: 15_000,
+};
+
+export type OpenResult = { ok: true } | { ok: false; status: 429 | 503; error: string; detail: string };
+
+interface Stream {
+  res: ServerResponse;
+  user: string;
+  last: number;
+  end(): void;
+}
+
+export interface Streams {
+  /**
+   * Opens `res` as an event stream of `user`, fed by `subscribe` (which returns its unsubscribe),
+   * or says why not (nothing written then).
+   */
+  open(
+    user: string,
+    res: ServerResponse,
+    subscribe: (send: (event: string, data: unknown) => void) => () => void,
+  ): OpenResult;
+  /** The browser did something: its streams are not idle. */
+  touch(user: string): void;
+  /** Ends every stream (shutdown). */
+  close(): void;
+  readonly size: number;
+  sizeOf(user: string): number;
+}
+
+/** A clock whose timers do not keep the process alive. */
+const unrefClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return { clear: () => clearTimeout(t) };
+  },
+};
+
+export function createStreams(limits: StreamLimits = STREAM_LIMITS, clock: Clock = unrefClock): Streams {
+  const all = new Set<Stream>();
+  const byUser = new Map<string, Set<Stream>>();
+
+  return {
+    open(user, res, subscribe) {
+      const mine = byUser.get(user);
+      if ((mine?.size ?? 0) >= limits.perUser)
+        return {
+          ok: false,
+          status: 429,
+          error: 'too_many_streams',
+          detail: `this browser already follows ${limits.perUser} conversations live: close a tab or two`,
+        };
+      if (all.size >= limits.total)
+        return {
+          ok: false,
+          status: 503,
+          error: 'playground_busy',
+          detail: 'the playground follows as many conversations as it can: try again in a minute',
+        };
+
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        'x-content-type-options': 'nosniff',
+      });
+      res.write(': playground\n\n');
+      let timer: { clear(): void } | undefined;
+      let ended = false;
+      const stream: Stream = {
+        res,
+        user,
+        last: clock.now(),
+        end: () => {
+          if (ended) return;
+          ended = true;
+          timer?.clear();
+          unsubscribe();
+          all.delete(stream);
+          const set = byUser.get(user);
+          set?.delete(stream);
+          if (set?.size === 0) byUser.delete(user);
+          if (!res.writableEnded) res.end();
+        },
+      };
+      const send = (event: string, data: unknown): void => {
+        if (ended) return;
+        stream.last = clock.now();
+        res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      };
+      const unsubscribe = subscribe(send);
+      const tick = (): void => {
+        if (ended) return;
+        if (clock.now() - stream.last >= limits.idleMs) {
+          res.write(`event: idle\ndata: ${JSON.stringify({ idleMs: limits.idleMs })}\n\n`);
+          stream.end();
+          return;
+        }
+        res.write(': keepalive\n\n');
+        timer = clock.setTimeout(tick, Math.min(limits.keepaliveMs, limits.idleMs));
+      };
+      timer = clock.setTimeout(tick, Math.min(limits.keepaliveMs, limits.idleMs));
+      all.add(stream);
+      let set = byUser.get(user);
+      if (set === undefined) byUser.set(user, (set = new Set()));
+      set.add(stream);
+      res.on('close', stream.end);
+      return { ok: true };
+    },
+
+    touch(user) {
+      const now = clock.now();
+      for (const s of byUser.get(user) ?? []) s.last = now;
+    },
+
+    close() {
+      for (const s of [...all]) s.end();
+    },
+
+    get size() {
+      return all.size;
+    },
+
+    sizeOf(user) {
+      return byUser.get(user)?.size ?? 0;
+    },
+  };
+}
