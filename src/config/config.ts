@@ -69,7 +69,7 @@ export interface ServiceConfig {
   host: string;
   databasePath: string;
   logLevel: string;
-  /** LOG_FORMAT: `json` lines (default, for collectors) or `pretty` lines for a person at a terminal. */
+  /** LOG_FORMAT: `json` lines (for collectors) or `pretty` lines for a person; unset: pretty on a terminal. */
   logFormat: 'json' | 'pretty';
   maxConcurrentReplies: number;
   /** Messages that may wait for a slot; beyond it a busy notice. */
@@ -259,7 +259,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       host: raw.HOST,
       databasePath: raw.DATABASE_PATH,
       logLevel: raw.LOG_LEVEL,
-      logFormat: raw.LOG_FORMAT,
+      logFormat: raw.LOG_FORMAT ?? defaultLogFormat(),
       maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
       maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
@@ -273,6 +273,11 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       leaseSeconds: raw.REPLICA_LEASE_SECONDS,
     },
   };
+}
+
+/** LOG_FORMAT unset: readable lines for a person at a terminal, JSON for a pipe or a collector. */
+export function defaultLogFormat(isTTY = process.stdout.isTTY === true): 'json' | 'pretty' {
+  return isTTY ? 'pretty' : 'json';
 }
 
 const withTrailingSlash = (u: string) => (u.endsWith('/') ? u : `${u}/`);
