@@ -21,10 +21,13 @@ describe('LOG_FORMAT', () => {
     expect(defaultLogFormat(true)).toBe('pretty');
     expect(defaultLogFormat(false)).toBe('json');
     expect(loadConfig(base, { requirePlatform: false }).service.logFormat).toBe(defaultLogFormat());
+    expect(loadConfig({ ...base, LOG_FORMAT: 'auto' }, { requirePlatform: false }).service.logFormat).toBe(
+      defaultLogFormat(),
+    );
     expect(loadConfig({ ...base, LOG_FORMAT: 'json' }, { requirePlatform: false }).service.logFormat).toBe('json');
     expect(loadConfig({ ...base, LOG_FORMAT: 'Pretty' }, { requirePlatform: false }).service.logFormat).toBe('pretty');
     expect(() => loadConfig({ ...base, LOG_FORMAT: 'fancy' }, { requirePlatform: false })).toThrow(
-      /LOG_FORMAT: must be one of: json, pretty/,
+      /LOG_FORMAT: must be one of: auto, json, pretty/,
     );
   });
 

@@ -259,7 +259,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       host: raw.HOST,
       databasePath: raw.DATABASE_PATH,
       logLevel: raw.LOG_LEVEL,
-      logFormat: raw.LOG_FORMAT ?? defaultLogFormat(),
+      logFormat: raw.LOG_FORMAT === 'auto' ? defaultLogFormat() : raw.LOG_FORMAT,
       maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
       maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,

@@ -116,8 +116,7 @@ describe('.env.example', () => {
 
   // Set as `NAME=value`, or shown commented out as `# NAME=value` where setting it would override a
   // default that differs between `npm start` and the image (DATABASE_PATH), or between a first
-  // run and a real setup (CHAT_API_URL: unset, the playground runs on the built-in emulator;
-  // LOG_FORMAT: unset, pretty on a terminal and JSON otherwise).
+  // run and a real setup (CHAT_API_URL: unset, the playground runs on the built-in emulator).
   const commented = [...read('.env.example').matchAll(/^# ([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1] as string);
 
   it('names every variable of the configuration, and only those', () => {
@@ -128,7 +127,7 @@ describe('.env.example', () => {
     // Docker takes every NAME=value line literally and over the image's ENV: nothing may replace
     // the image's DATABASE_PATH=/data/bridge.db (the only writable place for the non-root user).
     expect(example.DATABASE_PATH).toBeUndefined();
-    expect(commented).toEqual(['CHAT_API_URL', 'DATABASE_PATH', 'LOG_FORMAT']);
+    expect(commented).toEqual(['CHAT_API_URL', 'DATABASE_PATH']);
     expect(envSchema.shape.DATABASE_PATH.parse(undefined)).toBe('./data/bridge.db');
     // No quotes or trailing comments, which docker would keep as part of the value.
     for (const line of read('.env.example').split('\n')) {
