@@ -16,7 +16,7 @@ export type SlackStreaming = 'auto' | 'edit' | 'native';
 export type DiscordReplyMode = 'thread' | 'inline';
 export type ContextMode = 'message' | 'metadata' | 'off';
 
-/** CONTEXT_*: the earlier messages a new conversation in a place gets (see README "Thread context"). */
+/** CONTEXT_*: the earlier messages a new conversation in a place gets (see docs/thread-context.md). */
 export interface ContextConfig {
   mode: ContextMode;
   maxMessages: number;
