@@ -17,10 +17,14 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Asy
       return await createPgStore(config.postgres.url, { replicaId: config.replica.id, logger: log });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      log.fatal({ err: reason, database: where }, 'cannot open the database');
+      const { pgOpenHint } = await import('./doctor/database-check.js');
+      const check = await pgOpenHint(err);
+      log.fatal({ err: reason, database: where, check }, 'cannot open the database');
       // A driver's message may quote the connection string: never its password.
       process.stderr.write(
-        scrubSecrets(err instanceof MigrationError ? `${reason}\n` : `cannot open ${where}: ${reason}\n`),
+        scrubSecrets(
+          err instanceof MigrationError ? `${reason}\n  ${check}\n` : `cannot open ${where}: ${reason}\n  ${check}\n`,
+        ),
       );
       return undefined;
     }
@@ -28,11 +32,15 @@ export async function openBridgeStore(config: Config, root: Logger): Promise<Asy
   try {
     return openStore(config.service.databasePath, { logger: log });
   } catch (err) {
-    log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot open the database');
+    // The doctor's hint for the same failure: who must be able to write where, or what to restore.
+    const { sqliteOpenHint } = await import('./doctor/database-check.js');
+    const check = sqliteOpenHint(err);
+    const reason = err instanceof Error ? err.message : String(err);
+    log.fatal({ err: reason, database: config.service.databasePath, check }, 'cannot open the database');
     process.stderr.write(
       err instanceof MigrationError
-        ? `${err.message}\n`
-        : `cannot open ${config.service.databasePath}: ${String(err)}\n`,
+        ? `${err.message}\n  ${check}\n`
+        : `cannot open ${config.service.databasePath}: ${reason}\n  ${check}\n`,
     );
     return undefined;
   }

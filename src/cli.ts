@@ -11,7 +11,9 @@ import { scrubSecrets } from './scrub.js';
 const USAGE = `usage: assistant-bridge <command>
 
 commands:
-  start                          run the bridge (Slack and/or Discord, per the environment)
+  start                          run the bridge: Slack and/or Discord as the environment
+                                 configures them; with neither, the playground (a web chat
+                                 at http://127.0.0.1:3000/) on the built-in emulator
   migrate                        apply the SQL migrations to DATABASE_PATH and exit
   doctor                         check configuration, database, upstream, Slack and Discord
   chat [--bot ID]                talk to the upstream bot in the terminal
@@ -19,15 +21,20 @@ commands:
   emulator [--port N] [--form a|b|both] [--api-key K] [--stream-format F] ...
                                  run a local emulator of the upstream chat service
 
-Every command takes --help; --version prints the version.
+First run: \`npm start\` (= build, then start) and open http://127.0.0.1:3000/.
+Every command takes --help; --version prints the version. Configuration: the environment over
+.env (see .env.example and README.md).
 `;
 
 const START_USAGE = `usage: assistant-bridge start
 
 Runs the bridge: the connectors the environment configures (Slack and/or Discord), the HTTP
-server on HOST:PORT (health, readiness, metrics, Slack HTTP mode and OAuth). The environment,
-over .env in the working directory, is the whole configuration; check it with
-\`assistant-bridge doctor\`. SIGTERM or SIGINT drains and exits.
+server on HOST:PORT (health, readiness, metrics, Slack HTTP mode and OAuth), and the playground,
+a web chat at http://127.0.0.1:PORT/ (PLAYGROUND: auto runs it when neither Slack nor Discord is
+configured; on also with them; off never). With no CHAT_API_URL the playground's upstream is the
+built-in emulator, in this process. The environment, over .env (in the working directory, or the
+project folder's), is the whole configuration; check it with \`assistant-bridge doctor\`.
+SIGTERM or Ctrl-C drains the replies in flight and exits; a second Ctrl-C exits at once.
 `;
 
 /** package.json's version; the file sits one folder above both src/cli.ts and dist/cli.js. */

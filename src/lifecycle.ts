@@ -57,6 +57,9 @@ export function watchProcess(log: Logger): ProcessWatch {
   const handle = (signal: NodeJS.Signals) => {
     if (firstSignal === undefined) {
       firstSignal = signal;
+      // A person at a terminal pressed Ctrl-C: say that the wait is the drain, and how to skip it.
+      if (signal === 'SIGINT')
+        log.warn({ signal }, 'stopping: finishing the replies in flight; press Ctrl-C again to exit now');
       onSignal(signal);
       return;
     }

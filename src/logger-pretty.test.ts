@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config/config.js';
+import { defaultLogFormat, loadConfig } from './config/config.js';
 import { componentLogger, createLogger } from './logger.js';
 import { prettyLine } from './logger-pretty.js';
 
-// LOG_FORMAT=pretty: what a person at a terminal reads; JSON stays the default.
+// LOG_FORMAT=pretty: what a person at a terminal reads (the default there); JSON for everything else.
 
 function capture(format?: 'json' | 'pretty') {
   const lines: string[] = [];
@@ -16,12 +16,18 @@ function capture(format?: 'json' | 'pretty') {
 }
 
 describe('LOG_FORMAT', () => {
-  it('is json by default and in the configuration; pretty on request; anything else is refused', () => {
+  it('unset: pretty on a terminal, json otherwise; either on request; anything else is refused', () => {
     const base = { CHAT_API_URL: 'http://127.0.0.1:1', CHAT_API_KEY: 'k', CHAT_BOT_ID: 'b' };
-    expect(loadConfig(base, { requirePlatform: false }).service.logFormat).toBe('json');
+    expect(defaultLogFormat(true)).toBe('pretty');
+    expect(defaultLogFormat(false)).toBe('json');
+    expect(loadConfig(base, { requirePlatform: false }).service.logFormat).toBe(defaultLogFormat());
+    expect(loadConfig({ ...base, LOG_FORMAT: 'auto' }, { requirePlatform: false }).service.logFormat).toBe(
+      defaultLogFormat(),
+    );
+    expect(loadConfig({ ...base, LOG_FORMAT: 'json' }, { requirePlatform: false }).service.logFormat).toBe('json');
     expect(loadConfig({ ...base, LOG_FORMAT: 'Pretty' }, { requirePlatform: false }).service.logFormat).toBe('pretty');
     expect(() => loadConfig({ ...base, LOG_FORMAT: 'fancy' }, { requirePlatform: false })).toThrow(
-      /LOG_FORMAT: must be one of: json, pretty/,
+      /LOG_FORMAT: must be one of: auto, json, pretty/,
     );
   });
 
@@ -52,5 +58,21 @@ describe('LOG_FORMAT', () => {
     );
     expect(line).toBe('20:00:00.000 ERROR boom\n    Error: x\n        at f\n');
     expect(prettyLine('plain text')).toBe('plain text\n');
+  });
+
+  it('pretty: a url field stands on its own line, to be copied or clicked', () => {
+    const line = prettyLine(
+      JSON.stringify({
+        level: 30,
+        time: '2026-11-26T20:00:00.000Z',
+        component: 'main',
+        msg: 'playground: open http://127.0.0.1:3000/ in a browser',
+        url: 'http://127.0.0.1:3000/',
+        loopbackOnly: true,
+      }),
+    );
+    expect(line).toBe(
+      '20:00:00.000 INFO  main: playground: open http://127.0.0.1:3000/ in a browser loopbackOnly=true\n\n    http://127.0.0.1:3000/\n\n',
+    );
   });
 });

@@ -37,15 +37,21 @@ export function prettyLine(line: string, colour = false): string {
   const msg = typeof rec.msg === 'string' ? rec.msg : '';
   let rest = '';
   let stack = '';
+  // An address to open (the playground's) on a line of its own, set apart: easy to see and copy.
+  let link = '';
   for (const [k, v] of Object.entries(rec)) {
     if (HEAD.has(k) || v === undefined) continue;
     if (k === 'err' && v !== null && typeof v === 'object' && typeof (v as { stack?: unknown }).stack === 'string') {
       stack = `\n    ${(v as { stack: string }).stack.replace(/\n/g, '\n    ')}`;
       continue;
     }
+    if (k === 'url' && typeof v === 'string') {
+      link = `\n\n    ${v}\n`;
+      continue;
+    }
     rest += ` ${k}=${value(v)}`;
   }
-  return `${time} ${level} ${component}${msg}${rest}${stack}\n`;
+  return `${time} ${level} ${component}${msg}${rest}${stack}${link}\n`;
 }
 
 /** A pino destination writing pretty lines to `out` (default stdout). */

@@ -152,3 +152,65 @@ describe('CLI errors', () => {
     }
   });
 });
+
+describe('the encoded forms of a secret', () => {
+  const SECRET = 'sk-Live/0123+456789&<key>"x\'';
+  const scrub = createScrubber([SECRET]);
+  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+
+  it.each([
+    ['as is', SECRET],
+    ['JSON-escaped', JSON.stringify(SECRET).slice(1, -1)],
+    ['percent-encoded, uppercase hex', encodeURIComponent(SECRET)],
+    ['percent-encoded, lowercase hex', encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())],
+    [
+      'HTML-escaped',
+      SECRET.replace(/&/g, '&amp;')
+        .replace(/</g, '&lt;')
+        .replace(/>/g, '&gt;')
+        .replace(/"/g, '&quot;')
+        .replace(/'/g, '&#39;'),
+    ],
+    [
+      'HTML-escaped, numeric',
+      SECRET.replace(/&/g, '&amp;')
+        .replace(/</g, '&lt;')
+        .replace(/>/g, '&gt;')
+        .replace(/"/g, '&#34;')
+        .replace(/'/g, '&#x27;'),
+    ],
+    ['base64', b64(SECRET)],
+    ['base64 without padding', b64(SECRET).replace(/=+$/, '')],
+    ['base64url', b64(SECRET).replace(/\+/g, '-').replace(/\//g, '_')],
+  ])('%s: not in the output', (_name, form) => {
+    const out = scrub(`upstream said: <pre>${form}</pre> (end)`);
+    expect(out).toContain('[redacted]');
+    expect(out).not.toContain(form);
+    expect(out).toMatch(/^upstream said: <pre>.*<\/pre> \(end\)$/);
+  });
+
+  it.each(['u', 'us', 'use', 'user:'])('base64 of the secret after other text (%j): the secret part goes', (prefix) => {
+    const encoded = b64(`${prefix}${SECRET}`);
+    const out = scrub(`Authorization: Basic ${encoded}`);
+    expect(out).toContain('[redacted]');
+    // What is left cannot be decoded back to the secret, nor to most of it.
+    const left = out.split('[redacted]').join('');
+    expect(Buffer.from(left.replace(/^Authorization: Basic /, ''), 'base64').toString('utf8')).not.toContain(
+      SECRET.slice(0, 12),
+    );
+  });
+
+  it('the process-wide scrubber catches the forms of a configured value too', () => {
+    const value = 'configured/secret+value:77';
+    registerSecrets([value]);
+    const lower = encodeURIComponent(value).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+    for (const form of [b64(value), lower, value, value.replace(/:/g, '&#58;').replace('&#58;', ':')])
+      expect(scrubSecrets(`x ${form} y`)).toBe('x [redacted] y');
+  });
+
+  it('ordinary text is left alone', () => {
+    expect(scrub('nothing secret here: sk-Live/0123 only a prefix')).toBe(
+      'nothing secret here: sk-Live/0123 only a prefix',
+    );
+  });
+});

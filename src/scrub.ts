@@ -67,12 +67,60 @@ export function scrubPatterns(text: string): string {
 }
 
 /**
- * The forms a value can take in output: as is, JSON-escaped (a log line is JSON), and
- * URL-encoded (a value echoed inside a query string or form body).
+ * The forms a value can take in output: as is, JSON-escaped (a log line is JSON), URL-encoded
+ * (a value echoed inside a query string or form body) with upper- and lowercase hex digits,
+ * HTML-escaped (an error page that echoes a request), and base64 (a Basic credential or a body
+ * an upstream encoded). base64 is scrubbed in all three alignments the value can start at inside
+ * a longer encoded string (the part of each that depends on the value alone), so a secret
+ * encoded together with other text (`user:secret`) is caught too.
  */
 function formsOf(value: string): string[] {
-  const forms = new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)]);
+  const pct = encodeURIComponent(value);
+  const forms = new Set([
+    value,
+    JSON.stringify(value).slice(1, -1),
+    pct,
+    pct.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    htmlEscaped(value),
+    htmlEscaped(value)
+      .replace(/&#39;/g, '&#x27;')
+      .replace(/&quot;/g, '&#34;'),
+    ...base64Forms(value),
+  ]);
   return [...forms].filter((f) => f.length >= MIN_SECRET_CHARS);
+}
+
+function htmlEscaped(v: string): string {
+  return v
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/**
+ * The base64 text that encodes `value` whatever comes before it: with 0, 1 or 2 bytes before it,
+ * the characters that depend on those bytes, and the last partial group, are dropped. Standard
+ * and URL-safe alphabets.
+ */
+function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const out: string[] = [];
+  for (const lead of [0, 1, 2]) {
+    const padded = Buffer.concat([Buffer.alloc(lead), bytes]);
+    const text = padded.toString('base64').replace(/=+$/, '');
+    // Characters fully determined by the value: skip those touching the lead bytes, and keep
+    // whole 4-character groups only up to the last full 3-byte group of the value.
+    const start = lead === 0 ? 0 : 4;
+    const fullGroups = Math.floor(padded.length / 3);
+    const core = text.slice(start, fullGroups * 4);
+    if (core.length >= MIN_SECRET_CHARS * 2) out.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  // The value encoded alone, with its padding: the usual case.
+  const whole = bytes.toString('base64');
+  out.push(whole, whole.replace(/=+$/, ''));
+  return out;
 }
 
 /** Replaces every occurrence of the given values, longest first (a value inside another goes too). */

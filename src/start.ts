@@ -1,4 +1,7 @@
-import { type Config, ConfigError, parseRawEnv, readEnv } from './config/config.js';
+import { type Config, ConfigError, parseRawEnv, readEnvFrom } from './config/config.js';
+import type { EnvFile } from './config/env-file.js';
+import { slackTokenProblems } from './config/slack-tokens.js';
+import { warnIfUpstreamDown } from './upstream-probe.js';
 import { configForStart } from './config/start-config.js';
 import { type PlaygroundPlan, useBuiltInEmulator } from './connectors/playground/index.js';
 import { openBridgeStore } from './bridge-store.js';
@@ -29,8 +32,13 @@ import { type Bridge, buildBridge, STOP_MAX_MS } from './main.js';
 export async function run(_args: string[]): Promise<number> {
   let config: Config;
   let playground: PlaygroundPlan;
+  let file: EnvFile | undefined;
+  let warnings: string[];
   try {
-    const raw = parseRawEnv(readEnv());
+    const read = readEnvFrom();
+    file = read.file;
+    const raw = parseRawEnv(read.env);
+    warnings = slackTokenProblems(raw).warnings;
     ({ config, playground } = configForStart(raw));
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -42,6 +50,8 @@ export async function run(_args: string[]): Promise<number> {
   const root = createLogger({ level: config.service.logLevel, format: config.service.logFormat });
   const log = componentLogger(root, 'main');
   const life = watchProcess(log);
+  if (file?.note !== undefined) log[file.note.level](file.note.text);
+  for (const w of warnings) log.warn(w);
   let code = 1;
   try {
     code = await runBridge(config, root, life, playground);
@@ -65,6 +75,10 @@ async function runBridge(
   const log = componentLogger(root, 'main');
   // The playground's upstream when no CHAT_API_URL is set: the emulator, in this process.
   const closeEmulator = playground.emulator ? await useBuiltInEmulator(config, log) : async () => {};
+  // A configured upstream that does not answer is said at once, while the rest starts (not fatal).
+  if (!playground.emulator) {
+    void warnIfUpstreamDown(config.upstream, log).catch(() => undefined);
+  }
   try {
     return await runParts(config, root, life, playground);
   } finally {

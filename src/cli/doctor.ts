@@ -1,4 +1,4 @@
-import { type Env, readEnv } from '../config/config.js';
+import { type Env, readEnvFrom } from '../config/config.js';
 import { scrubSecrets } from '../scrub.js';
 import { renderTable, runChecks, summary } from '../doctor/index.js';
 
@@ -10,7 +10,7 @@ export interface DoctorIo {
   stderr: { write(s: string): unknown };
   /** The environment; `.env` (see dotenvPath) fills in what it lacks. Default process.env. */
   env?: Env;
-  /** Default `.env` in the working directory; tests point it elsewhere. */
+  /** Default: the `.env` found from the project folder (config/env-file.ts); tests point it elsewhere. */
   dotenvPath?: string;
   /** Per network request; default 5000. */
   timeoutMs?: number;
@@ -19,8 +19,10 @@ export interface DoctorIo {
 const USAGE = `usage: assistant-bridge doctor [--timeout-ms N]
 
 Checks the configuration (environment and .env), DATABASE_PATH, the upstream chat service
-(reachable, API key accepted, every bot id known), Slack (auth.test, scopes, Socket Mode or
-signing secret) and Discord (/users/@me, Message Content intent, invite URL).
+(reachable, API key accepted, every bot id known; with no CHAT_API_URL, the built-in emulator
+the playground would use), Slack (auth.test, scopes, Socket Mode or signing secret) and
+Discord (/users/@me, Message Content intent, invite URL). With nothing configured it checks
+what \`start\` would run: the playground on the built-in emulator.
 Exit status: 0 all passed, 1 a check failed, 2 bad usage.
 `;
 
@@ -49,7 +51,9 @@ export async function run(
     return 2;
   }
 
-  const env = readEnv(io.env ?? process.env, io.dotenvPath ?? '.env');
+  const { env, file } = readEnvFrom(io.env ?? process.env, io.dotenvPath);
+  if (file?.note !== undefined)
+    io.stdout.write(`${file.note.level === 'warn' ? 'warning: ' : ''}${file.note.text}\n\n`);
   const rows = await runChecks(env, timeoutMs === undefined ? {} : { timeoutMs });
   // runChecks scrubs its rows; the whole output once more, so no later row can slip.
   io.stdout.write(scrubSecrets(renderTable(rows)));

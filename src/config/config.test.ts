@@ -25,7 +25,7 @@ describe('config', () => {
       host: '0.0.0.0',
       databasePath: './data/bridge.db',
       logLevel: 'info',
-      logFormat: 'json',
+      logFormat: process.stdout.isTTY === true ? 'pretty' : 'json',
       maxConcurrentReplies: 64,
       maxQueuedReplies: 256,
       userMessagesPerMinute: 20,

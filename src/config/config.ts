@@ -3,8 +3,10 @@ import { hostname } from 'node:os';
 import { parse as parseDotenv } from 'dotenv';
 import { registerSecrets, scrubSecrets, secretValuesOf } from '../scrub.js';
 import { type DiscordShards, resolveDiscordShards } from './discord-shards.js';
+import { type EnvFile, findEnvFile, resolveDatabasePath } from './env-file.js';
 import { envSchema, type RawEnv } from './env-schema.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
+import { slackTokenProblems } from './slack-tokens.js';
 
 // Stage 2 of configuration: the validated environment becomes the typed Config the parts use.
 // Secrets stay in their own sub-objects so that logging a config section never shows one.
@@ -14,7 +16,7 @@ export type SlackStreaming = 'auto' | 'edit' | 'native';
 export type DiscordReplyMode = 'thread' | 'inline';
 export type ContextMode = 'message' | 'metadata' | 'off';
 
-/** CONTEXT_*: the earlier messages a new conversation in a place gets (see README "Thread context"). */
+/** CONTEXT_*: the earlier messages a new conversation in a place gets (see docs/thread-context.md). */
 export interface ContextConfig {
   mode: ContextMode;
   maxMessages: number;
@@ -67,7 +69,7 @@ export interface ServiceConfig {
   host: string;
   databasePath: string;
   logLevel: string;
-  /** LOG_FORMAT: `json` lines (default, for collectors) or `pretty` lines for a person at a terminal. */
+  /** LOG_FORMAT: `json` lines (for collectors) or `pretty` lines for a person; unset: pretty on a terminal. */
   logFormat: 'json' | 'pretty';
   maxConcurrentReplies: number;
   /** Messages that may wait for a slot; beyond it a busy notice. */
@@ -113,15 +115,30 @@ export class ConfigError extends Error {
 
 export type Env = Record<string, string | undefined>;
 
-/** The process environment over `.env` (if present): real variables win, as with dotenv. */
-export function readEnv(env: Env = process.env, dotenvPath = '.env'): Env {
+/**
+ * The process environment over a `.env` file (if present): real variables win, as with dotenv.
+ * Without `dotenvPath`, the `.env` is found from the project folder (env-file.ts) and a relative
+ * (or unset) DATABASE_PATH is made absolute against the same folder.
+ */
+export function readEnv(env: Env = process.env, dotenvPath?: string): Env {
+  return readEnvFrom(env, dotenvPath).env;
+}
+
+/** readEnv, and which file it read (for the line `start` prints about it). */
+export function readEnvFrom(env: Env = process.env, dotenvPath?: string): { env: Env; file: EnvFile | undefined } {
+  const file = dotenvPath === undefined ? findEnvFile() : undefined;
+  const path = dotenvPath ?? file?.path;
   let fromFile: Env = {};
-  try {
-    fromFile = parseDotenv(readFileSync(dotenvPath));
-  } catch {
-    // no .env: fine
+  if (path !== undefined) {
+    try {
+      fromFile = parseDotenv(readFileSync(path));
+    } catch {
+      // no .env: fine
+    }
   }
-  return { ...fromFile, ...env };
+  const merged = { ...fromFile, ...env };
+  if (file !== undefined) merged.DATABASE_PATH = resolveDatabasePath(merged.DATABASE_PATH, file.base);
+  return { env: merged, file };
 }
 
 const REDACTED = new Set(['DATABASE_URL']);
@@ -177,6 +194,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
   if (slackEnabled && raw.SLACK_APP_TOKEN === undefined && raw.SLACK_SIGNING_SECRET === undefined) {
     problems.push('SLACK_SIGNING_SECRET: required in Slack HTTP mode (set it, or set SLACK_APP_TOKEN for Socket Mode)');
   }
+  problems.push(...slackTokenProblems(raw).problems);
   const discordEnabled = raw.DISCORD_BOT_TOKEN !== undefined;
   const shards = resolveDiscordShards(raw.DISCORD_SHARD_COUNT, raw.DISCORD_SHARD_IDS);
   if (!shards.ok) problems.push(shards.problem);
@@ -241,7 +259,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       host: raw.HOST,
       databasePath: raw.DATABASE_PATH,
       logLevel: raw.LOG_LEVEL,
-      logFormat: raw.LOG_FORMAT,
+      logFormat: raw.LOG_FORMAT === 'auto' ? defaultLogFormat() : raw.LOG_FORMAT,
       maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
       maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
       userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
@@ -255,6 +273,11 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       leaseSeconds: raw.REPLICA_LEASE_SECONDS,
     },
   };
+}
+
+/** LOG_FORMAT unset: readable lines for a person at a terminal, JSON for a pipe or a collector. */
+export function defaultLogFormat(isTTY = process.stdout.isTTY === true): 'json' | 'pretty' {
+  return isTTY ? 'pretty' : 'json';
 }
 
 const withTrailingSlash = (u: string) => (u.endsWith('/') ? u : `${u}/`);

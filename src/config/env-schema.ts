@@ -167,7 +167,8 @@ export const envSchema = z.object({
   HOST: z.preprocess(emptyToUndefined, z.string().trim().default('0.0.0.0')),
   DATABASE_PATH: z.preprocess(emptyToUndefined, z.string().trim().default('./data/bridge.db')),
   LOG_LEVEL: enumVar(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-  LOG_FORMAT: enumVar(['json', 'pretty'], 'json'),
+  // auto (or unset): pretty lines on a terminal, JSON lines otherwise (config.ts decides, from stdout).
+  LOG_FORMAT: enumVar(['auto', 'json', 'pretty'], 'auto'),
   MAX_CONCURRENT_REPLIES: intVar(64, 1),
   MAX_QUEUED_REPLIES: intVar(256, 0),
   USER_MESSAGES_PER_MINUTE: intVar(20, 1),

@@ -1,5 +1,6 @@
 import { type Config, ConfigError, type Env, loadConfig, parseRawEnv } from '../config/config.js';
-import { configForStart } from '../config/start-config.js';
+import { slackTokenProblems } from '../config/slack-tokens.js';
+import { configForStart, type PlaygroundPlan } from '../config/start-config.js';
 import { type CheckRow, fail, ok } from './types.js';
 
 // The first row: does the environment make a valid configuration? Judged by `loadConfig` with
@@ -10,17 +11,22 @@ import { type CheckRow, fail, ok } from './types.js';
 export interface ConfigResult {
   row: CheckRow;
   config: Config | undefined;
+  /** How start would run the playground (absent when the configuration is not valid for start). */
+  playground?: PlaygroundPlan;
 }
 
 export function checkConfig(env: Env): ConfigResult {
   try {
-    const { config, playground } = configForStart(parseRawEnv(env));
+    const raw = parseRawEnv(env);
+    const { config, playground } = configForStart(raw);
+    const warnings = slackTokenProblems(raw).warnings.map((w) => `\nwarning: ${w}`);
     const detail =
       describe(config) +
       (playground.enabled
         ? `; the playground at / (${playground.emulator ? 'built-in emulator' : 'CHAT_API_URL'})`
-        : '');
-    return { row: ok('config', detail), config };
+        : '') +
+      warnings.join('');
+    return { row: ok('config', detail), config, playground };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     const row = fail('config', err.problems.join('\n'), 'set or correct the variables named (see .env.example)');

@@ -1,4 +1,5 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/config.js';
 import type { Pool } from 'pg';
@@ -87,6 +88,17 @@ async function replicasLine(pool: Pool, leaseMs: number): Promise<string> {
   return parts.join('; ');
 }
 
+/** What to do about a PostgreSQL database `start` could not open: the doctor's hint for it. */
+export async function pgOpenHint(err: unknown): Promise<string> {
+  if (err instanceof MigrationError) {
+    return /run assistant-bridge migrate/.test(err.message)
+      ? 'run `assistant-bridge migrate` with this DATABASE_URL'
+      : 'use the assistant-bridge release that wrote this database, or another DATABASE_URL';
+  }
+  const { classifyPgError } = await import('../store/pg/index.js');
+  return PG_HINTS[classifyPgError(err)?.kind ?? 'io'];
+}
+
 const PG_HINTS: Record<StoreFailureKind, string> = {
   readonly: 'DATABASE_URL points at a read-only server (a standby?): use the primary',
   missing: 'the database (or schema) in DATABASE_URL does not exist: create it, or correct the URL',
@@ -106,11 +118,7 @@ function checkCreatable(path: string): CheckRow {
     folder = dirname(folder);
   }
   if (!statSync(folder).isDirectory()) {
-    return fail(
-      'database',
-      `${path}: ENOTDIR: ${folder} is a file, not a folder`,
-      'DATABASE_PATH must be a file in a folder this user can create and write (a volume in Docker)',
-    );
+    return fail('database', `${path}: ENOTDIR: ${folder} is a file, not a folder`, CREATE_HINT);
   }
   try {
     accessSync(folder, constants.W_OK | constants.X_OK);
@@ -139,11 +147,7 @@ export async function checkDatabasePath(path: string, opts: { busyTimeoutMs?: nu
     const storage = classifyStoreError(err);
     if (storage) return failed(path, storage);
     const code = (err as { code?: string }).code;
-    return fail(
-      'database',
-      `${path}: ${code ? `${code}: ` : ''}${message}`,
-      'DATABASE_PATH must be a file in a folder this user can create and write (a volume in Docker)',
-    );
+    return fail('database', `${path}: ${code ? `${code}: ` : ''}${message}`, CREATE_HINT);
   } finally {
     await store?.close();
   }
@@ -154,11 +158,35 @@ function failed(path: string, health: StoreHealth): CheckRow {
   return fail('database', `${path}: ${health.reason ?? kind}`, HINTS[kind]);
 }
 
-const uid = process.getuid?.();
+/** "this user (ann, uid 1000)": who must be able to write, named. */
+function thisUser(): string {
+  const uid = process.getuid?.();
+  let name: string | undefined;
+  try {
+    name = userInfo().username;
+  } catch {
+    // a uid with no passwd entry (a container's --user 1234): the number alone
+  }
+  const parts = [name, uid === undefined ? undefined : `uid ${uid}`].filter((p) => p !== undefined);
+  return parts.length === 0 ? 'this user' : `this user (${parts.join(', ')})`;
+}
+
+const CREATE_HINT = `DATABASE_PATH must be a file in a folder ${thisUser()} can create and write (a volume in Docker)`;
+
+/**
+ * What to do about a SQLite database `start` could not open: the doctor's hint for the same
+ * failure, so both say the same thing.
+ */
+export function sqliteOpenHint(err: unknown): string {
+  if (err instanceof MigrationError) return 'restore a backup or point DATABASE_PATH at another file';
+  const kind = classifyStoreError(err)?.kind;
+  return kind !== undefined ? HINTS[kind] : CREATE_HINT;
+}
+
 const HINTS: Record<StoreFailureKind, string> = {
   readonly:
-    `DATABASE_PATH, its folder and its -wal/-shm files must be writable by this user` +
-    `${uid === undefined ? '' : ` (uid ${uid})`}; in Docker mount the volume read-write and chown it`,
+    `DATABASE_PATH, its folder and its -wal/-shm files must be writable by ${thisUser()}` +
+    `; in Docker mount the volume read-write and chown it`,
   missing: 'the file was deleted or replaced while doctor used it: is something else removing DATABASE_PATH?',
   locked:
     'another process holds a write lock on the database (a second bridge on the same file, a sqlite3 shell ' +

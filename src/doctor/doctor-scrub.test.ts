@@ -80,4 +80,29 @@ describe('doctor scrubs configured secrets by value', () => {
     expect(out).toMatch(/discord/);
     for (const secret of [KEY, SLACK_TOKEN, DISCORD_TOKEN, 'signing-secret-echo']) expect(out).not.toContain(secret);
   });
+
+  const encodings: [string, (cred: string) => string][] = [
+    [
+      'HTML-escaped',
+      (c) => c.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'),
+    ],
+    ['lowercase percent-encoded', (c) => encodeURIComponent(c).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())],
+    ['base64', (c) => Buffer.from(c, 'utf8').toString('base64')],
+    ['base64 of user:key', (c) => Buffer.from(`bridge:${c}`, 'utf8').toString('base64')],
+  ];
+  for (const [name, encode] of encodings) {
+    it(`an upstream that echoes the key ${name}: doctor prints it redacted`, async () => {
+      const key = 'sk-echo/key+<0123456789>&more';
+      const upstream = await echoing(500, (cred) => ({ error: { code: 'BAD', message: `you sent ${encode(cred)}` } }));
+      const out = await doctor({
+        CHAT_API_URL: upstream,
+        CHAT_API_KEY: key,
+        CHAT_BOT_ID: 'demo-bot',
+        DATABASE_PATH: join(dir, 'bridge.db'),
+      });
+      expect(out).toContain('[redacted]');
+      expect(out).not.toContain(encode(key));
+      expect(out).not.toContain(key);
+    });
+  }
 });

@@ -101,6 +101,7 @@ describe('doctor checks', () => {
     expect(rows.map((r) => [r.check, r.status])).toEqual([
       ['config', 'ok'],
       ['database', 'ok'],
+      ['playground', 'ok'],
       ['upstream reachable', 'ok'],
       ['upstream API key', 'ok'],
       ['bot demo-bot', 'ok'],
@@ -111,6 +112,32 @@ describe('doctor checks', () => {
     expect(row(rows, 'database').detail).toMatch(/data\/bridge\.db: does not exist yet; start will create it/);
     expect(existsSync(join(dir, 'data'))).toBe(false);
     expect(row(rows, 'bot demo-bot').detail).toBe('known (CHAT_BOT_ID), 2 conversations');
+  });
+
+  it('nothing configured: passes as start would run, the playground on the built-in emulator', async () => {
+    const rows = await runChecks({ DATABASE_PATH: join(dir, 'data', 'bridge.db') });
+    expect(rows.map((r) => [r.check, r.status])).toEqual([
+      ['config', 'ok'],
+      ['database', 'ok'],
+      ['playground', 'ok'],
+      ['upstream', 'ok'],
+      ['slack', 'skip'],
+      ['discord', 'skip'],
+    ]);
+    expect(row(rows, 'config').detail).toMatch(/the playground at \/ \(built-in emulator\)$/);
+    expect(row(rows, 'playground').detail).toBe(
+      'http://127.0.0.1:3000/ (this machine only; the built-in emulator answers)',
+    );
+    expect(row(rows, 'upstream').detail).toMatch(
+      /^none configured \(no CHAT_API_URL\): start runs the built-in emulator, which answered/,
+    );
+  });
+
+  it('PLAYGROUND=off with nothing configured fails as start would (no platform, no upstream)', async () => {
+    const rows = await runChecks({ PLAYGROUND: 'off', DATABASE_PATH: join(dir, 'bridge.db') });
+    expect(rows[0]).toMatchObject({ check: 'config', status: 'FAIL' });
+    expect(rows[0]?.detail).toContain('no platform configured');
+    expect(rows.some((r) => r.check === 'playground')).toBe(false);
   });
 
   it('fails the config row with every problem and skips the rest', async () => {

@@ -3,6 +3,7 @@ import { scrubSecrets } from '../scrub.js';
 import { checkConfig } from './config-check.js';
 import { checkDatabase } from './database-check.js';
 import { checkDiscord } from './discord-check.js';
+import { checkBuiltInEmulator, playgroundRow } from './emulator-check.js';
 import { createProbe, DEFAULT_TIMEOUT_MS } from './http.js';
 import { checkSlack } from './slack-check.js';
 import type { CheckRow } from './types.js';
@@ -22,7 +23,7 @@ export interface DoctorOptions {
  * an operator can fix: those are FAIL rows.
  */
 export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<CheckRow[]> {
-  const { row, config } = checkConfig(env);
+  const { row, config, playground } = checkConfig(env);
   if (!config) {
     return [scrubRow(row), ...['database', 'upstream', 'slack', 'discord'].map((c) => skipRow(c))];
   }
@@ -30,11 +31,13 @@ export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<Che
   try {
     const [database, ...groups] = await Promise.all([
       checkDatabase(config),
-      checkUpstream(config.upstream, http),
+      // No CHAT_API_URL where start would run the built-in emulator: that is what is checked.
+      playground?.emulator === true ? checkBuiltInEmulator(config, http) : checkUpstream(config.upstream, http),
       checkSlack(config.slack, http),
       checkDiscord(config.discord, http),
     ]);
-    return [row, database, ...groups.flat()].map(scrubRow);
+    const extra = playground?.enabled === true ? [playgroundRow(config, playground)] : [];
+    return [row, database, ...extra, ...groups.flat()].map(scrubRow);
   } finally {
     await http.close();
   }

@@ -7,6 +7,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { describe, expect, it } from 'vitest';
 import { buildConfig, parseRawEnv } from '../../src/config/config.js';
 import { envSchema } from '../../src/config/env-schema.js';
+import { configForStart } from '../../src/config/start-config.js';
 import { parseArgs as parseEmulatorArgs } from '../../src/cli/emulator.js';
 import { silentLogger } from '../../src/logger.js';
 import { createHttpServer } from '../../src/server/http-server.js';
@@ -114,7 +115,8 @@ describe('.env.example', () => {
   const example = parseDotenv(read('.env.example'));
 
   // Set as `NAME=value`, or shown commented out as `# NAME=value` where setting it would override a
-  // default that differs between `npm start` and the image (DATABASE_PATH).
+  // default that differs between `npm start` and the image (DATABASE_PATH), or between a first
+  // run and a real setup (CHAT_API_URL: unset, the playground runs on the built-in emulator).
   const commented = [...read('.env.example').matchAll(/^# ([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1] as string);
 
   it('names every variable of the configuration, and only those', () => {
@@ -125,7 +127,7 @@ describe('.env.example', () => {
     // Docker takes every NAME=value line literally and over the image's ENV: nothing may replace
     // the image's DATABASE_PATH=/data/bridge.db (the only writable place for the non-root user).
     expect(example.DATABASE_PATH).toBeUndefined();
-    expect(commented).toEqual(['DATABASE_PATH']);
+    expect(commented).toEqual(['CHAT_API_URL', 'DATABASE_PATH']);
     expect(envSchema.shape.DATABASE_PATH.parse(undefined)).toBe('./data/bridge.db');
     // No quotes or trailing comments, which docker would keep as part of the value.
     for (const line of read('.env.example').split('\n')) {
@@ -136,9 +138,18 @@ describe('.env.example', () => {
     expect(read('.env.example')).toMatch(/Inside a container 127\.0\.0\.1 is the\s+# container itself/);
   });
 
-  it('is a valid configuration pointing at the local emulator', () => {
-    const config = buildConfig(parseRawEnv(example), { requirePlatform: false });
-    expect(config.upstream).toMatchObject({ url: 'http://127.0.0.1:8787', apiKey: 'dev-key', botId: 'demo-bot' });
+  it('leaves the playground working: no CHAT_API_URL, so start runs the built-in emulator', () => {
+    const { config, playground } = configForStart(parseRawEnv(example));
+    expect(playground).toEqual({ enabled: true, allowRemote: false, emulator: true });
+    expect(config.upstream).toMatchObject({ url: '', apiKey: 'dev-key', botId: 'demo-bot' });
+    // Uncommented, the URL is the stand-alone emulator's, with the key and bot it knows.
+    const set = parseRawEnv({ ...example, CHAT_API_URL: 'http://127.0.0.1:8787' });
+    expect(buildConfig(set, { requirePlatform: false }).upstream).toMatchObject({
+      url: 'http://127.0.0.1:8787',
+      apiKey: 'dev-key',
+      botId: 'demo-bot',
+    });
+    expect(read('.env.example')).toMatch(/^# CHAT_API_URL=http:\/\/127\.0\.0\.1:8787$/m);
   });
 });
 

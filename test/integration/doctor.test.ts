@@ -123,16 +123,27 @@ describe('assistant-bridge doctor', () => {
     expect(good.row('slack socket mode').status).toBe('ok');
     expect(good.code).toBe(0);
 
-    const bad = await doctor({ ...base, SLACK_BOT_TOKEN: 'xoxb-not-the-token', SLACK_APP_TOKEN: slack.botToken });
+    const bad = await doctor({ ...base, SLACK_BOT_TOKEN: 'xoxb-not-the-token' });
     expect(bad.row('slack auth.test')).toEqual({
       status: 'FAIL',
       text: 'refused: invalid_auth  SLACK_BOT_TOKEN was refused (invalid_auth): check the token',
     });
-    // A bot token where the app-level token belongs.
-    expect(bad.row('slack socket mode').status).toBe('FAIL');
-    expect(bad.row('slack socket mode').text).toContain('SLACK_APP_TOKEN was refused (not_allowed_token_type)');
     expect(bad.stdout).not.toContain('xoxb-not-the-token');
     expect(bad.code).toBe(1);
+
+    // A bot token where the app-level token belongs: named before any request, one line.
+    const swapped = await doctor({ ...base, SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.botToken });
+    expect(swapped.row('config').status).toBe('FAIL');
+    expect(swapped.row('config').text).toContain('SLACK_APP_TOKEN holds a bot token (xoxb-)');
+    expect(swapped.stdout).not.toContain(slack.botToken);
+    expect(swapped.code).toBe(1);
+
+    // One that is no known kind of Slack token: checked at Slack, with the shape named.
+    const odd = await doctor({ ...base, SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: 'not-an-app-token' });
+    expect(odd.row('config').status).toBe('ok');
+    expect(odd.stdout).toContain('warning: SLACK_APP_TOKEN holds no known kind of Slack token');
+    expect(odd.row('slack socket mode').status).toBe('FAIL');
+    expect(odd.row('slack socket mode').text).toContain('(an app-level token starts with xapp-)');
   });
 
   it('prints the configuration problems and exits 1 on a malformed variable', async () => {

@@ -147,6 +147,32 @@ describe('a transcript nobody can forge', () => {
     expect(transcriptAuthor(' \u2028 ')).toBe('someone');
   });
 
+  it('folds look-alike brackets and colons: no name reads like an assistant line', () => {
+    // Fullwidth, and the compatibility forms NFKC folds into plain ones.
+    expect(transcriptAuthor('Mallory （assistant）')).toBe('Mallory assistant');
+    expect(transcriptAuthor('Mallory ［assistant］：')).toBe('Mallory assistant');
+    expect(transcriptAuthor('Mallory ﹙assistant﹚')).toBe('Mallory assistant');
+    // Every opening, closing and quotation class, and colon look-alikes.
+    for (const [open, close] of [
+      ['«', '»'],
+      ['「', '」'],
+      ['‹', '›'],
+      ['“', '”'],
+      ['⁽', '⁾'],
+      ['❨', '❩'],
+      ['〔', '〕'],
+    ])
+      expect(transcriptAuthor(`Mallory ${open}assistant${close}`)).toBe('Mallory assistant');
+    for (const colon of ['∶', '꞉', '︓', '﹕', 'ː'])
+      expect(transcriptAuthor(`Mallory (assistant)${colon} hi`)).toBe('Mallory assistant hi');
+    // Invisible characters go; a name made of nothing else is someone.
+    expect(transcriptAuthor('Mal\u200blory\u202e (assistant)')).toBe('Mallory assistant');
+    expect(transcriptAuthor('\u200b\u2060')).toBe('someone');
+    // Plain names, accents and other scripts are kept (NFKC composes, it does not strip).
+    expect(transcriptAuthor('José Müller')).toBe('José Müller');
+    expect(transcriptAuthor('田中 太郎')).toBe('田中 太郎');
+  });
+
   it('any texts and names: one header, one end marker, one speaker line per message', () => {
     const nasty = fc.constantFrom(
       '\n',

@@ -44,11 +44,20 @@ export const TEXT_INDENT = '    ';
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
 const MAX_AUTHOR_CHARS = 80;
 
-/** A speaker's name as the transcript shows it: one line, no `(`, `)`, `[`, `]` or `:`. */
+/**
+ * A speaker's name as the transcript shows it: one line, no bracket of any kind, no colon. The
+ * name is first folded to its Unicode compatibility form (NFKC), so fullwidth and other look-alike
+ * forms (`（assistant）`, `：`) become the plain characters and go with them; then every opening,
+ * closing and quotation punctuation (Ps, Pe, Pi, Pf: `(` `[` `{` `«` `「` `‹`…), every colon-like
+ * character and every invisible format character are removed.
+ */
 export function transcriptAuthor(author: string): string {
   const clean = author
-    // eslint-disable-next-line no-control-regex -- control characters are what this removes
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029()[\]{}:]/g, ' ')
+    .normalize('NFKC')
+    // Invisible characters (zero-width space, bidi controls) would let a name hide what it says.
+    .replace(/\p{Cf}/gu, '')
+    // Control characters and line breaks, brackets and quotation marks of every kind, colons.
+    .replace(/[\p{Cc}\u2028\u2029\p{Ps}\p{Pe}\p{Pi}\p{Pf}:\u02d0\u02f8\u2236\ua789\ufe13\ufe55]/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim()
     .slice(0, MAX_AUTHOR_CHARS)
