@@ -138,7 +138,8 @@ export function tableMessage(markdown: string, render: (md: string) => string): 
   const attachment: KnownBlock[] = [];
   let at = 0;
   for (const s of spans) {
-    const into = s.start < first.start ? blocks : attachment;
+    // Up to the table block, the message's blocks; from it on, the attachment's.
+    const into = s.start <= first.start ? blocks : attachment;
     const md = markdown.slice(at, s.start);
     if (md.trim() !== '') into.push(...textBlocks(render(md)));
     if (s === first) attachment.push(tableBlock(s.table));
