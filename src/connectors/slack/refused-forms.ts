@@ -59,6 +59,8 @@ export interface FormLadder {
    * once. The last form's refusal, and any other error, is thrown as it came.
    */
   send<T>(forms: readonly Form[], call: (form: Form) => Promise<T>): Promise<{ value: T; form: Form }>;
+  /** A refusal the sink handled itself (a native stream call that fell back to edits). */
+  note(reason: string): void;
   /** The refusals since the last call (for the write's `fallbacks`). */
   take(): { fallbacks?: string[] };
 }
@@ -84,6 +86,9 @@ export function createFormLadder(logger: Logger): FormLadder {
         }
       }
       throw new Error('unreachable: the last form returns or throws');
+    },
+    note(reason) {
+      refused.push(reason);
     },
     take() {
       if (refused.length === 0) return {};
