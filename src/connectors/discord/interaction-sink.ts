@@ -123,7 +123,11 @@ export class InteractionReplySink implements ReplySink {
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
       const components = replyComponents(opts);
-      const body = { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
+      const body = {
+        content: text,
+        allowed_mentions: NO_MENTIONS,
+        ...(components !== undefined ? { components } : {}),
+      };
       const { overflow } = await this.plain.send(body, true, (b) =>
         this.rest.patch(Routes.webhookMessage(this.target.data.applicationId, this.target.data.token, messageId), {
           body: b,

@@ -166,7 +166,11 @@ export class ChannelReplySink implements ReplySink {
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
       const components = replyComponents(opts);
-      const body = { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
+      const body = {
+        content: text,
+        allowed_mentions: NO_MENTIONS,
+        ...(components !== undefined ? { components } : {}),
+      };
       const { overflow } = await this.plain.send(body, true, (b) =>
         this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), { body: b }),
       );

@@ -13,7 +13,8 @@ import { HttpError } from './http-util.js';
 export type DiscordRefusal = (method: string, body: Record<string, unknown>) => string | undefined;
 
 /** Message creates and edits: channel messages, interaction responses and follow-ups. */
-const MESSAGE_WRITE = /^(POST|PATCH) \/(channels\/\d+\/messages(\/\d+)?|webhooks\/\d+\/[^/]+(\/messages\/(@original|\d+))?)$/;
+const MESSAGE_WRITE =
+  /^(POST|PATCH) \/(channels\/\d+\/messages(\/\d+)?|webhooks\/\d+\/[^/]+(\/messages\/(@original|\d+))?)$/;
 
 const nonEmpty = (v: unknown) => Array.isArray(v) && v.length > 0;
 

@@ -55,8 +55,7 @@ function onContent(decide: SlackRefusal): SlackRefusal {
 
 export const slackRefusals = {
   /** A table block in the message's own `blocks` (Slack wants it in an attachment). */
-  tableInBlocks: (): SlackRefusal =>
-    onContent((_m, a) => (topBlocks(a).some(isTable) ? 'invalid_blocks' : undefined)),
+  tableInBlocks: (): SlackRefusal => onContent((_m, a) => (topBlocks(a).some(isTable) ? 'invalid_blocks' : undefined)),
   /** Any table block anywhere (a workspace, or a client generation, without tables). */
   anyTable: (): SlackRefusal =>
     onContent((_m, a) => {
@@ -76,9 +75,7 @@ export const slackRefusals = {
     }),
   /** Any non-empty `blocks` or `attachments` (clearing them with `[]` passes). */
   anyBlocks: (): SlackRefusal =>
-    onContent((_m, a) =>
-      topBlocks(a).length > 0 || attachmentBlocks(a).length > 0 ? 'invalid_blocks' : undefined,
-    ),
+    onContent((_m, a) => (topBlocks(a).length > 0 || attachmentBlocks(a).length > 0 ? 'invalid_blocks' : undefined)),
   /** Blocks of a type (e.g. `context_actions`, where feedback buttons are unknown). */
   blockType: (type: string): SlackRefusal =>
     onContent((_m, a) =>

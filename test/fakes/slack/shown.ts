@@ -18,9 +18,7 @@ export const cellText = (c: Cell): string =>
 
 /** The message's blocks and its attachments' blocks, in the order Slack shows them. */
 export function allBlocks(m: FakeMessage | undefined): Block[] {
-  const inAttachments = (m?.attachments ?? []).flatMap((a) =>
-    Array.isArray(a.blocks) ? (a.blocks as Block[]) : [],
-  );
+  const inAttachments = (m?.attachments ?? []).flatMap((a) => (Array.isArray(a.blocks) ? (a.blocks as Block[]) : []));
   return [...(m?.blocks ?? []), ...inAttachments];
 }
 
