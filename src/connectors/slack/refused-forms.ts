@@ -45,9 +45,14 @@ export function plainTexts(markdown: string): string[] {
   return plainParts(markdown, PLAIN_PART_CHARS, PLAIN_TABLES).map((p) => renderMrkdwn(p));
 }
 
-/** One form of a write: how rich (0 richest), the call's arguments, and what it needs after. */
+/** One form of a write: how rich (0 richest), and how to make it (only when it is tried). */
 export interface Form {
   level: number;
+  build(): BuiltForm;
+}
+
+export interface BuiltForm {
+  /** The call's arguments. */
   args: Record<string, unknown>;
   /** Plain form of a final write: the parts beyond the first, posted after it as new messages. */
   overflow?: string[];
@@ -58,7 +63,7 @@ export interface FormLadder {
    * Sends the first of `forms` this reply has not outgrown; on a form refusal the next one, at
    * once. The last form's refusal, and any other error, is thrown as it came.
    */
-  send<T>(forms: readonly Form[], call: (form: Form) => Promise<T>): Promise<{ value: T; form: Form }>;
+  send<T>(forms: readonly Form[], call: (form: BuiltForm) => Promise<T>): Promise<{ value: T; form: BuiltForm }>;
   /** A refusal the sink handled itself (a native stream call that fell back to edits). */
   note(reason: string): void;
   /** The refusals since the last call (for the write's `fallbacks`). */
@@ -75,8 +80,9 @@ export function createFormLadder(logger: Logger): FormLadder {
       const tried = usable.length > 0 ? usable : forms.slice(-1);
       for (const [i, form] of tried.entries()) {
         const next = tried[i + 1];
+        const built = form.build();
         try {
-          return { value: await call(form), form };
+          return { value: await call(built), form: built };
         } catch (err) {
           const reason = formRefusal(err);
           if (reason === undefined || next === undefined) throw err;

@@ -29,34 +29,45 @@ export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): Re
  * clears the blocks and attachments an earlier write left (chat.update keeps them otherwise).
  */
 function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
-  const rendered = renderWithTables(text, renderMrkdwn);
-  const forms: Form[] = [];
+  // Each form is made only when it is tried: a write Slack takes costs one rendering.
+  let renderedOnce: string | undefined;
+  const rendered = () => (renderedOnce ??= renderWithTables(text, renderMrkdwn));
   const rich = opts.final ? tableMessage(text, renderMrkdwn) : undefined;
+  const forms: Form[] = [];
   if (rich !== undefined) {
-    const attachment = replyBlocks(rendered, opts, rich.attachment) ?? rich.attachment;
     forms.push({
       level: 0,
-      args: {
-        text: rendered,
-        ...(rich.blocks.length > 0 || update ? { blocks: rich.blocks } : {}),
-        attachments: [{ blocks: attachment }],
-      },
+      build: () => ({
+        args: {
+          text: rendered(),
+          ...(rich.blocks.length > 0 || update ? { blocks: rich.blocks } : {}),
+          attachments: [{ blocks: replyBlocks(rendered(), opts, rich.attachment) ?? rich.attachment }],
+        },
+      }),
     });
   }
-  const blocks = replyBlocks(rendered, opts, opts.final ? tableMessageBlocks(text, renderMrkdwn) : undefined);
   forms.push({
     level: 1,
-    args: {
-      text: rendered,
-      ...(blocks !== undefined ? { blocks } : {}),
-      ...(update && rich !== undefined ? { attachments: [] } : {}),
+    build: () => {
+      const blocks = replyBlocks(rendered(), opts, opts.final ? tableMessageBlocks(text, renderMrkdwn) : undefined);
+      return {
+        args: {
+          text: rendered(),
+          ...(blocks !== undefined ? { blocks } : {}),
+          ...(update && rich !== undefined ? { attachments: [] } : {}),
+        },
+      };
     },
   });
-  const [first = '…', ...rest] = plainTexts(text);
   forms.push({
     level: 2,
-    args: { text: first, ...(update ? { blocks: [], attachments: [] } : {}) },
-    ...(opts.final && rest.length > 0 ? { overflow: rest } : {}),
+    build: () => {
+      const [first = '…', ...rest] = plainTexts(text);
+      return {
+        args: { text: first, ...(update ? { blocks: [], attachments: [] } : {}) },
+        ...(opts.final && rest.length > 0 ? { overflow: rest } : {}),
+      };
+    },
   });
   return forms;
 }

@@ -58,13 +58,17 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
 
   /** A write's forms: `markdown_text`, then plain mrkdwn `text` parts (the rest posted on a final write). */
   function markdownForms(text: string, final: boolean, update: boolean): Form[] {
-    const [first = '…', ...rest] = plainTexts(text);
     return [
-      { level: 1, args: { markdown_text: renderMarkdownText(text) } },
+      { level: 1, build: () => ({ args: { markdown_text: renderMarkdownText(text) } }) },
       {
         level: 2,
-        args: { text: first, ...(update ? { blocks: [] } : {}) },
-        ...(final && rest.length > 0 ? { overflow: rest } : {}),
+        build: () => {
+          const [first = '…', ...rest] = plainTexts(text);
+          return {
+            args: { text: first, ...(update ? { blocks: [] } : {}) },
+            ...(final && rest.length > 0 ? { overflow: rest } : {}),
+          };
+        },
       },
     ];
   }
