@@ -9,12 +9,12 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
-import { silentLogger } from '../../logger.js';
+import { type Logger, silentLogger } from '../../logger.js';
 import { replyComponents } from './controls.js';
 import { toPlatformError } from './errors.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS } from './reply-sink.js';
-import { createPlainFallback } from './refused-forms.js';
+import { createPlainFallback, type PlainFallback } from './refused-forms.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response
 // (edited through the webhook), later parts are follow-ups. Interaction webhooks take no bot token.
@@ -43,7 +43,7 @@ export class InteractionReplySink implements ReplySink {
   private readonly bucket: BucketRef;
   private originalUsed = false;
   /** A form Discord refused: the reply's words go on as plain content (refused-forms.ts). */
-  private readonly plain = createPlainFallback(silentLogger);
+  private readonly plain: PlainFallback;
   /** A plain final write's extra parts already posted as follow-ups, by the message they follow. */
   private readonly overflowPosted = new Map<string, string[]>();
 
@@ -57,8 +57,10 @@ export class InteractionReplySink implements ReplySink {
     place: Place,
     data: InteractionTargetData,
     budget?: BucketBudget,
+    logger: Logger = silentLogger,
   ) {
     this.target = { place, data };
+    this.plain = createPlainFallback(logger);
     this.bucket = interactionBucket(data.interactionId, budget);
   }
 

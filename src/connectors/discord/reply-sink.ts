@@ -15,7 +15,7 @@ import type { MonospaceOptions } from '../../core/reply/tables.js';
 import { replyComponents } from './controls.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
-import { type Body, createPlainFallback } from './refused-forms.js';
+import { type Body, createPlainFallback, type PlainFallback } from './refused-forms.js';
 
 // A reply in a channel, thread or DM: plain message create + edit over REST. In thread mode the
 // thread is opened lazily from the user's message (its id is the message id), so nothing is made
@@ -71,7 +71,7 @@ export class ChannelReplySink implements ReplySink {
   private typingTimer: NodeJS.Timeout | undefined;
   private typingStartedAt = 0;
   /** A form Discord refused: the reply's words go on as plain content (refused-forms.ts). */
-  private readonly plain;
+  private readonly plain: PlainFallback;
   /** A plain final write's extra parts already posted, by the message they follow. */
   private readonly overflowPosted = new Map<string, string[]>();
 
