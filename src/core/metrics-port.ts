@@ -35,6 +35,11 @@ export interface BridgeMetrics {
    * be paid now (`budget`), took too long (`timeout`) or failed (`error`).
    */
   contextSkipped(platform: Platform, reason: ContextSkipReason): void;
+  /**
+   * The platform refused a write for its form (blocks, a table, Markdown, components, length) and
+   * the same words went again in a plainer form; `reason` is the platform's error code.
+   */
+  richFallback(platform: Platform, reason: string): void;
 }
 
 export type ContextSkipReason = 'budget' | 'timeout' | 'error';
@@ -58,4 +63,5 @@ export const noopMetrics: BridgeMetrics = {
   inFlight: noop,
   postOnce: noop,
   contextSkipped: noop,
+  richFallback: noop,
 };

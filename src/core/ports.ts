@@ -127,6 +127,12 @@ export interface RateLimitInfo {
 
 export interface WriteResult {
   rateLimits?: RateLimitInfo[];
+  /**
+   * The platform refused a richer form of this write (blocks, a table, Markdown, components) and
+   * the sink sent the same words in a plainer one: the reasons (the platform's error codes), each
+   * counted once (`BridgeMetrics.richFallback`).
+   */
+  fallbacks?: string[];
 }
 
 export interface PostResult extends WriteResult {

@@ -106,6 +106,13 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     ['platform', 'reason'],
   );
 
+  // A write the platform refused for its form, sent again plainer (the words always arrive).
+  const richFallback = counter(
+    'bridge_rich_fallback_total',
+    'Writes the platform refused for their form (blocks, a table, Markdown, components, length), sent again with the same words in a plainer form, by the platform error code.',
+    ['platform', 'reason'],
+  );
+
   const share = new Gauge({
     name: 'bridge_budget_share',
     help: "This replica's share of every platform rate-limit bucket: 1 / the live replicas (1 alone).",
@@ -118,6 +125,7 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
   const buckets = new BoundedLabel(30);
   const statuses = new BoundedLabel(30);
   const codes = new BoundedLabel(50);
+  const fallbackReasons = new BoundedLabel(30);
 
   for (const platform of opts.platforms ?? []) {
     for (const c of [started, finished, interrupted, stopped, dedup]) c.inc({ platform }, 0);
@@ -152,5 +160,7 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     postOnce: (platform: Platform, delta: 1 | -1) => postOnce.inc({ platform }, delta),
     budgetShare: (fraction: number) => share.set(fraction),
     contextSkipped: (platform: Platform, reason: ContextSkipReason) => contextSkipped.inc({ platform, reason }),
+    richFallback: (platform: Platform, reason: string) =>
+      richFallback.inc({ platform, reason: fallbackReasons.value(reason) }),
   };
 }

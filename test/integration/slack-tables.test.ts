@@ -1,6 +1,13 @@
 import { afterEach, expect, it } from 'vitest';
 import { tableMarkdown } from '../../src/emulator/replies.js';
+import { allBlocks, cellText, shownBlocks } from '../fakes/slack/shown.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
+
+interface Cell {
+  type: string;
+  text?: string;
+  elements?: { elements: { type: string; text?: string; url?: string; style?: Record<string, boolean> }[] }[];
+}
 
 // A reply with a Markdown table, through the real Bolt against the fake Slack (which validates
 // table blocks as Slack documents them): the final message shows a Block Kit table with the
@@ -14,27 +21,9 @@ afterEach(async () => {
 });
 
 type Block = Record<string, unknown>;
-interface Cell {
-  type: string;
-  text?: string;
-  elements?: { elements: { type: string; text?: string; url?: string; style?: Record<string, boolean> }[] }[];
-}
-
-const cellText = (c: Cell) =>
-  c.type === 'raw_text'
-    ? (c.text ?? '')
-    : (c.elements ?? []).flatMap((e) => e.elements.map((x) => x.text ?? '')).join('');
 
 /** What a user reads in a message's blocks: section texts and table cells, in order. */
-function shown(blocks: Block[] | undefined): string {
-  return (blocks ?? [])
-    .map((b) => {
-      if (b.type === 'section') return (b.text as { text: string }).text;
-      if (b.type === 'table') return (b.rows as Cell[][]).map((r) => r.map(cellText).join(' | ')).join('\n');
-      return '';
-    })
-    .join('\n');
-}
+const shown = (blocks: Block[] | undefined): string => shownBlocks(blocks ?? []);
 
 async function ask(stack: SlackStack, channel: string, text: string) {
   const post = stack.fake.userPost({ channel, text: `<@U0BOT> ${text}` });
@@ -49,7 +38,7 @@ it('a table becomes a table block (cells, alignment, styled cells), the words be
   s = await startSlackStack({ chunkDelayMs: 0 });
   const [msg, ...more] = await ask(s, 'C1', 'show me [table 3]');
   expect(more).toHaveLength(0);
-  const blocks = msg?.blocks ?? [];
+  const blocks = allBlocks(msg);
   const types = blocks.map((b) => b.type);
   expect(types.slice(0, 3)).toEqual(['section', 'table', 'section']);
   expect(shown([blocks[0]!])).toBe('Here is the table:');
@@ -88,17 +77,17 @@ it('a 150-row table (over the block’s 100 rows) arrives whole and readable, in
   s = await startSlackStack({ chunkDelayMs: 0 });
   const msgs = await ask(s, 'C2', 'show me [table 150]');
   expect(tableMarkdown(150, 3).length).toBeGreaterThan(3900);
-  for (const m of msgs) expect((m.blocks ?? []).filter((b) => b.type === 'table').length).toBeLessThanOrEqual(1);
+  for (const m of msgs) expect(allBlocks(m).filter((b) => b.type === 'table').length).toBeLessThanOrEqual(1);
   expectWholeTable(
-    msgs.map((m) => shown(m.blocks)),
+    msgs.map((m) => shown(allBlocks(m))),
     150,
     3,
   );
-  expect(shown(msgs[0]?.blocks)).toContain('```');
+  expect(shown(allBlocks(msgs[0]))).toContain('```');
   // The message after the cut continues the table under its header again, as a table block.
   const rest = msgs
     .slice(1)
-    .flatMap((m) => m.blocks ?? [])
+    .flatMap((m) => allBlocks(m))
     .find((b) => b.type === 'table') as { rows: Cell[][] } | undefined;
   expect(rest?.rows[0]?.map(cellText)).toEqual(['Item', 'Col 2', 'Col 3']);
   expect(rest?.rows.at(-1)?.map(cellText)).toEqual(['row 150', '1050', 'c150']);
@@ -107,8 +96,8 @@ it('a 150-row table (over the block’s 100 rows) arrives whole and readable, in
 it('a 25-column table (over the block’s 20 cells) is an aligned monospace block with every column', async () => {
   s = await startSlackStack({ chunkDelayMs: 0 });
   const msgs = await ask(s, 'C3', 'show me [table 4] [cols 25]');
-  const text = msgs.map((m) => shown(m.blocks)).join('\n');
-  expect(msgs.flatMap((m) => m.blocks ?? []).some((b) => b.type === 'table')).toBe(false);
+  const text = msgs.map((m) => shown(allBlocks(m))).join('\n');
+  expect(msgs.flatMap((m) => allBlocks(m)).some((b) => b.type === 'table')).toBe(false);
   for (let j = 2; j <= 25; j++) expect(text).toContain(`Col ${j}`);
   expectWholeTable([text], 4, 25);
   expect(text).toMatch(/row 1 +\| +7 \|/);
@@ -119,9 +108,9 @@ it('a table after a long text that must be split: every part valid, the table wh
   const msgs = await ask(s, 'C4', 'show me [long 5000] [table 30]');
   expect(msgs.length).toBeGreaterThanOrEqual(2);
   expectWholeTable(
-    msgs.map((m) => shown(m.blocks)),
+    msgs.map((m) => shown(allBlocks(m))),
     30,
     3,
   );
-  expect(msgs.flatMap((m) => m.blocks ?? []).filter((b) => b.type === 'table')).toHaveLength(1);
+  expect(msgs.flatMap((m) => allBlocks(m)).filter((b) => b.type === 'table')).toHaveLength(1);
 });

@@ -116,7 +116,7 @@ export async function handleCommand(i: ChatInputCommandInteraction, deps: Comman
     interactionId: i.id,
     token: i.token,
   };
-  const sink = new InteractionReplySink(i.client.rest, place, data, deps.budget);
+  const sink = new InteractionReplySink(i.client.rest, place, data, deps.budget, deps.logger);
   const msg: IncomingMessage = {
     eventId: `interaction:${i.id}`,
     place,

@@ -9,10 +9,12 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
+import { type Logger, silentLogger } from '../../logger.js';
 import { replyComponents } from './controls.js';
 import { toPlatformError } from './errors.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS } from './reply-sink.js';
+import { createPlainFallback, type PlainFallback } from './refused-forms.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response
 // (edited through the webhook), later parts are follow-ups. Interaction webhooks take no bot token.
@@ -40,6 +42,10 @@ export class InteractionReplySink implements ReplySink {
   readonly target: ReplyTarget & { data: InteractionTargetData };
   private readonly bucket: BucketRef;
   private originalUsed = false;
+  /** A form Discord refused: the reply's words go on as plain content (refused-forms.ts). */
+  private readonly plain: PlainFallback;
+  /** A plain final write's extra parts already posted as follow-ups, by the message they follow. */
+  private readonly overflowPosted = new Map<string, string[]>();
 
   /** True once the deferred "thinking" response was settled: replaced by the reply, or removed for a refusal. */
   get answered(): boolean {
@@ -51,8 +57,10 @@ export class InteractionReplySink implements ReplySink {
     place: Place,
     data: InteractionTargetData,
     budget?: BucketBudget,
+    logger: Logger = silentLogger,
   ) {
     this.target = { place, data };
+    this.plain = createPlainFallback(logger);
     this.bucket = interactionBucket(data.interactionId, budget);
   }
 
@@ -96,16 +104,19 @@ export class InteractionReplySink implements ReplySink {
     const components = replyComponents(opts);
     const body = { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
     try {
-      if (!this.originalUsed) {
-        const res = (await this.rest.patch(Routes.webhookMessage(applicationId, token, '@original'), {
-          body,
-          auth: false,
-        })) as { id: string };
-        this.originalUsed = true;
-        return { messageId: res.id };
-      }
-      const res = (await this.rest.post(Routes.webhook(applicationId, token), { body, auth: false })) as { id: string };
-      return { messageId: res.id };
+      const { value: res, overflow } = await this.plain.send(body, false, async (b) => {
+        if (!this.originalUsed) {
+          const original = (await this.rest.patch(Routes.webhookMessage(applicationId, token, '@original'), {
+            body: b,
+            auth: false,
+          })) as { id: string };
+          this.originalUsed = true;
+          return original;
+        }
+        return (await this.rest.post(Routes.webhook(applicationId, token), { body: b, auth: false })) as { id: string };
+      });
+      if (opts.final) await this.postOverflow(res.id, overflow);
+      return { messageId: res.id, ...this.plain.take() };
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
     }
@@ -113,10 +124,41 @@ export class InteractionReplySink implements ReplySink {
 
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
-      await editInteractionMessage(this.rest, this.target.data, messageId, text, replyComponents(opts));
-      return {};
+      const components = replyComponents(opts);
+      const body = {
+        content: text,
+        allowed_mentions: NO_MENTIONS,
+        ...(components !== undefined ? { components } : {}),
+      };
+      const { overflow } = await this.plain.send(body, true, (b) =>
+        this.rest.patch(Routes.webhookMessage(this.target.data.applicationId, this.target.data.token, messageId), {
+          body: b,
+          auth: false,
+        }),
+      );
+      if (opts.final) await this.postOverflow(messageId, overflow);
+      return this.plain.take();
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
+    }
+  }
+
+  /** A plain final write's parts beyond the first, as follow-ups; on a retry, edited rather than posted twice. */
+  private async postOverflow(anchor: string, parts: readonly string[]): Promise<void> {
+    if (parts.length === 0) return;
+    const done = this.overflowPosted.get(anchor) ?? [];
+    this.overflowPosted.set(anchor, done);
+    for (const [i, content] of parts.entries()) {
+      const id = done[i];
+      if (id !== undefined) await editInteractionMessage(this.rest, this.target.data, id, content);
+      else {
+        const { applicationId, token } = this.target.data;
+        const res = (await this.rest.post(Routes.webhook(applicationId, token), {
+          body: { content, allowed_mentions: NO_MENTIONS },
+          auth: false,
+        })) as { id: string };
+        done.push(res.id);
+      }
     }
   }
 }

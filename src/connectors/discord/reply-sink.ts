@@ -15,6 +15,7 @@ import type { MonospaceOptions } from '../../core/reply/tables.js';
 import { replyComponents } from './controls.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
+import { type Body, createPlainFallback, type PlainFallback } from './refused-forms.js';
 
 // A reply in a channel, thread or DM: plain message create + edit over REST. In thread mode the
 // thread is opened lazily from the user's message (its id is the message id), so nothing is made
@@ -69,11 +70,16 @@ export class ChannelReplySink implements ReplySink {
   private thread: Promise<void> | undefined;
   private typingTimer: NodeJS.Timeout | undefined;
   private typingStartedAt = 0;
+  /** A form Discord refused: the reply's words go on as plain content (refused-forms.ts). */
+  private readonly plain: PlainFallback;
+  /** A plain final write's extra parts already posted, by the message they follow. */
+  private readonly overflowPosted = new Map<string, string[]>();
 
   constructor(private readonly init: ChannelSinkInit) {
     this.target = { place: init.place };
     this.channelId = replyChannelId(init.place);
     this.bucket = channelBucket(this.channelId, init.budget);
+    this.plain = createPlainFallback(init.logger);
   }
 
   buckets(_op: 'post' | 'edit'): BucketRef[] {
@@ -145,8 +151,13 @@ export class ChannelReplySink implements ReplySink {
           fail_if_not_exists: false,
         };
       }
-      const res = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body })) as { id: string };
-      return { messageId: res.id };
+      const { value: res, overflow } = await this.plain.send(
+        body,
+        false,
+        async (b) => (await this.init.rest.post(Routes.channelMessages(this.channelId), { body: b })) as { id: string },
+      );
+      if (opts.final) await this.postOverflow(res.id, overflow);
+      return { messageId: res.id, ...this.plain.take() };
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
     }
@@ -155,12 +166,34 @@ export class ChannelReplySink implements ReplySink {
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
       const components = replyComponents(opts);
-      await this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), {
-        body: { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) },
-      });
-      return {};
+      const body = {
+        content: text,
+        allowed_mentions: NO_MENTIONS,
+        ...(components !== undefined ? { components } : {}),
+      };
+      const { overflow } = await this.plain.send(body, true, (b) =>
+        this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), { body: b }),
+      );
+      if (opts.final) await this.postOverflow(messageId, overflow);
+      return this.plain.take();
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
+    }
+  }
+
+  /** A plain final write's parts beyond the first, after it; on a retry, edited rather than posted twice. */
+  private async postOverflow(anchor: string, parts: readonly string[]): Promise<void> {
+    if (parts.length === 0) return;
+    const done = this.overflowPosted.get(anchor) ?? [];
+    this.overflowPosted.set(anchor, done);
+    for (const [i, content] of parts.entries()) {
+      const body: Body = { content, allowed_mentions: NO_MENTIONS };
+      const id = done[i];
+      if (id !== undefined) await this.init.rest.patch(Routes.channelMessage(this.channelId, id), { body });
+      else {
+        const res = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body })) as { id: string };
+        done.push(res.id);
+      }
     }
   }
 

@@ -1,10 +1,11 @@
-import type { types } from '@slack/bolt';
+import type { webApi } from '@slack/bolt';
 import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
-import { createTableCarry, renderWithTables, tableMessageBlocks } from './table-blocks.js';
+import { createFormLadder, type Form, plainTexts, postOverflow } from './refused-forms.js';
+import { createTableCarry, renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
 import { createWorkingIndicator } from './working.js';
 
 // Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
@@ -12,18 +13,63 @@ import { createWorkingIndicator } from './working.js';
 
 export const EDIT_MAX_CHARS = 3900;
 
-type KnownBlock = types.KnownBlock;
+type ChatPostMessageArguments = webApi.ChatPostMessageArguments;
+type ChatUpdateArguments = webApi.ChatUpdateArguments;
 
 export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): ReplyTarget {
   return { place: dest.place, data: { mode, ...(dest.enterpriseId ? { enterpriseId: dest.enterpriseId } : {}) } };
 }
 
 /**
- * A final write's blocks when its text holds a Markdown table: the table as a Block Kit table.
- * While the reply streams its tables show as text; `text` keeps them too (notifications, search).
+ * A write's forms, richest first (refused-forms.ts): a final write with a table fitting a table
+ * block has it in an attachment; every write has its text in section blocks with the controls
+ * (a final one with its tables as monospace blocks; while the reply streams its tables show as
+ * text); the plain form is `text` alone, tables as monospace blocks, cut where too long. `text`
+ * keeps the whole rendering in the richer forms (notifications, search). `update`: the plain form
+ * clears the blocks and attachments an earlier write left (chat.update keeps them otherwise).
  */
-function finalContent(markdown: string, opts: WriteOptions): KnownBlock[] | undefined {
-  return opts.final ? tableMessageBlocks(markdown, renderMrkdwn) : undefined;
+function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
+  // Each form is made only when it is tried: a write Slack takes costs one rendering.
+  let renderedOnce: string | undefined;
+  const rendered = () => (renderedOnce ??= renderWithTables(text, renderMrkdwn));
+  const rich = opts.final ? tableMessage(text, renderMrkdwn) : undefined;
+  const forms: Form[] = [];
+  if (rich !== undefined) {
+    forms.push({
+      level: 0,
+      build: () => ({
+        args: {
+          text: rendered(),
+          ...(rich.blocks.length > 0 || update ? { blocks: rich.blocks } : {}),
+          attachments: [{ blocks: replyBlocks(rendered(), opts, rich.attachment) ?? rich.attachment }],
+        },
+      }),
+    });
+  }
+  forms.push({
+    level: 1,
+    build: () => {
+      const blocks = replyBlocks(rendered(), opts, opts.final ? tableMessageBlocks(text, renderMrkdwn) : undefined);
+      return {
+        args: {
+          text: rendered(),
+          ...(blocks !== undefined ? { blocks } : {}),
+          ...(update && rich !== undefined ? { attachments: [] } : {}),
+        },
+      };
+    },
+  });
+  forms.push({
+    level: 2,
+    build: () => {
+      const [first = '…', ...rest] = plainTexts(text);
+      return {
+        args: { text: first, ...(update ? { blocks: [], attachments: [] } : {}) },
+        ...(opts.final && rest.length > 0 ? { overflow: rest } : {}),
+      };
+    },
+  });
+  return forms;
 }
 
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
@@ -32,6 +78,9 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   const update = updateBucket(deps.limits, teamOf(dest.place));
   const working = createWorkingIndicator(dest, deps);
   const carry = createTableCarry();
+  // A form Slack refused is not sent again by this reply; the plain form's extra parts, by message.
+  const ladder = createFormLadder(deps.logger);
+  const overflowPosted = new Map<string, string[]>();
   return {
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
@@ -43,18 +92,19 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     async post(markdown, opts): Promise<PostResult> {
       try {
         const text = carry(markdown, opts.part);
-        const rendered = renderWithTables(text, renderMrkdwn);
-        const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
-        const res = await dest.client.chat.postMessage({
-          channel,
-          ...(threadTs ? { thread_ts: threadTs } : {}),
-          text: rendered,
-          ...(blocks !== undefined ? { blocks } : {}),
-          unfurl_links: false,
-          unfurl_media: false,
-        });
+        const { value: res, form } = await ladder.send(writeForms(text, opts, false), (f) =>
+          dest.client.chat.postMessage({
+            channel,
+            ...(threadTs ? { thread_ts: threadTs } : {}),
+            ...f.args,
+            unfurl_links: false,
+            unfurl_media: false,
+          } as ChatPostMessageArguments),
+        );
+        const ts = res.ts ?? '';
         if (threadTs) deps.onPosted?.(channel, threadTs);
-        return { messageId: res.ts ?? '' };
+        if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
+        return { messageId: ts, ...ladder.take() };
       } catch (err) {
         throw translateSlackError(err, post.key);
       }
@@ -62,15 +112,13 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     async edit(messageId, markdown, opts): Promise<WriteResult> {
       try {
         const text = carry(markdown, opts.part);
-        const rendered = renderWithTables(text, renderMrkdwn);
-        const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
-        await dest.client.chat.update({
-          channel,
-          ts: messageId,
-          text: rendered,
-          ...(blocks !== undefined ? { blocks } : {}),
-        });
-        return {};
+        const { form } = await ladder.send(writeForms(text, opts, true), (f) =>
+          dest.client.chat.update({ channel, ts: messageId, ...f.args } as ChatUpdateArguments),
+        );
+        if (form.overflow) {
+          await postOverflow(dest.client, { channel, threadTs }, messageId, form.overflow, overflowPosted);
+        }
+        return ladder.take();
       } catch (err) {
         throw translateSlackError(err, update.key);
       }

@@ -1,3 +1,4 @@
+import type { webApi } from '@slack/bolt';
 import {
   PlatformRateLimitedError,
   type PostResult,
@@ -12,6 +13,7 @@ import { replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
+import { createFormLadder, type Form, formRefusal, plainTexts, postOverflow } from './refused-forms.js';
 import { createWorkingIndicator } from './working.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
@@ -50,29 +52,52 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   /** The message the pump writes to now (the last posted): its edits' bucket follows its mode. */
   let current: StreamState | undefined;
   const threadTs: string = requireThread(dest);
+  // Markdown Slack refused for its form goes again as plain `text` (refused-forms.ts).
+  const ladder = createFormLadder(deps.logger);
+  const overflowPosted = new Map<string, string[]>();
+
+  /** A write's forms: `markdown_text`, then plain mrkdwn `text` parts (the rest posted on a final write). */
+  function markdownForms(text: string, final: boolean, update: boolean): Form[] {
+    return [
+      { level: 1, build: () => ({ args: { markdown_text: renderMarkdownText(text) } }) },
+      {
+        level: 2,
+        build: () => {
+          const [first = '…', ...rest] = plainTexts(text);
+          return {
+            args: { text: first, ...(update ? { blocks: [] } : {}) },
+            ...(final && rest.length > 0 ? { overflow: rest } : {}),
+          };
+        },
+      },
+    ];
+  }
 
   const markPosted = () => deps.onPosted?.(channel, threadTs);
 
-  async function postMarkdown(text: string): Promise<PostResult> {
+  async function postMarkdown(text: string, final: boolean): Promise<PostResult> {
     try {
-      const res = await dest.client.chat.postMessage({
-        channel: channel,
-        thread_ts: threadTs,
-        markdown_text: renderMarkdownText(text),
-        unfurl_links: false,
-        unfurl_media: false,
-      });
+      const { value: res, form } = await ladder.send(markdownForms(text, final, false), (f) =>
+        dest.client.chat.postMessage({
+          channel: channel,
+          thread_ts: threadTs,
+          ...f.args,
+          unfurl_links: false,
+          unfurl_media: false,
+        } as webApi.ChatPostMessageArguments),
+      );
       const ts = res.ts ?? '';
       current = { shown: renderMarkdownText(text), streaming: false, edited: true };
       messages.set(ts, current);
       markPosted();
-      return { messageId: ts };
+      if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
+      return { messageId: ts, ...ladder.take() };
     } catch (err) {
       throw translateSlackError(err, post.key);
     }
   }
 
-  async function replaceByEdit(ts: string, state: StreamState, text: string): Promise<WriteResult> {
+  async function replaceByEdit(ts: string, state: StreamState, text: string, final: boolean): Promise<WriteResult> {
     if (state.streaming) {
       try {
         await dest.client.chat.stopStream({ channel: channel, ts });
@@ -85,18 +110,24 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     state.edited = true;
     const rendered = renderMarkdownText(text);
     try {
-      await dest.client.chat.update({ channel: channel, ts, markdown_text: rendered });
+      const { form } = await ladder.send(markdownForms(text, final, true), (f) =>
+        dest.client.chat.update({ channel: channel, ts, ...f.args } as webApi.ChatUpdateArguments),
+      );
+      if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
     } catch (err) {
       throw translateSlackError(err, update.key);
     }
     state.shown = rendered;
-    return {};
+    return ladder.take();
   }
 
   /** A stream call failed: rate limits are the scheduler's business, anything else means edits. */
   function streamFailure(err: unknown, bucket: string): Error | undefined {
     const translated = translateSlackError(err, bucket);
     if (translated instanceof PlatformRateLimitedError) return translated;
+    // Refused for its form (Markdown too long, blocks): counted; the words go on by edits.
+    const refused = formRefusal(err);
+    if (refused !== undefined) ladder.note(refused);
     deps.logger.info({ err: translated.message }, 'Slack native stream failed; continuing with edits');
     return undefined;
   }
@@ -105,21 +136,21 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     const state = messages.get(messageId);
     if (!state) {
       // Not made by this sink (a restart): an edit is all that is possible.
-      return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, text);
+      return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, text, opts.final);
     }
     if (state.streaming && deps.session?.streamStopped?.(channel, messageId) === true) {
       // Slack stopped this stream (agent_session_stopped named it): an append would fail with
       // message_not_in_streaming_state, so the message is finished by an edit right away.
       state.streaming = false;
-      return replaceByEdit(messageId, state, text);
+      return replaceByEdit(messageId, state, text, opts.final);
     }
-    if (state.edited) return replaceByEdit(messageId, state, text);
+    if (state.edited) return replaceByEdit(messageId, state, text, opts.final);
     const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
     const rendered = renderMarkdownText(committed);
     if (!rendered.startsWith(state.shown)) {
       // The text changed in what was already shown: only a full replacement is right.
       if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
-      return replaceByEdit(messageId, state, text);
+      return replaceByEdit(messageId, state, text, opts.final);
     }
     const suffix = rendered.slice(state.shown.length);
     try {
@@ -130,7 +161,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     } catch (err) {
       const rethrow = streamFailure(err, append.key);
       if (rethrow) throw rethrow;
-      return replaceByEdit(messageId, state, text);
+      return replaceByEdit(messageId, state, text, opts.final);
     }
     if (opts.final && state.streaming) {
       // Slack's streams accept a `blocks` chunk on start, append and stop; this sink streams text
@@ -138,19 +169,27 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       // streams is the agent session's (`stop` written in the thread works everywhere).
       const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
       try {
-        await dest.client.chat.stopStream({
-          channel: channel,
-          ts: messageId,
-          ...(withFeedback && opts.replyKey !== undefined ? { blocks: [feedbackBlock(opts.replyKey)] } : {}),
-        });
+        const stopArgs = { channel: channel, ts: messageId };
+        try {
+          await dest.client.chat.stopStream({
+            ...stopArgs,
+            ...(withFeedback && opts.replyKey !== undefined ? { blocks: [feedbackBlock(opts.replyKey)] } : {}),
+          });
+        } catch (err) {
+          // Feedback buttons Slack refused: the stream still ends, without them.
+          const refused = withFeedback ? formRefusal(err) : undefined;
+          if (refused === undefined) throw err;
+          ladder.note(refused);
+          await dest.client.chat.stopStream(stopArgs);
+        }
         state.streaming = false;
       } catch (err) {
         const rethrow = streamFailure(err, stop.key);
         if (rethrow) throw rethrow;
-        return replaceByEdit(messageId, state, text);
+        return replaceByEdit(messageId, state, text, opts.final);
       }
     }
-    return {};
+    return ladder.take();
   }
 
   return withAgentSession(deps.session, {
@@ -170,7 +209,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     clearWorking: () => working.clear(),
 
     async post(text, opts): Promise<PostResult> {
-      if (streamsFailed) return postMarkdown(text);
+      if (streamsFailed) return postMarkdown(text, opts.final);
       const rendered = renderMarkdownText(text);
       let ts: string;
       try {
@@ -186,14 +225,14 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         const rethrow = streamFailure(err, post.key);
         if (rethrow) throw rethrow;
         streamsFailed = true;
-        return postMarkdown(text);
+        return postMarkdown(text, opts.final);
       }
       markPosted();
       const state: StreamState = { shown: rendered, streaming: true, edited: false };
       messages.set(ts, state);
       current = state;
-      if (opts.final) await edit(ts, text, opts);
-      return { messageId: ts };
+      const ended = opts.final ? await edit(ts, text, opts) : ladder.take();
+      return { messageId: ts, ...ended };
     },
 
     edit: (messageId, text, opts) => edit(messageId, text, opts),

@@ -1,18 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { blocksError } from '../../../test/fakes/slack/limits.js';
 import { renderMrkdwn } from './render.js';
-import { cellElements, createTableCarry, renderWithTables, tableMessageBlocks } from './table-blocks.js';
+import { cellElements, createTableCarry, renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
 
 // Slack's rendering of Markdown tables: one table block per message, the text around it in
 // sections, a second table (or one beyond the block's limits) in monospace, nothing lost.
 
-describe('tableMessageBlocks', () => {
-  it('one table block; a second table is monospace; the blocks pass the fake’s checks', () => {
-    const md = 'A\n\n| x | y |\n|---|:-:|\n| 1 | 2 |\n\nB\n\n| p | q |\n|---|---|\n| <!channel> | & |\n\nC';
-    const blocks = tableMessageBlocks(md, renderMrkdwn) ?? [];
-    expect(blocks.map((b) => b.type)).toEqual(['section', 'table', 'section', 'section', 'section']);
-    const code = (blocks[3] as { text: { text: string } }).text.text;
+describe('tableMessage and tableMessageBlocks', () => {
+  const md = 'A\n\n| x | y |\n|---|:-:|\n| 1 | 2 |\n\nB\n\n| p | q |\n|---|---|\n| <!channel> | & |\n\nC';
+
+  it('one table block, in the attachment with all after it; a second table is monospace', () => {
+    const rich = tableMessage(md, renderMrkdwn);
+    expect(rich?.blocks.map((b) => b.type)).toEqual(['section']);
+    expect(rich?.attachment.map((b) => b.type)).toEqual(['table', 'section', 'section', 'section']);
+    const code = (rich?.attachment[2] as { text: { text: string } }).text.text;
     expect(code).toBe('```\np          | q\n-----------|--\n&lt;!channel&gt; | &amp;\n```');
+    expect(blocksError([...(rich?.blocks ?? []), ...(rich?.attachment ?? [])])).toBeUndefined();
+    expect(tableMessage('no table | here', renderMrkdwn)).toBeUndefined();
+  });
+
+  it('without a table block (the rich form refused): every table monospace, in order', () => {
+    const blocks = tableMessageBlocks(md, renderMrkdwn) ?? [];
+    expect(blocks.map((b) => b.type)).toEqual(['section', 'section', 'section', 'section', 'section']);
+    expect((blocks[1] as { text: { text: string } }).text.text).toContain('x | y');
     expect(blocksError(blocks)).toBeUndefined();
     expect(tableMessageBlocks('no table | here', renderMrkdwn)).toBeUndefined();
   });

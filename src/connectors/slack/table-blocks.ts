@@ -18,13 +18,28 @@ type TableBlock = types.TableBlock;
 type Cell = TableBlock['rows'][number][number];
 type RichElement = types.RichTextElement;
 
-// A reply's final write on Slack with its Markdown tables as Block Kit `table` blocks, the text
-// before and after in section blocks, in order. Slack's rules for the block (docs.slack.dev,
+// A reply's final write on Slack with its first Markdown table as a Block Kit `table` block, the
+// text before and after in section blocks, in order. Slack's rules for the block (docs.slack.dev,
 // reference/block-kit/blocks/table-block; @slack/types TableBlock): at most 100 rows of at most 20
-// cells, at most 20 column_settings, and one table per message. The first table within them is a
-// table block; any other (a second table, or one beyond the limits) is an aligned monospace
-// block, so nothing is lost. The message's `text` (notifications, search) keeps the Markdown
-// rendering, pipes included, so it carries every cell.
+// cells, at most 20 column_settings, one table per message, and (slackapi/slack-skills-plugin,
+// data-display-design.md) at most 10,000 characters of cell text in a table.
+//
+// Where the block goes: a message's `attachments`, in an attachment's `blocks`, not the message's
+// own `blocks`. The reference's field table does not say it (its "Usage info" is where Slack
+// places it); what Slack answers does: a second table is refused as `invalid_attachments` with
+// `only_one_table_allowed`, and apps that sent the block in `blocks` report `invalid_blocks`
+// (netclaw-dev/netclaw#55 quoting the reference: "Tables go in `attachments`, not `blocks`";
+// openclaw/openclaw#57717 sends it so). Attachments show after a message's blocks, so the words
+// before the table are the message's blocks and the table with everything after it (the rest of
+// the words, the feedback buttons) is the attachment's: the reading order stays the words'.
+// Should Slack refuse the form anyway, the write goes again without it (refused-forms.ts): the
+// same sections with every table as a monospace block, then plain text.
+//
+// Any other table (a second one, or one beyond the limits) is an aligned monospace block, so
+// nothing is lost. The message's `text` (notifications, search) keeps the Markdown rendering,
+// pipes included, so it carries every cell. Slack's data table block (2026) takes no more rows
+// (docs.slack.dev data-table-block: at most 101 rows, the header included) and counts as this
+// message's one table, so a longer table is monospace text too, cut at row ends.
 //
 // Native streams (reply-sink-native.ts) keep their tables as text: chat.stopStream's `blocks` are
 // appended after the streamed text (Slack: "Block formatted elements will be appended to the end
@@ -34,6 +49,8 @@ type RichElement = types.RichTextElement;
 
 export const TABLE_MAX_ROWS = 100;
 export const TABLE_MAX_CELLS = 20;
+/** Cell text a table block holds in all (slack-skills-plugin: "10,000 characters for `table`"). */
+export const TABLE_MAX_TEXT = 10_000;
 /** Section blocks a message may carry besides its controls (Slack: 50 blocks in all). */
 const BLOCKS_BUDGET = 48;
 /** A monospace section stays under a section's 3,000 characters with its fence. */
@@ -72,7 +89,10 @@ function cellOf(text: string): Cell {
 }
 
 export function fitsTableBlock(t: Table): boolean {
-  return t.rows.length + 1 <= TABLE_MAX_ROWS && t.header.length <= TABLE_MAX_CELLS;
+  if (t.rows.length + 1 > TABLE_MAX_ROWS || t.header.length > TABLE_MAX_CELLS) return false;
+  let chars = 0;
+  for (const r of [t.header, ...t.rows]) for (const c of r) chars += c.length;
+  return chars <= TABLE_MAX_TEXT;
 }
 
 export function tableBlock(t: Table): TableBlock {
@@ -99,29 +119,57 @@ function codeSections(t: Table): KnownBlock[] {
   return sections;
 }
 
+/** A final write with a table block: the words before it, and the attachment from the table on. */
+export interface TableMessage {
+  blocks: KnownBlock[];
+  /** One attachment; its blocks start with the table (the caller adds the controls at its end). */
+  attachment: KnownBlock[];
+}
+
 /**
- * The blocks of a final write of `markdown` when it holds a table, or undefined (no table, or
- * more blocks than a message takes: the caller then sends the text as it would without tables).
+ * The rich form of a final write of `markdown`: its first table that fits a table block, as one,
+ * in the attachment. Undefined when no table fits, or the message would hold too many blocks.
+ */
+export function tableMessage(markdown: string, render: (md: string) => string): TableMessage | undefined {
+  const spans = findTables(markdown);
+  const first = spans.find((s) => fitsTableBlock(s.table));
+  if (first === undefined) return undefined;
+  const blocks: KnownBlock[] = [];
+  const attachment: KnownBlock[] = [];
+  let at = 0;
+  for (const s of spans) {
+    // Up to the table block, the message's blocks; from it on, the attachment's.
+    const into = s.start <= first.start ? blocks : attachment;
+    const md = markdown.slice(at, s.start);
+    if (md.trim() !== '') into.push(...textBlocks(render(md)));
+    if (s === first) attachment.push(tableBlock(s.table));
+    else into.push(...codeSections(s.table));
+    at = s.end;
+  }
+  const rest = markdown.slice(at);
+  if (rest.trim() !== '') attachment.push(...textBlocks(render(rest)));
+  return blocks.length + attachment.length <= BLOCKS_BUDGET ? { blocks, attachment } : undefined;
+}
+
+/**
+ * The blocks of a final write of `markdown` when it holds a table and no table block is sent
+ * (none fits, or Slack refused the rich form): the text in sections, every table an aligned
+ * monospace block. Undefined when there is no table, or more blocks than a message takes (the
+ * caller then sends the text as it would without tables).
  */
 export function tableMessageBlocks(markdown: string, render: (md: string) => string): KnownBlock[] | undefined {
   const spans = findTables(markdown);
   if (spans.length === 0) return undefined;
   const blocks: KnownBlock[] = [];
   let at = 0;
-  let tableUsed = false;
-  const text = (end: number) => {
-    const md = markdown.slice(at, end);
-    if (md.trim() !== '') blocks.push(...textBlocks(render(md)));
-  };
   for (const s of spans) {
-    text(s.start);
-    if (!tableUsed && fitsTableBlock(s.table)) {
-      tableUsed = true;
-      blocks.push(tableBlock(s.table));
-    } else blocks.push(...codeSections(s.table));
+    const md = markdown.slice(at, s.start);
+    if (md.trim() !== '') blocks.push(...textBlocks(render(md)));
+    blocks.push(...codeSections(s.table));
     at = s.end;
   }
-  text(markdown.length);
+  const rest = markdown.slice(at);
+  if (rest.trim() !== '') blocks.push(...textBlocks(render(rest)));
   return blocks.length <= BLOCKS_BUDGET ? blocks : undefined;
 }
 

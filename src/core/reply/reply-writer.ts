@@ -241,6 +241,7 @@ export class ReplyWriter {
     grant.done(okOutcome(result));
     this.retries = 0;
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.ledger.part > 0 ? 'continuation' : 'post');
+    for (const reason of result.fallbacks ?? []) metrics.richFallback(platform, reason);
     this.ledger.wrote(plan.text, plan.final, startedAt);
     if (!this.firstShown) {
       this.firstShown = true;

@@ -6,6 +6,7 @@ import { FakeGateway } from './gateway.js';
 import { channelJson, guildJson, memberJson, messageJson, userJson } from './payloads.js';
 import { type BucketConfig, FakeRateLimiter } from './rate-limit.js';
 import { FakeRest, type RouteHold } from './rest.js';
+import type { DiscordRefusal } from './refusals.js';
 import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type WriteRecord } from './state.js';
 
 // A loopback Discord that the real discord.js 14 logs into: REST under /api/v10 and a JSON
@@ -33,6 +34,8 @@ export interface FakeDiscordOptions {
    * least this far apart (Discord: 5000), a faster one gets op 9. Off by default.
    */
   identifyWindowMs?: number;
+  /** Refuses message writes for their form (refusals.ts); `fake.setRefusal` changes it later. */
+  refuse?: DiscordRefusal;
 }
 
 export interface DispatchMessageInput {
@@ -103,6 +106,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     maxConcurrency: opts.maxConcurrency ?? 1,
   });
 
+  rest.refuse = opts.refuse;
   const cdn = new FakeCdn(() => base);
   const server = createServer((req, res) => {
     if (cdn.serve(req, res)) return;
@@ -165,6 +169,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     gateway,
     /** Global and shared-scope 429s on demand (platform-limits.ts). */
     limits: rest.limits,
+    /** Refuses message writes for their form from now on (refusals.ts); undefined: none. */
+    setRefusal(refuse: DiscordRefusal | undefined): void {
+      rest.refuse = refuse;
+    },
     get record(): WriteRecord[] {
       return state.record;
     },

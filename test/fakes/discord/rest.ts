@@ -5,6 +5,7 @@ import { MessageWrites } from './message-writes.js';
 import { channelJson, messageJson, userJson } from './payloads.js';
 import { FakePlatformLimits } from './platform-limits.js';
 import type { FakeRateLimiter } from './rate-limit.js';
+import { type DiscordRefusal, invalidFormBody } from './refusals.js';
 import type { FakeCommand, FakeDiscordState } from './state.js';
 
 // The REST side of the fake under /api/v10: the routes discord.js and the connector use.
@@ -57,6 +58,8 @@ export class FakeRest {
   private readonly holds = new Set<Hold>();
   /** Global and shared-scope 429s on demand (platform-limits.ts). */
   readonly limits = new FakePlatformLimits();
+  /** Refuses message writes for their form before they take effect (refusals.ts). */
+  refuse: DiscordRefusal | undefined;
 
   constructor(
     private readonly state: FakeDiscordState,
@@ -185,6 +188,8 @@ export class FakeRest {
       lastBody = body;
       const limited = this.limits.check(method, path, /^\/(?:interactions|webhooks)\//.test(path));
       if (limited !== undefined) throw limited;
+      const refused = method === 'GET' ? undefined : this.refuse?.(`${method} ${path}`, body);
+      if (refused !== undefined) throw invalidFormBody(refused);
       const out = await match.route.handler(match.params, body, url);
       sendJson(res, out.status, out.body, out.headers);
       if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body);

@@ -8,6 +8,7 @@ import { blockActionsPayload, type Click } from './interactions.js';
 import { signSlackRequest } from './signer.js';
 import { type EnvelopeOptions, FakeSocketMode, type SocketDelivery } from './socket-mode.js';
 import { type FakeEphemeral, type FakeMessage, FakeState } from './state.js';
+import type { SlackRefusal } from './refusals.js';
 import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
 import { WriteLog, type WriteLogEntry } from './write-log.js';
 
@@ -51,6 +52,8 @@ export interface FakeSlackOptions {
    * token of its own (workspaceBotToken), so the rate limits count it as its own workspace.
    */
   workspaces?: string[];
+  /** Refuses writes for their form (refusals.ts); `fake.switches.refuse` changes it later. */
+  refuse?: SlackRefusal;
 }
 
 /** The bot token of a workspace given in FakeSlackOptions.workspaces. */
@@ -183,7 +186,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   const users = new Map<string, string>();
-  const switches: WebApiSwitches = { missingChannels: new Set(), holdMethods: new Map() };
+  const switches: WebApiSwitches = {
+    missingChannels: new Set(),
+    holdMethods: new Map(),
+    ...(opts.refuse !== undefined ? { refuse: opts.refuse } : {}),
+  };
 
   let port = 0;
   const base = () => `http://127.0.0.1:${port}`;

@@ -32,6 +32,19 @@ export function blocksError(blocks: unknown[]): 'invalid_blocks' | undefined {
   return undefined;
 }
 
+/** The error Slack answers a message's `attachments` with: each an object, its `blocks` as a message's. */
+export function attachmentsError(list: unknown): 'invalid_attachments' | undefined {
+  if (!Array.isArray(list)) return 'invalid_attachments';
+  for (const x of list as unknown[]) {
+    if (typeof x !== 'object' || x === null) return 'invalid_attachments';
+    const blocks = (x as { blocks?: unknown }).blocks;
+    if (blocks !== undefined && (!Array.isArray(blocks) || blocksError(blocks) !== undefined)) {
+      return 'invalid_attachments';
+    }
+  }
+  return undefined;
+}
+
 /** Table block (docs.slack.dev reference/block-kit/blocks/table-block): one per message. */
 export const TABLES_MAX = 1;
 /** At most 100 rows of at most 20 cells; at most 20 column_settings. */

@@ -18,6 +18,8 @@ export interface FakeMessage {
   username?: string;
   /** Block Kit blocks as last written (undefined: none). chat.update without `blocks` keeps them. */
   blocks?: Record<string, unknown>[];
+  /** Secondary attachments as last written (their `blocks` show after the message's blocks). */
+  attachments?: Record<string, unknown>[];
 }
 
 /** A chat.postEphemeral: only `user` sees it, and it is not a message of the channel. */

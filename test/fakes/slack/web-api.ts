@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { blocksError, textError } from './limits.js';
+import { attachmentsError, blocksError, textError } from './limits.js';
 import type { FakeRateLimiter } from './rate-limiter.js';
+import type { SlackRefusal } from './refusals.js';
 import type { FakeMessage, FakeState, TokenInfo } from './state.js';
 import { isWriteMethod, type WriteLog } from './write-log.js';
 
@@ -33,6 +34,8 @@ export interface WebApiSwitches {
   missingChannels: Set<string>;
   /** Calls of these methods are answered only once the promise settles (a slow Slack). */
   holdMethods: Map<string, Promise<void>>;
+  /** Refuses a write for its form before it takes effect (refusals.ts): the Slack error code. */
+  refuse?: SlackRefusal | undefined;
 }
 
 export interface WebApiContext {
@@ -100,6 +103,16 @@ function blocksOf(a: Args): Record<string, unknown>[] | undefined {
   return b as Record<string, unknown>[];
 }
 
+/** `attachments` as sent; their blocks are held to the same limits as the message's. */
+function attachmentsOf(a: Args): Record<string, unknown>[] | undefined {
+  let list: unknown = a.attachments;
+  if (list === undefined) return undefined;
+  if (typeof list === 'string') list = JSON.parse(list);
+  const refused = attachmentsError(list);
+  if (refused !== undefined) throw new ApiError(refused);
+  return list as Record<string, unknown>[];
+}
+
 function messageJson(m: FakeMessage): Record<string, unknown> {
   return {
     type: 'message',
@@ -149,6 +162,7 @@ const handlers: Record<string, Handler> = {
     const channel = req(a, 'channel');
     const { text, format } = contentOf(a);
     const blocks = blocksOf(a);
+    const attachments = attachmentsOf(a);
     const m = c.state.add({
       channel,
       text,
@@ -157,6 +171,7 @@ const handlers: Record<string, Handler> = {
       botId: who.botId,
       ...threadOf(a),
       ...(blocks !== undefined ? { blocks } : {}),
+      ...(attachments !== undefined ? { attachments } : {}),
     });
     return { channel, ts: m.ts, message: messageJson(m) };
   },
@@ -165,8 +180,10 @@ const handlers: Record<string, Handler> = {
     if (m.streaming) throw new ApiError('cant_update_message');
     const { text, format } = contentOf(a);
     const blocks = blocksOf(a);
-    // As on Slack: an update without `blocks` keeps the message's blocks.
+    const attachments = attachmentsOf(a);
+    // As on Slack: an update without `blocks` (or `attachments`) keeps the message's; `[]` clears them.
     if (blocks !== undefined) m.blocks = blocks;
+    if (attachments !== undefined) m.attachments = attachments;
     c.state.setText(m, text, format);
     return { channel: m.channel, ts: m.ts, text };
   },
@@ -373,6 +390,9 @@ export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: 
       send(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(rate.retryAfterS) });
       return;
     }
+    // A refused form: answered before the write takes effect, as Slack validates a payload first.
+    const refused = ctx.switches.refuse?.(method, args);
+    if (refused !== undefined) throw new ApiError(refused);
     const body = handler(ctx, args, who);
     record(who.teamId, 'ok', { body });
     // Slack names the token's scopes on every answer; doctor reads them from auth.test.
