@@ -1,13 +1,22 @@
 import { DiscordAPIError } from 'discord.js';
 import type { Logger } from '../../logger.js';
 import { plainParts } from '../plain-parts.js';
-import { DISCORD_MAX_CHARS, DISCORD_TABLES } from './reply-sink.js';
+import stringWidth from 'string-width';
+import type { MonospaceOptions } from '../../core/reply/tables.js';
 
 // A write Discord refuses for its form (50035 Invalid Form Body on `components`, `embeds` or the
 // content) is sent again at once with the same words as plain content: no components, no embeds,
 // cut at 2,000 characters. From then on the reply writes plain content only (its Stop and
 // feedback buttons are gone; `stop` written in the place still stops it), so a write the
 // scheduler retries goes straight to what Discord took. A reply is never lost to a refused format.
+
+/** Discord's longest message content. */
+export const DISCORD_MAX_CHARS = 2000;
+/**
+ * A table row at most this wide: about what a desktop code block shows without wrapping (and far
+ * below a message, so a row with a reopened fence always fits). A wider table is cut by columns.
+ */
+export const DISCORD_TABLES: MonospaceOptions = { widthOf: stringWidth, maxLineWidth: 100 };
 
 /** Discord's JSON error code for a request body it refuses (docs: JSON Error Codes). */
 export const INVALID_FORM_BODY = 50035;

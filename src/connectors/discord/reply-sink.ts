@@ -10,23 +10,23 @@ import type {
   WriteResult,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import stringWidth from 'string-width';
 import type { MonospaceOptions } from '../../core/reply/tables.js';
 import { replyComponents } from './controls.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
-import { type Body, createPlainFallback, type PlainFallback } from './refused-forms.js';
+import {
+  type Body,
+  createPlainFallback,
+  DISCORD_MAX_CHARS,
+  DISCORD_TABLES,
+  type PlainFallback,
+} from './refused-forms.js';
 
 // A reply in a channel, thread or DM: plain message create + edit over REST. In thread mode the
 // thread is opened lazily from the user's message (its id is the message id), so nothing is made
 // for a message the relay refuses, and a second attempt after a crash finds it already there.
 
-export const DISCORD_MAX_CHARS = 2000;
-/**
- * A table row at most this wide: about what a desktop code block shows without wrapping (and far
- * below a message, so a row with a reopened fence always fits). A wider table is cut by columns.
- */
-export const DISCORD_TABLES: MonospaceOptions = { widthOf: stringWidth, maxLineWidth: 100 };
+export { DISCORD_MAX_CHARS, DISCORD_TABLES } from './refused-forms.js';
 /** Discord shows "typing" for 10 s; renew a little before it lapses. */
 const TYPING_RENEW_MS = 8000;
 /** Never type forever, even if clearWorking is never called. */
