@@ -1,4 +1,4 @@
-import type { FakePrompts, FakeState } from './state.js';
+import type { FakeMessage, FakePrompts, FakeState } from './state.js';
 
 // Slack's Agent messaging experience in the fake: the events an agent_view app receives (Slack's
 // migration guide: app_home_opened with tab "messages" replaces assistant_thread_started;
@@ -21,6 +21,11 @@ export interface FakeAgentView {
   appContext(channelId: string): Record<string, unknown>;
   /** The suggested prompts a user sees in a channel: the last set (undefined: none). */
   prompts(channel: string): FakePrompts | undefined;
+  /**
+   * The bot's messages of a DM wherever they are, in order: at the top or in the thread a
+   * top-level message opens (the agent experience answers every DM in a thread).
+   */
+  replies(channel: string): FakeMessage[];
   /** assistant.threads.setStatus calls of a thread, in order. */
   statuses(channel: string, threadTs: string): { status: string; loading?: string[] }[];
 }
@@ -48,6 +53,7 @@ export function fakeAgentView(state: FakeState, teamId: string): FakeAgentView {
     },
     appContext: (channelId) => ({ entities: [entity(channelId)] }),
     prompts: (channel) => state.prompts.filter((p) => p.channel === channel).at(-1),
+    replies: (channel) => state.list(channel).filter((m) => m.botId !== undefined && m.subtype === undefined),
     statuses: (channel, threadTs) => [...(state.threadStatuses.get(`${channel}:${threadTs}`) ?? [])],
   };
 }
