@@ -137,6 +137,26 @@ it("Slack's Stop in the thread of a top-level DM stops its reply: text so far an
   expect(fake.calls.filter((c) => c.result === 'message_not_in_streaming_state')).toEqual([]);
 });
 
+it('`stop` written in the thread where a top-level DM is answered stops that reply', async () => {
+  const stack = await start();
+  const { fake } = stack;
+  const q = 'tell me a story [chunks 10] [stall 6]';
+  const soFar = splitText(replyText(q), 10).slice(0, 6).join('');
+  const ask = fake.userPost({ channel: 'D1', text: q });
+  await fake.sendEvent(ask.message);
+  const reply = () => fake.botMessages('D1', ask.ts)[0];
+  await expect
+    .poll(() => reply()?.text, { timeout: 5000 })
+    .toBe(markdownTextOracle(soFar.slice(0, soFar.lastIndexOf(' ') + 1)));
+  await fake.sendEvent(fake.userPost({ channel: 'D1', text: 'stop', threadTs: ask.ts }).message);
+  const results = await stack.settled(2);
+  expect(results.map((r) => r.status).sort()).toEqual(['answered', 'stopped']);
+  expect(reply()?.text).toBe(markdownTextOracle(soFar + MESSAGES.stopped));
+  // `stop` was not a question: one reply in the thread, one upstream call.
+  expect(fake.botMessages('D1', ask.ts)).toHaveLength(1);
+  expect(stack.chatRequests().map((r) => r.message)).toEqual([q]);
+});
+
 it("the channel the user views (app_context_changed, or the message's app_context) goes upstream", async () => {
   const stack = await start();
   const { fake } = stack;

@@ -58,6 +58,9 @@ export interface IntakeArgs {
   assistant?: { onFirstMessage?: (text: string) => Promise<void> };
 }
 
+/** The relay's `stop` (core/intake/relay.ts). */
+const STOP_TEXT = /^stop$/i;
+
 export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const { event: ev, bot, client } = args;
   const { teamId } = args.teams;
@@ -70,7 +73,14 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const channel = ev.channel ?? '';
   const ts = ev.ts ?? '';
   const user = ev.user ?? '';
-  const place = placeOf(ev, trigger, teamId);
+  const written = placeOf(ev, trigger, teamId);
+  const isDm = ev.channel_type === 'im';
+  // `stop` written in the thread where a top-level DM's reply streams stops that reply, whose
+  // conversation is the DM's own (agent-sessions.ts conversationOf); any other message there is
+  // the thread's.
+  const typedStop =
+    isDm && written.threadId !== undefined && STOP_TEXT.test(stripBotMention(ev.text ?? '', bot.userId));
+  const place = typedStop ? deps.sessions.conversationOf(written) : written;
   // Where the message was written (a mention's place is the thread its reply opens).
   const origin = {
     platform: 'slack' as const,
@@ -126,12 +136,11 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
               )
             : undefined,
         ]);
-        const isDm = ev.channel_type === 'im';
         // Slack's Agent messaging experience: DMs are threads in the app's Messages tab, so a
         // top-level DM is answered in a thread under it (native stream, status, Slack's Stop),
         // while its conversation stays the DM's own (one rolling conversation per DM).
-        const inThread = isDm && place.threadId === undefined && ts !== '';
-        const replyPlace = inThread ? { ...place, threadId: ts } : place;
+        const inThread = isDm && place.threadId === undefined && ts !== '' && place === written;
+        const replyPlace = inThread ? { ...place, threadId: ts } : written;
         const dest: SlackDestination = {
           client,
           place: replyPlace,
