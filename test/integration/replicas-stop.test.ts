@@ -28,12 +28,11 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
     // Replies stream for about 16 s, so that on a loaded machine each is still live when its Stop
     // arrives; the Stop's effects are awaited for up to 15 s (a cross-replica signal under load),
     // well below the stream's end, so a reply that merely finished cannot pass for a stopped one.
-    // A mention in a channel: its reply is written by edits with a Stop button (a DM's is a native
-    // stream with Slack's own Stop, slack-agent-view.test.ts).
     const ask = async (channel: string) => {
-      const post = g.slack.userPost({ channel, text: '<@U0BOT> a long story [chunks 200] [delay 80]' });
-      await g.slack.postSignedEvent(g.eventsUrl(0), g.slack.envelope(post.mention ?? {}));
+      const post = g.slack.userPost({ channel, channelType: 'im', text: 'a long story [chunks 200] [delay 80]' });
+      await g.slack.postSignedEvent(g.eventsUrl(0), g.slack.envelope(post.message));
       threads.set(channel, post.ts);
+      // A DM is answered in a thread under it (Slack's agent experience); by edits here (SLACK_STREAMING=edit).
       const reply = () => g.slack.botMessages(channel, post.ts)[0];
       await until(
         'a Stop button',
@@ -45,8 +44,8 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
     };
 
     // `stop`, written by the asker, delivered to replica 2 while replica 1 writes the reply.
-    const first = await ask('C40');
-    const stop = g.slack.userPost({ channel: 'C40', text: 'stop', threadTs: threads.get('C40') ?? '' });
+    const first = await ask('D40');
+    const stop = g.slack.userPost({ channel: 'D40', channelType: 'im', text: 'stop' });
     expect((await g.slack.postSignedEvent(g.eventsUrl(1), g.slack.envelope(stop.message))).status).toBe(200);
     await until(
       'the stopped note',
@@ -55,19 +54,19 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
       () => first()?.text ?? '',
     );
     expect(stopValue(first())).toBeUndefined();
-    expect(g.slack.botMessages('C40', threads.get('C40'))).toHaveLength(1); // `stop` was not answered as a message
+    expect(g.slack.agent.replies('D40')).toHaveLength(1); // `stop` was not answered as a message
     expect(g.emu.requests.some((r) => r.message === 'stop')).toBe(false);
 
     // A click on the Stop button, at replica 2: someone else's is refused, the asker's stops it.
-    const second = await ask('C41');
+    const second = await ask('D41');
     const click = (user: string) =>
       g.slack.postClick(g.eventsUrl(1), {
         actionId: STOP_ACTION,
         value: stopValue(second()) as string,
         user,
-        channel: 'C41',
+        channel: 'D41',
         messageTs: second()?.ts ?? '',
-        threadTs: threads.get('C41') ?? '',
+        threadTs: threads.get('D41') ?? '',
       });
     expect((await click('U0OTHER')).status).toBe(200);
     await until(
