@@ -3,10 +3,10 @@ import { scrubSecrets } from '../../logger.js';
 import type { SinkDeps, SlackDestination } from './destination.js';
 
 // The sign that work started before any text exists: the assistant status in assistant and agent
-// DM threads (Slack clears it when the bot posts), a reaction on the user's message elsewhere, and
-// there too when Slack refuses the status (an app without the agent or assistant experience). Slack also
-// clears the status after about two minutes without a message, so while the work goes on it is
-// set again every STATUS_REFRESH_MS, with Slack's rotating `loading_messages`.
+// DM threads (Slack clears it when the bot posts), a reaction on the user's message elsewhere,
+// and there too when Slack refuses the status (an app without the agent or assistant
+// experience). Slack also clears the status after about two minutes without a message, so while
+// the work goes on it is set again every STATUS_REFRESH_MS, with Slack's `loading_messages`.
 
 const REACTION = 'eyes';
 const STATUS = 'is thinking…';
