@@ -152,7 +152,8 @@ function world(
   const sent: ReplyTiming[] = [];
   /** Per place, the replies it must show, in order (as the fake shows them: rendered mrkdwn). */
   const expected = new Map<string, string[]>();
-  const shown = (place: string) => slack.botMessages(place);
+  // DMs are answered in a thread under each message (Slack's agent experience): read them all.
+  const shown = (place: string) => slack.agent.replies(place);
   const got = (place: string) => shown(place).map((m) => m.text);
   const sorted = (xs: string[]) => [...xs].sort().join('\n');
   const answeredIn = (place: string) => sorted(got(place)) === sorted(expected.get(place) ?? []);

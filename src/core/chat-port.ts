@@ -16,6 +16,11 @@ export interface ChatMetadata {
   /** The message is a forward of another (its text says so too). */
   forwarded?: boolean;
   /**
+   * What the user was looking at in the platform when writing, most relevant first (Slack's
+   * Agent messaging experience: the channel open beside the agent's DM).
+   */
+  viewing?: ViewedItem[];
+  /**
    * A new conversation's earlier messages in its place, oldest first (CONTEXT_MODE other than
    * `off`): what the assistant has not seen, e.g. a thread it was mentioned in midway.
    */
@@ -24,6 +29,16 @@ export interface ChatMetadata {
   attachments?: AttachmentInfo[];
   /** The user's votes on earlier replies of this conversation, sent once with their next message. */
   feedback?: FeedbackNote[];
+}
+
+/** One thing the user was viewing (`metadata.viewing`). */
+export interface ViewedItem {
+  kind: 'channel' | 'message' | 'canvas' | 'list';
+  /** The channel's, canvas's or list's id; a message's channel. */
+  id: string;
+  /** A message's ts. */
+  messageId?: string;
+  workspaceId?: string;
 }
 
 /** One vote in `metadata.feedback`. */

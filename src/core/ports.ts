@@ -5,12 +5,12 @@
 import type { MonospaceOptions } from './reply/tables.js';
 
 import type { Attachment } from './reply/attachments.js';
-import type { ContextMessage } from './chat-port.js';
+import type { ContextMessage, ViewedItem } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
 import type { Vote } from './store-ports.js';
 
 export { type Place, type Platform, placeKey, readReplyTarget, type ReplyTarget } from './place.js';
-export type { ContextMessage } from './chat-port.js';
+export type { ContextMessage, ViewedItem } from './chat-port.js';
 
 export interface IncomingMessage {
   /**
@@ -48,6 +48,8 @@ export interface IncomingMessage {
   mentionsBot: boolean;
   /** A forwarded message (Discord): its text is the forward's, marked; `metadata.forwarded`. */
   forwarded?: boolean;
+  /** What the user was viewing when writing (Slack's agent context); `metadata.viewing`. */
+  viewing?: ViewedItem[];
   isFromBot: boolean;
   /** Epoch ms when the connector received it. */
   receivedAt: number;

@@ -69,7 +69,7 @@ async function group(count: number): Promise<Group> {
 }
 
 /** The bot's replies in a DM, in order, as their final texts. */
-const repliesIn = (slack: FakeSlack, channel: string) => slack.botMessages(channel).map((m) => m.text);
+const repliesIn = (slack: FakeSlack, channel: string) => slack.agent.replies(channel).map((m) => m.text);
 
 async function until(what: string, ok: () => boolean, timeoutMs: number, explain: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

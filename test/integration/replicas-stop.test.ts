@@ -24,13 +24,16 @@ const stopValue = (m: FakeMessage | undefined): string | undefined =>
 describe.skipIf(skip !== undefined)('Stop across replicas', () => {
   it('`stop` written at another replica stops the reply there; the Stop click too, only the asker’s', async () => {
     const g = await group(2);
+    const threads = new Map<string, string>();
     // Replies stream for about 16 s, so that on a loaded machine each is still live when its Stop
     // arrives; the Stop's effects are awaited for up to 15 s (a cross-replica signal under load),
     // well below the stream's end, so a reply that merely finished cannot pass for a stopped one.
     const ask = async (channel: string) => {
       const post = g.slack.userPost({ channel, channelType: 'im', text: 'a long story [chunks 200] [delay 80]' });
       await g.slack.postSignedEvent(g.eventsUrl(0), g.slack.envelope(post.message));
-      const reply = () => g.slack.botMessages(channel)[0];
+      threads.set(channel, post.ts);
+      // A DM is answered in a thread under it (Slack's agent experience); by edits here (SLACK_STREAMING=edit).
+      const reply = () => g.slack.botMessages(channel, post.ts)[0];
       await until(
         'a Stop button',
         () => stopValue(reply()) !== undefined,
@@ -51,7 +54,7 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
       () => first()?.text ?? '',
     );
     expect(stopValue(first())).toBeUndefined();
-    expect(g.slack.botMessages('D40')).toHaveLength(1); // `stop` was not answered as a message
+    expect(g.slack.agent.replies('D40')).toHaveLength(1); // `stop` was not answered as a message
     expect(g.emu.requests.some((r) => r.message === 'stop')).toBe(false);
 
     // A click on the Stop button, at replica 2: someone else's is refused, the asker's stops it.
@@ -63,6 +66,7 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
         user,
         channel: 'D41',
         messageTs: second()?.ts ?? '',
+        threadTs: threads.get('D41') ?? '',
       });
     expect((await click('U0OTHER')).status).toBe(200);
     await until(

@@ -102,7 +102,7 @@ describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => 
     // mid-reply would find it; a crash between a post and its record is told as "before any text".
     await until(
       'an edit',
-      () => (g.slack.botMessages('D9')[0]?.text ?? '').length > 60,
+      () => (g.slack.agent.replies('D9')[0]?.text ?? '').length > 60,
       20_000,
       () => '',
     );
@@ -110,21 +110,21 @@ describe.skipIf(skip !== undefined)('several replicas on one PostgreSQL', () => 
     g.replicas[0]!.kill('SIGKILL');
     await until(
       'the interruption note',
-      () => (g.slack.botMessages('D9').at(-1)?.text ?? '').includes(INTERRUPTED),
+      () => (g.slack.agent.replies('D9').at(-1)?.text ?? '').includes(INTERRUPTED),
       2_000 + 5_000 + 2_000,
-      () => JSON.stringify(g.slack.botMessages('D9').map((m) => m.text.slice(-60))),
+      () => JSON.stringify(g.slack.agent.replies('D9').map((m) => m.text.slice(-60))),
     );
     // Contract bound: a replica whose heartbeat is older than the lease (2 s here) is taken over;
     // 5 s on top for the takeover loop and a shared machine.
     expect(Date.now() - killedAt).toBeLessThanOrEqual(2_000 + 5_000);
-    expect(g.slack.botMessages('D9')).toHaveLength(1); // the reply itself was edited, nothing posted
+    expect(g.slack.agent.replies('D9')).toHaveLength(1); // the reply itself was edited, nothing posted
     const follow = g.slack.userPost({ channel: 'D9', channelType: 'im', text: 'still there?' });
     await g.slack.postSignedEvent(g.eventsUrl(1), g.slack.envelope(follow.message));
     await until(
       'the next answer',
-      () => g.slack.botMessages('D9').some((m) => m.text === 'You said: still there?'),
+      () => g.slack.agent.replies('D9').some((m) => m.text === 'You said: still there?'),
       15_000,
-      () => JSON.stringify(g.slack.botMessages('D9').map((m) => m.text.slice(-60))),
+      () => JSON.stringify(g.slack.agent.replies('D9').map((m) => m.text.slice(-60))),
     );
   }, 90_000);
 

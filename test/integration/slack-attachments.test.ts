@@ -49,7 +49,7 @@ it('an image, a .py and a too-large file: the text goes in the message, the imag
   expect(fake.fileDownloads[0]?.authorization).toBe(`Bearer ${fake.botToken}`);
   expect(fake.fileDownloads[0]?.path).not.toContain(fake.botToken);
 
-  const shown = fake.botMessages('D1').map((m) => m.text);
+  const shown = fake.agent.replies('D1').map((m) => m.text);
   expect(shown).toHaveLength(2);
   expect(shown[0]).toBe('One file was not passed to the assistant: big.log (too large).');
   expect(shown[1]).toContain('You said: what do you make of these?');
@@ -76,7 +76,7 @@ it('a download answered by the login page (token refused) is a failed file, neve
   expect(JSON.stringify(s.emu.requests)).not.toContain(fake.botToken);
   expect(fake.fileDownloads).toHaveLength(1);
   expect(fake.fileDownloads[0]?.authorized).toBe(false);
-  expect(fake.botMessages('D2')[0]?.text).toBe(
+  expect(fake.agent.replies('D2')[0]?.text).toBe(
     'One file was not passed to the assistant: notes.txt (download failed).',
   );
 });
@@ -93,5 +93,5 @@ it('a file bigger than it says is cut off at ATTACHMENT_MAX_BYTES and counted to
   await s.settled(1);
   const [req] = s.chatRequests();
   expect(req?.message).toBe('read this\n\n[attached: liar.txt (text/plain, 900 B); not read: too large]');
-  expect(fake.botMessages('D3')[0]?.text).toBe('One file was not passed to the assistant: liar.txt (too large).');
+  expect(fake.agent.replies('D3')[0]?.text).toBe('One file was not passed to the assistant: liar.txt (too large).');
 });

@@ -49,13 +49,18 @@ it('a mention gets a streamed reply in its thread; a follow-up without mention c
 it('answers DMs in one rolling conversation, and `reset` starts a fresh one', async () => {
   s = await startSlackStack();
   const { fake } = s;
+  const asked: string[] = [];
   for (const [i, text] of ['hello', 'again', 'reset', 'fresh'].entries()) {
-    await fake.sendEvent(fake.userPost({ channel: 'D1', text }).message);
+    const post = fake.userPost({ channel: 'D1', text });
+    asked.push(post.ts);
+    await fake.sendEvent(post.message);
     await s.settled(i + 1);
   }
-  const texts = fake.botMessages('D1').map((m) => m.text);
-  expect(texts).toContain('You said: hello');
-  expect(texts).toContain('You said: fresh');
+  // Each is answered in a thread under it (DMs are threads in Slack's agent experience).
+  const texts = asked.map((ts) => fake.botMessages('D1', ts)[0]?.text);
+  expect(texts[0]).toBe('You said: hello');
+  expect(texts[3]).toBe('You said: fresh');
+  expect(fake.botMessages('D1')).toEqual([]);
   const [a, b, c] = s.chatRequests();
   expect(b?.conversationId).toBe(a?.conversationId);
   expect(c?.message).toBe('fresh');

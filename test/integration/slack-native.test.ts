@@ -98,13 +98,18 @@ describe('Slack native streaming and assistant threads', () => {
     expect(fake.botMessages('C5', post.ts)[0]?.text).toBe('You said: native in a channel');
   });
 
-  it('uses edits for a top-level DM in auto mode', async () => {
+  // Slack's Agent messaging experience: DMs are threads, so a top-level DM is answered in a
+  // thread under it, streamed natively; its conversation stays the DM's own.
+  it('streams a top-level DM natively in a thread under it in auto mode', async () => {
     await start();
     const q = fake.userPost({ channel: 'D4', text: 'top level' });
     await fake.sendEvent(q.message);
     await relay.answered(1);
-    expect(fake.botMessages('D4')[0]?.text).toBe('You said: top level');
-    expect(methods(fake)).not.toContain('chat.startStream');
+    expect(relay.received[0]?.place).toEqual({ platform: 'slack', workspaceId: 'T0FAKE', channelId: 'D4' });
+    expect(fake.botMessages('D4')).toEqual([]);
+    expect(fake.botMessages('D4', q.ts).map((m) => m.text)).toEqual(['You said: top level']);
+    expect(methods(fake)).toContain('chat.startStream');
+    expect(methods(fake)).not.toContain('chat.update');
   });
 
   it('never lets upstream mentions reach Slack raw, in either mode', async () => {

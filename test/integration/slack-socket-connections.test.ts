@@ -73,7 +73,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     expect(named.connection).toBe(2);
     await two.answered(3);
     expect(two.received.at(-1)?.text).toBe('to two');
-    expect(fake.botMessages('D5').map((m) => m.text)).toEqual(['You said: to two']);
+    expect(fake.agent.replies('D5').map((m) => m.text)).toEqual(['You said: to two']);
   });
 
   it("delivers Slack's retry of an event to another connection: same event, retry_attempt 1", async () => {
@@ -117,7 +117,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     // The reply it was writing goes out over the Web API after its connection closed.
     gated.release();
     await gated.answered(1);
-    expect(fake.botMessages('D1').map((m) => m.text)).toEqual(['You said: before the deploy']);
+    expect(fake.agent.replies('D1').map((m) => m.text)).toEqual(['You said: before the deploy']);
     await leaving.stopReceiving(); // twice is harmless
     await leaving.stop();
     expect(fake.socketConnectionIds).toEqual([2]);

@@ -77,7 +77,7 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
     expect(relay.received).toHaveLength(1);
     expect(relay.received[0]?.isDm).toBe(true);
     expect(relay.received[0]?.place).toEqual({ platform: 'slack', workspaceId: 'T0FAKE', channelId: 'D1' });
-    expect(fake.botMessages('D1')[0]?.text).toBe('You said: hi in private');
+    expect(fake.agent.replies('D1')[0]?.text).toBe('You said: hi in private');
   });
 
   it('hands a retried event to the relay with the same id', async () => {

@@ -82,7 +82,7 @@ it('files on another port, another host name or plain http get no token and no r
   }
 
   // What the user sees: the usual notice names the three files.
-  expect(fake.botMessages('D7')[0]?.text).toBe(
+  expect(fake.agent.replies('D7')[0]?.text).toBe(
     '3 files were not passed to the assistant: port.txt (not on the platform file host), ' +
       'host.txt (not on the platform file host), plain.txt (not on the platform file host).',
   );

@@ -149,13 +149,12 @@ describe('Slack', () => {
     await s.settled(2);
     const renewed = s.chatRequests().at(-1);
     expect(renewed?.conversationId).not.toBe(first?.conversationId);
-    const carried: Entry[] = [
-      { author: 'Ann', role: 'user', text: 'hello' },
-      { author: 'bridge', role: 'assistant', text: 'You said: hello' },
-    ];
+    // The DM's own messages (conversations.history): the bot's replies now sit in the threads
+    // under them (Slack's agent experience answers every DM in a thread), so only the user's are.
+    const carried: Entry[] = [{ author: 'Ann', role: 'user', text: 'hello' }];
     expect(withoutTs((renewed?.metadata as { context?: unknown }).context)).toEqual(carried);
     expect(renewed?.message).toBe(transcript(carried, 'again'));
-    const reply = fake.botMessages('D1').at(-1)?.text ?? '';
+    const reply = fake.agent.replies('D1').at(-1)?.text ?? '';
     // Written out: Slack needs the italic underscores fenced by zero-width spaces.
     expect(reply).toMatch(
       /^\u200B_\(This is a new conversation; the recent messages here were carried over as context\.\)_\u200B\n\nYou said: /,

@@ -20,7 +20,7 @@ it.each(['a', 'b'] as const)('Form %s: the preamble is dropped and only the delt
   await fake.sendEvent(fake.userPost({ channel: 'D1', text: question, user: 'U0ANN' }).message);
   const [result] = await s.settled(1);
   expect(result?.status).toBe('answered');
-  const messages = fake.botMessages('D1');
+  const messages = fake.agent.replies('D1');
   expect(messages.map((m) => m.text)).toEqual([`You said: ${question}`]);
   const everything = messages.flatMap((m) => m.versions.map((v) => JSON.stringify(v)));
   for (const syntax of [")]}'", '\\"delta\\"', '{\\"done', 'conversation_id', 'session_id']) {

@@ -94,7 +94,8 @@ export async function group(count: number, o: GroupOptions = {}): Promise<Group>
 }
 
 /** The bot's replies in a Slack channel or DM, in order, as their current texts. */
-export const repliesIn = (slack: FakeSlack, channel: string) => slack.botMessages(channel).map((m) => m.text);
+// A DM's replies are in the threads under its messages (Slack's agent experience), wherever they are.
+export const repliesIn = (slack: FakeSlack, channel: string) => slack.agent.replies(channel).map((m) => m.text);
 
 /** Waits for `ok` (polled: the replicas are other processes); `explain` says what was seen instead. */
 export async function until(what: string, ok: () => boolean, timeoutMs: number, explain: () => string): Promise<void> {

@@ -53,6 +53,23 @@ describe('agent sessions', () => {
     fake = undefined;
   });
 
+  it("a top-level DM's reply thread leads a Stop to the DM's place while the reply runs, not before or after", async () => {
+    const s = sessions();
+    const c = heldClient();
+    const dm: Place = { platform: 'slack', workspaceId: 'T0FAKE', channelId: 'D1' };
+    const turn = s.turn(c.client, place, dm);
+    expect(s.conversationOf(place)).toEqual(place);
+    turn.begin();
+    expect(s.conversationOf(place)).toBe(dm);
+    // Another thread of the DM is its own place.
+    const other: Place = { ...place, threadId: '100.9' };
+    expect(s.conversationOf(other)).toBe(other);
+    turn.end();
+    expect(s.conversationOf(place)).toEqual(place);
+    await c.answerAll();
+    expect(c.statuses()).toEqual(['processing', 'active']);
+  });
+
   it('a turn sets processing at begin and active at end, once each; nothing without begin or thread', async () => {
     const s = sessions();
     const c = heldClient();

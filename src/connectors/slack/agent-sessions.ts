@@ -18,6 +18,8 @@ import { translateSlackError } from './rate-limits.js';
 // never the reply.
 
 const MAX_STOPPED_STREAMS = 1000;
+/** Reply threads whose conversation lives elsewhere (top-level DMs), while their reply runs. */
+const MAX_CONVERSATIONS = 10_000;
 
 export const SET_STATUS_METHOD = 'agents.sessions.setStatus';
 export const SESSION_STOPPED_EVENT = 'agent_session_stopped';
@@ -76,6 +78,13 @@ export class AgentSessions {
   private readonly places = new Map<string, PlaceSession>();
   /** `channel:ts` of streams Slack stopped; bounded, oldest dropped first. */
   private readonly stoppedStreams = new Set<string>();
+  /**
+   * A session's thread → the conversation's place, while a reply runs there and the two differ:
+   * a top-level DM is answered in a thread under it (Slack's Agent messaging experience: DMs are
+   * threads), but its conversation is the DM's own, so Slack's Stop in that thread must reach the
+   * reply of the DM's place. Entries go when the reply ends; bounded all the same.
+   */
+  private readonly conversations = new Map<string, Place>();
   private warned = false;
 
   constructor(private readonly deps: AgentSessionsDeps) {}
@@ -100,11 +109,29 @@ export class AgentSessions {
     return this.stoppedStreams.has(`${channel}:${ts}`);
   }
 
-  /** A turn for one reply in a DM thread (a place without a thread has no session: no calls). */
-  turn(client: StatusClient, place: Place): AgentSessionTurn {
+  /** The place whose reply a Stop in this session's thread stops (the thread's own if none was noted). */
+  conversationOf(session: Place): Place {
+    return this.conversations.get(sessionKey(session)) ?? session;
+  }
+
+  /**
+   * A turn for one reply in a DM thread (a place without a thread has no session: no calls).
+   * `conversation`: the place the reply belongs to when it is not the session's thread (a
+   * top-level DM answered in a thread under it).
+   */
+  turn(client: StatusClient, place: Place, conversation?: Place): AgentSessionTurn {
     const threadTs = place.threadId;
     const channel = place.channelId;
-    const key = `${place.workspaceId ?? '-'}:${channel}:${threadTs ?? '-'}`;
+    const key = sessionKey(place);
+    const noteConversation = () => {
+      if (conversation === undefined || threadTs === undefined) return;
+      this.conversations.delete(key);
+      this.conversations.set(key, conversation);
+      if (this.conversations.size > MAX_CONVERSATIONS) {
+        const oldest = this.conversations.keys().next().value;
+        if (oldest !== undefined) this.conversations.delete(oldest);
+      }
+    };
     const me = {};
     let state: 'new' | 'begun' | 'ended' = 'new';
     return {
@@ -112,6 +139,7 @@ export class AgentSessions {
       begin: () => {
         if (state !== 'new' || threadTs === undefined) return;
         state = 'begun';
+        noteConversation();
         let s = this.places.get(key);
         if (s === undefined) {
           s = { owner: undefined, chain: Promise.resolve() };
@@ -124,6 +152,7 @@ export class AgentSessions {
         const begun = state === 'begun';
         state = 'ended';
         if (!begun || threadTs === undefined) return;
+        if (conversation !== undefined && this.conversations.get(key) === conversation) this.conversations.delete(key);
         const s = this.places.get(key);
         // A later reply of the place holds the session now: its status is not this turn's to end.
         if (s === undefined || s.owner !== me) return;
@@ -172,6 +201,10 @@ export class AgentSessions {
   }
 }
 
+function sessionKey(place: Place): string {
+  return `${place.workspaceId ?? '-'}:${place.channelId}:${place.threadId ?? '-'}`;
+}
+
 /** The fields of `agent_session_stopped` this connector reads. */
 interface SessionStoppedEvent {
   channel?: string;
@@ -204,8 +237,10 @@ export function registerSessionStop(
       logger.debug({ channel: ev.channel }, 'Slack: agent session stop without a place, user or relay');
       return;
     }
-    // The place a DM thread's messages make (events.ts placeOf), so the relay finds its reply.
-    const place: Place = { platform: 'slack', workspaceId: teamId, channelId: ev.channel, threadId: ev.thread_ts };
+    // The place a DM thread's messages make (events.ts placeOf), so the relay finds its reply; for
+    // the thread a top-level DM's reply opened, the DM's own place while that reply runs.
+    const thread: Place = { platform: 'slack', workspaceId: teamId, channelId: ev.channel, threadId: ev.thread_ts };
+    const place = sessions?.conversationOf(thread) ?? thread;
     const result = await h.stopPlace(place, ev.user);
     if (result === 'stopped') logger.info({ channel: ev.channel }, 'Slack: reply stopped from its agent session');
     else logger.debug({ result, channel: ev.channel }, 'Slack: agent session stop ignored');

@@ -6,6 +6,7 @@ import { ignoreRateLimits } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
 import { type BoltApp, clientOptions, createBoltApp } from './app.js';
 import { AgentSessions, registerSessionStop } from './agent-sessions.js';
+import { Greetings, registerAgentHome, Viewing } from './agent-home.js';
 import { createAssistant } from './assistant.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerControlActions, textBlocks } from './controls.js';
@@ -150,12 +151,19 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     users: new UserNames(now),
     serial,
     sessions: new AgentSessions({ logger, rateLimits }),
+    viewing: new Viewing(now),
     ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
     handler: () => (started ? handler : undefined),
     now,
   };
   registerControlActions(app, deps.handler, logger);
   registerSessionStop(app, deps.handler, logger, deps.sessions);
+  registerAgentHome(app, {
+    logger,
+    greetings: new Greetings(),
+    viewing: deps.viewing ?? new Viewing(now),
+    live: () => deps.handler() !== undefined,
+  });
   registerListeners(
     app,
     deps,
@@ -288,7 +296,13 @@ function registerListeners(
   logger: Logger,
   store: ReturnType<typeof createInstallationStore> | undefined,
 ): void {
-  app.assistant(createAssistant({ logger, intake: (args) => intake(deps, args) }));
+  app.assistant(
+    createAssistant({
+      logger,
+      intake: (args) => intake(deps, args),
+      ...(deps.viewing !== undefined ? { viewing: deps.viewing } : {}),
+    }),
+  );
   for (const type of ['app_mention', 'message'] as const) {
     app.event(type, async ({ event, client, context, body }) => {
       const ev = event as unknown as SlackMessageEvent;

@@ -21,6 +21,8 @@ export interface SlackMessageEvent {
   source_team?: string;
   /** Files shared with the message (subtype `file_share`). */
   files?: SlackFile[];
+  /** Agent messaging experience: what the user was viewing when writing to the app's DM. */
+  app_context?: unknown;
 }
 
 /** The fields of a message's file this connector reads. */

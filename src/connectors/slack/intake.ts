@@ -4,6 +4,7 @@ import { type IncomingMessage, type MessageHandler, placeKey } from '../../core/
 import { type Logger, scrubSecrets } from '../../logger.js';
 import { collectAttachments } from '../attachments.js';
 import type { AgentSessions } from './agent-sessions.js';
+import type { Viewing } from './agent-home.js';
 import type { SlackDestination } from './destination.js';
 import { ALLOW_ALL, isAllowed } from '../../core/intake/allowlist.js';
 import {
@@ -38,6 +39,8 @@ export interface IntakeDeps {
   serial: KeyedSerial;
   /** Agent sessions of DM threads: Slack's own Stop for native streams. */
   sessions: AgentSessions;
+  /** What each user views beside the app's DM (app_context_changed); absent: nothing sent. */
+  viewing?: Viewing;
   /** ATTACHMENT_MAX_BYTES (default 200000). */
   attachmentMaxBytes?: number;
   /** The relay; undefined before start and after stop. */
@@ -55,6 +58,9 @@ export interface IntakeArgs {
   assistant?: { onFirstMessage?: (text: string) => Promise<void> };
 }
 
+/** The relay's `stop` (core/intake/relay.ts). */
+const STOP_TEXT = /^stop$/i;
+
 export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const { event: ev, bot, client } = args;
   const { teamId } = args.teams;
@@ -67,7 +73,14 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const channel = ev.channel ?? '';
   const ts = ev.ts ?? '';
   const user = ev.user ?? '';
-  const place = placeOf(ev, trigger, teamId);
+  const written = placeOf(ev, trigger, teamId);
+  const isDm = ev.channel_type === 'im';
+  // `stop` written in the thread where a top-level DM's reply streams stops that reply, whose
+  // conversation is the DM's own (agent-sessions.ts conversationOf); any other message there is
+  // the thread's.
+  const typedStop =
+    isDm && written.threadId !== undefined && STOP_TEXT.test(stripBotMention(ev.text ?? '', bot.userId));
+  const place = typedStop ? deps.sessions.conversationOf(written) : written;
   // Where the message was written (a mention's place is the thread its reply opens).
   const origin = {
     platform: 'slack' as const,
@@ -123,22 +136,28 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
               )
             : undefined,
         ]);
-        const isDm = ev.channel_type === 'im';
+        // Slack's Agent messaging experience: DMs are threads in the app's Messages tab, so a
+        // top-level DM is answered in a thread under it (native stream, status, Slack's Stop),
+        // while its conversation stays the DM's own (one rolling conversation per DM).
+        const inThread = isDm && place.threadId === undefined && ts !== '' && place === written;
+        const replyPlace = inThread ? { ...place, threadId: ts } : written;
         const dest: SlackDestination = {
           client,
-          place,
+          place: replyPlace,
           ...(args.teams.enterpriseId ? { enterpriseId: args.teams.enterpriseId } : {}),
           userId: user,
           ...((ev.user_team ?? ev.team) ? { userTeamId: ev.user_team ?? ev.team } : {}),
           userMessageTs: ts,
-          assistant: args.assistant !== undefined,
+          // Every DM thread is an agent thread: the working sign is its status (loading messages).
+          assistant: args.assistant !== undefined || inThread,
         };
         // Slack's agent sessions are thread-based, in DMs and channels; the bridge holds them (for
         // Slack's Stop) in DM threads with the app (assistant threads are DMs too).
         const session =
-          (isDm || args.assistant !== undefined) && place.threadId !== undefined
-            ? deps.sessions.turn(client, place)
+          (isDm || args.assistant !== undefined) && replyPlace.threadId !== undefined
+            ? deps.sessions.turn(client, replyPlace, inThread ? place : undefined)
             : undefined;
+        const viewing = isDm ? (deps.viewing?.of(teamId, user, ev.app_context) ?? []) : [];
         const sink = chooseSink(
           deps.config.streaming,
           dest,
@@ -176,6 +195,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
           text,
           ...(attachments !== undefined ? { attachments } : {}),
           isDm,
+          ...(viewing.length > 0 ? { viewing } : {}),
           mentionsBot: trigger.kind === 'mention' || mentions(ev.text, bot.userId),
           isFromBot: false,
           receivedAt,

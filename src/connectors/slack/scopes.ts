@@ -16,15 +16,25 @@ export const BOT_SCOPES = [
   'users:read',
 ] as const;
 
+// The Agent messaging experience's events (manifest `agent_view`, Slack's migration guide:
+// https://docs.slack.dev/ai/migrating-to-agent-messaging/): app_home_opened (tab "messages")
+// instead of assistant_thread_started, app_context_changed for what the user views, and
+// agent_session_stopped for Slack's own Stop.
 export const BOT_EVENTS = [
   'agent_session_stopped',
+  'app_context_changed',
+  'app_home_opened',
   'app_mention',
   'app_uninstalled',
-  'assistant_thread_context_changed',
-  'assistant_thread_started',
   'message.channels',
   'message.groups',
   'message.im',
   'message.mpim',
   'tokens_revoked',
 ] as const;
+
+/**
+ * What an app still on `assistant_view` subscribes to besides (its own manifest): the bridge
+ * handles these too, so such an app keeps working as it did (docs/slack-setup.md).
+ */
+export const ASSISTANT_VIEW_EVENTS = ['assistant_thread_context_changed', 'assistant_thread_started'] as const;

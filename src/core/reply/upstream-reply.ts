@@ -65,6 +65,7 @@ export function chatMetadata(msg: IncomingMessage): ChatMetadata {
   if (msg.userName !== undefined) md.userName = msg.userName;
   md.messageId = msg.messageId;
   if (msg.forwarded === true) md.forwarded = true;
+  if (msg.viewing !== undefined && msg.viewing.length > 0) md.viewing = msg.viewing;
   const files = attachmentInfo(msg.attachments ?? []);
   if (files.length > 0) md.attachments = files;
   return md;

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FakeAgentView, fakeAgentView } from './agent-view.js';
 import { FakeFiles, type FakeFileInput, type FileDownload } from './files.js';
 import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
@@ -54,6 +55,8 @@ export interface FakeSlackOptions {
   workspaces?: string[];
   /** Refuses writes for their form (refusals.ts); `fake.switches.refuse` changes it later. */
   refuse?: SlackRefusal;
+  /** The app's messaging experience (`agent_view` or `assistant_view`; default assistant). */
+  experience?: 'agent' | 'assistant';
 }
 
 /** The bot token of a workspace given in FakeSlackOptions.workspaces. */
@@ -70,6 +73,8 @@ export interface UserPost {
   botUserId?: string;
   /** Files shared with the message: hosted at their `url_private`, and the event's subtype is `file_share`. */
   files?: FakeFileInput[];
+  /** Agent messaging experience: the channel the user views, folded into the event's `app_context`. */
+  appContext?: string;
 }
 
 export interface PostedByUser {
@@ -136,6 +141,8 @@ export interface FakeSlack {
   agentStatuses(channel: string, threadTs: string): string[];
   /** The `agent_session_stopped` event of `user` (default U0USER) pressing Slack's Stop (send it as any event). */
   sessionStopped(p: { channel: string; threadTs: string; user?: string }): Record<string, unknown>;
+  /** The Agent messaging experience's events, prompts and statuses (agent-view.ts). */
+  agent: FakeAgentView;
   /** The block_actions payload Slack sends for a click. */
   blockActions(click: Click): Record<string, unknown>;
   /** A click delivered over Socket Mode (envelope type `interactive`); resolves with the ack. */
@@ -206,7 +213,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     socketUrl: () => `${base().replace('http', 'ws')}/link?ticket=fake`,
     oauth: opts.oauth ? { ...opts.oauth, teamId: 'T0OAUTH', token: 'xoxb-oauth-installed-token' } : undefined,
     onCall: (c) => emitter.emit('call', c),
+    experience: opts.experience ?? 'assistant',
   };
+  const agent = fakeAgentView(state, ids.teamId);
   const server: Server = createServer((req, res) => {
     if (files.handle(req, res)) return;
     if ((req.url ?? '').startsWith('/api/') && req.method === 'POST') {
@@ -298,6 +307,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         event_ts: m.ts,
         team: p.teamId ?? ids.teamId,
         ...(p.threadTs ? { thread_ts: p.threadTs } : {}),
+        ...(p.appContext !== undefined ? { app_context: agent.appContext(p.appContext) } : {}),
         ...(p.files !== undefined && p.files.length > 0
           ? { subtype: 'file_share', files: p.files.map((f) => files.add(f)) }
           : {}),
@@ -334,6 +344,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       const streaming_message_ts = stopped.map((m) => m.ts);
       return { type: 'agent_session_stopped', ...fields, streaming_message_ts, event_ts: state.nextTs() };
     },
+    agent,
     blockActions,
     sendClick: (click) => socket.send('interactive', blockActions(click)),
     async postClick(url, click) {

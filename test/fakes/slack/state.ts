@@ -37,8 +37,21 @@ export interface TokenInfo {
   kind: 'bot' | 'app';
 }
 
+/** assistant.threads.setSuggestedPrompts as a user sees it: the prompts under a message. */
+export interface FakePrompts {
+  channel: string;
+  /** The message they show under (the thread's root, or the channel's latest message). */
+  ts: string | undefined;
+  title?: string;
+  prompts: { title: string; message: string }[];
+}
+
 export class FakeState {
   readonly tokens = new Map<string, TokenInfo>();
+  /** assistant.threads.setStatus by `channel:thread_ts`: each status and its loading messages. */
+  readonly threadStatuses = new Map<string, { status: string; loading?: string[] }[]>();
+  /** Suggested prompts set, in order. */
+  readonly prompts: FakePrompts[] = [];
   readonly ephemerals: FakeEphemeral[] = [];
   /** agents.sessions.setStatus by `channel:thread_ts`: the statuses set, in order. */
   readonly agentStatuses = new Map<string, string[]>();

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { attachmentsError, blocksError, textError } from './limits.js';
 import type { FakeRateLimiter } from './rate-limiter.js';
 import type { SlackRefusal } from './refusals.js';
-import type { FakeMessage, FakeState, TokenInfo } from './state.js';
+import type { FakeMessage, FakePrompts, FakeState, TokenInfo } from './state.js';
 import { isWriteMethod, type WriteLog } from './write-log.js';
 
 // The fake Web API: one POST /api/<method> per call, form-encoded or JSON, bearer or body token.
@@ -30,6 +30,8 @@ export interface WebApiSwitches {
   failAppendStream?: string;
   /** agents.sessions.setStatus answers this error. */
   failAgentStatus?: string;
+  /** assistant.threads.setStatus answers this error. */
+  failThreadStatus?: string;
   /** Channels that answer channel_not_found. */
   missingChannels: Set<string>;
   /** Calls of these methods are answered only once the promise settles (a slow Slack). */
@@ -50,6 +52,11 @@ export interface WebApiContext {
   oauth: { clientId: string; clientSecret: string; teamId: string; token: string } | undefined;
   onCall: (call: ApiCall) => void;
   users: Map<string, string>;
+  /**
+   * The app's messaging experience (its manifest's view). `agent`: as Slack's reference of
+   * assistant.threads.setSuggestedPrompts says, a call with `thread_ts` silently does nothing.
+   */
+  experience: 'agent' | 'assistant';
 }
 
 class ApiError extends Error {
@@ -251,8 +258,29 @@ const handlers: Record<string, Handler> = {
     c.state.agentStatuses.set(key, [...(c.state.agentStatuses.get(key) ?? []), status]);
     return {};
   },
-  'assistant.threads.setStatus': () => ({}),
-  'assistant.threads.setSuggestedPrompts': () => ({}),
+  'assistant.threads.setStatus': (c, a) => {
+    const key = `${req(a, 'channel_id')}:${req(a, 'thread_ts')}`;
+    if (c.switches.failThreadStatus) throw new ApiError(c.switches.failThreadStatus);
+    const status = str(a, 'status') ?? '';
+    const loading = listArg(a.loading_messages)?.map(String);
+    c.state.threadStatuses.set(key, [
+      ...(c.state.threadStatuses.get(key) ?? []),
+      { status, ...(loading !== undefined ? { loading } : {}) },
+    ]);
+    return {};
+  },
+  // Without thread_ts: "set for the latest message in the channel" (Slack's reference).
+  'assistant.threads.setSuggestedPrompts': (c, a) => {
+    const channel = req(a, 'channel_id');
+    const prompts = listArg(a.prompts) as FakePrompts['prompts'] | undefined;
+    if (prompts === undefined || prompts.length === 0 || prompts.length > 4) throw new ApiError('invalid_arguments');
+    const threadTs = str(a, 'thread_ts');
+    if (threadTs !== undefined && c.experience === 'agent') return {};
+    const title = str(a, 'title');
+    const ts = threadTs ?? c.state.list(channel).at(-1)?.ts;
+    c.state.prompts.push({ channel, ts, prompts, ...(title !== undefined ? { title } : {}) });
+    return {};
+  },
   'assistant.threads.setTitle': () => ({}),
   'reactions.add': () => ({}),
   'reactions.remove': () => ({}),
@@ -276,6 +304,12 @@ const handlers: Record<string, Handler> = {
     return { user: { id, name, real_name: name, profile: { display_name: name, real_name: name } } };
   },
 };
+
+/** An array argument: JSON in a form body, as is in a JSON body. */
+function listArg(v: unknown): unknown[] | undefined {
+  const parsed: unknown = typeof v === 'string' ? JSON.parse(v) : v;
+  return Array.isArray(parsed) ? (parsed as unknown[]) : undefined;
+}
 
 function contentOf(a: Args): { text: string; format: FakeMessage['format'] } {
   const md = str(a, 'markdown_text');
