@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CappedHistory, type CappedHistoryOptions } from './capped-history.js';
 import { FakeFiles, type FakeFileInput, type FileDownload } from './files.js';
 import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
@@ -25,6 +26,7 @@ export type {
   WriteLogEntry,
 };
 export { LOGIN_PAGE } from './files.js';
+export { CappedHistory, type CappedHistoryOptions } from './capped-history.js';
 export { signSlackRequest };
 
 // A loopback Slack: Web API under /api/, Socket Mode WebSocket under /link, plus helpers to
@@ -51,6 +53,8 @@ export interface FakeSlackOptions {
    * token of its own (workspaceBotToken), so the rate limits count it as its own workspace.
    */
   workspaces?: string[];
+  /** Cap conversations.replies/.history from the start (capped-history.ts; `switches.cappedHistory` later). */
+  cappedHistory?: CappedHistoryOptions;
 }
 
 /** The bot token of a workspace given in FakeSlackOptions.workspaces. */
@@ -184,6 +188,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   emitter.setMaxListeners(0);
   const users = new Map<string, string>();
   const switches: WebApiSwitches = { missingChannels: new Set(), holdMethods: new Map() };
+  if (opts.cappedHistory) switches.cappedHistory = new CappedHistory(opts.cappedHistory, now);
 
   let port = 0;
   const base = () => `http://127.0.0.1:${port}`;
