@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CappedHistory } from './capped-history.js';
+import type { CappedHistory } from './capped-history.js';
 import { blocksError, textError } from './limits.js';
 import type { FakeRateLimiter } from './rate-limiter.js';
 import type { FakeMessage, FakeState, TokenInfo } from './state.js';
