@@ -141,6 +141,8 @@ export interface FakeSlack {
   blockActions(click: Click): Record<string, unknown>;
   /** A click delivered over Socket Mode (envelope type `interactive`); resolves with the ack. */
   sendClick(click: Click): Promise<unknown>;
+  /** Any envelope over Socket Mode (`interactive`, `slash_commands`, …); resolves with the ack. */
+  sendEnvelope(type: string, payload: Record<string, unknown>, opts?: EnvelopeOptions): Promise<unknown>;
   /** A click delivered in HTTP mode: a signed form POST with `payload=<json>`. */
   postClick(url: string, click: Click): Promise<{ status: number; body: string }>;
   /**
@@ -334,6 +336,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     },
     blockActions,
     sendClick: (click) => socket.send('interactive', blockActions(click)),
+    sendEnvelope: (type, payload, o = {}) => socket.send(type, payload, o),
     async postClick(url, click) {
       const raw = new URLSearchParams({ payload: JSON.stringify(blockActions(click)) }).toString();
       const ts = Math.floor(Date.now() / 1000);
