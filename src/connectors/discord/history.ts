@@ -1,6 +1,6 @@
 import { type Client, Routes } from 'discord.js';
 import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
-import { compareIds } from '../../core/reply/seen-messages.js';
+import { compareIds, cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
 import { toPlatformError } from './errors.js';
 import { type BucketBudget, channelReadBucket } from './rate-limits.js';
 
@@ -37,10 +37,16 @@ export interface DiscordHistoryInit {
   channelId: string;
   guildId: string | undefined;
   budget?: BucketBudget;
+  /** The connector's record of messages the gateway delivered (seen.ts); none: every read asks Discord. */
+  seen?: SeenMessages<PlaceMessage>;
+  /** The bot's display name for its own replies in the record. */
+  botName?: string;
+  now?: () => number;
 }
 
 export function discordHistoryReader(init: DiscordHistoryInit): HistoryReader {
   const bucket = channelReadBucket(init.channelId, init.budget);
+  const seen = init.seen;
   return {
     buckets: [bucket],
     async recent(req: HistoryRequest): Promise<HistoryPage> {
@@ -66,6 +72,20 @@ export function discordHistoryReader(init: DiscordHistoryInit): HistoryReader {
         ? { messages, next: { cursor: oldest, direction: 'older' } }
         : { messages };
     },
+    ...(seen !== undefined
+      ? {
+          recorded: (req: HistoryRequest) =>
+            Promise.resolve(seen.before(init.channelId, req.beforeMessageId, req.limit)),
+          remember: (reply: { messageId: string; text: string }) =>
+            seen.add(init.channelId, reply.messageId, {
+              id: reply.messageId,
+              author: init.botName ?? 'assistant',
+              role: 'assistant',
+              text: cutText(reply.text, seen.limits.maxChars),
+              ts: new Date((init.now ?? Date.now)()).toISOString(),
+            }),
+        }
+      : {}),
   };
 }
 
