@@ -143,11 +143,13 @@ export class ThreadContext {
     if (settings.mode === 'off' || settings.maxMessages <= 0 || reader === undefined) return [];
     const key = placeKey(msg.place);
     const req: HistoryRequest = { limit: settings.maxMessages + 1, beforeMessageId: msg.messageId };
+    // One deadline for the record and every page: context never holds a reply up longer.
+    const deadline = clock.now() + (settings.timeoutMs ?? HISTORY_TIMEOUT_MS);
     const recorded = await this.recorded(reader, req, log);
     let messages = this.cache.get(key, clock.now());
     if (messages === undefined) {
       const started = clock.now();
-      const read = await this.read(reader, req, log);
+      const read = await this.read(reader, req, log, deadline);
       if (typeof read === 'string') {
         this.o.metrics?.contextSkipped(msg.place.platform, read);
         messages = [];
@@ -160,13 +162,24 @@ export class ThreadContext {
     return cleanHistory(mergeNewestFirst(recorded, messages, req.limit), msg.messageId, settings.maxMessages);
   }
 
+  /** The connector's record (names may still be looked up): bounded by the read's timeout too. */
   private async recorded(reader: HistoryReader, req: HistoryRequest, log: Logger): Promise<PlaceMessage[]> {
     if (reader.recorded === undefined) return [];
+    const timeoutMs = this.o.settings.timeoutMs ?? HISTORY_TIMEOUT_MS;
+    let timer: { clear(): void } | undefined;
+    const late = new Promise<PlaceMessage[]>((resolve) => {
+      timer = this.o.clock.setTimeout(() => {
+        log.warn({ timeoutMs }, 'reading the recorded messages took too long; going on without them');
+        resolve([]);
+      }, timeoutMs);
+    });
     try {
-      return await reader.recorded(req);
+      return await Promise.race([reader.recorded(req), late]);
     } catch (err) {
       log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read the recorded messages');
       return [];
+    } finally {
+      timer?.clear();
     }
   }
 
@@ -180,14 +193,18 @@ export class ThreadContext {
     reader: HistoryReader,
     req: HistoryRequest,
     log: Logger,
+    deadline: number,
   ): Promise<PlaceMessage[] | ContextSkipReason> {
     const { clock } = this.o;
-    const deadline = clock.now() + (this.o.settings.timeoutMs ?? HISTORY_TIMEOUT_MS);
     let held: PlaceMessage[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const left = deadline - clock.now();
-      if (page > 0 && left <= 0) break;
+      if (left <= 0) {
+        if (page > 0) break;
+        log.warn('the recorded messages took the whole time; answering without a read');
+        return 'timeout';
+      }
       const got = await this.readPage(reader, cursor === undefined ? req : { ...req, cursor }, left, log, page);
       if (typeof got === 'string') return page === 0 ? got : held;
       const p: HistoryPage = Array.isArray(got) ? { messages: got } : got;
