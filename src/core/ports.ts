@@ -84,6 +84,20 @@ export interface HistoryRequest {
   limit: number;
   /** Only messages older than this one (the user's current message). */
   beforeMessageId?: string;
+  /** The next page of the same read: a `HistoryPage.next.cursor` the reader gave before. */
+  cursor?: string;
+}
+
+/**
+ * One page of a read that did not get everything at once (a platform that caps a read, or pages
+ * a thread from its start). `next` continues it: `newer` when this page came from the old end
+ * (the messages just before `beforeMessageId` are still to come), `older` when it came from the
+ * newest end.
+ */
+export interface HistoryPage {
+  /** Newest first. */
+  messages: PlaceMessage[];
+  next?: { cursor: string; direction: 'newer' | 'older' };
 }
 
 /** A port each connector provides per message: the recent history of the message's place. */
@@ -93,9 +107,17 @@ export interface HistoryReader {
   /**
    * The place's most recent messages, newest first, at most `limit`. The bridge's own messages
    * are role `assistant`; mentions are display names. Throws on a platform error; a 429 is a
-   * PlatformRateLimitedError.
+   * PlatformRateLimitedError. A page when the platform gave part of them (see HistoryPage).
    */
-  recent(req: HistoryRequest): Promise<PlaceMessage[]>;
+  recent(req: HistoryRequest): Promise<PlaceMessage[] | HistoryPage>;
+  /**
+   * The place's messages the bridge already received in its events (a bounded record kept in
+   * memory by the connector), newest first, at most `limit`, before `beforeMessageId`: no
+   * platform call, no budget. Context ends with these when a read is capped or skipped.
+   */
+  recorded?(req: HistoryRequest): Promise<PlaceMessage[]>;
+  /** The bridge's own finished reply in the place, for the record (its text as composed). */
+  remember?(reply: { messageId: string; text: string }): void;
 }
 
 /** A rate-limit bucket a write counts against, with the budget assumed until the platform says more. */

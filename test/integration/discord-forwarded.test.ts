@@ -57,3 +57,73 @@ it('a forward in a channel is answered when the forwarding message mentions the 
   const reqs = chatRequests(s);
   expect(reqs.map((r) => r.message)).toEqual(['[forwarded message]\n> what does this mean?']);
 });
+
+it('a forward whose snapshot holds only an embed or components is read, not dropped', async () => {
+  s = await startStack();
+  const { fake } = s;
+  const dm = fake.addDm(ANN);
+  fake.dispatchMessage({
+    channelId: dm,
+    authorId: ANN,
+    content: '',
+    forwarded: {
+      content: '',
+      embeds: [
+        {
+          type: 'rich',
+          author: { name: 'Status bot' },
+          title: 'Deploy failed',
+          description: 'The api service did not start.',
+          fields: [{ name: 'Region', value: 'eu-west', inline: true }],
+          footer: { text: 'build 42' },
+        },
+      ],
+    },
+  });
+  await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content.startsWith('You said:')));
+  fake.dispatchMessage({
+    channelId: dm,
+    authorId: ANN,
+    content: '',
+    forwarded: {
+      content: '',
+      components: [
+        {
+          type: 1,
+          components: [
+            { type: 2, style: 1, label: 'Approve', custom_id: 'a' },
+            { type: 2, style: 4, label: 'Reject', custom_id: 'r' },
+          ],
+        },
+        {
+          type: 1,
+          components: [
+            {
+              type: 3,
+              custom_id: 'env',
+              placeholder: 'Pick an environment',
+              options: [
+                { label: 'staging', value: 's' },
+                { label: 'production', value: 'p' },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  });
+  await fake.waitUntil(() =>
+    fake.botMessages(dm).filter((m) => m.content.startsWith('You said:')).length === 2 ? true : undefined,
+  );
+  expect(chatRequests(s).map((r) => r.message)).toEqual([
+    [
+      '[forwarded message]',
+      '> Status bot',
+      '> Deploy failed',
+      '> The api service did not start.',
+      '> Region: eu-west',
+      '> build 42',
+    ].join('\n'),
+    ['[forwarded message]', '> Approve', '> Reject', '> Pick an environment', '> staging', '> production'].join('\n'),
+  ]);
+});

@@ -26,6 +26,8 @@ import { toPlatformError } from './errors.js';
 import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { discordHistoryReader } from './history.js';
+import { type DiscordSeen, recordMessage } from './seen.js';
+import { SeenMessages } from '../../core/reply/seen-messages.js';
 import { inviteUrl } from './invite.js';
 import { KeyedSerial } from '../keyed-serial.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
@@ -99,6 +101,9 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   // other places go on meanwhile.
   const inOrder = new KeyedSerial();
 
+  // Messages the gateway delivered, read back for context before Discord is asked (seen.ts).
+  const seen: DiscordSeen = new SeenMessages(now);
+
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || !handler || !client.user) return;
     const thread = await threads.facts(message);
@@ -123,7 +128,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
             ...(opts.attachmentMaxBytes !== undefined ? { maxBytes: opts.attachmentMaxBytes } : {}),
           });
     if (stopping) return;
-    const msg = toIncoming(message, route, client, logger, receivedAt, opts.assumedBudget);
+    const msg = toIncoming(message, route, client, logger, receivedAt, opts.assumedBudget, seen);
     if (attachments !== undefined) msg.attachments = attachments;
     logger.info(
       { eventId: msg.eventId, channelId: msg.place.channelId, threadId: msg.place.threadId, dm: msg.isDm },
@@ -190,6 +195,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       started = true;
       handler = h;
       client.on(Events.MessageCreate, (m) => {
+        recordMessage(seen, m, config);
         void inOrder.run(
           m.channelId,
           () => onMessage(m),
@@ -307,6 +313,7 @@ function toIncoming(
   logger: Logger,
   receivedAt: number,
   budget: BucketBudget | undefined,
+  seen?: DiscordSeen,
 ): IncomingMessage {
   const sink = new ChannelReplySink({
     rest: client.rest,
@@ -324,6 +331,8 @@ function toIncoming(
           channelId: replyChannelId(route.place),
           guildId: route.place.workspaceId,
           ...(budget ? { budget } : {}),
+          ...(seen ? { seen } : {}),
+          ...(client.user ? { botName: client.user.globalName ?? client.user.username } : {}),
         })
       : undefined;
   return {

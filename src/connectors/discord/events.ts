@@ -3,6 +3,7 @@ import type { DiscordReplyMode } from '../../config/config.js';
 import type { Place } from '../../core/ports.js';
 import { hasVisibleText } from '../../core/intake/visible-text.js';
 import { type ThreadFromMessage, threadName } from './reply-sink.js';
+import { componentText, embedText } from './visible-parts.js';
 
 // Which gateway messages the bridge answers, and where: the Discord half of contract section 4.
 
@@ -45,14 +46,22 @@ export function stripBotMention(content: string, botId: string): string {
     .trim();
 }
 
-/** What a forwarded message says: its snapshot's text, marked as forwarded, and its files. */
+/** What a forwarded message says: its snapshot's visible text, marked as forwarded, and its files. */
 export const FORWARDED_MARK = '[forwarded message]';
 
 function forwardedContent(message: Message): { text: string; attachments: Message['attachments'] } | undefined {
   if (message.reference?.type !== MessageReferenceType.Forward) return undefined;
   const snapshot = message.messageSnapshots.first();
   if (snapshot === undefined) return undefined;
-  const body = (snapshot.content ?? '').trim();
+  // Its visible text: the content, then what its embeds and components show (a forward of a
+  // bot's card or a poll of buttons has no content at all).
+  const body = [
+    (snapshot.content ?? '').trim(),
+    ...embedText(snapshot.embeds),
+    componentText(snapshot.components).join('\n'),
+  ]
+    .filter((part) => part !== '')
+    .join('\n\n');
   const quoted = body === '' ? '' : `\n${body.replace(/^/gm, '> ')}`;
   return { text: `${FORWARDED_MARK}${quoted}`, attachments: snapshot.attachments };
 }

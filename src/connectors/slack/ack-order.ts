@@ -8,6 +8,8 @@ import { App, type ReceiverEvent } from '@slack/bolt';
 // joined its place's line), then leaves as before. Messages whose events were acked one after
 // another are answered in that order, whichever replicas took them. Nothing else changes: a
 // listener that fails still has its event acked, and a slow record is waited for only so long.
+// Requests a listener acks (interactions, commands) that no listener took are acked when Bolt is
+// done with them: every signed request is answered well within Slack's 3 s.
 
 /** Longest an ack waits for what its listeners recorded; Slack retries after 3 s without one. */
 export const ACK_HOLD_MAX_MS = 1500;
@@ -50,7 +52,7 @@ export function hasRoutableEvent(body: Record<string, unknown>): boolean {
 export class OrderedAckApp extends App {
   override async processEvent(event: ReceiverEvent): Promise<void> {
     // Interactions and commands hand ack to their listeners; only events are acked by Bolt itself.
-    if (event.body.type !== 'event_callback') return super.processEvent(event);
+    if (event.body.type !== 'event_callback') return this.processRequest(event);
     // Nothing to route (the HTTP receiver answers 400 before this; Socket Mode acks the envelope).
     if (!hasRoutableEvent(event.body)) return event.ack();
     const recorded: Array<Promise<unknown>> = [];
@@ -81,5 +83,22 @@ export class OrderedAckApp extends App {
       await event.ack();
     }
     await processed;
+  }
+
+  /**
+   * An interaction, shortcut, slash command or options request: its listener acks it. Bolt runs
+   * every listener before it returns; one that no listener took (or none acked) is acked then, at
+   * once, instead of waiting for the receiver's 404 after Slack's 3 s (the user sees an error).
+   */
+  private async processRequest(event: ReceiverEvent): Promise<void> {
+    let acked = false;
+    await super.processEvent({
+      ...event,
+      ack: (response?: unknown) => {
+        acked = true;
+        return event.ack(response);
+      },
+    });
+    if (!acked) await event.ack();
   }
 }

@@ -18,6 +18,7 @@ import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { renderMarkdownText, renderMrkdwn } from './render.js';
 import { KeyedSerial } from '../keyed-serial.js';
+import { SeenMessages } from '../../core/reply/seen-messages.js';
 import { ThreadMembership } from './threads.js';
 import { UserNames } from './users.js';
 
@@ -150,6 +151,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     threads: new ThreadMembership(logger, now),
     users: new UserNames(now),
     serial,
+    seen: new SeenMessages(now),
     sessions: new AgentSessions({ logger, rateLimits }),
     viewing: new Viewing(now),
     ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),

@@ -1,33 +1,25 @@
 import type { webApi } from '@slack/bolt';
-import type { HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
+import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
+import { compareIds, cutText } from '../../core/reply/seen-messages.js';
 import type { BotIdentity } from './events.js';
 import { historyBucket, type SlackLimits, translateSlackError } from './rate-limits.js';
+import { CONTENT_SUBTYPES, type SlackHistoryMessage, type SlackSeen, seenKey } from './seen.js';
 import type { UserNames } from './users.js';
 
 // A Slack place's earlier messages, for the context of a new conversation (core/reply/thread-context.ts):
-// `conversations.replies` for a thread, `conversations.history` for a DM or channel, one request.
-// Text is made readable for the upstream: mentions become display names, links and channel
-// references their labels, entities plain characters.
+// `conversations.replies` for a thread, `conversations.history` for a DM or channel, bounded by
+// `latest` (the user's message, exclusive). Slack pages a thread from its parent, oldest first,
+// and may cap a call (15 messages and one call a minute for commercial apps outside the
+// Marketplace): a page that holds the parent and has more continues toward the newest end, any
+// other page (conversations.history is newest first) toward the oldest. The record of messages
+// seen in events (seen.ts) is read first and costs no call. Text is made readable for the
+// upstream: mentions become display names, links and channel references their labels, entities
+// plain characters.
 
 /** Slack pages a thread from its parent: one page this long covers all but very long threads. */
 const THREAD_PAGE = 200;
 /** Names looked up per read at most (users.info each, cached an hour); others read "someone". */
 const MAX_NAME_LOOKUPS = 20;
-
-interface SlackHistoryMessage {
-  type?: string;
-  subtype?: string;
-  ts?: string;
-  user?: string;
-  bot_id?: string;
-  username?: string;
-  text?: string;
-  user_profile?: { display_name?: string; real_name?: string; name?: string };
-  bot_profile?: { name?: string };
-}
-
-// Subtypes that are someone writing (other subtypes: joins, topic changes, deletions...).
-const CONTENT_SUBTYPES = new Set(['file_share', 'thread_broadcast', 'bot_message', 'me_message']);
 
 export interface SlackHistoryInit {
   client: webApi.WebClient;
@@ -38,38 +30,105 @@ export interface SlackHistoryInit {
   bot: BotIdentity;
   users: UserNames;
   limits: SlackLimits;
+  /** The connector's record of messages seen in events (none: every read asks Slack). */
+  seen?: SlackSeen;
 }
 
 export function slackHistoryReader(init: SlackHistoryInit): HistoryReader {
   const bucket = historyBucket(init.limits, init.teamId);
+  const seen = init.seen;
   return {
     buckets: [bucket],
-    async recent(req: HistoryRequest): Promise<PlaceMessage[]> {
-      let raw: SlackHistoryMessage[];
+    async recent(req: HistoryRequest): Promise<HistoryPage> {
+      let page: RawPage;
       try {
-        raw = await fetchMessages(init, req);
+        page = await fetchPage(init, req);
       } catch (err) {
         throw translateSlackError(err, bucket.key);
       }
-      return toPlaceMessages(init, raw);
+      const messages = await toPlaceMessages(init, page.messages);
+      return page.next !== undefined ? { messages, next: page.next } : { messages };
     },
+    ...(seen !== undefined
+      ? {
+          recorded: (req: HistoryRequest) => toPlaceMessages(init, recordedRaw(init, seen, req)),
+          remember: (reply: { messageId: string; text: string }) => {
+            seen.add(seenKey(init.teamId, init.channel, init.threadTs), reply.messageId, {
+              type: 'message',
+              ts: reply.messageId,
+              user: init.bot.userId,
+              ...(init.bot.botId !== undefined ? { bot_id: init.bot.botId } : {}),
+              text: cutText(reply.text, seen.limits.maxChars),
+            });
+          },
+        }
+      : {}),
   };
 }
 
-async function fetchMessages(init: SlackHistoryInit, req: HistoryRequest): Promise<SlackHistoryMessage[]> {
+/** The record's messages of the place before the user's, newest first; a thread's parent too. */
+function recordedRaw(init: SlackHistoryInit, seen: SlackSeen, req: HistoryRequest): SlackHistoryMessage[] {
+  const key = seenKey(init.teamId, init.channel, init.threadTs);
+  const raw = seen.before(key, req.beforeMessageId, req.limit);
+  if (init.threadTs === undefined || raw.length >= req.limit) return raw;
+  const parent = seen.get(seenKey(init.teamId, init.channel, undefined), init.threadTs);
+  const before = req.beforeMessageId;
+  return parent !== undefined && (before === undefined || compareIds(init.threadTs, before) < 0)
+    ? [...raw, parent]
+    : raw;
+}
+
+interface RawPage {
+  /** Newest first. */
+  messages: SlackHistoryMessage[];
+  next?: HistoryPage['next'];
+}
+
+/** A cursor this reader hands out: the direction it continues in, then Slack's cursor. */
+function packCursor(direction: 'newer' | 'older', cursor: string): NonNullable<HistoryPage['next']> {
+  return { cursor: `${direction === 'newer' ? 'n' : 'o'}:${cursor}`, direction };
+}
+
+function unpackCursor(packed: string | undefined): { direction?: 'newer' | 'older'; cursor?: string } {
+  if (packed === undefined) return {};
+  return { direction: packed.startsWith('n:') ? 'newer' : 'older', cursor: packed.slice(2) };
+}
+
+async function fetchPage(init: SlackHistoryInit, req: HistoryRequest): Promise<RawPage> {
   const before = req.beforeMessageId !== undefined ? { latest: req.beforeMessageId, inclusive: false } : {};
+  const packed = unpackCursor(req.cursor);
+  const cursor = packed.cursor !== undefined ? { cursor: packed.cursor } : {};
   if (init.threadTs !== undefined) {
     const res = await init.client.conversations.replies({
       channel: init.channel,
       ts: init.threadTs,
       limit: THREAD_PAGE,
       ...before,
+      ...cursor,
     });
     // Oldest first: the newest `limit` are the end of the page.
-    return ((res.messages ?? []) as SlackHistoryMessage[]).slice(-req.limit).reverse();
+    const raw = (res.messages ?? []) as SlackHistoryMessage[];
+    const newestFirst = [...raw].sort((a, b) => compareIds(b.ts ?? '0', a.ts ?? '0')).slice(0, req.limit);
+    const nextCursor = res.has_more === true ? res.response_metadata?.next_cursor : undefined;
+    if (nextCursor === undefined || nextCursor === '') return { messages: newestFirst };
+    // A page that starts at the parent came from the old end: what is left is newer.
+    const direction = packed.direction ?? (raw.some((m) => m.ts === init.threadTs) ? 'newer' : 'older');
+    return { messages: newestFirst, next: packCursor(direction, nextCursor) };
   }
-  const res = await init.client.conversations.history({ channel: init.channel, limit: req.limit, ...before });
-  return (res.messages ?? []) as SlackHistoryMessage[];
+  const res = await init.client.conversations.history({
+    channel: init.channel,
+    limit: req.limit,
+    ...before,
+    ...cursor,
+  });
+  // Newest first, as Slack documents it (sorted all the same: nothing here trusts an order).
+  const messages = [...((res.messages ?? []) as SlackHistoryMessage[])]
+    .sort((a, b) => compareIds(b.ts ?? '0', a.ts ?? '0'))
+    .slice(0, req.limit);
+  const nextCursor = res.has_more === true ? res.response_metadata?.next_cursor : undefined;
+  return nextCursor !== undefined && nextCursor !== ''
+    ? { messages, next: packCursor('older', nextCursor) }
+    : { messages };
 }
 
 function isOwn(m: SlackHistoryMessage, bot: BotIdentity): boolean {

@@ -25,6 +25,7 @@ import type { KeyedSerial } from '../keyed-serial.js';
 import { chooseSink } from './sinks.js';
 import type { ThreadMembership } from './threads.js';
 import type { UserNames } from './users.js';
+import { recordEvent, type SlackSeen } from './seen.js';
 
 // A Slack event becomes an IncomingMessage with its reply sink and goes to the relay. Runs
 // after Bolt acked the event; the relay is never awaited here (it resolves when the reply is
@@ -41,6 +42,8 @@ export interface IntakeDeps {
   sessions: AgentSessions;
   /** What each user views beside the app's DM (app_context_changed); absent: nothing sent. */
   viewing?: Viewing;
+  /** The record of messages seen in events, read back for context (seen.ts). */
+  seen?: SlackSeen;
   /** ATTACHMENT_MAX_BYTES (default 200000). */
   attachmentMaxBytes?: number;
   /** The relay; undefined before start and after stop. */
@@ -65,6 +68,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const { event: ev, bot, client } = args;
   const { teamId } = args.teams;
   const trigger = args.assistant ? ({ kind: 'dm' } as const) : classify(ev, bot);
+  if (deps.seen !== undefined) noteSeen(deps, deps.seen, args);
   if (args.assistant && (ev.bot_id !== undefined || ev.user === bot.userId || !ev.user)) return;
   if (trigger.kind === 'ignore') {
     deps.logger.trace({ reason: trigger.reason, type: ev.type }, 'slack event ignored');
@@ -181,6 +185,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
               bot,
               users: deps.users,
               limits: deps.limits,
+              ...(deps.seen !== undefined ? { seen: deps.seen } : {}),
             });
         const msg: IncomingMessage = {
           eventId,
@@ -224,4 +229,18 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
     .finally(() => {
       if (!handedOn) arrival?.leave();
     });
+}
+
+/** Every message of an allowed channel goes into the record, for the bot or not (seen.ts). */
+function noteSeen(deps: IntakeDeps, seen: SlackSeen, args: IntakeArgs): void {
+  const { event: ev } = args;
+  if (ev.type !== 'message' && ev.type !== 'app_mention') return;
+  const channelId = ev.channel ?? '';
+  const place = { platform: 'slack' as const, workspaceId: args.teams.teamId, channelId };
+  const allow = {
+    slack: { workspaces: deps.config.allowedTeams, channels: deps.config.allowedChannels },
+    discord: ALLOW_ALL,
+  };
+  if (!isAllowed(allow, { place, origin: place, workspaces: args.teams.workspaces })) return;
+  recordEvent(seen, args.teams.teamId, ev);
 }

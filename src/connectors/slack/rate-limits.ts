@@ -1,14 +1,20 @@
 import { type BucketRef, PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.js';
 
 // Slack publishes tiers, not headers: these are the budgets the scheduler assumes. A 429
-// (surfaced because the WebClient runs with rejectRateLimitedCalls) teaches it the rest.
+// (surfaced because the WebClient runs with rejectRateLimitedCalls) teaches it the rest. Tiers
+// per method and workspace, per Slack's method reference: chat.update Tier 3 (50+ a minute),
+// chat.appendStream Tier 4 (100+), chat.startStream and chat.stopStream Tier 2 (20+);
+// chat.postMessage is special (about one a second per channel), and a stream's start posts a
+// message too, so it pays both its Tier 2 bucket and the channel's posts.
 
 export interface SlackLimits {
   /** chat.postMessage / chat.startStream: about one per second per channel. */
   post: { limit: number; windowMs: number };
+  /** chat.startStream: Tier 2 (20+ a minute), per workspace, on top of the channel's posts. */
+  start: { limit: number; windowMs: number };
   /** chat.update: tier 3, per workspace. */
   update: { limit: number; windowMs: number };
-  /** chat.appendStream: counted like tier 3, per workspace. */
+  /** chat.appendStream: Tier 4 (100+ a minute), per workspace. */
   append: { limit: number; windowMs: number };
   /** chat.stopStream: Tier 2 (20+ a minute), per workspace, a bucket of its own. */
   stop: { limit: number; windowMs: number };
@@ -18,8 +24,9 @@ export interface SlackLimits {
 
 export const DEFAULT_SLACK_LIMITS: SlackLimits = {
   post: { limit: 1, windowMs: 1000 },
+  start: { limit: 20, windowMs: 60_000 },
   update: { limit: 50, windowMs: 60_000 },
-  append: { limit: 50, windowMs: 60_000 },
+  append: { limit: 100, windowMs: 60_000 },
   stop: { limit: 20, windowMs: 60_000 },
   history: { limit: 50, windowMs: 60_000 },
 };
@@ -33,6 +40,11 @@ export function postBucket(limits: SlackLimits, team: string, channel: string): 
 // Per workspace: a 429 shrinks the workspace's bucket, whichever channel the write went to.
 export function updateBucket(limits: SlackLimits, team: string): BucketRef {
   return { key: `slack:${team}:update`, ...limits.update };
+}
+
+/** chat.startStream's own Tier 2 bucket; a 429 of a stream's start teaches it (the method's tier). */
+export function startBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:start`, ...limits.start };
 }
 
 export function appendBucket(limits: SlackLimits, team: string): BucketRef {

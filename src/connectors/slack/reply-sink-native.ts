@@ -8,7 +8,7 @@ import {
 } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { appendBucket, postBucket, stopBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { appendBucket, postBucket, startBucket, stopBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
@@ -41,6 +41,8 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   const channel = dest.place.channelId;
   const teamId = teamOf(dest.place);
   const post = postBucket(deps.limits, teamId, channel);
+  // chat.startStream is Tier 2 per workspace, and posts in the channel: it pays both.
+  const start = startBucket(deps.limits, teamId);
   const append = appendBucket(deps.limits, teamId);
   const update = updateBucket(deps.limits, teamId);
   // chat.stopStream is Tier 2 with a bucket of its own: its 429s teach that bucket, not appends'.
@@ -198,11 +200,12 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     // stopStream ends the stream, and words held back while streaming are sent with it.
     needsFinalWrite: true,
     target: replyTarget(dest, 'native'),
-    // chat.postMessage and chat.startStream share the channel's post bucket. Edits go by
-    // chat.appendStream until the current message fell back to chat.update (a stream call
-    // failed, or its shown text had to be replaced): from then on they count against update.
+    // chat.postMessage and chat.startStream share the channel's post bucket; a stream's start
+    // also pays its Tier 2 bucket. Edits go by chat.appendStream until the current message fell
+    // back to chat.update (a stream call failed, or its shown text had to be replaced): from
+    // then on they count against update.
     buckets(op) {
-      if (op === 'post') return [post];
+      if (op === 'post') return streamsFailed ? [post] : [post, start];
       return [streamsFailed || current?.edited === true ? update : append];
     },
     showWorking: () => working.show(),
@@ -222,7 +225,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         });
         ts = res.ts ?? '';
       } catch (err) {
-        const rethrow = streamFailure(err, post.key);
+        const rethrow = streamFailure(err, start.key);
         if (rethrow) throw rethrow;
         streamsFailed = true;
         return postMarkdown(text, opts.final);

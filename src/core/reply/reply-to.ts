@@ -170,6 +170,9 @@ async function endReply(deps: ReplyDeps, run: ReplyRun, result: PumpResult, shut
   if (result.sourceError !== undefined) logUpstreamError(log, metrics, result.sourceError, shutdown);
   // The place now holds this message and its reply: a cached history of it is out of date.
   if (result.outcome !== 'failed') deps.context?.changed(msg.place);
+  // And the connector's record of the place holds the reply (context when a read is capped).
+  const lastId = result.messageIds.at(-1);
+  if (lastId !== undefined && result.text !== '') msg.history?.remember?.({ messageId: lastId, text: result.text });
   record('recording the end of a reply', () =>
     deps.inflight.finish(run.recId, result.outcome === 'done' ? 'done' : result.outcome, clock.now()),
   );

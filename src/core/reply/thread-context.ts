@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ContextMessage } from '../chat-port.js';
 import {
   type Clock,
+  type HistoryPage,
   type HistoryReader,
   type HistoryRequest,
   type IncomingMessage,
@@ -14,16 +15,24 @@ import { errorOutcome, type WriteGrant, type WriteScheduler } from '../budget/sc
 import type { ContextMode } from './upstream-message.js';
 import { MESSAGES } from '../user-messages.js';
 import { hasVisibleText } from '../intake/visible-text.js';
+import { compareIds } from './seen-messages.js';
 
 // Thread context: when a new upstream conversation starts in a place that already holds
 // messages (the bot mentioned midway through a thread, a conversation renewed), the place's
-// recent history is read from the platform through the connector's HistoryReader and sent along.
-// Reading costs platform budget, so it goes through the one scheduler and is cached per place.
-// Context is best effort: a read its learned budget cannot pay now is skipped at once (it never
-// waits for budget), one that takes longer than HISTORY_TIMEOUT_MS or fails is given up; the
-// reply goes on without context, and the skip is counted (bridge_context_skipped_total). The cache serves new conversations that start again before anything
-// was written in the place (e.g. when each turn starts one because the upstream names none); a
-// reply written there, or a reset, drops the place's entry.
+// recent history is sent along. It comes from two sources, merged by message id, newest kept:
+// - the connector's record of the messages the bridge received in the place's events
+//   (HistoryReader.recorded: in memory, bounded, free), so the context ends with the messages
+//   just before the user's even when the platform caps or refuses a read;
+// - a read from the platform through the connector's HistoryReader, page by page (a capped read,
+//   or a thread paged from its start, continues up to MAX_PAGES pages) until it reaches the
+//   messages just before the user's. Reading costs platform budget, so every page goes through
+//   the one scheduler, and the read is cached per place.
+// Context is best effort: a page its learned budget cannot pay now is skipped at once (it never
+// waits for budget), a read that takes longer than HISTORY_TIMEOUT_MS or fails is given up; the
+// reply goes on with the record and the pages read so far, and a skipped first page is counted
+// (bridge_context_skipped_total). The cache serves new conversations that start again before
+// anything was written in the place (e.g. when each turn starts one because the upstream names
+// none); a reply written there, or a reset, drops the place's entry.
 
 export interface ContextSettings {
   mode: ContextMode;
@@ -37,8 +46,10 @@ export interface ContextSettings {
 
 export const CONTEXT_OFF: ContextSettings = { mode: 'off', maxMessages: 0, maxChars: 0 };
 
-/** How long one history read may hold a reply up (it never waits for budget: see grantNow). */
+/** How long one history read (all its pages) may hold a reply up (it never waits for budget: see grantNow). */
 export const HISTORY_TIMEOUT_MS = 2000;
+/** Pages one read takes at most: a thread of 60 messages under Slack's 15-a-call cap. */
+export const MAX_PAGES = 4;
 const CACHE_PLACES = 500;
 const CACHE_TTL_MS = 3 * 60_000;
 
@@ -131,46 +142,111 @@ export class ThreadContext {
     const reader = msg.history;
     if (settings.mode === 'off' || settings.maxMessages <= 0 || reader === undefined) return [];
     const key = placeKey(msg.place);
+    const req: HistoryRequest = { limit: settings.maxMessages + 1, beforeMessageId: msg.messageId };
+    // One deadline for the record and every page: context never holds a reply up longer.
+    const deadline = clock.now() + (settings.timeoutMs ?? HISTORY_TIMEOUT_MS);
+    const recorded = await this.recorded(reader, req, log);
     let messages = this.cache.get(key, clock.now());
     if (messages === undefined) {
       const started = clock.now();
-      const req = { limit: settings.maxMessages + 1, beforeMessageId: msg.messageId };
-      const read = await this.read(reader, req, log);
+      const read = await this.read(reader, req, log, deadline);
       if (typeof read === 'string') {
         this.o.metrics?.contextSkipped(msg.place.platform, read);
-        return [];
+        messages = [];
+      } else {
+        messages = read;
+        this.cache.set(key, clock.now(), messages);
+        log.debug({ messages: messages.length, ms: clock.now() - started }, 'read the place history for context');
       }
-      messages = read;
-      this.cache.set(key, clock.now(), messages);
-      log.debug({ messages: messages.length, ms: clock.now() - started }, 'read the place history for context');
     }
-    return cleanHistory(messages, msg.messageId, settings.maxMessages);
+    return cleanHistory(mergeNewestFirst(recorded, messages, req.limit), msg.messageId, settings.maxMessages);
   }
 
-  /** The messages, or why the reply goes on without them. */
+  /** The connector's record (names may still be looked up): bounded by the read's timeout too. */
+  private async recorded(reader: HistoryReader, req: HistoryRequest, log: Logger): Promise<PlaceMessage[]> {
+    if (reader.recorded === undefined) return [];
+    const timeoutMs = this.o.settings.timeoutMs ?? HISTORY_TIMEOUT_MS;
+    let timer: { clear(): void } | undefined;
+    const late = new Promise<PlaceMessage[]>((resolve) => {
+      timer = this.o.clock.setTimeout(() => {
+        log.warn({ timeoutMs }, 'reading the recorded messages took too long; going on without them');
+        resolve([]);
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([reader.recorded(req), late]);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read the recorded messages');
+      return [];
+    } finally {
+      timer?.clear();
+    }
+  }
+
+  /**
+   * The place's newest messages before the user's, page by page: a page from the old end
+   * continues toward the newest (always, up to MAX_PAGES), a page from the newest end continues
+   * only while fewer than asked are held. A later page skipped or failed keeps the pages so far;
+   * a first one gives the reason the reply goes on without a read.
+   */
   private async read(
     reader: HistoryReader,
     req: HistoryRequest,
     log: Logger,
+    deadline: number,
   ): Promise<PlaceMessage[] | ContextSkipReason> {
+    const { clock } = this.o;
+    let held: PlaceMessage[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const left = deadline - clock.now();
+      if (left <= 0) {
+        if (page > 0) break;
+        log.warn('the recorded messages took the whole time; answering without a read');
+        return 'timeout';
+      }
+      const got = await this.readPage(reader, cursor === undefined ? req : { ...req, cursor }, left, log, page);
+      if (typeof got === 'string') return page === 0 ? got : held;
+      const p: HistoryPage = Array.isArray(got) ? { messages: got } : got;
+      held = mergeNewestFirst(held, p.messages, req.limit);
+      if (p.next === undefined) break;
+      if (p.next.direction === 'older' && held.length >= req.limit) break;
+      cursor = p.next.cursor;
+    }
+    return held;
+  }
+
+  /** One page, or why it was not read. */
+  private async readPage(
+    reader: HistoryReader,
+    req: HistoryRequest,
+    timeoutMs: number,
+    log: Logger,
+    page: number,
+  ): Promise<PlaceMessage[] | HistoryPage | ContextSkipReason> {
+    const first = page === 0;
     let grant: WriteGrant | undefined;
     try {
       grant = await grantNow(this.o.scheduler, reader);
     } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'no history read; answering without context');
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'no history read; answering without it');
       return 'error';
     }
     if (grant === undefined) {
-      log.info('the history budget cannot pay a read now; answering without context');
+      log.info(
+        { page },
+        first
+          ? 'the history budget cannot pay a read now; answering with the recorded messages only'
+          : 'the history budget cannot pay the next page now; answering with the pages read',
+      );
       return 'budget';
     }
-    const timeoutMs = this.o.settings.timeoutMs ?? HISTORY_TIMEOUT_MS;
     const granted = grant;
-    return new Promise<PlaceMessage[] | ContextSkipReason>((resolve) => {
+    return new Promise((resolve) => {
       let over = false;
       const timer = this.o.clock.setTimeout(() => {
         over = true;
-        log.warn({ timeoutMs }, 'reading the place history took too long; answering without context');
+        log.warn({ timeoutMs, page }, 'reading the place history took too long; answering without the rest');
         resolve('timeout');
       }, timeoutMs);
       // The read goes on after a timeout (it was sent): its outcome still teaches the budget.
@@ -186,8 +262,8 @@ export class ThreadContext {
           granted.done(errorOutcome(err));
           if (!over) {
             log.warn(
-              { err: err instanceof Error ? err.message : String(err) },
-              'could not read the place history; answering without context',
+              { err: err instanceof Error ? err.message : String(err), page },
+              'could not read the place history; answering without the rest',
             );
           }
           resolve('error');
@@ -195,6 +271,17 @@ export class ThreadContext {
       );
     });
   }
+}
+
+/** Two lists of a place's messages (newest first) as one, each id once, the newest `limit`. */
+export function mergeNewestFirst(
+  a: readonly PlaceMessage[],
+  b: readonly PlaceMessage[],
+  limit: number,
+): PlaceMessage[] {
+  const byId = new Map<string, PlaceMessage>();
+  for (const m of [...b, ...a]) byId.set(m.id, m);
+  return [...byId.values()].sort((x, y) => compareIds(y.id, x.id)).slice(0, limit);
 }
 
 // ---- what of a place's history is context ----

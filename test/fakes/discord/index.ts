@@ -53,7 +53,14 @@ export interface DispatchMessageInput {
    * A forward (message_reference.type 1): the message has no content of its own (leave `content`
    * empty) and carries this snapshot of the forwarded message, written elsewhere.
    */
-  forwarded?: { content: string; attachments?: FakeAttachmentInput[]; fromChannelId?: string };
+  forwarded?: {
+    content: string;
+    attachments?: FakeAttachmentInput[];
+    fromChannelId?: string;
+    /** Embeds and components of the forwarded message, as the API writes them. */
+    embeds?: Record<string, unknown>[];
+    components?: Record<string, unknown>[];
+  };
 }
 
 export interface DispatchInteractionInput {
@@ -257,7 +264,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
             message: {
               type: 0,
               content: input.forwarded.content,
-              embeds: [],
+              embeds: input.forwarded.embeds ?? [],
+              components: input.forwarded.components ?? [],
               attachments: (input.forwarded.attachments ?? []).map((a) => cdn.attach(from, state.nextId(), a)),
               timestamp: new Date().toISOString(),
               edited_timestamp: null,

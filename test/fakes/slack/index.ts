@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type FakeAgentView, fakeAgentView } from './agent-view.js';
+import { CappedHistory, type CappedHistoryOptions } from './capped-history.js';
 import { FakeFiles, type FakeFileInput, type FileDownload } from './files.js';
 import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
@@ -27,6 +28,7 @@ export type {
   WriteLogEntry,
 };
 export { LOGIN_PAGE } from './files.js';
+export { CappedHistory, type CappedHistoryOptions } from './capped-history.js';
 export { signSlackRequest };
 
 // A loopback Slack: Web API under /api/, Socket Mode WebSocket under /link, plus helpers to
@@ -57,6 +59,8 @@ export interface FakeSlackOptions {
   refuse?: SlackRefusal;
   /** The app's messaging experience (`agent_view` or `assistant_view`; default assistant). */
   experience?: 'agent' | 'assistant';
+  /** Cap conversations.replies/.history from the start (capped-history.ts; `switches.cappedHistory` later). */
+  cappedHistory?: CappedHistoryOptions;
 }
 
 /** The bot token of a workspace given in FakeSlackOptions.workspaces. */
@@ -147,6 +151,8 @@ export interface FakeSlack {
   blockActions(click: Click): Record<string, unknown>;
   /** A click delivered over Socket Mode (envelope type `interactive`); resolves with the ack. */
   sendClick(click: Click): Promise<unknown>;
+  /** Any envelope over Socket Mode (`interactive`, `slash_commands`, …); resolves with the ack. */
+  sendEnvelope(type: string, payload: Record<string, unknown>, opts?: EnvelopeOptions): Promise<unknown>;
   /** A click delivered in HTTP mode: a signed form POST with `payload=<json>`. */
   postClick(url: string, click: Click): Promise<{ status: number; body: string }>;
   /**
@@ -198,6 +204,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     holdMethods: new Map(),
     ...(opts.refuse !== undefined ? { refuse: opts.refuse } : {}),
   };
+  if (opts.cappedHistory) switches.cappedHistory = new CappedHistory(opts.cappedHistory, now);
 
   let port = 0;
   const base = () => `http://127.0.0.1:${port}`;
@@ -347,6 +354,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     agent,
     blockActions,
     sendClick: (click) => socket.send('interactive', blockActions(click)),
+    sendEnvelope: (type, payload, o = {}) => socket.send(type, payload, o),
     async postClick(url, click) {
       const raw = new URLSearchParams({ payload: JSON.stringify(blockActions(click)) }).toString();
       const ts = Math.floor(Date.now() / 1000);

@@ -16,7 +16,8 @@ export const DEFAULT_LIMITS: Record<string, MethodLimit> = {
   'chat.postMessage': { limit: 1, windowMs: 1000, per: 'channel' },
   'chat.startStream': { limit: 1, windowMs: 1000, per: 'channel' },
   'chat.update': { limit: 50, windowMs: 60_000, per: 'team' },
-  'chat.appendStream': { limit: 50, windowMs: 60_000, per: 'team' },
+  // Tier 4 (100+ a minute), per Slack's method reference.
+  'chat.appendStream': { limit: 100, windowMs: 60_000, per: 'team' },
 };
 
 export type RateDecision =

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CappedHistory } from './capped-history.js';
 import { attachmentsError, blocksError, textError } from './limits.js';
 import type { FakeRateLimiter } from './rate-limiter.js';
 import type { SlackRefusal } from './refusals.js';
@@ -38,6 +39,8 @@ export interface WebApiSwitches {
   holdMethods: Map<string, Promise<void>>;
   /** Refuses a write for its form before it takes effect (refusals.ts): the Slack error code. */
   refuse?: SlackRefusal | undefined;
+  /** conversations.replies/.history capped as for apps outside the Marketplace (capped-history.ts). */
+  cappedHistory?: CappedHistory;
 }
 
 export interface WebApiContext {
@@ -288,6 +291,8 @@ const handlers: Record<string, Handler> = {
   'conversations.replies': (c, a) => {
     const channel = req(a, 'channel');
     const all = c.state.thread(channel, req(a, 'ts')).filter((m) => inWindow(a, m.ts));
+    if (c.switches.cappedHistory)
+      return c.switches.cappedHistory.answer('conversations.replies', all.map(messageJson), a);
     const limit = limitOf(a, 1000);
     return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
   },
@@ -295,6 +300,8 @@ const handlers: Record<string, Handler> = {
   'conversations.history': (c, a) => {
     const channel = req(a, 'channel');
     const all = c.state.topLevel(channel).filter((m) => inWindow(a, m.ts));
+    if (c.switches.cappedHistory)
+      return c.switches.cappedHistory.answer('conversations.history', all.map(messageJson), a);
     const limit = limitOf(a, 100);
     return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
   },
@@ -418,6 +425,12 @@ export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: 
     const handler = handlers[method];
     if (!handler) throw new ApiError('unknown_method');
     if (ctx.switches.missingChannels.has(str(args, 'channel') ?? '')) throw new ApiError('channel_not_found');
+    const capWait = ctx.switches.cappedHistory?.refuse(method, who.teamId);
+    if (capWait !== undefined) {
+      record(who.teamId, 'ratelimited', { retryAfterS: capWait, bucket: `${method}:${who.teamId}` });
+      send(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(capWait) });
+      return;
+    }
     const rate = ctx.limiter.decide(method, who.teamId, str(args, 'channel'));
     if (!rate.ok) {
       record(who.teamId, 'ratelimited', { retryAfterS: rate.retryAfterS, bucket: rate.bucket });
