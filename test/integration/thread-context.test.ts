@@ -149,9 +149,13 @@ describe('Slack', () => {
     await s.settled(2);
     const renewed = s.chatRequests().at(-1);
     expect(renewed?.conversationId).not.toBe(first?.conversationId);
-    // The DM's own messages (conversations.history): the bot's replies now sit in the threads
-    // under them (Slack's agent experience answers every DM in a thread), so only the user's are.
-    const carried: Entry[] = [{ author: 'Ann', role: 'user', text: 'hello' }];
+    // The DM's own messages: the bot's replies sit in the threads under them (Slack's agent
+    // experience answers every DM in a thread), where conversations.history does not look; the
+    // bridge's record of what it said in the place (context.md) carries them.
+    const carried: Entry[] = [
+      { author: 'Ann', role: 'user', text: 'hello' },
+      { author: 'bridge', role: 'assistant', text: 'You said: hello' },
+    ];
     expect(withoutTs((renewed?.metadata as { context?: unknown }).context)).toEqual(carried);
     expect(renewed?.message).toBe(transcript(carried, 'again'));
     const reply = fake.agent.replies('D1').at(-1)?.text ?? '';
