@@ -6,6 +6,7 @@ import { FakeGateway } from './gateway.js';
 import { channelJson, guildJson, memberJson, messageJson, userJson } from './payloads.js';
 import { type BucketConfig, FakeRateLimiter } from './rate-limit.js';
 import { FakeRest, type RouteHold } from './rest.js';
+import { type FaultSource, faultSourceFor } from '../chaos.js';
 import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type WriteRecord } from './state.js';
 
 // A loopback Discord that the real discord.js 14 logs into: REST under /api/v10 and a JSON
@@ -33,6 +34,11 @@ export interface FakeDiscordOptions {
    * least this far apart (Discord: 5000), a faster one gets op 9. Off by default.
    */
   identifyWindowMs?: number;
+  /**
+   * Lost answers (nonce.ts): this source, none (`false`: a test that counts writes exactly), or
+   * by default the chaos run's (`CHAOS=1`, test/fakes/chaos.ts).
+   */
+  chaos?: FaultSource | false;
 }
 
 export interface DispatchMessageInput {
@@ -102,6 +108,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     shards: opts.recommendedShards ?? 1,
     maxConcurrency: opts.maxConcurrency ?? 1,
   });
+  rest.faults = faultSourceFor(opts.chaos);
 
   const cdn = new FakeCdn(() => base);
   const server = createServer((req, res) => {
@@ -165,6 +172,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     gateway,
     /** Global and shared-scope 429s on demand (platform-limits.ts). */
     limits: rest.limits,
+    /** Lose answers of writes from now on (undefined: answer every write). */
+    setFaults(faults: FaultSource | undefined): void {
+      rest.faults = faults;
+    },
     get record(): WriteRecord[] {
       return state.record;
     },

@@ -6,6 +6,8 @@ import { channelJson, messageJson, userJson } from './payloads.js';
 import { FakePlatformLimits } from './platform-limits.js';
 import type { FakeRateLimiter } from './rate-limit.js';
 import type { FakeCommand, FakeDiscordState } from './state.js';
+import type { FaultSource } from '../chaos.js';
+import { maybeLoseAnswer } from './nonce.js';
 
 // The REST side of the fake under /api/v10: the routes discord.js and the connector use.
 
@@ -57,6 +59,8 @@ export class FakeRest {
   private readonly holds = new Set<Hold>();
   /** Global and shared-scope 429s on demand (platform-limits.ts). */
   readonly limits = new FakePlatformLimits();
+  /** Lost answers (nonce.ts): a write the source picks takes effect and its answer is dropped. */
+  faults: FaultSource | undefined;
 
   constructor(
     private readonly state: FakeDiscordState,
@@ -186,7 +190,8 @@ export class FakeRest {
       const limited = this.limits.check(method, path, /^\/(?:interactions|webhooks)\//.test(path));
       if (limited !== undefined) throw limited;
       const out = await match.route.handler(match.params, body, url);
-      sendJson(res, out.status, out.body, out.headers);
+      if (!maybeLoseAnswer(this.faults, method, path, out.status, res))
+        sendJson(res, out.status, out.body, out.headers);
       if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body);
     } catch (err) {
       if (err instanceof HttpError) {
@@ -214,6 +219,7 @@ export class FakeRest {
       content: typeof data.content === 'string' ? data.content : undefined,
       allowed_mentions: data.allowed_mentions,
       ...(body.message_reference === undefined ? {} : { message_reference: body.message_reference }),
+      ...(body.nonce === undefined ? {} : { nonce: body.nonce, enforceNonce: body.enforce_nonce }),
       status,
       at: Date.now(),
     });

@@ -79,6 +79,9 @@ export interface WriteRecord {
   /** The request's `allowed_mentions` as sent (undefined when absent). */
   allowed_mentions: unknown;
   message_reference?: unknown;
+  /** A create's `nonce` and `enforce_nonce` as sent (nonce.ts). */
+  nonce?: unknown;
+  enforceNonce?: unknown;
   status: number;
   at: number;
 }

@@ -10,6 +10,7 @@ import { type EnvelopeOptions, FakeSocketMode, type SocketDelivery } from './soc
 import { type FakeEphemeral, type FakeMessage, FakeState } from './state.js';
 import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
 import { WriteLog, type WriteLogEntry } from './write-log.js';
+import { type FaultSource, faultSourceFor } from '../chaos.js';
 
 export type {
   ApiCall,
@@ -51,6 +52,11 @@ export interface FakeSlackOptions {
    * token of its own (workspaceBotToken), so the rate limits count it as its own workspace.
    */
   workspaces?: string[];
+  /**
+   * Lost answers (lost-answers.ts): this source, none (`false`: a test that counts calls exactly),
+   * or by default the chaos run's (`CHAOS=1`, test/fakes/chaos.ts).
+   */
+  chaos?: FaultSource | false;
 }
 
 /** The bot token of a workspace given in FakeSlackOptions.workspaces. */
@@ -183,7 +189,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   const users = new Map<string, string>();
-  const switches: WebApiSwitches = { missingChannels: new Set(), holdMethods: new Map() };
+  const switches: WebApiSwitches = {
+    missingChannels: new Set(),
+    holdMethods: new Map(),
+    faults: faultSourceFor(opts.chaos),
+  };
 
   let port = 0;
   const base = () => `http://127.0.0.1:${port}`;

@@ -18,6 +18,8 @@ export interface FakeMessage {
   username?: string;
   /** Block Kit blocks as last written (undefined: none). chat.update without `blocks` keeps them. */
   blocks?: Record<string, unknown>[];
+  /** The message's `metadata` (event_type, event_payload) as posted. */
+  metadata?: Record<string, unknown>;
 }
 
 /** A chat.postEphemeral: only `user` sees it, and it is not a message of the channel. */

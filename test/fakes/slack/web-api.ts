@@ -3,6 +3,8 @@ import { blocksError, textError } from './limits.js';
 import type { FakeRateLimiter } from './rate-limiter.js';
 import type { FakeMessage, FakeState, TokenInfo } from './state.js';
 import { isWriteMethod, type WriteLog } from './write-log.js';
+import type { FaultSource } from '../chaos.js';
+import { maybeLoseAnswer, metadataOf, wantsMetadata } from './lost-answers.js';
 
 // The fake Web API: one POST /api/<method> per call, form-encoded or JSON, bearer or body token.
 // Answers like Slack does: HTTP 200 with {ok:false,error} for API errors, 429 + Retry-After.
@@ -33,6 +35,8 @@ export interface WebApiSwitches {
   missingChannels: Set<string>;
   /** Calls of these methods are answered only once the promise settles (a slow Slack). */
   holdMethods: Map<string, Promise<void>>;
+  /** Lost answers (lost-answers.ts): a write the source picks takes effect and its answer is dropped. */
+  faults?: FaultSource | undefined;
 }
 
 export interface WebApiContext {
@@ -100,8 +104,9 @@ function blocksOf(a: Args): Record<string, unknown>[] | undefined {
   return b as Record<string, unknown>[];
 }
 
-function messageJson(m: FakeMessage): Record<string, unknown> {
+function messageJson(m: FakeMessage, withMetadata = false): Record<string, unknown> {
   return {
+    ...(withMetadata && m.metadata !== undefined ? { metadata: m.metadata } : {}),
     type: 'message',
     ts: m.ts,
     thread_ts: m.threadTs,
@@ -149,10 +154,12 @@ const handlers: Record<string, Handler> = {
     const channel = req(a, 'channel');
     const { text, format } = contentOf(a);
     const blocks = blocksOf(a);
+    const metadata = metadataOf(a);
     const m = c.state.add({
       channel,
       text,
       format,
+      ...(metadata !== undefined ? { metadata } : {}),
       user: who.botUserId,
       botId: who.botId,
       ...threadOf(a),
@@ -244,14 +251,16 @@ const handlers: Record<string, Handler> = {
     const channel = req(a, 'channel');
     const all = c.state.thread(channel, req(a, 'ts')).filter((m) => inWindow(a, m.ts));
     const limit = limitOf(a, 1000);
-    return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
+    const json = (m: FakeMessage) => messageJson(m, wantsMetadata(a));
+    return { messages: all.slice(0, limit).map(json), has_more: all.length > limit };
   },
   // Newest first, top-level messages only.
   'conversations.history': (c, a) => {
     const channel = req(a, 'channel');
     const all = c.state.topLevel(channel).filter((m) => inWindow(a, m.ts));
     const limit = limitOf(a, 100);
-    return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
+    const json = (m: FakeMessage) => messageJson(m, wantsMetadata(a));
+    return { messages: all.slice(0, limit).map(json), has_more: all.length > limit };
   },
   'users.info': (c, a) => {
     const id = req(a, 'user');
@@ -375,6 +384,7 @@ export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: 
     }
     const body = handler(ctx, args, who);
     record(who.teamId, 'ok', { body });
+    if (maybeLoseAnswer(ctx.switches.faults, method, res)) return;
     // Slack names the token's scopes on every answer; doctor reads them from auth.test.
     send(200, { ok: true, ...body }, who.kind === 'bot' ? { 'x-oauth-scopes': BOT_SCOPES } : {});
   } catch (err) {
