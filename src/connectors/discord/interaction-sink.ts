@@ -11,6 +11,7 @@ import type {
 } from '../../core/ports.js';
 import { replyComponents } from './controls.js';
 import { toPlatformError } from './errors.js';
+import { findLostFollowUp, isUncertain, withoutRetries } from './uncertain-follow-ups.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS } from './reply-sink.js';
 
@@ -40,6 +41,10 @@ export class InteractionReplySink implements ReplySink {
   readonly target: ReplyTarget & { data: InteractionTargetData };
   private readonly bucket: BucketRef;
   private originalUsed = false;
+  /** Messages this reply made (the original and follow-ups): a lost follow-up is one of none of them. */
+  private readonly known = new Set<string>();
+  /** The part whose follow-up create lost its answer: the next attempt first looks for it. */
+  private uncertainPart: number | undefined;
 
   /** True once the deferred "thinking" response was settled: replaced by the reply, or removed for a refusal. */
   get answered(): boolean {
@@ -102,13 +107,37 @@ export class InteractionReplySink implements ReplySink {
           auth: false,
         })) as { id: string };
         this.originalUsed = true;
-        return { messageId: res.id };
+        return this.made(res.id);
       }
-      const res = (await this.rest.post(Routes.webhook(applicationId, token), { body, auth: false })) as { id: string };
-      return { messageId: res.id };
+      if (this.uncertainPart === opts.part) {
+        const found = await findLostFollowUp(
+          this.rest,
+          this.target.place.threadId ?? this.target.place.channelId,
+          applicationId,
+          this.target.data.interactionId,
+          this.known,
+        );
+        if (found !== undefined) {
+          await editInteractionMessage(this.rest, this.target.data, found, text, components);
+          return this.made(found);
+        }
+      }
+      const res = (await withoutRetries(this.rest).post(Routes.webhook(applicationId, token), {
+        body,
+        auth: false,
+      })) as { id: string };
+      return this.made(res.id);
     } catch (err) {
-      throw toPlatformError(err, this.bucket.key);
+      const e = toPlatformError(err, this.bucket.key);
+      if (this.originalUsed && isUncertain(e)) this.uncertainPart = opts.part;
+      throw e;
     }
+  }
+
+  private made(id: string): PostResult {
+    this.known.add(id);
+    this.uncertainPart = undefined;
+    return { messageId: id };
   }
 
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {

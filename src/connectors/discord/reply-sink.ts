@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type REST, Routes } from 'discord.js';
 import type {
   BucketRef,
@@ -30,6 +31,23 @@ export const DISCORD_TABLES: MonospaceOptions = { widthOf: stringWidth, maxLineW
 const TYPING_RENEW_MS = 8000;
 /** Never type forever, even if clearWorking is never called. */
 const TYPING_MAX_MS = 5 * 60_000;
+
+/**
+ * A create whose answer is lost (a cut connection, a timeout, a 5xx) may have made the message:
+ * every create carries a nonce Discord enforces (`enforce_nonce`), unique per message of a reply and
+ * the same on every attempt of it (discord.js's own retries resend the same body), so a repeat
+ * returns the message the first attempt made instead of making a second one.
+ */
+export function createNonces(): (what: string | number) => string {
+  // 12 characters of randomness plus the part: well under Discord's 25.
+  const base = randomBytes(9).toString('base64url');
+  return (what) => `${base}.${what}`;
+}
+
+/** The body fields that make a create safe to repeat (see createNonces). */
+export function nonceFields(nonce: string): { nonce: string; enforce_nonce: true } {
+  return { nonce, enforce_nonce: true };
+}
 
 /** Upstream text must never ping anyone: sent on every create and edit (edits re-parse otherwise). */
 export const NO_MENTIONS = { parse: [] as string[] };
@@ -69,6 +87,7 @@ export class ChannelReplySink implements ReplySink {
   private thread: Promise<void> | undefined;
   private typingTimer: NodeJS.Timeout | undefined;
   private typingStartedAt = 0;
+  private readonly nonce = createNonces();
 
   constructor(private readonly init: ChannelSinkInit) {
     this.target = { place: init.place };
@@ -93,7 +112,11 @@ export class ChannelReplySink implements ReplySink {
       private: false,
       buckets: [bucket, GLOBAL_REPLY_BUCKET],
       send: async (text) => {
-        const body: Record<string, unknown> = { content: text, allowed_mentions: NO_MENTIONS };
+        const body: Record<string, unknown> = {
+          content: text,
+          allowed_mentions: NO_MENTIONS,
+          ...nonceFields(this.nonce('notice')),
+        };
         if (ref !== undefined) {
           body.message_reference = { message_id: ref.messageId, channel_id: ref.channelId, fail_if_not_exists: false };
         }
@@ -135,7 +158,11 @@ export class ChannelReplySink implements ReplySink {
   async post(text: string, opts: WriteOptions): Promise<PostResult> {
     try {
       await this.ensureThread();
-      const body: Record<string, unknown> = { content: text, allowed_mentions: NO_MENTIONS };
+      const body: Record<string, unknown> = {
+        content: text,
+        allowed_mentions: NO_MENTIONS,
+        ...nonceFields(this.nonce(opts.part)),
+      };
       const components = replyComponents(opts);
       if (components !== undefined) body.components = components;
       if (opts.part === 0 && this.init.replyTo) {
