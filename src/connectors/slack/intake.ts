@@ -132,6 +132,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
           ...((ev.user_team ?? ev.team) ? { userTeamId: ev.user_team ?? ev.team } : {}),
           userMessageTs: ts,
           assistant: args.assistant !== undefined,
+          bot,
         };
         // Slack's agent sessions are thread-based, in DMs and channels; the bridge holds them (for
         // Slack's Stop) in DM threads with the app (assistant threads are DMs too).

@@ -1,7 +1,8 @@
 import type { types } from '@slack/bolt';
 import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { findPosted, isUncertain, newReplyId, replyMetadata } from './uncertain-posts.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
 import { createTableCarry, renderWithTables, tableMessageBlocks } from './table-blocks.js';
@@ -32,31 +33,70 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   const update = updateBucket(deps.limits, teamOf(dest.place));
   const working = createWorkingIndicator(dest, deps);
   const carry = createTableCarry();
+  const history = historyBucket(deps.limits, teamOf(dest.place));
+  const replyId = newReplyId();
+  /** The part whose post lost its answer: its next attempt first looks for the message. */
+  let uncertainPart: number | undefined;
+  /** The newest message this reply posted: a lost later part can only be after it. */
+  let lastTs: string | undefined;
+
+  function posted(ts: string): PostResult {
+    uncertainPart = undefined;
+    lastTs = ts;
+    if (threadTs) deps.onPosted?.(channel, threadTs);
+    return { messageId: ts };
+  }
+
+  /** A message found after a lost post: written to its whole content by an update (idempotent). */
+  async function continueIn(ts: string, content: { text: string; blocks?: KnownBlock[] }): Promise<void> {
+    try {
+      await dest.client.chat.update({ channel, ts, ...content });
+    } catch (err) {
+      throw translateSlackError(err, update.key);
+    }
+  }
+
   return {
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
     needsFinalWrite: true,
     target: replyTarget(dest, 'edit'),
-    buckets: (op) => [op === 'post' ? post : update],
+    // After a lost post the next one may read the thread and update instead: it pays for both.
+    buckets: (op) => (op === 'post' ? (uncertainPart !== undefined ? [post, history, update] : [post]) : [update]),
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
     async post(markdown, opts): Promise<PostResult> {
+      const text = carry(markdown, opts.part);
+      const rendered = renderWithTables(text, renderMrkdwn);
+      const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
+      const content = { text: rendered, ...(blocks !== undefined ? { blocks } : {}) };
+      if (uncertainPart === opts.part) {
+        let found: string | undefined;
+        try {
+          found = await findPosted(dest, replyId, opts.part, lastTs ?? dest.userMessageTs);
+        } catch (err) {
+          throw translateSlackError(err, history.key);
+        }
+        if (found !== undefined) {
+          deps.logger.info({ part: opts.part }, 'Slack post whose answer was lost found; continuing in it');
+          await continueIn(found, content);
+          return posted(found);
+        }
+      }
       try {
-        const text = carry(markdown, opts.part);
-        const rendered = renderWithTables(text, renderMrkdwn);
-        const blocks = replyBlocks(rendered, opts, finalContent(text, opts));
         const res = await dest.client.chat.postMessage({
           channel,
           ...(threadTs ? { thread_ts: threadTs } : {}),
-          text: rendered,
-          ...(blocks !== undefined ? { blocks } : {}),
+          ...content,
+          metadata: replyMetadata(replyId, opts.part),
           unfurl_links: false,
           unfurl_media: false,
         });
-        if (threadTs) deps.onPosted?.(channel, threadTs);
-        return { messageId: res.ts ?? '' };
+        return posted(res.ts ?? '');
       } catch (err) {
-        throw translateSlackError(err, post.key);
+        const e = translateSlackError(err, post.key);
+        if (isUncertain(e)) uncertainPart = opts.part;
+        throw e;
       }
     },
     async edit(messageId, markdown, opts): Promise<WriteResult> {

@@ -13,6 +13,8 @@ import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
 import { createWorkingIndicator } from './working.js';
+import { findStarted, isUncertain } from './uncertain-posts.js';
+import { historyBucket } from './rate-limits.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
 // chat.stopStream. The pump gives the full text of the current message each time; this sink
@@ -50,10 +52,17 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   /** The message the pump writes to now (the last posted): its edits' bucket follows its mode. */
   let current: StreamState | undefined;
   const threadTs: string = requireThread(dest);
+  const history = historyBucket(deps.limits, teamId);
+  /** The part whose start (or post) lost its answer: its next attempt first looks for the message. */
+  let uncertainPart: number | undefined;
+  /** A part whose stream started but whose final write failed: its retry finishes that message. */
+  let startedPart: { part: number; ts: string } | undefined;
+  /** The newest message of this reply: a lost later start can only be after it. */
+  let lastTs: string | undefined;
 
   const markPosted = () => deps.onPosted?.(channel, threadTs);
 
-  async function postMarkdown(text: string): Promise<PostResult> {
+  async function postMarkdown(text: string, part: number): Promise<PostResult> {
     try {
       const res = await dest.client.chat.postMessage({
         channel: channel,
@@ -65,11 +74,36 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       const ts = res.ts ?? '';
       current = { shown: renderMarkdownText(text), streaming: false, edited: true };
       messages.set(ts, current);
+      lastTs = ts;
       markPosted();
       return { messageId: ts };
     } catch (err) {
-      throw translateSlackError(err, post.key);
+      const e = translateSlackError(err, post.key);
+      if (isUncertain(e)) uncertainPart = part;
+      throw e;
     }
+  }
+
+  /**
+   * After a start or post whose answer was lost: the message it made, if any, finished by edits
+   * (its stream stopped, its text replaced): a second stream is never started beside it.
+   */
+  async function adoptLost(text: string): Promise<PostResult | undefined> {
+    let found: string | undefined;
+    try {
+      found = await findStarted(dest, lastTs ?? dest.userMessageTs, new Set(messages.keys()));
+    } catch (err) {
+      throw translateSlackError(err, history.key);
+    }
+    if (found === undefined) return undefined;
+    deps.logger.info('Slack stream start whose answer was lost found; continuing in it by edits');
+    const state: StreamState = { shown: '', streaming: true, edited: true };
+    messages.set(found, state);
+    current = state;
+    lastTs = found;
+    markPosted();
+    await replaceByEdit(found, state, text);
+    return { messageId: found };
   }
 
   async function replaceByEdit(ts: string, state: StreamState, text: string): Promise<WriteResult> {
@@ -130,6 +164,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     } catch (err) {
       const rethrow = streamFailure(err, append.key);
       if (rethrow) throw rethrow;
+      // Also when the answer was lost and the chunk may show already: the edit replaces it all.
       return replaceByEdit(messageId, state, text);
     }
     if (opts.final && state.streaming) {
@@ -163,14 +198,27 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     // chat.appendStream until the current message fell back to chat.update (a stream call
     // failed, or its shown text had to be replaced): from then on they count against update.
     buckets(op) {
-      if (op === 'post') return [post];
+      // After a lost start the next one may read the thread and finish the message by an update.
+      if (op === 'post') return uncertainPart !== undefined ? [post, history, update] : [post];
       return [streamsFailed || current?.edited === true ? update : append];
     },
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
 
     async post(text, opts): Promise<PostResult> {
-      if (streamsFailed) return postMarkdown(text);
+      if (startedPart?.part === opts.part) {
+        // The stream started; its final write failed: finish that message, start no other.
+        const { ts } = startedPart;
+        await edit(ts, text, opts);
+        startedPart = undefined;
+        return { messageId: ts };
+      }
+      if (uncertainPart === opts.part) {
+        const adopted = await adoptLost(text);
+        uncertainPart = undefined;
+        if (adopted !== undefined) return adopted;
+      }
+      if (streamsFailed) return postMarkdown(text, opts.part);
       const rendered = renderMarkdownText(text);
       let ts: string;
       try {
@@ -183,16 +231,27 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         });
         ts = res.ts ?? '';
       } catch (err) {
+        const translated = translateSlackError(err, post.key);
+        if (isUncertain(translated)) {
+          // It may have started: the next attempt looks for it before starting another.
+          uncertainPart = opts.part;
+          throw translated;
+        }
         const rethrow = streamFailure(err, post.key);
         if (rethrow) throw rethrow;
         streamsFailed = true;
-        return postMarkdown(text);
+        return postMarkdown(text, opts.part);
       }
       markPosted();
       const state: StreamState = { shown: rendered, streaming: true, edited: false };
       messages.set(ts, state);
       current = state;
-      if (opts.final) await edit(ts, text, opts);
+      lastTs = ts;
+      if (opts.final) {
+        startedPart = { part: opts.part, ts };
+        await edit(ts, text, opts);
+        startedPart = undefined;
+      }
       return { messageId: ts };
     },
 
