@@ -88,6 +88,8 @@ export class ChannelReplySink implements ReplySink {
   private typingTimer: NodeJS.Timeout | undefined;
   private typingStartedAt = 0;
   private readonly nonce = createNonces();
+  /** Parts whose create was sent at least once: a repeat may get the first message back (its nonce). */
+  private readonly attempted = new Set<number>();
 
   constructor(private readonly init: ChannelSinkInit) {
     this.target = { place: init.place };
@@ -172,7 +174,16 @@ export class ChannelReplySink implements ReplySink {
           fail_if_not_exists: false,
         };
       }
+      const again = this.attempted.has(opts.part);
+      this.attempted.add(opts.part);
       const res = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body })) as { id: string };
+      if (again) {
+        // A repeat of a create whose answer was lost: Discord answered with the first message, as it
+        // was then. It gets this write's text and buttons (an edit is safe to repeat).
+        await this.init.rest.patch(Routes.channelMessage(this.channelId, res.id), {
+          body: { content: text, allowed_mentions: NO_MENTIONS, components: components ?? [] },
+        });
+      }
       return { messageId: res.id };
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
