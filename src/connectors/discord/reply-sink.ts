@@ -176,8 +176,12 @@ export class ChannelReplySink implements ReplySink {
       }
       const again = this.attempted.has(opts.part);
       this.attempted.add(opts.part);
-      const res = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body })) as { id: string };
-      if (again) {
+      const res = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body })) as {
+        id: string;
+        content?: string;
+        components?: unknown[];
+      };
+      if (again && (res.content !== text || customIds(res.components) !== customIds(components))) {
         // A repeat of a create whose answer was lost: Discord answered with the first message, as it
         // was then. It gets this write's text and buttons (an edit is safe to repeat).
         await this.init.rest.patch(Routes.channelMessage(this.channelId, res.id), {
@@ -231,6 +235,11 @@ export class ChannelReplySink implements ReplySink {
       this.init.logger.debug({ err: toPlatformError(err, this.bucket.key).message }, 'discord: typing failed');
     }
   }
+}
+
+/** The buttons a message shows, by their ids (Discord's answer adds fields the request had not). */
+function customIds(components: unknown[] | undefined): string {
+  return [...JSON.stringify(components ?? []).matchAll(/"custom_id":"([^"]*)"/g)].map((m) => m[1]).join(',');
 }
 
 /** "How do I parse JSON in Go?" → a thread name of at most 100 characters, cut at a word. */

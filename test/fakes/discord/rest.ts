@@ -190,9 +190,9 @@ export class FakeRest {
       const limited = this.limits.check(method, path, /^\/(?:interactions|webhooks)\//.test(path));
       if (limited !== undefined) throw limited;
       const out = await match.route.handler(match.params, body, url);
-      if (!maybeLoseAnswer(this.faults, method, path, out.status, res))
-        sendJson(res, out.status, out.body, out.headers);
-      if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body);
+      const lost = maybeLoseAnswer(this.faults, method, path, out.status, res);
+      if (!lost) sendJson(res, out.status, out.body, out.headers);
+      if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body, lost);
     } catch (err) {
       if (err instanceof HttpError) {
         sendJson(res, err.status, err.body, err.headers);
@@ -204,22 +204,35 @@ export class FakeRest {
   }
 
   /** Every write the bot made, with what a test wants to assert on. */
-  private recordWrite(method: string, path: string, body: Record<string, unknown>, status: number, out: unknown): void {
+  private recordWrite(
+    method: string,
+    path: string,
+    body: Record<string, unknown>,
+    status: number,
+    out: unknown,
+    lost = false,
+  ): void {
     const data = (body.data as Record<string, unknown> | undefined) ?? body;
     const tokenMatch = /^\/(?:webhooks\/\d+|interactions\/\d+)\/([^/]+)/.exec(path);
     const interaction = tokenMatch?.[1] ? this.state.interactionByToken(tokenMatch[1]) : undefined;
     const channelId = /^\/channels\/(\d+)/.exec(path)?.[1] ?? interaction?.channelId;
     const outId = (out as { id?: unknown } | undefined)?.id;
+    const outContent = /\/channels\/\d+\/messages$/.test(path)
+      ? (out as { content?: unknown } | undefined)?.content
+      : undefined;
     const messageId = typeof outId === 'string' ? outId : (/\/messages\/(\d+)$/.exec(path)?.[1] ?? undefined);
     this.state.record.push({
       method,
       path,
       channelId,
       ...(messageId === undefined ? {} : { messageId }),
-      content: typeof data.content === 'string' ? data.content : undefined,
+      // A create a nonce answered with an earlier message shows that message's text, not the body's.
+      content:
+        typeof outContent === 'string' ? outContent : typeof data.content === 'string' ? data.content : undefined,
       allowed_mentions: data.allowed_mentions,
       ...(body.message_reference === undefined ? {} : { message_reference: body.message_reference }),
       ...(body.nonce === undefined ? {} : { nonce: body.nonce, enforceNonce: body.enforce_nonce }),
+      ...(lost ? { lost: true as const } : {}),
       status,
       at: Date.now(),
     });

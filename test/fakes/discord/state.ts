@@ -82,6 +82,8 @@ export interface WriteRecord {
   /** A create's `nonce` and `enforce_nonce` as sent (nonce.ts). */
   nonce?: unknown;
   enforceNonce?: unknown;
+  /** The write took effect and its answer was lost (nonce.ts): the bot may repeat it. */
+  lost?: true;
   status: number;
   at: number;
 }
