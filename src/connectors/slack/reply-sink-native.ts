@@ -7,7 +7,14 @@ import {
 } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { appendBucket, postBucket, stopBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import {
+  appendBucket,
+  postBucket,
+  slackErrorCode,
+  stopBucket,
+  translateSlackError,
+  updateBucket,
+} from './rate-limits.js';
 import { replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
@@ -35,6 +42,8 @@ interface StreamState {
   streaming: boolean;
   /** This message fell back to chat.update. */
   edited: boolean;
+  /** A stopStream's answer was lost: a repeat answered "not streaming" means it took effect. */
+  stopUncertain?: boolean;
 }
 
 export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
@@ -180,6 +189,16 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         });
         state.streaming = false;
       } catch (err) {
+        if (state.stopUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
+          // The stop whose answer was lost took effect, with its buttons: nothing is left to do.
+          state.streaming = false;
+          return {};
+        }
+        if (isUncertain(translateSlackError(err, stop.key))) {
+          // It may have stopped: its repeat tells (an edit instead would lose the feedback buttons).
+          state.stopUncertain = true;
+          throw translateSlackError(err, stop.key);
+        }
         const rethrow = streamFailure(err, stop.key);
         if (rethrow) throw rethrow;
         return replaceByEdit(messageId, state, text);
