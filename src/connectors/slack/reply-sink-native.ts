@@ -20,7 +20,7 @@ import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
 import { createWorkingIndicator } from './working.js';
-import { findStarted, isUncertain } from './uncertain-posts.js';
+import { findStarted, isUncertain, readShown } from './uncertain-posts.js';
 import { historyBucket } from './rate-limits.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
@@ -44,6 +44,8 @@ interface StreamState {
   edited: boolean;
   /** A stopStream's answer was lost: a repeat answered "not streaming" means it took effect. */
   stopUncertain?: boolean;
+  /** An appendStream's answer was lost: the text the message shows if it took effect. */
+  appendUncertain?: string;
 }
 
 export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
@@ -97,22 +99,29 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
    * After a start or post whose answer was lost: the message it made, if any, finished by edits
    * (its stream stopped, its text replaced): a second stream is never started beside it.
    */
-  async function adoptLost(text: string): Promise<PostResult | undefined> {
-    let found: string | undefined;
+  async function adoptLost(text: string, opts: WriteOptions): Promise<PostResult | undefined> {
+    let found: { ts: string; text: string | undefined } | undefined;
     try {
       found = await findStarted(dest, lastTs ?? dest.userMessageTs, new Set(messages.keys()));
     } catch (err) {
       throw translateSlackError(err, history.key);
     }
     if (found === undefined) return undefined;
-    deps.logger.info('Slack stream start whose answer was lost found; continuing in it by edits');
-    const state: StreamState = { shown: '', streaming: true, edited: true };
-    messages.set(found, state);
+    deps.logger.info('Slack stream start whose answer was lost found; continuing in it');
+    const { ts } = found;
+    // A stream that shows the start of this text goes on streaming (its stop carries the buttons);
+    // anything else is finished by edits.
+    const streaming = !streamsFailed && found.text !== undefined && renderMarkdownText(text).startsWith(found.text);
+    const state: StreamState = streaming
+      ? { shown: found.text ?? '', streaming: true, edited: false }
+      : { shown: '', streaming: !streamsFailed, edited: true };
+    messages.set(ts, state);
     current = state;
-    lastTs = found;
+    lastTs = ts;
     markPosted();
-    await replaceByEdit(found, state, text);
-    return { messageId: found };
+    if (streaming) await edit(ts, text, opts);
+    else await replaceByEdit(ts, state, text);
+    return { messageId: ts };
   }
 
   async function replaceByEdit(ts: string, state: StreamState, text: string): Promise<WriteResult> {
@@ -164,6 +173,20 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
       return replaceByEdit(messageId, state, text);
     }
+    if (state.appendUncertain !== undefined) {
+      // An append whose answer was lost: what the message shows says whether it took effect.
+      const was = state.appendUncertain;
+      let now: string | undefined;
+      try {
+        now = await readShown(dest, messageId);
+      } catch (err) {
+        throw translateSlackError(err, history.key);
+      }
+      delete state.appendUncertain;
+      if (now === was) state.shown = was;
+      else if (now !== state.shown) return replaceByEdit(messageId, state, text);
+      if (!rendered.startsWith(state.shown)) return replaceByEdit(messageId, state, text);
+    }
     const suffix = rendered.slice(state.shown.length);
     try {
       if (suffix !== '') {
@@ -171,9 +194,14 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         state.shown = rendered;
       }
     } catch (err) {
+      if (isUncertain(translateSlackError(err, append.key))) {
+        // The chunk may show already: the next write reads the message before appending again.
+        state.appendUncertain = rendered;
+        throw translateSlackError(err, append.key);
+      }
       const rethrow = streamFailure(err, append.key);
       if (rethrow) throw rethrow;
-      // Also when the answer was lost and the chunk may show already: the edit replaces it all.
+      // Refused (not in streaming state, ...): the edit replaces the whole text.
       return replaceByEdit(messageId, state, text);
     }
     if (opts.final && state.streaming) {
@@ -219,6 +247,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     buckets(op) {
       // After a lost start the next one may read the thread and finish the message by an update.
       if (op === 'post') return uncertainPart !== undefined ? [post, history, update] : [post];
+      if (current?.appendUncertain !== undefined) return [append, history];
       return [streamsFailed || current?.edited === true ? update : append];
     },
     showWorking: () => working.show(),
@@ -233,7 +262,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         return { messageId: ts };
       }
       if (uncertainPart === opts.part) {
-        const adopted = await adoptLost(text);
+        const adopted = await adoptLost(text, opts);
         uncertainPart = undefined;
         if (adopted !== undefined) return adopted;
       }

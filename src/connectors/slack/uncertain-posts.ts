@@ -31,6 +31,7 @@ export function isUncertain(err: Error): boolean {
 
 interface ListedMessage {
   ts?: string;
+  text?: string;
   user?: string;
   bot_id?: string;
   metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
@@ -71,12 +72,27 @@ export async function findStarted(
   dest: SlackDestination,
   after: string | undefined,
   known: ReadonlySet<string>,
-): Promise<string | undefined> {
+): Promise<{ ts: string; text: string | undefined } | undefined> {
   const bot = dest.bot;
   if (bot === undefined) return undefined;
   const own = (m: ListedMessage) => m.user === bot.userId || (bot.botId !== undefined && m.bot_id === bot.botId);
   const hit = (await listAfter(dest, after)).find(
     (m) => m.ts !== undefined && m.ts !== dest.place.threadId && own(m) && !known.has(m.ts),
   );
-  return hit?.ts;
+  return hit?.ts === undefined ? undefined : { ts: hit.ts, text: hit.text };
+}
+
+/** What one message of the reply's thread shows now (one read), undefined when not found. */
+export async function readShown(dest: SlackDestination, ts: string): Promise<string | undefined> {
+  const { channelId: channel, threadId } = dest.place;
+  if (threadId === undefined) return undefined;
+  const res = await dest.client.conversations.replies({
+    channel,
+    ts: threadId,
+    oldest: ts,
+    latest: ts,
+    inclusive: true,
+    limit: 2,
+  });
+  return ((res.messages ?? []) as ListedMessage[]).find((m) => m.ts === ts)?.text;
 }
