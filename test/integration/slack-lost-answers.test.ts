@@ -4,6 +4,7 @@ import type { LostAnswer } from '../fakes/chaos.js';
 import { loseNth } from '../fakes/lost-answers.js';
 import { mrkdwnOracle, slackPartsProblems } from './slack-parts.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
+import type { FakeMessage } from '../fakes/slack/index.js';
 
 // A Slack write that took effect and whose answer was lost (the connection cut, or a 5xx after
 // the write): through the real Bolt client, for every write kind, the user sees ONE exact, final
@@ -14,6 +15,10 @@ afterEach(async () => {
   await s?.close();
   s = undefined;
 });
+
+/** The finished native reply's thumbs up/down (given with chat.stopStream). */
+const feedbackShown = (m: FakeMessage | undefined): boolean =>
+  JSON.stringify(m?.blocks ?? []).includes('"feedback_buttons"');
 
 const Q = 'tell me plainly about lost answers and writes that may have happened';
 const EXPECTED = `You said: ${Q}`;
@@ -31,7 +36,12 @@ async function editModeReply(plan: Record<string, number[]>, how: LostAnswer) {
 /** A message in a DM thread (native streams), the lost write picked by `plan`. */
 async function nativeReply(plan: Record<string, number[]>, how: LostAnswer) {
   const faults = loseNth(plan, how);
-  s = await startSlackStack({ streaming: 'native', chunkDelayMs: 10, fake: { chaos: faults } });
+  s = await startSlackStack({
+    streaming: 'native',
+    chunkDelayMs: 10,
+    fake: { chaos: faults },
+    relaySettings: { feedback: true },
+  });
   const root = s.fake.userPost({ channel: 'D1', text: 'thread root' });
   await s.fake.sendEvent(s.fake.userPost({ channel: 'D1', text: Q, threadTs: root.ts }).message);
   await s.settled(1);
@@ -60,6 +70,8 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
     expect(replies).toHaveLength(1);
     expect(replies[0]?.text).toBe(EXPECTED);
     expect(replies[0]?.streaming).toBe(false);
+    // Finished by its stream's stop, which carries the feedback buttons.
+    expect(feedbackShown(replies[0])).toBe(true);
   });
 
   it('chat.appendStream: the chunk that may show is not appended twice', async () => {
@@ -68,6 +80,8 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
     expect(replies).toHaveLength(1);
     expect(replies[0]?.text).toBe(EXPECTED);
     expect(replies[0]?.streaming).toBe(false);
+    // Finished by its stream's stop, which carries the feedback buttons.
+    expect(feedbackShown(replies[0])).toBe(true);
   });
 
   it('chat.stopStream: the stopped stream is left final and exact', async () => {
@@ -76,6 +90,8 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
     expect(replies).toHaveLength(1);
     expect(replies[0]?.text).toBe(EXPECTED);
     expect(replies[0]?.streaming).toBe(false);
+    // Finished by its stream's stop, which carries the feedback buttons.
+    expect(feedbackShown(replies[0])).toBe(true);
   });
 });
 
@@ -99,4 +115,14 @@ it('a continuation part whose post was lost is found after the part before it; p
   const parts = s.fake.botMessages('C2', post.ts).map((m) => m.text);
   expect(parts.length).toBeGreaterThanOrEqual(2);
   expect(slackPartsProblems(parts, mrkdwnOracle(longMarkdown(6000)))).toEqual([]);
+});
+
+it('a lost stream start and then the lost append after it: still one stream, exact, with its buttons', async () => {
+  const { faults, replies } = await nativeReply({ 'chat.startStream': [1], 'chat.appendStream': [1] }, 'cut');
+  expect(faults.lost).toEqual(['chat.startStream#1', 'chat.appendStream#1']);
+  expect(replies).toHaveLength(1);
+  expect(replies[0]?.text).toBe(EXPECTED);
+  expect(replies[0]?.streaming).toBe(false);
+  expect(feedbackShown(replies[0])).toBe(true);
+  expect(s?.fake.calls.filter((c) => c.method === 'chat.startStream')).toHaveLength(1);
 });

@@ -119,8 +119,12 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     current = state;
     lastTs = ts;
     markPosted();
+    // Found: if the write below fails, the post's retry finishes this message (never looks again).
+    uncertainPart = undefined;
+    startedPart = { part: opts.part, ts };
     if (streaming) await edit(ts, text, opts);
     else await replaceByEdit(ts, state, text);
+    startedPart = undefined;
     return { messageId: ts };
   }
 
