@@ -3,6 +3,7 @@ import { type FakeDiscord, startFakeDiscord } from '../test/fakes/discord/index.
 import { type FakeSlack, type RateModelName, startFakeSlack } from '../test/fakes/slack/index.js';
 import { floorMs } from '../test/fakes/slack/rate-models.js';
 import { joinSplit, squash } from './text.js';
+import type { FaultSource } from '../test/fakes/chaos.js';
 
 // One platform's side of a run: the fake with its rate limits on, users writing to the bot,
 // and what the platform shows for each reply (its message texts and the writes that made them).
@@ -31,6 +32,8 @@ export interface PlatformRig {
   shownChars(h: ReplyHandle, expected: string): { shown: number; full: number };
   /** Successful and refused message writes (posts and edits) for this reply, in order. */
   writes(h: ReplyHandle): Write[];
+  /** The bot's messages this reply shows (more than its parts: a duplicate). */
+  messages(h: ReplyHandle): number;
   /** 429 answers of the fake, all methods. */
   rateLimitHits(): number;
   /** 429 answers by the bucket that refused. */
@@ -54,6 +57,8 @@ export interface RigOptions {
   rateModel?: RateModelName;
   /** Slack: SLACK_STREAMING for the bridge (default edit). */
   streaming?: 'edit' | 'native';
+  /** The fake's lost answers (and refused rich writes where it knows how): test/fakes/chaos.ts. */
+  faults?: FaultSource;
 }
 
 interface DiscordHandle extends ReplyHandle {
@@ -62,7 +67,7 @@ interface DiscordHandle extends ReplyHandle {
 }
 
 export async function discordRig(opts: RigOptions): Promise<PlatformRig> {
-  const fake: FakeDiscord = await startFakeDiscord();
+  const fake: FakeDiscord = await startFakeDiscord(opts.faults ? { chaos: opts.faults } : {});
   const guild = fake.addGuild('bench');
   const channels = Array.from({ length: Math.max(1, opts.channels) }, (_, i) => fake.addChannel(guild, `bench-${i}`));
   const isMessageWrite = (path: string) => /^\/channels\/\d+\/messages(\/\d+)?$/.test(path);
@@ -86,6 +91,7 @@ export async function discordRig(opts: RigOptions): Promise<PlatformRig> {
       const parts = fake.botMessages((h as DiscordHandle).threadId).map((m) => m.content);
       return parts.length > 0 && joinSplit(parts, expected) === expected;
     },
+    messages: (h) => fake.botMessages((h as DiscordHandle).threadId).length,
     shownChars(h, expected) {
       const parts = fake.botMessages((h as DiscordHandle).threadId).map((m) => m.content);
       return { shown: joinSplit(parts, expected).length, full: expected.length };
@@ -122,7 +128,10 @@ interface SlackHandle extends ReplyHandle {
 }
 
 export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
-  const fake: FakeSlack = await startFakeSlack(opts.rateModel ? { rateModel: opts.rateModel } : {});
+  const fake: FakeSlack = await startFakeSlack({
+    ...(opts.rateModel ? { rateModel: opts.rateModel } : {}),
+    ...(opts.faults ? { chaos: opts.faults } : {}),
+  });
   const streaming = opts.streaming ?? 'edit';
   // Edit mode writes mrkdwn `text`; native streams write `markdown_text`.
   const render = streaming === 'native' ? renderMarkdownText : renderMrkdwn;
@@ -157,6 +166,7 @@ export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
       const norm = (s: string) => squash(s).replace(/```[a-z]*/g, '');
       return norm(parts.join('')) === norm(render(expected));
     },
+    messages: (h) => botParts(h as SlackHandle).length,
     shownChars(h, expected) {
       return {
         shown: botParts(h as SlackHandle).reduce((n, m) => n + m.text.length, 0),

@@ -10,6 +10,7 @@ import { BENCH_API_KEY, metricSum, startBridge, upstreamEnv } from './bridge-pro
 import { type DecodingResult, runDecoding } from './decode.js';
 import { type BurstsResult, formatBursts, runBursts } from './bursts.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
+import { formatFaults, runFaults } from './faults.js';
 import { sigtermStressLine } from './sigterm-stress.js';
 import { type HostileResult, runHostile } from './hostile.js';
 import { formatMarkdown, type MarkdownResult, runMarkdown } from './markdown.js';
@@ -63,6 +64,9 @@ const { values: args } = parseArgs({
     'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
     /** Only the path section (bench/path.ts): the files one message runs, per platform. */
     'path-only': { type: 'boolean', default: false },
+    /** Only the lost-answers section (bench/faults.ts): 200 replies a run, 5% of answers lost. */
+    faults: { type: 'boolean', default: false },
+    'faults-seed': { type: 'string' },
   },
 });
 
@@ -296,6 +300,17 @@ async function main(): Promise<void> {
   const naive: NaiveResult[] = [];
   const lone: LoneResult[] = [];
   const log = (s: string) => process.stderr.write(`${s}\n`);
+  if (args.faults === true) {
+    const seed = args['faults-seed'] === undefined ? undefined : Number(args['faults-seed']);
+    const faults = await runFaults(log, seed);
+    const date = new Date().toISOString();
+    const file = args.out ?? join('bench', 'results', `${date.slice(0, 10)}-faults.json`);
+    mkdirSync(join('bench', 'results'), { recursive: true });
+    writeFileSync(file, `${JSON.stringify({ date, cpus: cpus().length, faults }, null, 2)}\n`);
+    process.stdout.write(`${formatFaults(faults)}\n`);
+    log(`bench: wrote ${file}`);
+    return;
+  }
   log(
     `bench: ${platforms.join('+')}: discord at ${levels.join(', ')}, slack at ${slackLevels.join(', ')} under ${slackModels.join(', ')}; replies of ${LONG} chars in ${CHUNKS} chunks, ${DELAY} ms apart`,
   );

@@ -77,6 +77,10 @@ it('20 concurrent replies in one workspace finish exact with zero 429s under the
     editIntervalMs: 100,
     limits: { post: { limit: 1, windowMs: 1250 }, update: { limit: 8, windowMs: 1000 } },
     fake: {
+      // Out of chaos: this counts 429s exactly at windows shrunk to a second, and a lost answer's
+      // repeat (after the writer's back-off) lands in a window the bridge had not planned it for.
+      // Replies under lost answers at load are the bench's `--faults` section.
+      chaos: false,
       limits: {
         'chat.postMessage': { limit: 1, windowMs: 1000, per: 'channel' },
         'chat.update': { limit: 10, windowMs: 1000, per: 'team' },

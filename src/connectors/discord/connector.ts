@@ -31,7 +31,7 @@ import { SeenMessages } from '../../core/reply/seen-messages.js';
 import { inviteUrl } from './invite.js';
 import { KeyedSerial } from '../keyed-serial.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
-import { ChannelReplySink, NO_MENTIONS, replyChannelId } from './reply-sink.js';
+import { ChannelReplySink, createNonces, NO_MENTIONS, nonceFields, replyChannelId } from './reply-sink.js';
 import { ShardStates, within } from './shards.js';
 import { ThreadFactsResolver } from './threads.js';
 
@@ -274,7 +274,8 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
           await editInteractionMessage(client.rest, target.data, '@original', text);
           return;
         }
-        const body = { content: text, allowed_mentions: NO_MENTIONS };
+        // One nonce for both places: a repeat of a create whose answer was lost makes nothing new.
+        const body = { content: text, allowed_mentions: NO_MENTIONS, ...nonceFields(createNonces()('interrupted')) };
         const { channelId, threadId } = target.place;
         if (threadId !== undefined) {
           try {

@@ -12,6 +12,7 @@ import type {
 import { type Logger, silentLogger } from '../../logger.js';
 import { replyComponents } from './controls.js';
 import { toPlatformError } from './errors.js';
+import { findLostFollowUp, isUncertain, withoutRetries } from './uncertain-follow-ups.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS } from './reply-sink.js';
 import { createPlainFallback, type PlainFallback } from './refused-forms.js';
@@ -46,6 +47,10 @@ export class InteractionReplySink implements ReplySink {
   private readonly plain: PlainFallback;
   /** A plain final write's extra parts already posted as follow-ups, by the message they follow. */
   private readonly overflowPosted = new Map<string, string[]>();
+  /** Messages this reply made (the original and follow-ups): a lost follow-up is one of none of them. */
+  private readonly known = new Set<string>();
+  /** The part whose follow-up create lost its answer: the next attempt first looks for it. */
+  private uncertainPart: number | undefined;
 
   /** True once the deferred "thinking" response was settled: replaced by the reply, or removed for a refusal. */
   get answered(): boolean {
@@ -104,6 +109,17 @@ export class InteractionReplySink implements ReplySink {
     const components = replyComponents(opts);
     const body = { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
     try {
+      if (this.originalUsed && this.uncertainPart === opts.part) {
+        const found = await findLostFollowUp(
+          this.rest,
+          this.target.place.threadId ?? this.target.place.channelId,
+          applicationId,
+          this.target.data.interactionId,
+          this.known,
+        );
+        // Found: written to this post's content by an edit (safe to repeat), in a form Discord takes.
+        if (found !== undefined) return { ...(await this.edit(found, text, opts)), ...this.made(found) };
+      }
       const { value: res, overflow } = await this.plain.send(body, false, async (b) => {
         if (!this.originalUsed) {
           const original = (await this.rest.patch(Routes.webhookMessage(applicationId, token, '@original'), {
@@ -113,13 +129,25 @@ export class InteractionReplySink implements ReplySink {
           this.originalUsed = true;
           return original;
         }
-        return (await this.rest.post(Routes.webhook(applicationId, token), { body: b, auth: false })) as { id: string };
+        // Follow-ups take no nonce: discord.js must not repeat one itself (a lost one is looked for).
+        return (await withoutRetries(this.rest).post(Routes.webhook(applicationId, token), {
+          body: b,
+          auth: false,
+        })) as { id: string };
       });
       if (opts.final) await this.postOverflow(res.id, overflow);
-      return { messageId: res.id, ...this.plain.take() };
+      return { ...this.made(res.id), ...this.plain.take() };
     } catch (err) {
-      throw toPlatformError(err, this.bucket.key);
+      const e = toPlatformError(err, this.bucket.key);
+      if (this.originalUsed && isUncertain(e)) this.uncertainPart = opts.part;
+      throw e;
     }
+  }
+
+  private made(id: string): PostResult {
+    this.known.add(id);
+    this.uncertainPart = undefined;
+    return { messageId: id };
   }
 
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {

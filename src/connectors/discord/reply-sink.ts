@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type REST, Routes } from 'discord.js';
 import type {
   BucketRef,
@@ -31,6 +32,23 @@ export { DISCORD_MAX_CHARS, DISCORD_TABLES } from './refused-forms.js';
 const TYPING_RENEW_MS = 8000;
 /** Never type forever, even if clearWorking is never called. */
 const TYPING_MAX_MS = 5 * 60_000;
+
+/**
+ * A create whose answer is lost (a cut connection, a timeout, a 5xx) may have made the message:
+ * every create carries a nonce Discord enforces (`enforce_nonce`), unique per message of a reply and
+ * the same on every attempt of it (discord.js's own retries resend the same body), so a repeat
+ * returns the message the first attempt made instead of making a second one.
+ */
+export function createNonces(): (what: string | number) => string {
+  // 12 characters of randomness plus the part: well under Discord's 25.
+  const base = randomBytes(9).toString('base64url');
+  return (what) => `${base}.${what}`;
+}
+
+/** The body fields that make a create safe to repeat (see createNonces). */
+export function nonceFields(nonce: string): { nonce: string; enforce_nonce: true } {
+  return { nonce, enforce_nonce: true };
+}
 
 /** Upstream text must never ping anyone: sent on every create and edit (edits re-parse otherwise). */
 export const NO_MENTIONS = { parse: [] as string[] };
@@ -74,6 +92,9 @@ export class ChannelReplySink implements ReplySink {
   private readonly plain: PlainFallback;
   /** A plain final write's extra parts already posted, by the message they follow. */
   private readonly overflowPosted = new Map<string, string[]>();
+  private readonly nonce = createNonces();
+  /** Parts whose create was sent at least once: a repeat may get the first message back (its nonce). */
+  private readonly attempted = new Set<number>();
 
   constructor(private readonly init: ChannelSinkInit) {
     this.target = { place: init.place };
@@ -99,7 +120,11 @@ export class ChannelReplySink implements ReplySink {
       private: false,
       buckets: [bucket, GLOBAL_REPLY_BUCKET],
       send: async (text) => {
-        const body: Record<string, unknown> = { content: text, allowed_mentions: NO_MENTIONS };
+        const body: Record<string, unknown> = {
+          content: text,
+          allowed_mentions: NO_MENTIONS,
+          ...nonceFields(this.nonce('notice')),
+        };
         if (ref !== undefined) {
           body.message_reference = { message_id: ref.messageId, channel_id: ref.channelId, fail_if_not_exists: false };
         }
@@ -141,7 +166,11 @@ export class ChannelReplySink implements ReplySink {
   async post(text: string, opts: WriteOptions): Promise<PostResult> {
     try {
       await this.ensureThread();
-      const body: Record<string, unknown> = { content: text, allowed_mentions: NO_MENTIONS };
+      const body: Record<string, unknown> = {
+        content: text,
+        allowed_mentions: NO_MENTIONS,
+        ...nonceFields(this.nonce(opts.part)),
+      };
       const components = replyComponents(opts);
       if (components !== undefined) body.components = components;
       if (opts.part === 0 && this.init.replyTo) {
@@ -151,11 +180,25 @@ export class ChannelReplySink implements ReplySink {
           fail_if_not_exists: false,
         };
       }
-      const { value: res, overflow } = await this.plain.send(
-        body,
-        false,
-        async (b) => (await this.init.rest.post(Routes.channelMessages(this.channelId), { body: b })) as { id: string },
-      );
+      const again = this.attempted.has(opts.part);
+      this.attempted.add(opts.part);
+      const { value: res, overflow } = await this.plain.send(body, false, async (b) => {
+        const made = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body: b })) as {
+          id: string;
+          content?: string;
+          components?: unknown[];
+        };
+        const content = typeof b.content === 'string' ? b.content : text;
+        const sent = Array.isArray(b.components) ? (b.components as unknown[]) : undefined;
+        if (again && (made.content !== content || customIds(made.components) !== customIds(sent))) {
+          // A repeat of a create whose answer was lost: Discord answered with the first message, as
+          // it was then. It gets this write's text and buttons (an edit is safe to repeat).
+          await this.init.rest.patch(Routes.channelMessage(this.channelId, made.id), {
+            body: { content, allowed_mentions: NO_MENTIONS, components: sent ?? [] },
+          });
+        }
+        return made;
+      });
       if (opts.final) await this.postOverflow(res.id, overflow);
       return { messageId: res.id, ...this.plain.take() };
     } catch (err) {
@@ -226,6 +269,11 @@ export class ChannelReplySink implements ReplySink {
       this.init.logger.debug({ err: toPlatformError(err, this.bucket.key).message }, 'discord: typing failed');
     }
   }
+}
+
+/** The buttons a message shows, by their ids (Discord's answer adds fields the request had not). */
+function customIds(components: unknown[] | undefined): string {
+  return [...JSON.stringify(components ?? []).matchAll(/"custom_id":"([^"]*)"/g)].map((m) => m[1]).join(',');
 }
 
 /** "How do I parse JSON in Go?" → a thread name of at most 100 characters, cut at a word. */

@@ -24,6 +24,8 @@ export interface SlackDestination {
   userMessageTs: string;
   /** An assistant thread: the working indicator is the assistant status. */
   assistant: boolean;
+  /** The bot's own ids: a native stream start whose answer was lost is found among its messages. */
+  bot?: { userId: string; botId?: string | undefined };
 }
 
 /** The Slack team of a place (Slack places always name one). */

@@ -154,6 +154,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
           userMessageTs: ts,
           // Every DM thread is an agent thread: the working sign is its status (loading messages).
           assistant: args.assistant !== undefined || inThread,
+          bot,
         };
         // Slack's agent sessions are thread-based, in DMs and channels; the bridge holds them (for
         // Slack's Stop) in DM threads with the app (assistant threads are DMs too).

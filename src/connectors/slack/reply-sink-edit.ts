@@ -1,7 +1,8 @@
 import type { webApi } from '@slack/bolt';
 import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { findPosted, isUncertain, newReplyId, replyMetadata } from './uncertain-posts.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
 import { createFormLadder, type Form, plainTexts, postOverflow } from './refused-forms.js';
@@ -81,44 +82,83 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   // A form Slack refused is not sent again by this reply; the plain form's extra parts, by message.
   const ladder = createFormLadder(deps.logger);
   const overflowPosted = new Map<string, string[]>();
+  const history = historyBucket(deps.limits, teamOf(dest.place));
+  const replyId = newReplyId();
+  /** The part whose post lost its answer: its next attempt first looks for the message. */
+  let uncertainPart: number | undefined;
+  /** The newest message this reply posted: a lost later part can only be after it. */
+  let lastTs: string | undefined;
+
+  function posted(ts: string): PostResult {
+    uncertainPart = undefined;
+    lastTs = ts;
+    if (threadTs) deps.onPosted?.(channel, threadTs);
+    return { messageId: ts };
+  }
+
+  /** Writes `text` into message `ts` by chat.update (idempotent), in the richest form Slack takes. */
+  async function updateIn(ts: string, text: string, opts: WriteOptions): Promise<WriteResult> {
+    const { form } = await ladder.send(writeForms(text, opts, true), (f) =>
+      dest.client.chat.update({ channel, ts, ...f.args } as ChatUpdateArguments),
+    );
+    if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
+    return ladder.take();
+  }
+
   return {
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
     needsFinalWrite: true,
     target: replyTarget(dest, 'edit'),
-    buckets: (op) => [op === 'post' ? post : update],
+    // After a lost post the next one may read the thread and update instead: it pays for both.
+    buckets: (op) => (op === 'post' ? (uncertainPart !== undefined ? [post, history, update] : [post]) : [update]),
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
     async post(markdown, opts): Promise<PostResult> {
+      const text = carry(markdown, opts.part);
+      if (uncertainPart === opts.part) {
+        let found: string | undefined;
+        try {
+          found = await findPosted(dest, replyId, opts.part, lastTs ?? dest.userMessageTs);
+        } catch (err) {
+          throw translateSlackError(err, history.key);
+        }
+        if (found !== undefined) {
+          deps.logger.info({ part: opts.part }, 'Slack post whose answer was lost found; continuing in it');
+          let written: WriteResult;
+          try {
+            written = await updateIn(found, text, opts);
+          } catch (err) {
+            throw translateSlackError(err, update.key);
+          }
+          return { ...posted(found), ...written };
+        }
+      }
       try {
-        const text = carry(markdown, opts.part);
         const { value: res, form } = await ladder.send(writeForms(text, opts, false), (f) =>
           dest.client.chat.postMessage({
             channel,
             ...(threadTs ? { thread_ts: threadTs } : {}),
             ...f.args,
+            metadata: replyMetadata(replyId, opts.part),
             unfurl_links: false,
             unfurl_media: false,
-          } as ChatPostMessageArguments),
+            // The form's args always hold `text`; the SDK's union cannot see which member applies.
+          } as unknown as ChatPostMessageArguments),
         );
         const ts = res.ts ?? '';
-        if (threadTs) deps.onPosted?.(channel, threadTs);
+        const result = posted(ts);
         if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
-        return { messageId: ts, ...ladder.take() };
+        return { ...result, ...ladder.take() };
       } catch (err) {
-        throw translateSlackError(err, post.key);
+        const e = translateSlackError(err, post.key);
+        if (isUncertain(e)) uncertainPart = opts.part;
+        throw e;
       }
     },
     async edit(messageId, markdown, opts): Promise<WriteResult> {
       try {
-        const text = carry(markdown, opts.part);
-        const { form } = await ladder.send(writeForms(text, opts, true), (f) =>
-          dest.client.chat.update({ channel, ts: messageId, ...f.args } as ChatUpdateArguments),
-        );
-        if (form.overflow) {
-          await postOverflow(dest.client, { channel, threadTs }, messageId, form.overflow, overflowPosted);
-        }
-        return ladder.take();
+        return await updateIn(messageId, carry(markdown, opts.part), opts);
       } catch (err) {
         throw translateSlackError(err, update.key);
       }

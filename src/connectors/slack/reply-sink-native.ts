@@ -8,13 +8,23 @@ import {
 } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { appendBucket, postBucket, startBucket, stopBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import {
+  appendBucket,
+  postBucket,
+  slackErrorCode,
+  startBucket,
+  stopBucket,
+  translateSlackError,
+  updateBucket,
+} from './rate-limits.js';
 import { replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
-import { createFormLadder, type Form, formRefusal, plainTexts, postOverflow } from './refused-forms.js';
 import { createWorkingIndicator } from './working.js';
+import { createFormLadder, type Form, formRefusal, plainTexts, postOverflow } from './refused-forms.js';
+import { findStarted, isUncertain, readShown } from './uncertain-posts.js';
+import { historyBucket } from './rate-limits.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
 // chat.stopStream. The pump gives the full text of the current message each time; this sink
@@ -35,18 +45,22 @@ interface StreamState {
   streaming: boolean;
   /** This message fell back to chat.update. */
   edited: boolean;
+  /** A stopStream's answer was lost: a repeat answered "not streaming" means it took effect. */
+  stopUncertain?: boolean;
+  /** An appendStream's answer was lost: the text the message shows if it took effect. */
+  appendUncertain?: string;
 }
 
 export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
   const channel = dest.place.channelId;
   const teamId = teamOf(dest.place);
   const post = postBucket(deps.limits, teamId, channel);
-  // chat.startStream is Tier 2 per workspace, and posts in the channel: it pays both.
-  const start = startBucket(deps.limits, teamId);
   const append = appendBucket(deps.limits, teamId);
   const update = updateBucket(deps.limits, teamId);
   // chat.stopStream is Tier 2 with a bucket of its own: its 429s teach that bucket, not appends'.
   const stop = stopBucket(deps.limits, teamId);
+  // chat.startStream is Tier 2 per workspace, and posts in the channel: it pays both.
+  const start = startBucket(deps.limits, teamId);
   const working = createWorkingIndicator(dest, deps);
   const messages = new Map<string, StreamState>();
   /** After chat.startStream failed, every later message of this reply is posted and edited. */
@@ -54,6 +68,15 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   /** The message the pump writes to now (the last posted): its edits' bucket follows its mode. */
   let current: StreamState | undefined;
   const threadTs: string = requireThread(dest);
+  const history = historyBucket(deps.limits, teamId);
+  /** The part whose start (or post) lost its answer: its next attempt first looks for the message. */
+  let uncertainPart: number | undefined;
+  /** A part whose stream started but whose final write failed: its retry finishes that message. */
+  let startedPart: { part: number; ts: string } | undefined;
+  /** The newest message of this reply: a lost later start can only be after it. */
+  let lastTs: string | undefined;
+
+  const markPosted = () => deps.onPosted?.(channel, threadTs);
   // Markdown Slack refused for its form goes again as plain `text` (refused-forms.ts).
   const ladder = createFormLadder(deps.logger);
   const overflowPosted = new Map<string, string[]>();
@@ -75,9 +98,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     ];
   }
 
-  const markPosted = () => deps.onPosted?.(channel, threadTs);
-
-  async function postMarkdown(text: string, final: boolean): Promise<PostResult> {
+  async function postMarkdown(text: string, part: number, final: boolean): Promise<PostResult> {
     try {
       const { value: res, form } = await ladder.send(markdownForms(text, final, false), (f) =>
         dest.client.chat.postMessage({
@@ -91,12 +112,47 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       const ts = res.ts ?? '';
       current = { shown: renderMarkdownText(text), streaming: false, edited: true };
       messages.set(ts, current);
+      lastTs = ts;
       markPosted();
       if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
       return { messageId: ts, ...ladder.take() };
     } catch (err) {
-      throw translateSlackError(err, post.key);
+      const e = translateSlackError(err, post.key);
+      if (isUncertain(e)) uncertainPart = part;
+      throw e;
     }
+  }
+
+  /**
+   * After a start or post whose answer was lost: the message it made, if any, finished by edits
+   * (its stream stopped, its text replaced): a second stream is never started beside it.
+   */
+  async function adoptLost(text: string, opts: WriteOptions): Promise<PostResult | undefined> {
+    let found: { ts: string; text: string | undefined } | undefined;
+    try {
+      found = await findStarted(dest, lastTs ?? dest.userMessageTs, new Set(messages.keys()));
+    } catch (err) {
+      throw translateSlackError(err, history.key);
+    }
+    if (found === undefined) return undefined;
+    deps.logger.info('Slack stream start whose answer was lost found; continuing in it');
+    const { ts } = found;
+    // A stream that shows the start of this text goes on streaming (its stop carries the buttons);
+    // anything else is finished by edits.
+    const streaming = !streamsFailed && found.text !== undefined && renderMarkdownText(text).startsWith(found.text);
+    const state: StreamState = streaming
+      ? { shown: found.text ?? '', streaming: true, edited: false }
+      : { shown: '', streaming: !streamsFailed, edited: true };
+    messages.set(ts, state);
+    current = state;
+    lastTs = ts;
+    markPosted();
+    // Found: if the write below fails, the post's retry finishes this message (never looks again).
+    uncertainPart = undefined;
+    startedPart = { part: opts.part, ts };
+    const written = streaming ? await edit(ts, text, opts) : await replaceByEdit(ts, state, text, opts.final);
+    startedPart = undefined;
+    return { messageId: ts, ...written };
   }
 
   async function replaceByEdit(ts: string, state: StreamState, text: string, final: boolean): Promise<WriteResult> {
@@ -154,6 +210,20 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
       return replaceByEdit(messageId, state, text, opts.final);
     }
+    if (state.appendUncertain !== undefined) {
+      // An append whose answer was lost: what the message shows says whether it took effect.
+      const was = state.appendUncertain;
+      let now: string | undefined;
+      try {
+        now = await readShown(dest, messageId);
+      } catch (err) {
+        throw translateSlackError(err, history.key);
+      }
+      delete state.appendUncertain;
+      if (now === was) state.shown = was;
+      else if (now !== state.shown) return replaceByEdit(messageId, state, text, opts.final);
+      if (!rendered.startsWith(state.shown)) return replaceByEdit(messageId, state, text, opts.final);
+    }
     const suffix = rendered.slice(state.shown.length);
     try {
       if (suffix !== '') {
@@ -161,8 +231,14 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         state.shown = rendered;
       }
     } catch (err) {
+      if (isUncertain(translateSlackError(err, append.key))) {
+        // The chunk may show already: the next write reads the message before appending again.
+        state.appendUncertain = rendered;
+        throw translateSlackError(err, append.key);
+      }
       const rethrow = streamFailure(err, append.key);
       if (rethrow) throw rethrow;
+      // Refused (not in streaming state, ...): the edit replaces the whole text.
       return replaceByEdit(messageId, state, text, opts.final);
     }
     if (opts.final && state.streaming) {
@@ -170,8 +246,8 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       // only and gives the finished reply's feedback buttons with stopStream. The Stop while it
       // streams is the agent session's (`stop` written in the thread works everywhere).
       const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
+      const stopArgs = { channel: channel, ts: messageId };
       try {
-        const stopArgs = { channel: channel, ts: messageId };
         try {
           await dest.client.chat.stopStream({
             ...stopArgs,
@@ -186,6 +262,16 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         }
         state.streaming = false;
       } catch (err) {
+        if (state.stopUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
+          // The stop whose answer was lost took effect, with its buttons: nothing is left to do.
+          state.streaming = false;
+          return ladder.take();
+        }
+        if (isUncertain(translateSlackError(err, stop.key))) {
+          // It may have stopped: its repeat tells (an edit instead would lose the feedback buttons).
+          state.stopUncertain = true;
+          throw translateSlackError(err, stop.key);
+        }
         const rethrow = streamFailure(err, stop.key);
         if (rethrow) throw rethrow;
         return replaceByEdit(messageId, state, text, opts.final);
@@ -205,14 +291,31 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     // back to chat.update (a stream call failed, or its shown text had to be replaced): from
     // then on they count against update.
     buckets(op) {
-      if (op === 'post') return streamsFailed ? [post] : [post, start];
+      if (op === 'post') {
+        const posting = streamsFailed ? [post] : [post, start];
+        // After a lost start the next one may read the thread and finish the message by an update.
+        return uncertainPart !== undefined ? [...posting, history, update] : posting;
+      }
+      if (current?.appendUncertain !== undefined) return [append, history];
       return [streamsFailed || current?.edited === true ? update : append];
     },
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
 
     async post(text, opts): Promise<PostResult> {
-      if (streamsFailed) return postMarkdown(text, opts.final);
+      if (startedPart?.part === opts.part) {
+        // The stream started; its final write failed: finish that message, start no other.
+        const { ts } = startedPart;
+        const written = await edit(ts, text, opts);
+        startedPart = undefined;
+        return { messageId: ts, ...written };
+      }
+      if (uncertainPart === opts.part) {
+        const adopted = await adoptLost(text, opts);
+        uncertainPart = undefined;
+        if (adopted !== undefined) return adopted;
+      }
+      if (streamsFailed) return postMarkdown(text, opts.part, opts.final);
       const rendered = renderMarkdownText(text);
       let ts: string;
       try {
@@ -225,16 +328,26 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         });
         ts = res.ts ?? '';
       } catch (err) {
+        const translated = translateSlackError(err, start.key);
+        if (isUncertain(translated)) {
+          // It may have started: the next attempt looks for it before starting another.
+          uncertainPart = opts.part;
+          throw translated;
+        }
         const rethrow = streamFailure(err, start.key);
         if (rethrow) throw rethrow;
         streamsFailed = true;
-        return postMarkdown(text, opts.final);
+        return postMarkdown(text, opts.part, opts.final);
       }
       markPosted();
       const state: StreamState = { shown: rendered, streaming: true, edited: false };
       messages.set(ts, state);
       current = state;
-      const ended = opts.final ? await edit(ts, text, opts) : ladder.take();
+      lastTs = ts;
+      if (!opts.final) return { messageId: ts, ...ladder.take() };
+      startedPart = { part: opts.part, ts };
+      const ended = await edit(ts, text, opts);
+      startedPart = undefined;
       return { messageId: ts, ...ended };
     },
 

@@ -7,6 +7,8 @@ import { channelJson, guildJson, memberJson, messageJson, userJson } from './pay
 import { type BucketConfig, FakeRateLimiter } from './rate-limit.js';
 import { FakeRest, type RouteHold } from './rest.js';
 import type { DiscordRefusal } from './refusals.js';
+import { type FaultSource, faultSourceFor } from '../chaos.js';
+import { discordChaosRefusal } from '../chaos-refusals.js';
 import { ChannelKind, FakeDiscordState, type FakeMessage, type FakeUser, type WriteRecord } from './state.js';
 
 // A loopback Discord that the real discord.js 14 logs into: REST under /api/v10 and a JSON
@@ -36,6 +38,11 @@ export interface FakeDiscordOptions {
   identifyWindowMs?: number;
   /** Refuses message writes for their form (refusals.ts); `fake.setRefusal` changes it later. */
   refuse?: DiscordRefusal;
+  /**
+   * Lost answers (nonce.ts): this source, none (`false`: a test that counts writes exactly), or
+   * by default the chaos run's (`CHAOS=1`, test/fakes/chaos.ts).
+   */
+  chaos?: FaultSource | false;
 }
 
 export interface DispatchMessageInput {
@@ -112,8 +119,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     shards: opts.recommendedShards ?? 1,
     maxConcurrency: opts.maxConcurrency ?? 1,
   });
+  rest.faults = faultSourceFor(opts.chaos);
 
-  rest.refuse = opts.refuse;
+  // A test's own refusal, or the chaos run's (a few rich writes refused, chaos-refusals.ts).
+  rest.refuse = opts.refuse ?? (opts.chaos === false ? undefined : discordChaosRefusal(rest.faults));
   const cdn = new FakeCdn(() => base);
   const server = createServer((req, res) => {
     if (cdn.serve(req, res)) return;
@@ -179,6 +188,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
     /** Refuses message writes for their form from now on (refusals.ts); undefined: none. */
     setRefusal(refuse: DiscordRefusal | undefined): void {
       rest.refuse = refuse;
+    },
+    /** Lose answers of writes from now on (undefined: answer every write). */
+    setFaults(faults: FaultSource | undefined): void {
+      rest.faults = faults;
     },
     get record(): WriteRecord[] {
       return state.record;

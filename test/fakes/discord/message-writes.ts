@@ -3,6 +3,7 @@ import { HttpError, contentTooLong, notFound } from './http-util.js';
 import { channelJson, messageJson } from './payloads.js';
 import type { FakeRateLimiter } from './rate-limit.js';
 import { ChannelKind, type FakeDiscordState, type FakeMessage } from './state.js';
+import { NonceMemory } from './nonce.js';
 
 // Message writes of the bot: channel messages, threads, interaction responses and follow-ups.
 // Create and edit in one channel share a bucket (as observed on Discord); a webhook token has its own.
@@ -12,6 +13,9 @@ type Out = { status: number; body: unknown; headers?: Record<string, string> };
 const MAX_CONTENT = 2000;
 
 export class MessageWrites {
+  /** `enforce_nonce` on creates (nonce.ts). */
+  private readonly nonces = new NonceMemory();
+
   constructor(
     private readonly state: FakeDiscordState,
     private readonly limiter: FakeRateLimiter,
@@ -22,6 +26,9 @@ export class MessageWrites {
     const channel = channelId === undefined ? undefined : this.state.channels.get(channelId);
     if (!channel) throw notFound(10003, 'Unknown Channel');
     const headers = this.take(`msgs:${channel.id}`, 'channel-messages');
+    const earlier = this.nonces.find(this.state.botUser.id, body);
+    const again = earlier === undefined ? undefined : this.state.messages.get(earlier);
+    if (again !== undefined) return { status: 200, body: messageJson(again, this.state), headers };
     const content = this.content(body);
     const m: FakeMessage = {
       id: this.state.nextId(),
@@ -36,6 +43,7 @@ export class MessageWrites {
       edits: 0,
     };
     this.state.messages.set(m.id, m);
+    this.nonces.remember(this.state.botUser.id, body, m.id);
     const json = messageJson(m, this.state);
     this.echo(json);
     return { status: 200, body: json, headers };

@@ -129,6 +129,10 @@ export function messageJson(m: FakeMessage, state: FakeDiscordState, mentions: F
     json.member = { roles: [], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 };
   }
   if (m.messageReference !== undefined) json.message_reference = m.messageReference;
-  if (m.interactionId !== undefined) json.webhook_id = state.applicationId;
+  if (m.interactionId !== undefined) {
+    json.webhook_id = state.applicationId;
+    // Discord names the interaction a response or follow-up belongs to.
+    json.interaction_metadata = { id: m.interactionId, type: 2 };
+  }
   return json;
 }

@@ -7,6 +7,8 @@ import { FakePlatformLimits } from './platform-limits.js';
 import type { FakeRateLimiter } from './rate-limit.js';
 import { type DiscordRefusal, invalidFormBody } from './refusals.js';
 import type { FakeCommand, FakeDiscordState } from './state.js';
+import type { FaultSource } from '../chaos.js';
+import { maybeLoseAnswer } from './nonce.js';
 
 // The REST side of the fake under /api/v10: the routes discord.js and the connector use.
 
@@ -60,6 +62,8 @@ export class FakeRest {
   readonly limits = new FakePlatformLimits();
   /** Refuses message writes for their form before they take effect (refusals.ts). */
   refuse: DiscordRefusal | undefined;
+  /** Lost answers (nonce.ts): a write the source picks takes effect and its answer is dropped. */
+  faults: FaultSource | undefined;
 
   constructor(
     private readonly state: FakeDiscordState,
@@ -191,8 +195,9 @@ export class FakeRest {
       const refused = method === 'GET' ? undefined : this.refuse?.(`${method} ${path}`, body);
       if (refused !== undefined) throw invalidFormBody(refused);
       const out = await match.route.handler(match.params, body, url);
-      sendJson(res, out.status, out.body, out.headers);
-      if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body);
+      const lost = maybeLoseAnswer(this.faults, method, path, out.status, res);
+      if (!lost) sendJson(res, out.status, out.body, out.headers);
+      if (method !== 'GET') this.recordWrite(method, path, body, out.status, out.body, lost);
     } catch (err) {
       if (err instanceof HttpError) {
         sendJson(res, err.status, err.body, err.headers);
@@ -204,21 +209,35 @@ export class FakeRest {
   }
 
   /** Every write the bot made, with what a test wants to assert on. */
-  private recordWrite(method: string, path: string, body: Record<string, unknown>, status: number, out: unknown): void {
+  private recordWrite(
+    method: string,
+    path: string,
+    body: Record<string, unknown>,
+    status: number,
+    out: unknown,
+    lost = false,
+  ): void {
     const data = (body.data as Record<string, unknown> | undefined) ?? body;
     const tokenMatch = /^\/(?:webhooks\/\d+|interactions\/\d+)\/([^/]+)/.exec(path);
     const interaction = tokenMatch?.[1] ? this.state.interactionByToken(tokenMatch[1]) : undefined;
     const channelId = /^\/channels\/(\d+)/.exec(path)?.[1] ?? interaction?.channelId;
     const outId = (out as { id?: unknown } | undefined)?.id;
+    const outContent = /\/channels\/\d+\/messages$/.test(path)
+      ? (out as { content?: unknown } | undefined)?.content
+      : undefined;
     const messageId = typeof outId === 'string' ? outId : (/\/messages\/(\d+)$/.exec(path)?.[1] ?? undefined);
     this.state.record.push({
       method,
       path,
       channelId,
       ...(messageId === undefined ? {} : { messageId }),
-      content: typeof data.content === 'string' ? data.content : undefined,
+      // A create a nonce answered with an earlier message shows that message's text, not the body's.
+      content:
+        typeof outContent === 'string' ? outContent : typeof data.content === 'string' ? data.content : undefined,
       allowed_mentions: data.allowed_mentions,
       ...(body.message_reference === undefined ? {} : { message_reference: body.message_reference }),
+      ...(body.nonce === undefined ? {} : { nonce: body.nonce, enforceNonce: body.enforce_nonce }),
+      ...(lost ? { lost: true as const } : {}),
       status,
       at: Date.now(),
     });

@@ -79,6 +79,11 @@ export interface WriteRecord {
   /** The request's `allowed_mentions` as sent (undefined when absent). */
   allowed_mentions: unknown;
   message_reference?: unknown;
+  /** A create's `nonce` and `enforce_nonce` as sent (nonce.ts). */
+  nonce?: unknown;
+  enforceNonce?: unknown;
+  /** The write took effect and its answer was lost (nonce.ts): the bot may repeat it. */
+  lost?: true;
   status: number;
   at: number;
 }

@@ -13,6 +13,8 @@ import { type FakeEphemeral, type FakeMessage, FakeState } from './state.js';
 import type { SlackRefusal } from './refusals.js';
 import { type ApiCall, handleWebApi, type WebApiContext, type WebApiSwitches } from './web-api.js';
 import { WriteLog, type WriteLogEntry } from './write-log.js';
+import { type FaultSource, faultSourceFor } from '../chaos.js';
+import { slackChaosRefusal } from '../chaos-refusals.js';
 
 export type {
   ApiCall,
@@ -61,6 +63,11 @@ export interface FakeSlackOptions {
   experience?: 'agent' | 'assistant';
   /** Cap conversations.replies/.history from the start (capped-history.ts; `switches.cappedHistory` later). */
   cappedHistory?: CappedHistoryOptions;
+  /**
+   * Lost answers (lost-answers.ts): this source, none (`false`: a test that counts calls exactly),
+   * or by default the chaos run's (`CHAOS=1`, test/fakes/chaos.ts).
+   */
+  chaos?: FaultSource | false;
 }
 
 /** The bot token of a workspace given in FakeSlackOptions.workspaces. */
@@ -202,8 +209,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const switches: WebApiSwitches = {
     missingChannels: new Set(),
     holdMethods: new Map(),
-    ...(opts.refuse !== undefined ? { refuse: opts.refuse } : {}),
+    faults: faultSourceFor(opts.chaos),
   };
+  // A test's own refusal, or the chaos run's (a few rich writes refused, chaos-refusals.ts).
+  const refuse = opts.refuse ?? (opts.chaos === false ? undefined : slackChaosRefusal(switches.faults));
+  if (refuse !== undefined) switches.refuse = refuse;
   if (opts.cappedHistory) switches.cappedHistory = new CappedHistory(opts.cappedHistory, now);
 
   let port = 0;

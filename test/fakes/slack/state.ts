@@ -20,6 +20,8 @@ export interface FakeMessage {
   blocks?: Record<string, unknown>[];
   /** Secondary attachments as last written (their `blocks` show after the message's blocks). */
   attachments?: Record<string, unknown>[];
+  /** The message's `metadata` (event_type, event_payload) as posted. */
+  metadata?: Record<string, unknown>;
 }
 
 /** A chat.postEphemeral: only `user` sees it, and it is not a message of the channel. */

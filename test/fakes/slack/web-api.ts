@@ -5,6 +5,8 @@ import type { FakeRateLimiter } from './rate-limiter.js';
 import type { SlackRefusal } from './refusals.js';
 import type { FakeMessage, FakePrompts, FakeState, TokenInfo } from './state.js';
 import { isWriteMethod, type WriteLog } from './write-log.js';
+import type { FaultSource } from '../chaos.js';
+import { maybeLoseAnswer, metadataOf, wantsMetadata } from './lost-answers.js';
 
 // The fake Web API: one POST /api/<method> per call, form-encoded or JSON, bearer or body token.
 // Answers like Slack does: HTTP 200 with {ok:false,error} for API errors, 429 + Retry-After.
@@ -41,6 +43,8 @@ export interface WebApiSwitches {
   refuse?: SlackRefusal | undefined;
   /** conversations.replies/.history capped as for apps outside the Marketplace (capped-history.ts). */
   cappedHistory?: CappedHistory;
+  /** Lost answers (lost-answers.ts): a write the source picks takes effect and its answer is dropped. */
+  faults?: FaultSource | undefined;
 }
 
 export interface WebApiContext {
@@ -123,8 +127,9 @@ function attachmentsOf(a: Args): Record<string, unknown>[] | undefined {
   return list as Record<string, unknown>[];
 }
 
-function messageJson(m: FakeMessage): Record<string, unknown> {
+function messageJson(m: FakeMessage, withMetadata = false): Record<string, unknown> {
   return {
+    ...(withMetadata && m.metadata !== undefined ? { metadata: m.metadata } : {}),
     type: 'message',
     ts: m.ts,
     thread_ts: m.threadTs,
@@ -173,10 +178,12 @@ const handlers: Record<string, Handler> = {
     const { text, format } = contentOf(a);
     const blocks = blocksOf(a);
     const attachments = attachmentsOf(a);
+    const metadata = metadataOf(a);
     const m = c.state.add({
       channel,
       text,
       format,
+      ...(metadata !== undefined ? { metadata } : {}),
       user: who.botUserId,
       botId: who.botId,
       ...threadOf(a),
@@ -291,19 +298,19 @@ const handlers: Record<string, Handler> = {
   'conversations.replies': (c, a) => {
     const channel = req(a, 'channel');
     const all = c.state.thread(channel, req(a, 'ts')).filter((m) => inWindow(a, m.ts));
-    if (c.switches.cappedHistory)
-      return c.switches.cappedHistory.answer('conversations.replies', all.map(messageJson), a);
+    const json = (m: FakeMessage) => messageJson(m, wantsMetadata(a));
+    if (c.switches.cappedHistory) return c.switches.cappedHistory.answer('conversations.replies', all.map(json), a);
     const limit = limitOf(a, 1000);
-    return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
+    return { messages: all.slice(0, limit).map(json), has_more: all.length > limit };
   },
   // Newest first, top-level messages only.
   'conversations.history': (c, a) => {
     const channel = req(a, 'channel');
     const all = c.state.topLevel(channel).filter((m) => inWindow(a, m.ts));
-    if (c.switches.cappedHistory)
-      return c.switches.cappedHistory.answer('conversations.history', all.map(messageJson), a);
+    const json = (m: FakeMessage) => messageJson(m, wantsMetadata(a));
+    if (c.switches.cappedHistory) return c.switches.cappedHistory.answer('conversations.history', all.map(json), a);
     const limit = limitOf(a, 100);
-    return { messages: all.slice(0, limit).map(messageJson), has_more: all.length > limit };
+    return { messages: all.slice(0, limit).map(json), has_more: all.length > limit };
   },
   'users.info': (c, a) => {
     const id = req(a, 'user');
@@ -442,6 +449,7 @@ export async function handleWebApi(ctx: WebApiContext, r: IncomingMessage, res: 
     if (refused !== undefined) throw new ApiError(refused);
     const body = handler(ctx, args, who);
     record(who.teamId, 'ok', { body });
+    if (maybeLoseAnswer(ctx.switches.faults, method, res)) return;
     // Slack names the token's scopes on every answer; doctor reads them from auth.test.
     send(200, { ok: true, ...body }, who.kind === 'bot' ? { 'x-oauth-scopes': BOT_SCOPES } : {});
   } catch (err) {

@@ -25,6 +25,8 @@ export interface PartWrite {
   messageId?: string;
   content: string | undefined;
   status: number;
+  /** Its answer was lost after it took effect (the fakes' chaos): a repeat of it follows. */
+  lost?: true;
 }
 
 /**
@@ -37,6 +39,7 @@ export function writeSequenceProblems(writes: readonly PartWrite[]): string[] {
   const problems: string[] = [];
   const shown = new Map<string, string>();
   const order: string[] = [];
+  const lastLost = new Map<string, boolean>();
   for (const [i, w] of writes.entries()) {
     if (w.status >= 300 || w.messageId === undefined || w.content === undefined) continue;
     const id = w.messageId;
@@ -46,12 +49,14 @@ export function writeSequenceProblems(writes: readonly PartWrite[]): string[] {
     else if (id !== order.at(-1))
       problems.push(`write ${i} edits part ${order.indexOf(id)} after a later part was posted`);
     if (before !== undefined) {
-      if (w.content === before) problems.push(`write ${i} repeats the text already shown`);
+      // A write whose answer was lost (the fakes' chaos) is repeated: that repeat changes nothing.
+      if (w.content === before && lastLost.get(id) !== true) problems.push(`write ${i} repeats the text already shown`);
       const kept = before.replace(/\n(```|~~~)$/, '');
       if (!w.content.startsWith(kept.trimEnd()) && !movedOn(writes, i, kept))
         problems.push(`write ${i} takes back text: ${JSON.stringify(kept.slice(-40))} is no longer shown`);
     }
     shown.set(id, w.content);
+    lastLost.set(id, w.lost === true);
   }
   return problems;
 }

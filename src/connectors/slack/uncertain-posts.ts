@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.js';
+import type { SlackDestination } from './destination.js';
+
+// A post whose answer is lost (a cut connection, a timeout, a 5xx after the request left) may have
+// made the message. Slack has no idempotency key, so before a part is posted again the bridge
+// looks for the first one: every post carries message metadata naming the reply and the part, and
+// one bounded read of the thread (conversations.replies) or the channel (conversations.history),
+// paid from the history bucket through the same grant as the post, finds it. A native stream's
+// start takes no metadata: its message is the bot's own message in the thread that this reply
+// does not know (one reply writes in a place at a time). Updates are idempotent: never looked for.
+
+export const REPLY_EVENT_TYPE = 'assistant_bridge_reply';
+
+/** Messages read at most when looking (one call). */
+const SEARCH_LIMIT = 100;
+
+/** A reply's own id for its posts' metadata (its parts are told apart by number). */
+export function newReplyId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export function replyMetadata(replyId: string, part: number) {
+  return { event_type: REPLY_EVENT_TYPE, event_payload: { reply: replyId, part } };
+}
+
+/** A write error after which the write may have taken effect (not a refusal, not a 429). */
+export function isUncertain(err: Error): boolean {
+  return !(err instanceof PlatformRateLimitedError) && err instanceof PlatformWriteError && err.retryable;
+}
+
+interface ListedMessage {
+  ts?: string;
+  text?: string;
+  user?: string;
+  bot_id?: string;
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+}
+
+/**
+ * The messages after `after` (exclusive) where the reply writes: its thread, or the channel's top
+ * level for a top-level DM reply. One call, at most SEARCH_LIMIT messages, with metadata.
+ */
+async function listAfter(dest: SlackDestination, after: string | undefined): Promise<ListedMessage[]> {
+  const { channelId: channel, threadId } = dest.place;
+  const bounds = { limit: SEARCH_LIMIT, include_all_metadata: true, ...(after !== undefined ? { oldest: after } : {}) };
+  const res =
+    threadId !== undefined
+      ? await dest.client.conversations.replies({ channel, ts: threadId, ...bounds })
+      : await dest.client.conversations.history({ channel, ...bounds });
+  return (res.messages ?? []) as ListedMessage[];
+}
+
+/** The message a lost post of this reply's part made, if any. */
+export async function findPosted(
+  dest: SlackDestination,
+  replyId: string,
+  part: number,
+  after: string | undefined,
+): Promise<string | undefined> {
+  const hit = (await listAfter(dest, after)).find(
+    (m) =>
+      m.metadata?.event_type === REPLY_EVENT_TYPE &&
+      m.metadata.event_payload?.reply === replyId &&
+      Number(m.metadata.event_payload.part) === part,
+  );
+  return hit?.ts;
+}
+
+/** The bot's message after `after` that this reply does not know: a stream start whose answer was lost. */
+export async function findStarted(
+  dest: SlackDestination,
+  after: string | undefined,
+  known: ReadonlySet<string>,
+): Promise<{ ts: string; text: string | undefined } | undefined> {
+  const bot = dest.bot;
+  if (bot === undefined) return undefined;
+  const own = (m: ListedMessage) => m.user === bot.userId || (bot.botId !== undefined && m.bot_id === bot.botId);
+  const hit = (await listAfter(dest, after)).find(
+    (m) => m.ts !== undefined && m.ts !== dest.place.threadId && own(m) && !known.has(m.ts),
+  );
+  return hit?.ts === undefined ? undefined : { ts: hit.ts, text: hit.text };
+}
+
+/** What one message of the reply's thread shows now (one read), undefined when not found. */
+export async function readShown(dest: SlackDestination, ts: string): Promise<string | undefined> {
+  const { channelId: channel, threadId } = dest.place;
+  if (threadId === undefined) return undefined;
+  const res = await dest.client.conversations.replies({
+    channel,
+    ts: threadId,
+    oldest: ts,
+    latest: ts,
+    inclusive: true,
+    limit: 2,
+  });
+  return ((res.messages ?? []) as ListedMessage[]).find((m) => m.ts === ts)?.text;
+}
