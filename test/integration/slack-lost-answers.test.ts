@@ -95,14 +95,17 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
   });
 });
 
-it('a top-level DM reply whose post was lost is found in the channel history', async () => {
+it('a top-level DM reply whose post was lost is found in the thread it opened under the message', async () => {
+  // Every DM is answered in a thread under it (Slack's agent experience), in edit mode too.
   const faults = loseNth({ 'chat.postMessage': [1] });
-  s = await startSlackStack({ streaming: 'auto', chunkDelayMs: 10, fake: { chaos: faults } });
+  s = await startSlackStack({ streaming: 'edit', chunkDelayMs: 10, fake: { chaos: faults } });
   await s.fake.sendEvent(s.fake.userPost({ channel: 'D7', text: Q, channelType: 'im' }).message);
   await s.settled(1);
   expect(faults.lost).toEqual(['chat.postMessage#1']);
-  expect(s.fake.botMessages('D7').map((m) => m.text)).toEqual([EXPECTED]);
-  expect(s.fake.calls.some((c) => c.method === 'conversations.history')).toBe(true);
+  expect(s.fake.agent.replies('D7').map((m) => m.text)).toEqual([EXPECTED]);
+  expect(s.fake.calls.some((c) => c.method === 'conversations.replies' || c.method === 'conversations.history')).toBe(
+    true,
+  );
 });
 
 it('a continuation part whose post was lost is found after the part before it; parts exact', async () => {

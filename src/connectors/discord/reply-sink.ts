@@ -93,8 +93,15 @@ export class ChannelReplySink implements ReplySink {
   /** A plain final write's extra parts already posted, by the message they follow. */
   private readonly overflowPosted = new Map<string, string[]>();
   private readonly nonce = createNonces();
-  /** Parts whose create was sent at least once: a repeat may get the first message back (its nonce). */
-  private readonly attempted = new Set<number>();
+  /**
+   * Creates this sink made (posts, and notices apart): each new create takes the next nonce, and a
+   * create tried again after its answer was lost keeps its own, so Discord returns the first
+   * message. A number per create, not per part: a notice and a reply both post a part 0.
+   */
+  private posts = 0;
+  private notices = 0;
+  /** The post (by number) sent at least once: a repeat may get the first message back. */
+  private triedPost = -1;
 
   constructor(private readonly init: ChannelSinkInit) {
     this.target = { place: init.place };
@@ -123,13 +130,14 @@ export class ChannelReplySink implements ReplySink {
         const body: Record<string, unknown> = {
           content: text,
           allowed_mentions: NO_MENTIONS,
-          ...nonceFields(this.nonce('notice')),
+          ...nonceFields(this.nonce(`n${this.notices}`)),
         };
         if (ref !== undefined) {
           body.message_reference = { message_id: ref.messageId, channel_id: ref.channelId, fail_if_not_exists: false };
         }
         try {
           await this.init.rest.post(Routes.channelMessages(channelId), { body });
+          this.notices += 1;
           return {};
         } catch (err) {
           throw toPlatformError(err, bucket.key);
@@ -169,7 +177,7 @@ export class ChannelReplySink implements ReplySink {
       const body: Record<string, unknown> = {
         content: text,
         allowed_mentions: NO_MENTIONS,
-        ...nonceFields(this.nonce(opts.part)),
+        ...nonceFields(this.nonce(this.posts)),
       };
       const components = replyComponents(opts);
       if (components !== undefined) body.components = components;
@@ -180,8 +188,8 @@ export class ChannelReplySink implements ReplySink {
           fail_if_not_exists: false,
         };
       }
-      const again = this.attempted.has(opts.part);
-      this.attempted.add(opts.part);
+      const again = this.triedPost === this.posts;
+      this.triedPost = this.posts;
       const { value: res, overflow } = await this.plain.send(body, false, async (b) => {
         const made = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body: b })) as {
           id: string;
@@ -199,6 +207,7 @@ export class ChannelReplySink implements ReplySink {
         }
         return made;
       });
+      this.posts += 1;
       if (opts.final) await this.postOverflow(res.id, overflow);
       return { messageId: res.id, ...this.plain.take() };
     } catch (err) {
