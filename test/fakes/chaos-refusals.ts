@@ -28,3 +28,9 @@ export function discordChaosRefusal(source: FaultSource | undefined): DiscordRef
     return source.refuseRich('discord', method) ? (rich('components') ? 'components' : 'embeds') : undefined;
   };
 }
+
+/**
+ * For a test about a rich form itself (a table block, Stop and vote buttons): the platform takes
+ * every form, while a chaos run still loses answers. Given as the fake's `refuse` option.
+ */
+export const takeEveryForm = (): undefined => undefined;

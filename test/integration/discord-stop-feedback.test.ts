@@ -1,3 +1,4 @@
+import { takeEveryForm } from '../fakes/chaos-refusals.js';
 import { afterEach, expect, it } from 'vitest';
 import { stopCustomId } from '../../src/connectors/discord/controls.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
@@ -27,7 +28,8 @@ const voteIds = (m: ShownMessage | undefined) => customIds(m).filter((id) => id.
 
 async function start(opts: StackOptions = {}) {
   const metrics = createMetrics({ defaultMetrics: false, platforms: ['discord'] });
-  s = await startStack({ chunkDelayMs: 5, ...opts, metrics });
+  // About the buttons themselves: a chaos run may lose answers here, not refuse the buttons.
+  s = await startStack({ chunkDelayMs: 5, ...opts, fake: { refuse: takeEveryForm, ...opts.fake }, metrics });
   return { stack: s, metrics };
 }
 

@@ -1,3 +1,4 @@
+import { takeEveryForm } from '../fakes/chaos-refusals.js';
 import { afterEach, expect, it } from 'vitest';
 import { FEEDBACK_ACTION, STOP_ACTION } from '../../src/connectors/slack/controls.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
@@ -35,7 +36,8 @@ const hasControls = (m: FakeMessage | undefined) =>
 
 async function start(opts: SlackStackOptions = {}) {
   const metrics = createMetrics({ defaultMetrics: false, platforms: ['slack'] });
-  s = await startSlackStack({ chunkDelayMs: 5, ...opts, metrics });
+  // About the buttons themselves: a chaos run may lose answers here, not refuse the buttons.
+  s = await startSlackStack({ chunkDelayMs: 5, ...opts, fake: { refuse: takeEveryForm, ...opts.fake }, metrics });
   return { stack: s, metrics };
 }
 
