@@ -11,6 +11,7 @@ import { type DecodingResult, runDecoding } from './decode.js';
 import { type BurstsResult, formatBursts, runBursts } from './bursts.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
 import { sigtermStressLine } from './sigterm-stress.js';
+import { formatSoak, runSoak, SOAK_DEFAULTS } from './soak.js';
 import { type HostileResult, runHostile } from './hostile.js';
 import { formatMarkdown, type MarkdownResult, runMarkdown } from './markdown.js';
 import { runNaiveLevel } from './naive.js';
@@ -60,6 +61,11 @@ const { values: args } = parseArgs({
     /** Rate models of the bursts section (default: every model of test/fakes/slack/rate-models.ts). */
     'burst-models': { type: 'string', default: RATE_MODEL_NAMES.join(',') },
     'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
+    /** Only the soak section (bench/soak.ts): new places one after another, retained heap and RSS. */
+    soak: { type: 'boolean', default: false },
+    'soak-places': { type: 'string', default: String(SOAK_DEFAULTS.places) },
+    'soak-every': { type: 'string', default: String(SOAK_DEFAULTS.every) },
+    'soak-platforms': { type: 'string', default: 'slack,discord' },
   },
 });
 
@@ -284,9 +290,36 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
   }
 }
 
+/** `--soak`: only the soak section, written to bench/results/<date>-soak.json. */
+async function soakMain(log: (s: string) => void): Promise<void> {
+  const started = Date.now();
+  const soak = await runSoak(
+    {
+      places: Math.max(1, Number(args['soak-places'])),
+      every: Math.max(1, Number(args['soak-every'])),
+      platforms: String(args['soak-platforms'])
+        .split(',')
+        .filter((p): p is 'slack' | 'discord' => p === 'slack' || p === 'discord'),
+    },
+    log,
+  );
+  const doc = {
+    date: new Date().toISOString(),
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
+    soak,
+    totalSeconds: round((Date.now() - started) / 1000, 1),
+  };
+  process.stdout.write(`${formatSoak(soak)}\n`);
+  const file = args.out ?? join('bench', 'results', `${doc.date.slice(0, 10)}-soak.json`);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+  log(`bench: wrote ${file} (${doc.totalSeconds} s)`);
+}
+
 async function main(): Promise<void> {
   // Many concurrent fetches share abort signals inside undici and the emulator; not a leak.
   setMaxListeners(0);
+  if (args.soak === true) return soakMain((s) => process.stderr.write(`${s}\n`));
   const started = Date.now();
   const results: LevelResult[] = [];
   const naive: NaiveResult[] = [];
