@@ -57,6 +57,11 @@ export interface PendingLimit {
   client: string;
   max: number;
   now: number;
+  /**
+   * At most this many pending states in all (every client): past it the oldest (soonest to
+   * expire) are dropped, so many addresses cannot grow the table without bound.
+   */
+  total?: number;
 }
 
 /**
@@ -66,8 +71,9 @@ export interface PendingLimit {
 export interface OAuthStateStore {
   /**
    * Keeps a new state. With `limit`, only while `limit.client` holds fewer than `limit.max`
-   * states still good at `limit.now`: otherwise nothing is stored and the answer is false. No
-   * other state is ever dropped to make room.
+   * states still good at `limit.now`: otherwise nothing is stored and the answer is false. With
+   * `limit.total`, once stored, the oldest states beyond the newest `total` are dropped (a flood
+   * from one address is refused before it can drop anyone's; one from many is bounded here).
    */
   issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean>;
   /**

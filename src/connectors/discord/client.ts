@@ -27,6 +27,9 @@ export function createDiscordClient(config: DiscordConfig, feed: DiscordRateLimi
       api: config.apiUrl,
       // 5xx and resets: one retry here; anything longer is the pump's business.
       retries: 1,
+      // A request queue per channel and thread: swept every minute once idle, not every hour
+      // (a thread per conversation made hundreds an hour stay).
+      handlerSweepInterval: 60_000,
       timeout: 15_000,
       // Reply writes must surface their 429s to the bridge's scheduler instead of queueing.
       rejectOnRateLimit: (data) => feed.shouldReject(data),
