@@ -156,6 +156,11 @@ export interface Ticket {
 
 export type StoreBackend = 'sqlite' | 'postgres';
 
+/** A place's handover is read by the next holder within seconds; an hour is plenty. */
+export const HANDOVER_KEEP_MS = 3600_000;
+/** A lesson not renewed for a week is dropped: limits change, and relearning costs a 429 or two. */
+export const BUDGET_KEEP_MS = 7 * 24 * 3600_000;
+
 export interface AsyncStore {
   readonly backend: StoreBackend;
   /** Where the data is, without secrets: a file path, or postgres://user@host:port/db. */
@@ -172,6 +177,11 @@ export interface AsyncStore {
   signals?: StoreSignals;
   feedback: FeedbackStore;
   oauthStates: OAuthStateStore;
+  /**
+   * Forgets what only a while matters, as of `now`: place handovers (the next holder reads them
+   * within seconds) older than HANDOVER_KEEP_MS and learned budgets older than BUDGET_KEEP_MS.
+   */
+  housekeeping(now: number): Promise<{ handovers: number; budgets: number }>;
   /** The schema version applied (the newest migration recorded). */
   schemaVersion(): Promise<number>;
   isOpen(): boolean;
