@@ -65,6 +65,7 @@ const { values: args } = parseArgs({
     soak: { type: 'boolean', default: false },
     'soak-places': { type: 'string', default: String(SOAK_DEFAULTS.places) },
     'soak-every': { type: 'string', default: String(SOAK_DEFAULTS.every) },
+    'soak-warmup': { type: 'string', default: String(SOAK_DEFAULTS.warmupPlaces) },
     'soak-platforms': { type: 'string', default: 'slack,discord' },
   },
 });
@@ -297,6 +298,7 @@ async function soakMain(log: (s: string) => void): Promise<void> {
     {
       places: Math.max(1, Number(args['soak-places'])),
       every: Math.max(1, Number(args['soak-every'])),
+      warmupPlaces: Math.max(0, Number(args['soak-warmup'])),
       platforms: String(args['soak-platforms'])
         .split(',')
         .filter((p): p is 'slack' | 'discord' => p === 'slack' || p === 'discord'),

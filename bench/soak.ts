@@ -106,6 +106,7 @@ async function soakOne(
   platform: 'slack' | 'discord',
   places: number,
   every: number,
+  warmupPlaces: number,
   log: (s: string) => void,
 ): Promise<SoakRun> {
   const d = SOAK_DEFAULTS;
@@ -218,13 +219,13 @@ async function soakOne(
     await close().catch(() => {});
     await emulator.close().catch(() => {});
   }
-  const after = samples.filter((s) => s.places >= d.warmupPlaces);
+  const after = samples.filter((s) => s.places >= warmupPlaces);
   return {
     platform,
     places,
     exact,
     samples,
-    warmupPlaces: d.warmupPlaces,
+    warmupPlaces,
     heapGrowthMbPer1000: after.length >= 2 ? round(slope(after) * 1000, 3) : null,
     peakRssMb: round(Math.max(peakRss, ...samples.map((s) => s.rssMb ?? 0)), 1),
     repliesPerSecond: round(exact / Math.max(0.001, (Date.now() - t0) / 1000), 1),
@@ -247,13 +248,13 @@ function slope(s: readonly SoakSample[]): number {
 }
 
 export async function runSoak(
-  opts: { places: number; every: number; platforms: ('slack' | 'discord')[] },
+  opts: { places: number; every: number; warmupPlaces: number; platforms: ('slack' | 'discord')[] },
   log: (s: string) => void,
 ): Promise<SoakResult> {
   const runs: SoakRun[] = [];
   for (const p of opts.platforms) {
     log(`bench: soak ${p}: ${opts.places} new places ...`);
-    runs.push(await soakOne(p, opts.places, opts.every, log));
+    runs.push(await soakOne(p, opts.places, opts.every, opts.warmupPlaces, log));
   }
   return { places: opts.places, every: opts.every, users: SOAK_DEFAULTS.users, runs };
 }

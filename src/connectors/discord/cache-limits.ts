@@ -6,12 +6,12 @@ import { type Channel, Options, SnowflakeUtil, type SweeperOptions, type ThreadC
 // The bridge needs none of it to answer (thread facts and writes go over REST; a thread absent
 // from the cache is read once through ThreadFactsResolver, as after a restart), so:
 // - a thread idle THREAD_IDLE_MS (no message, no creation) is dropped from every cache, checked
-//   every minute;
+//   every 30 seconds;
 // - 25 messages per channel, dropped after 30 minutes;
 // - users and members: the newest MAX_PEOPLE (names for context are best effort).
 
 /** A thread with no message for this long is dropped from discord.js's caches. */
-export const THREAD_IDLE_MS = 5 * 60_000;
+export const THREAD_IDLE_MS = 2 * 60_000;
 const MAX_PEOPLE = 2000;
 
 /** When a thread last saw activity: its newest message, else its creation (ms). */
@@ -35,7 +35,7 @@ export function cacheLimits(now: () => number = Date.now): {
       ...Options.DefaultSweeperSettings,
       messages: { interval: 3600, lifetime: 1800 },
       threads: {
-        interval: 60,
+        interval: 30,
         filter: () => (thread: Channel) => thread.isThread() && now() - threadActiveAt(thread) >= THREAD_IDLE_MS,
       },
     },
