@@ -144,6 +144,8 @@ async function soakOne(
     const fake = await startFakeDiscord();
     const guild = fake.addGuild('soak');
     // Many parent channels: the fake limits each channel's writes (5 per 5 s), threads included.
+    // Warm-up: discord.js keeps each channel's last 25 messages (cache-limits.ts), so the users'
+    // messages fill 200 x 25 entries over the first 5,000 places before the heap levels off.
     const parents = Array.from({ length: 200 }, (_, i) => fake.addChannel(guild, `soak-${i}`));
     const users = Array.from({ length: d.users }, () => fake.state.nextId());
     env = {
