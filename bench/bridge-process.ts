@@ -12,6 +12,8 @@ const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat counts in these ticks.
 export interface BridgeProcess {
   pid: number;
   port: number;
+  /** The bridge's temp folder (its SQLite file is `bridge.db` there). */
+  dataDir: string;
   /** utime+stime of the process so far, in seconds. */
   cpuSeconds(): number;
   /** Current resident set (VmRSS) in MB. */
@@ -55,7 +57,7 @@ export function upstreamEnv(url: string, botId = 'demo-bot'): Record<string, str
 
 export async function startBridge(
   env: Record<string, string>,
-  opts: { readyTimeoutMs?: number } = {},
+  opts: { readyTimeoutMs?: number; nodeOptions?: string } = {},
 ): Promise<BridgeProcess> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bridge-bench-'));
@@ -71,7 +73,9 @@ export async function startBridge(
       USER_MESSAGES_PER_MINUTE: '100000',
       MAX_CONCURRENT_REPLIES: '256',
       // For memory experiments: V8 flags for the bridge (e.g. --max-semi-space-size=8).
-      ...(process.env.BENCH_BRIDGE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_BRIDGE_NODE_OPTIONS } : {}),
+      ...(process.env.BENCH_BRIDGE_NODE_OPTIONS || opts.nodeOptions
+        ? { NODE_OPTIONS: [process.env.BENCH_BRIDGE_NODE_OPTIONS, opts.nodeOptions].filter(Boolean).join(' ') }
+        : {}),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -124,6 +128,7 @@ export async function startBridge(
   return {
     pid,
     port,
+    dataDir: dir,
     logTail,
     cpuSeconds: () => procCpu(pid),
     rssMb: () => procStatus(pid, 'VmRSS'),

@@ -12,6 +12,7 @@ import { type BurstsResult, formatBursts, runBursts } from './bursts.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
 import { formatFaults, runFaults } from './faults.js';
 import { sigtermStressLine } from './sigterm-stress.js';
+import { formatSoak, runSoak, SOAK_DEFAULTS } from './soak.js';
 import { type HostileResult, runHostile } from './hostile.js';
 import { formatMarkdown, type MarkdownResult, runMarkdown } from './markdown.js';
 import { runNaiveLevel } from './naive.js';
@@ -67,6 +68,12 @@ const { values: args } = parseArgs({
     /** Only the lost-answers section (bench/faults.ts): 200 replies a run, 5% of answers lost. */
     faults: { type: 'boolean', default: false },
     'faults-seed': { type: 'string' },
+    /** Only the soak section (bench/soak.ts): new places one after another, retained heap and RSS. */
+    soak: { type: 'boolean', default: false },
+    'soak-places': { type: 'string', default: String(SOAK_DEFAULTS.places) },
+    'soak-every': { type: 'string', default: String(SOAK_DEFAULTS.every) },
+    'soak-warmup': { type: 'string', default: String(SOAK_DEFAULTS.warmupPlaces) },
+    'soak-platforms': { type: 'string', default: 'slack,discord' },
   },
 });
 
@@ -291,10 +298,38 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
   }
 }
 
+/** `--soak`: only the soak section, written to bench/results/<date>-soak.json. */
+async function soakMain(log: (s: string) => void): Promise<void> {
+  const started = Date.now();
+  const soak = await runSoak(
+    {
+      places: Math.max(1, Number(args['soak-places'])),
+      every: Math.max(1, Number(args['soak-every'])),
+      warmupPlaces: Math.max(0, Number(args['soak-warmup'])),
+      platforms: String(args['soak-platforms'])
+        .split(',')
+        .filter((p): p is 'slack' | 'discord' => p === 'slack' || p === 'discord'),
+    },
+    log,
+  );
+  const doc = {
+    date: new Date().toISOString(),
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
+    soak,
+    totalSeconds: round((Date.now() - started) / 1000, 1),
+  };
+  process.stdout.write(`${formatSoak(soak)}\n`);
+  const file = args.out ?? join('bench', 'results', `${doc.date.slice(0, 10)}-soak.json`);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+  log(`bench: wrote ${file} (${doc.totalSeconds} s)`);
+}
+
 async function main(): Promise<void> {
   if (args['path-only'] === true) return runPathSection(console.log);
   // Many concurrent fetches share abort signals inside undici and the emulator; not a leak.
   setMaxListeners(0);
+  if (args.soak === true) return soakMain((s) => process.stderr.write(`${s}\n`));
   const started = Date.now();
   const results: LevelResult[] = [];
   const naive: NaiveResult[] = [];

@@ -148,6 +148,7 @@ export async function buildBridge(
     events: store.events,
     inflight: store.inflight,
     feedback: store.feedback,
+    housekeeping: (now) => store.housekeeping(now),
     replicaId: config.replica.id,
     // One process on SQLite answers every place alone; replicas on PostgreSQL take turns per place.
     ...(store.backend === 'postgres'
@@ -183,6 +184,7 @@ export async function buildBridge(
       ...(config.upstream.maxMessageChars !== undefined ? { maxMessageChars: config.upstream.maxMessageChars } : {}),
       context: config.upstream.context,
       feedback: config.service.feedback,
+      conversationRetentionDays: config.service.conversationRetentionDays,
       userMessagesPerMinute: config.service.userMessagesPerMinute,
       maxConcurrentReplies: config.service.maxConcurrentReplies,
       maxQueuedReplies: config.service.maxQueuedReplies,

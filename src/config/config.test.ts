@@ -32,6 +32,7 @@ describe('config', () => {
       streamEditIntervalMs: 1000,
       attachmentMaxBytes: 200_000,
       feedback: true,
+      conversationRetentionDays: 90,
     });
     expect(c.discord).toMatchObject({ apiUrl: 'https://discord.com/api', replyMode: 'thread', allowedGuilds: [] });
     expect(c.slack).toBeUndefined();

@@ -4,6 +4,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { registerSecrets, scrubSecrets, secretValuesOf } from '../scrub.js';
 import { type DiscordShards, resolveDiscordShards } from './discord-shards.js';
 import { type EnvFile, findEnvFile, resolveDatabasePath } from './env-file.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { envSchema, type RawEnv } from './env-schema.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
 import { slackTokenProblems } from './slack-tokens.js';
@@ -50,6 +51,8 @@ export interface SlackConfig {
   streaming: SlackStreaming;
   allowedTeams: string[];
   allowedChannels: string[];
+  /** TRUST_PROXY: whose X-Forwarded-For names the client of an install link; unset: none. */
+  trustProxy?: TrustProxy;
 }
 
 export interface DiscordConfig {
@@ -80,6 +83,8 @@ export interface ServiceConfig {
   attachmentMaxBytes: number;
   /** FEEDBACK: finished replies carry thumbs up/down. */
   feedback: boolean;
+  /** CONVERSATION_RETENTION_DAYS: a conversation mapping unused this long is deleted. */
+  conversationRetentionDays: number;
 }
 
 /** DATABASE_URL: PostgreSQL instead of SQLite. The URL may hold a password: never log it. */
@@ -198,6 +203,8 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
   const discordEnabled = raw.DISCORD_BOT_TOKEN !== undefined;
   const shards = resolveDiscordShards(raw.DISCORD_SHARD_COUNT, raw.DISCORD_SHARD_IDS);
   if (!shards.ok) problems.push(shards.problem);
+  const trustProxy = parseTrustProxy(raw.TRUST_PROXY);
+  if (!trustProxy.ok) problems.push(`TRUST_PROXY: ${trustProxy.message}`);
   if (requirePlatform && !slackEnabled && !discordEnabled) {
     problems.push(
       'no platform configured: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET) for Slack, and/or DISCORD_BOT_TOKEN for Discord',
@@ -242,6 +249,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
           streaming: raw.SLACK_STREAMING,
           allowedTeams: raw.SLACK_ALLOWED_TEAMS,
           allowedChannels: raw.SLACK_ALLOWED_CHANNELS,
+          ...(trustProxy.ok && trustProxy.value !== undefined ? { trustProxy: trustProxy.value } : {}),
         }
       : undefined,
     discord: discordEnabled
@@ -266,6 +274,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
       attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
       feedback: raw.FEEDBACK === 'on',
+      conversationRetentionDays: raw.CONVERSATION_RETENTION_DAYS,
     },
     postgres: raw.DATABASE_URL !== undefined ? { url: raw.DATABASE_URL } : undefined,
     replica: {

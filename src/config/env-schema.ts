@@ -178,6 +178,9 @@ export const envSchema = z.object({
   REPLICA_ID: optionalString,
   REPLICA_LEASE_SECONDS: intVar(15, 1, 3600),
   FEEDBACK: enumVar(['on', 'off'], 'on'),
+  // Months of uptime (issue 31): peers whose X-Forwarded-For is believed; idle conversations kept.
+  TRUST_PROXY: optionalString,
+  CONVERSATION_RETENTION_DAYS: intVar(90, 1, 36_500),
   // The web playground at `/` (CONTRACT.md §7): auto = on when no platform is configured.
   PLAYGROUND: enumVar(['auto', 'on', 'off'], 'auto'),
   // The credential other machines present when PLAYGROUND=on (`/playground?token=…` once, or

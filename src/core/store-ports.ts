@@ -41,6 +41,11 @@ export interface ConversationStore {
    * may leave it out (the core then puts).
    */
   replaceIfUnchanged?(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): Promise<boolean>;
+  /**
+   * Forget mappings last used before `before` (CONVERSATION_RETENTION_DAYS); a later message in
+   * such a place starts a new conversation. Returns how many were removed.
+   */
+  prune?(before: number): Promise<number>;
 }
 
 export interface EventStore {
@@ -128,6 +133,8 @@ export interface FeedbackStore {
   forConversation(upstreamId: string): Promise<FeedbackVote[]>;
   /** Forget replies (not votes) remembered before `before`. */
   prune(before: number): Promise<number>;
+  /** Forget votes cast before `before` (delivered or not). Returns how many were removed. */
+  pruneVotes?(before: number): Promise<number>;
 }
 
 /** A thumbs up or down on a finished reply. */

@@ -60,6 +60,11 @@ export interface PendingLimit {
   client: string;
   max: number;
   now: number;
+  /**
+   * At most this many pending states in all (every client): past it the oldest (soonest to
+   * expire) are dropped, so many addresses cannot grow the table without bound.
+   */
+  total?: number;
 }
 
 /**
@@ -69,8 +74,9 @@ export interface PendingLimit {
 export interface OAuthStateStore {
   /**
    * Keeps a new state. With `limit`, only while `limit.client` holds fewer than `limit.max`
-   * states still good at `limit.now`: otherwise nothing is stored and the answer is false. No
-   * other state is ever dropped to make room.
+   * states still good at `limit.now`: otherwise nothing is stored and the answer is false. With
+   * `limit.total`, once stored, the oldest states beyond the newest `total` are dropped (a flood
+   * from one address is refused before it can drop anyone's; one from many is bounded here).
    */
   issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean>;
   /**
@@ -153,6 +159,11 @@ export interface Ticket {
 
 export type StoreBackend = 'sqlite' | 'postgres';
 
+/** A place's handover is read by the next holder within seconds; an hour is plenty. */
+export const HANDOVER_KEEP_MS = 3600_000;
+/** A lesson not renewed for a week is dropped: limits change, and relearning costs a 429 or two. */
+export const BUDGET_KEEP_MS = 7 * 24 * 3600_000;
+
 export interface AsyncStore {
   readonly backend: StoreBackend;
   /** Where the data is, without secrets: a file path, or postgres://user@host:port/db. */
@@ -169,6 +180,11 @@ export interface AsyncStore {
   signals?: StoreSignals;
   feedback: FeedbackStore;
   oauthStates: OAuthStateStore;
+  /**
+   * Forgets what only a while matters, as of `now`: place handovers (the next holder reads them
+   * within seconds) older than HANDOVER_KEEP_MS and learned budgets older than BUDGET_KEEP_MS.
+   */
+  housekeeping(now: number): Promise<{ handovers: number; budgets: number }>;
   /** The schema version applied (the newest migration recorded). */
   schemaVersion(): Promise<number>;
   isOpen(): boolean;

@@ -134,3 +134,43 @@ it('2,000 install GETs from one address: a few stored, the rest 429; another add
   expect(fake.calls.filter((c) => c.method === 'oauth.v2.access' && c.result === 'ok')).toHaveLength(2);
   expect(pending()).toBe(MAX_PENDING_PER_CLIENT);
 });
+
+it('behind a trusted proxy (TRUST_PROXY) each forwarded client has its own few links', async () => {
+  fake = await startFakeSlack({ limits: {}, oauth: { clientId: 'cid', clientSecret: 'csecret' } });
+  store = openStore(':memory:');
+  http = createHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger: silentLogger,
+    metrics: createMetrics({ defaultMetrics: false }),
+    readiness: () => ({ ready: true, checks: {} }),
+  });
+  conn = connectorFor(fake, {
+    config: slackConfig(fake, {
+      botToken: undefined,
+      appToken: undefined,
+      oauth: { clientId: 'cid', clientSecret: 'csecret', stateSecret: 'state-secret' },
+      trustProxy: { ranges: [{ address: '127.0.0.1', prefix: 32, family: 4 }] },
+    }),
+    http,
+    installations: store.installations,
+    oauthStates: store.oauthStates,
+  });
+  const { port } = await http.listen();
+  await conn.start(new EchoHandler());
+  const install = async (forwardedFor: string) =>
+    (
+      await fetch(`http://127.0.0.1:${port}/slack/install`, {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': forwardedFor },
+      })
+    ).status;
+  const flood: number[] = [];
+  for (let i = 0; i < MAX_PENDING_PER_CLIENT + 3; i++) flood.push(await install('203.0.113.1'));
+  expect(flood.filter((s) => s === 302)).toHaveLength(MAX_PENDING_PER_CLIENT);
+  expect(flood.filter((s) => s === 429)).toHaveLength(3);
+  // Another client behind the same proxy is not refused for the first one's links.
+  expect(await install('203.0.113.2')).toBe(302);
+  // A forged left part does not make a new client: the proxy appended the real one.
+  expect(await install('198.51.100.7, 203.0.113.1')).toBe(429);
+});

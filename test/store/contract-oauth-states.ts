@@ -69,5 +69,23 @@ export function oauthStateContract(ctx: () => ContractContext) {
       // Without a limit, as before.
       expect(await s.oauthStates.issue('plain', 1000)).toBe(true);
     });
+
+    it('holds at most `total` pending states in all: the oldest are dropped first, on any replica', async () => {
+      const { s, database } = ctx();
+      const t = await database.open();
+      const limit = (client: string) => ({ client, max: 2, now: 100, total: 4 });
+      // Many clients, each within its own bound, issued one after another (later expiry).
+      for (let i = 0; i < 10; i++)
+        expect(await (i % 2 ? t : s).oauthStates.issue(`many-${i}`, 1000 + i, limit(`10.1.0.${i}`))).toBe(true);
+      // The newest 4 are good; the 6 before them were dropped, oldest first.
+      const good: string[] = [];
+      for (let i = 0; i < 10; i++) if (await s.oauthStates.consume(`many-${i}`, 500)) good.push(`many-${i}`);
+      expect(good).toEqual(['many-6', 'many-7', 'many-8', 'many-9']);
+      // The per-client bound still refuses before anything is dropped.
+      expect(await s.oauthStates.issue('x-1', 2000, limit('10.2.0.1'))).toBe(true);
+      expect(await s.oauthStates.issue('x-2', 2001, limit('10.2.0.1'))).toBe(true);
+      expect(await s.oauthStates.issue('x-3', 2002, limit('10.2.0.1'))).toBe(false);
+      expect(await t.oauthStates.consume('x-1', 500)).toBe(true);
+    });
   });
 }

@@ -1,4 +1,5 @@
-import { Client, GatewayIntentBits, Options, Partials } from 'discord.js';
+import { Client, GatewayIntentBits, Partials } from 'discord.js';
+import { cacheLimits } from './cache-limits.js';
 import type { DiscordConfig } from '../../config/config.js';
 import type { DiscordRateLimitFeed } from './rate-limits.js';
 
@@ -20,17 +21,15 @@ export function createDiscordClient(config: DiscordConfig, feed: DiscordRateLimi
     // discord.js drops DMs silently.
     partials: [Partials.Channel, Partials.Message],
     allowedMentions: { parse: [] },
-    // A bridge runs for months in many channels and threads: discord.js keeps 200 messages per
-    // channel by default, which it never needs here (thread facts and writes go over REST).
-    makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 25 }),
-    sweepers: {
-      ...Options.DefaultSweeperSettings,
-      messages: { interval: 3600, lifetime: 1800 },
-    },
+    // A bridge runs for months in many channels and threads: bounded caches (cache-limits.ts).
+    ...cacheLimits(),
     rest: {
       api: config.apiUrl,
       // 5xx and resets: one retry here; anything longer is the pump's business.
       retries: 1,
+      // A request queue per channel and thread: swept every minute once idle, not every hour
+      // (a thread per conversation made hundreds an hour stay).
+      handlerSweepInterval: 60_000,
       timeout: 15_000,
       // Reply writes must surface their 429s to the bridge's scheduler instead of queueing.
       rejectOnRateLimit: (data) => feed.shouldReject(data),

@@ -1,3 +1,4 @@
+import { forwardedClient } from './forwarded-client.js';
 import type { IncomingMessage as HttpRequest, ServerResponse } from 'node:http';
 import { type App, type AuthorizeResult, type AuthorizeSourceData, type InstallationQuery, webApi } from '@slack/bolt';
 import type { SlackConfig } from '../../config/config.js';
@@ -90,6 +91,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       apiUrl: config.apiUrl,
       logger: blog,
       ...(opts.oauthStates ? { states: opts.oauthStates } : {}),
+      clientOf: forwardedClient(config.trustProxy),
     });
   }
   const installer = oauth?.installer;

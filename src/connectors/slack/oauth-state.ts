@@ -11,7 +11,10 @@ import type { OAuthStateStore as OAuthStates, PendingLimit } from '../../store/p
 
 /** How long an install link (its `state`) stays good. */
 export const STATE_TTL_MS = 10 * 60 * 1000;
-/** Install links open at once in memory, at most; past that new links are refused, none dropped. */
+/**
+ * Install links open at once in all, at most: past that the oldest are dropped (in memory and in
+ * the store alike), so addresses without number cannot grow them without bound.
+ */
 export const MAX_PENDING_STATES = 10_000;
 /** Install links open at once per client address; more are refused (429) until one is used or expires. */
 export const MAX_PENDING_PER_CLIENT = 5;
@@ -20,9 +23,9 @@ export const MAX_PENDING_PER_CLIENT = 5;
 export type { OAuthStateStore as OAuthStates, PendingLimit } from '../../store/ports.js';
 
 /**
- * States in this process's memory, bounded: per client by the caller's limit, and in all by
- * `maxPending`, past which new states are refused. A pending state is only ever removed by its
- * use or its expiry, so no flood can cancel someone else's install.
+ * States in this process's memory, bounded: per client by the caller's limit, and in all by its
+ * `total` (default `maxPending`), past which the oldest are dropped. A state issued without a
+ * limit (no client known) is refused when full instead.
  */
 export class MemoryOAuthStates implements OAuthStates {
   private readonly pending = new Map<string, { expiresAt: number; client: string | undefined }>();
@@ -35,13 +38,21 @@ export class MemoryOAuthStates implements OAuthStates {
 
   async issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean> {
     if (this.pending.has(state)) throw new Error('this OAuth state was issued already');
-    if (this.pending.size >= this.maxPending) return false;
-    if (limit !== undefined) {
-      let held = 0;
-      for (const p of this.pending.values()) if (p.client === limit.client && p.expiresAt >= limit.now) held++;
-      if (held >= limit.max) return false;
+    if (limit === undefined) {
+      if (this.pending.size >= this.maxPending) return false;
+      this.pending.set(state, { expiresAt, client: undefined });
+      return true;
     }
-    this.pending.set(state, { expiresAt, client: limit?.client });
+    let held = 0;
+    for (const p of this.pending.values()) if (p.client === limit.client && p.expiresAt >= limit.now) held++;
+    if (held >= limit.max) return false;
+    this.pending.set(state, { expiresAt, client: limit.client });
+    // Insertion order is expiry order (one lifetime for all): the first are the oldest.
+    const total = Math.max(1, Math.min(limit.total ?? this.maxPending, this.maxPending));
+    for (const oldest of this.pending.keys()) {
+      if (this.pending.size <= total) break;
+      this.pending.delete(oldest);
+    }
     return true;
   }
 
@@ -69,9 +80,9 @@ export class MemoryOAuthStates implements OAuthStates {
 }
 
 /**
- * Who asked for an install link: the socket's remote address (no proxy header is trusted: the
- * bridge has no trusted-proxy setting). IPv4-mapped IPv6 is the IPv4 address; other IPv6
- * addresses count by their /64, the block one host usually holds.
+ * Who asked for an install link, by address (the socket's, or one a trusted proxy names:
+ * forwarded-client.ts). IPv4-mapped IPv6 is the IPv4 address; other IPv6 addresses count by
+ * their /64, the block one host usually holds.
  */
 export function clientAddress(remote: string | undefined): string {
   if (remote === undefined || remote === '') return 'unknown';
@@ -135,7 +146,7 @@ export class SingleUseStateStore implements StateStore {
     const t = this.now?.() ?? now.getTime();
     await this.states.prune(t);
     const state = randomBytes(24).toString('base64url');
-    const limit = { client, max: MAX_PENDING_PER_CLIENT, now: t };
+    const limit = { client, max: MAX_PENDING_PER_CLIENT, now: t, total: MAX_PENDING_STATES };
     return (await this.states.issue(digest(state), t + STATE_TTL_MS, limit)) ? state : undefined;
   }
 

@@ -111,17 +111,23 @@ describe('SingleUseStateStore', () => {
   // Every link asks for the bridge's scopes: a verified state answers with those options.
   const installOptions = { scopes: ['app_mentions:read'] };
 
-  it('keeps a bounded number of pending states: past it new ones are refused, none is dropped', async () => {
+  it('keeps a bounded number of pending states: one without a client is refused past it, one for a client drops the oldest', async () => {
     const memory = new MemoryOAuthStates(3);
     const states = new SingleUseStateStore({ states: memory, installOptions, now: () => 0 });
     const made: string[] = [];
     for (let i = 0; i < 3; i++) made.push(await states.generateStateParam(installOptions, new Date()));
     await expect(states.generateStateParam(installOptions, new Date())).rejects.toThrow(/too many pending/);
-    expect(await states.issueFor('10.0.0.9')).toBeUndefined();
     expect(memory.size).toBe(3);
     // The first link made is still good, once.
     expect(await states.verifyStateParam(new Date(), made[0] ?? '')).toEqual(installOptions);
     await expect(states.verifyStateParam(new Date(), made[0] ?? '')).rejects.toThrow(/already used/);
+    // Many addresses (each within its own bound): the oldest pending links go, the bound holds.
+    const byClient: string[] = [];
+    for (let i = 0; i < 5; i++) byClient.push((await states.issueFor(`10.0.0.${i}`)) ?? '');
+    expect(memory.size).toBe(3);
+    await expect(states.verifyStateParam(new Date(), made[1] ?? '')).rejects.toThrow(/unknown/);
+    await expect(states.verifyStateParam(new Date(), byClient[1] ?? '')).rejects.toThrow(/unknown/);
+    expect(await states.verifyStateParam(new Date(), byClient[4] ?? '')).toEqual(installOptions);
   });
 
   it('holds at most MAX_PENDING_PER_CLIENT links per client address until one is used or expires', async () => {

@@ -5,7 +5,8 @@ import type { InstallationStore } from '@slack/bolt';
 import { type CodedError, ErrorCode, InstallProvider, type InstallURLOptions } from '@slack/oauth';
 import { scrubSecrets } from '../../logger.js';
 import type { BoltLogger } from './bolt-logger.js';
-import { clientAddress, type OAuthStates, SingleUseStateStore, STATE_TTL_MS } from './oauth-state.js';
+import { type ClientOf, forwardedClient } from './forwarded-client.js';
+import { type OAuthStates, SingleUseStateStore, STATE_TTL_MS } from './oauth-state.js';
 import { BOT_SCOPES } from './scopes.js';
 
 export const INSTALL_PATH = '/slack/install';
@@ -25,6 +26,8 @@ export interface OAuthOptions {
   states?: OAuthStates;
   /** The clock of state expiry (tests). */
   now?: () => number;
+  /** Who asked for an install link (TRUST_PROXY); default the socket's address. */
+  clientOf?: ClientOf;
 }
 
 export interface SlackOAuth {
@@ -42,6 +45,7 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
     ...(opts.states ? { states: opts.states } : {}),
     ...(opts.now ? { now: opts.now } : {}),
   });
+  const clientOf = opts.clientOf ?? forwardedClient(undefined);
   const refusals = new ThrottledCount(logger, opts.now ?? Date.now);
   const installer = new InstallProvider({
     clientId: opts.clientId,
@@ -68,7 +72,7 @@ export function createOAuth(opts: OAuthOptions): SlackOAuth {
       if (path === INSTALL_PATH) {
         // A few pending links per client address: a flood from one address gets 429s, and every
         // pending link (its own included) stays good until used or expired.
-        const client = clientAddress(req.socket.remoteAddress);
+        const client = clientOf(req);
         const state = await stateStore.issueFor(client);
         if (state === undefined) {
           refusals.note(client);

@@ -10,9 +10,14 @@ import type { BudgetView } from './write-scheduler.js';
 // stored lessons of the other replicas. Buckets of one family (BucketRef.family) keep one lesson
 // between them: what one learns is spread to the others at once (family.ts).
 
+/** See BucketTableOptions.perPlaceRestMs. */
+const PER_PLACE_REST_MS = 60_000;
+
 export interface BucketTableOptions {
   marginMs: number | undefined;
   forgetAfterMs: number;
+  /** A per-place bucket at rest this long is forgotten (BudgetModel.atRest); default 60 s. */
+  perPlaceRestMs?: number;
   store: BudgetStore | undefined;
   saveEveryMs: number;
   onStoreError: (err: unknown) => void;
@@ -156,7 +161,9 @@ export class BucketTable {
     this.lastSweep = now;
     const busy = inUse();
     for (const [key, s] of this.models) {
-      if (busy.has(key) || !s.forgettable(now, this.opts.forgetAfterMs)) continue;
+      if (busy.has(key)) continue;
+      const rest = s.perPlace && s.atRest(now, this.opts.perPlaceRestMs ?? PER_PLACE_REST_MS);
+      if (!rest && !s.forgettable(now, this.opts.forgetAfterMs)) continue;
       this.memory.save(s, now, true);
       this.models.delete(key);
       const family = this.families.get(s.lessonKey);

@@ -374,4 +374,19 @@ export class BudgetModel extends LearnedNumbers {
     const quietSince = Math.max(this.lastActivity, this.blockedUntil, this.allowance?.until ?? 0, this.last);
     return now - quietSince >= forgetAfterMs;
   }
+
+  /**
+   * Whether forgetting this bucket now loses nothing a new one would not have: nothing held or in
+   * flight, no block, allowance or probe out, quiet for a whole window (its accepted writes are
+   * past) and at least `restMs`, and full again. A bucket made anew from its lesson starts full
+   * with the same numbers. (Per-place buckets are dropped this way: one per channel or thread
+   * would otherwise stay for forgetAfterMs, and a busy install opens thousands of places a minute.)
+   */
+  atRest(now: number, restMs: number): boolean {
+    if (this.held > 0 || this.inFlight > 0 || this.probingUp || this.resetAt !== undefined) return false;
+    if (now < this.blockedUntil || (this.allowance !== undefined && now < this.allowance.until)) return false;
+    if (now - this.lastActivity < Math.max(restMs, this.windowMs + this.marginMs)) return false;
+    this.refill(now);
+    return this.tokens >= this.myBurst;
+  }
 }

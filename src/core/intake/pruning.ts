@@ -1,37 +1,55 @@
 import type { Logger } from 'pino';
-import type { Clock, EventStore, FeedbackStore, InFlightStore } from '../ports.js';
+import type { Clock, ConversationStore, EventStore, FeedbackStore, InFlightStore } from '../ports.js';
 
-/** Replies remembered for votes this long (their votes are kept). */
+// What grows with use is forgotten after a while (docs/storage.md), so the database plateaus.
+
+/** Replies remembered for votes this long (their votes are kept as long). */
 const FEEDBACK_REPLY_KEEP_MS = 90 * 24 * 3600_000;
 /** Dedup is kept this long (CONTRACT: 24 hours); finished reply records a week, for diagnosis. */
 const DEDUP_KEEP_MS = 24 * 3600_000;
 const INFLIGHT_KEEP_MS = 7 * 24 * 3600_000;
+/** CONVERSATION_RETENTION_DAYS' default. */
+export const CONVERSATION_KEEP_MS = 90 * 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
 
 export interface PrunerDeps {
   events: EventStore;
   inflight: InFlightStore;
   feedback: FeedbackStore | undefined;
+  conversations?: ConversationStore;
+  /** Conversation mappings unused this long are deleted (CONVERSATION_RETENTION_DAYS). */
+  conversationKeepMs?: number;
+  /** The store's own forgetting beyond the core's ports (handovers, old budget lessons). */
+  housekeeping?: (now: number) => Promise<unknown>;
   clock: Clock;
   logger: Logger;
 }
 
 /**
- * Forgets old dedup entries, finished reply records and the replies remembered for votes, at most
- * once an hour, in the background: the returned function is called on each message.
+ * Forgets old dedup entries, finished reply records, the replies remembered for votes and their
+ * votes, and conversation mappings unused past their retention, at most once an hour, in the
+ * background: the returned function is called on each message.
  */
 export function pruner(d: PrunerDeps): (now: number) => void {
   let lastPrune = d.clock.now();
   return (now) => {
     if (now - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = now;
-    void (async () => {
-      const events = await d.events.prune(now - DEDUP_KEEP_MS);
-      const replies = await d.inflight.prune(now - INFLIGHT_KEEP_MS);
-      await d.feedback?.prune(now - FEEDBACK_REPLY_KEEP_MS);
-      if (events + replies > 0) d.logger.debug({ events, replies }, 'pruned old records');
-    })().catch((err: unknown) =>
+    void pruneOnce(d, now).catch((err: unknown) =>
       d.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning old records failed'),
     );
   };
+}
+
+/** One pass of pruning as of `now` (the pruner's hourly run; tests call it directly). */
+export async function pruneOnce(d: PrunerDeps, now: number): Promise<Record<string, number>> {
+  const events = await d.events.prune(now - DEDUP_KEEP_MS);
+  const replies = await d.inflight.prune(now - INFLIGHT_KEEP_MS);
+  const feedback = (await d.feedback?.prune(now - FEEDBACK_REPLY_KEEP_MS)) ?? 0;
+  const votes = (await d.feedback?.pruneVotes?.(now - FEEDBACK_REPLY_KEEP_MS)) ?? 0;
+  const conversations = (await d.conversations?.prune?.(now - (d.conversationKeepMs ?? CONVERSATION_KEEP_MS))) ?? 0;
+  await d.housekeeping?.(now);
+  const counts = { events, replies, feedback, votes, conversations };
+  if (Object.values(counts).some((n) => n > 0)) d.logger.debug(counts, 'pruned old records');
+  return counts;
 }

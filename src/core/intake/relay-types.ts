@@ -40,6 +40,8 @@ export interface RelaySettings {
   streamEditIntervalMs: number;
   /** FEEDBACK: finished replies carry thumbs up/down. Default false (main.ts passes the config). */
   feedback?: boolean;
+  /** CONVERSATION_RETENTION_DAYS: mappings unused this long are deleted. Default 90. */
+  conversationRetentionDays?: number;
   /** Messages waiting per place besides the one being answered. Default 10. */
   maxQueuePerPlace?: number;
   /**
@@ -76,6 +78,8 @@ export interface RelayDeps {
   placeLocks?: PlaceLocks;
   /** Several replicas: a Stop for a reply another replica writes is passed to it. */
   remoteStops?: RemoteStops;
+  /** The store's own pruning beyond the core's ports, run with the hourly pruning. */
+  housekeeping?: (now: number) => Promise<unknown>;
 }
 
 /** Stops for replies other replicas write (a click or `stop` may reach any replica). */

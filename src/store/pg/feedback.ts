@@ -64,5 +64,8 @@ export function pgFeedback(q: Query): FeedbackStore {
     async prune(before) {
       return (await q('DELETE FROM feedback_replies WHERE finished_at < $1', [before])).rowCount ?? 0;
     },
+    async pruneVotes(before) {
+      return (await q('DELETE FROM feedback_votes WHERE voted_at < $1', [before])).rowCount ?? 0;
+    },
   };
 }

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { pgSignals } from './signals.js';
 import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
-import type { AsyncStore } from '../ports.js';
+import { type AsyncStore, BUDGET_KEEP_MS, HANDOVER_KEEP_MS } from '../ports.js';
 import { createHealthMonitor, type StoreHealth, type StoreProbeOptions, StoreUnavailableError } from '../health.js';
 import type { InstallationKey } from '../ports.js';
 import type { Migration } from '../migrate.js';
@@ -197,6 +197,9 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
           placeKey(place),
         ]);
       },
+      async prune(before) {
+        return (await q('DELETE FROM conversations WHERE last_used_at < $1', [before])).rowCount ?? 0;
+      },
       async delete(place) {
         await q('DELETE FROM conversations WHERE place_key = $1', [placeKey(place)]);
       },
@@ -342,6 +345,11 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     feedback: pgFeedback(q),
     oauthStates: pgOAuthStates(q),
     signals,
+    async housekeeping(now) {
+      const handovers = await q('DELETE FROM place_handover WHERE released_at < $1', [now - HANDOVER_KEEP_MS]);
+      const budgets = await q('DELETE FROM learned_budgets WHERE updated_at < $1', [now - BUDGET_KEEP_MS]);
+      return { handovers: handovers.rowCount ?? 0, budgets: budgets.rowCount ?? 0 };
+    },
     schemaVersion: () => pgSchemaVersion(pool),
     isOpen: () => open,
     health: () => monitor.health(),

@@ -21,7 +21,16 @@ export function pgOAuthStates(q: Query): OAuthStateStore {
          WHERE (SELECT COUNT(*) FROM oauth_states WHERE client = $3::text AND expires_at >= $4::bigint) < $5::bigint`,
         [state, expiresAt, limit.client, limit.now, limit.max],
       );
-      return (r.rowCount ?? 0) === 1;
+      const stored = (r.rowCount ?? 0) === 1;
+      if (stored && limit.total !== undefined) {
+        // The newest `total` stay (by expiry, then state): the oldest pending states go first.
+        await q(
+          `DELETE FROM oauth_states WHERE state IN
+             (SELECT state FROM oauth_states ORDER BY expires_at DESC, state DESC OFFSET $1::bigint)`,
+          [Math.max(1, limit.total)],
+        );
+      }
+      return stored;
     },
     async consume(state, now) {
       // Used up whatever happens next: an expired state is deleted too.

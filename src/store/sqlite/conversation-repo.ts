@@ -20,6 +20,7 @@ export function createConversationRepo(db: Database.Database) {
   );
   const touch = db.prepare('UPDATE conversations SET last_used_at = ? WHERE place_key = ?');
   const del = db.prepare('DELETE FROM conversations WHERE place_key = ?');
+  const prune = db.prepare('DELETE FROM conversations WHERE last_used_at < ?');
   const insertIfAbsent = db.prepare(`INSERT INTO conversations ${COLUMNS} ON CONFLICT (place_key) DO NOTHING`);
   const replaceWhere = (condition: string) =>
     db.prepare(
@@ -49,6 +50,9 @@ export function createConversationRepo(db: Database.Database) {
     },
     delete(place: Place): void {
       del.run(placeKey(place));
+    },
+    prune(before: number): number {
+      return prune.run(before).changes;
     },
     replaceIfUnchanged: (place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean =>
       replaceIfUnchanged.immediate(place, expected, next),

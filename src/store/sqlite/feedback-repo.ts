@@ -30,6 +30,7 @@ export function createFeedbackRepo(db: Database.Database) {
     'SELECT * FROM feedback_votes WHERE upstream_id = ? ORDER BY voted_at, reply_key',
   );
   const prune = db.prepare('DELETE FROM feedback_replies WHERE finished_at < ?');
+  const pruneVotes = db.prepare('DELETE FROM feedback_votes WHERE voted_at < ?');
   const deliverAll = db.transaction((votes: { replyKey: string; userId: string }[], at: number) => {
     for (const v of votes) deliver.run(at, v.replyKey, v.userId);
   });
@@ -52,6 +53,9 @@ export function createFeedbackRepo(db: Database.Database) {
     },
     forConversation(upstreamId: string): FeedbackVote[] {
       return forConversation.all(upstreamId).map(toVote);
+    },
+    pruneVotes(before: number): number {
+      return pruneVotes.run(before).changes;
     },
     prune(before: number): number {
       return prune.run(before).changes;

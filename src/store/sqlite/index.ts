@@ -30,6 +30,8 @@ export interface OpenDatabaseOptions {
 }
 
 export interface OpenStoreOptions extends OpenDatabaseOptions, StoreProbeOptions {
+  /** How often a few free pages go back to the file (PRAGMA incremental_vacuum); default 2 s. */
+  vacuumEveryMs?: number;
   /** Apply pending migrations on open (default true). `migrate` and `start` both do. */
   migrate?: boolean;
   migrationsDir?: string;
@@ -48,6 +50,10 @@ export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Data
   const db = new Database(path);
   try {
     db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
+    // Before the first table of a new file, or it takes a VACUUM (openStore; migration 0010).
+    // Only then: on an existing file the pragma writes, and the file may be read-only.
+    if ((db.prepare('SELECT COUNT(*) AS n FROM sqlite_master').get() as { n: number }).n === 0)
+      db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
@@ -84,6 +90,7 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): SqliteStor
         );
       }
     }
+    convertToIncrementalVacuum(db, path, log);
     setBusyTimeout(db, opts.busyTimeoutMs);
 
     const check = sqliteProbe({ db, path });
@@ -98,9 +105,56 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): SqliteStor
     const store = createSqliteStore({ db, path, monitor, check });
     monitor.record(check());
     monitor.start();
+    const stopVacuum = startIncrementalVacuum(db, opts.vacuumEveryMs);
+    const close = store.close;
+    store.close = async () => {
+      stopVacuum();
+      await close();
+    };
     return store;
   } catch (err) {
     db.close();
     throw err;
   }
+}
+
+/** Free pages handed back to the file per step: 64 pages (256 KB at 4 KB) take a millisecond or two. */
+const VACUUM_PAGES_PER_STEP = 64;
+
+/**
+ * A file made before auto_vacuum was set (migration 0010) is converted by one VACUUM, once, at
+ * open, before anything is served: afterwards the timer below returns space in small steps.
+ */
+function convertToIncrementalVacuum(db: Database.Database, path: string, log: OpenStoreOptions['logger']): void {
+  if (path === ':memory:' || db.pragma('auto_vacuum', { simple: true }) === 2) return;
+  const started = Date.now();
+  try {
+    db.pragma('auto_vacuum = INCREMENTAL');
+    db.exec('VACUUM');
+    log?.info({ ms: Date.now() - started }, 'database converted to incremental vacuum (once)');
+  } catch (err) {
+    // Read-only, full, or busy: the bridge runs as before (its health says why); next open retries.
+    log?.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      'could not convert the database to incremental vacuum',
+    );
+  }
+}
+
+/**
+ * Space freed by pruning goes back to the file a few pages at a time, never in one long VACUUM
+ * that would hold the event loop (better-sqlite3 is synchronous). Returns the stop function.
+ */
+function startIncrementalVacuum(db: Database.Database, everyMs = 2000): () => void {
+  const timer = setInterval(() => {
+    try {
+      if (!db.open || db.inTransaction) return;
+      if (Number(db.pragma('freelist_count', { simple: true })) > 0)
+        db.pragma(`incremental_vacuum(${VACUUM_PAGES_PER_STEP})`);
+    } catch {
+      // Busy or read-only: the next step tries again; the health probe reports real trouble.
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -19,9 +19,15 @@ export function createOAuthStateRepo(db: Database.Database): OAuthStateRepo {
     'SELECT COUNT(*) AS n FROM oauth_states WHERE client = ? AND expires_at >= ?',
   );
   // Count and insert in one transaction: SQLite writers are serialised, so the bound holds.
+  // Keeps the newest `total` (by expiry, then insertion): the oldest pending states go first.
+  const keepNewest = db.prepare(
+    `DELETE FROM oauth_states WHERE rowid IN
+       (SELECT rowid FROM oauth_states ORDER BY expires_at DESC, rowid DESC LIMIT -1 OFFSET ?)`,
+  );
   const issueWithin = db.transaction((state: string, expiresAt: number, limit: PendingLimit): boolean => {
     if ((pending.get(limit.client, limit.now)?.n ?? 0) >= limit.max) return false;
     issue.run(state, expiresAt, limit.client);
+    if (limit.total !== undefined) keepNewest.run(Math.max(1, limit.total));
     return true;
   });
   const take = db.prepare<[string], { expires_at: number }>(

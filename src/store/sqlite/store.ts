@@ -11,7 +11,16 @@ import type {
   Platform,
 } from '../../core/ports.js';
 import type Database from 'better-sqlite3';
-import type { AsyncStore, InstallationKey, PendingLimit, PlaceLeases, ReplicaRegistry, Ticket } from '../ports.js';
+import {
+  type AsyncStore,
+  BUDGET_KEEP_MS,
+  HANDOVER_KEEP_MS,
+  type InstallationKey,
+  type PendingLimit,
+  type PlaceLeases,
+  type ReplicaRegistry,
+  type Ticket,
+} from '../ports.js';
 import { type LeaseRow, liveLease } from '../rows.js';
 import { type HealthMonitor, type StoreHealth, StoreUnavailableError } from '../health.js';
 import { createConversationRepo } from './conversation-repo.js';
@@ -158,6 +167,8 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
       forgetWaiters.run(id);
     }),
   };
+  const pruneHandovers = db.prepare('DELETE FROM place_handover WHERE released_at < ?');
+  const pruneBudgets = db.prepare('DELETE FROM learned_budgets WHERE updated_at < ?');
   const leases: PlaceLeases = {
     tryAcquire: g((key: string, replicaId: string, now: number, leaseMs: number, ticket?: Ticket) =>
       acquireInLine.immediate(key, replicaId, now, leaseMs, ticket),
@@ -196,6 +207,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
       put: w((rec: ConversationRecord) => conversations.put(rec)),
       touch: w((place: Place, at: number) => conversations.touch(place, at)),
       delete: w((place: Place) => conversations.delete(place)),
+      prune: w((before: number) => conversations.prune(before)),
       replaceIfUnchanged: g((place: Place, expected: ExpectedUpstreamId, next: ConversationRecord) =>
         conversations.replaceIfUnchanged(place, expected, next),
       ),
@@ -235,6 +247,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
       delivered: w((votes: { replyKey: string; userId: string }[], at: number) => feedback.delivered(votes, at)),
       forConversation: g((upstreamId: string) => feedback.forConversation(upstreamId)),
       prune: w((before: number) => feedback.prune(before)),
+      pruneVotes: w((before: number) => feedback.pruneVotes(before)),
     },
     oauthStates: {
       issue: g((state: string, expiresAt: number, limit?: PendingLimit) => oauthStates.issue(state, expiresAt, limit)),
@@ -245,6 +258,10 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
       load: g(() => budgetRows.load()),
       save: g((row: LearnedBudget) => budgetRows.save(row)),
     },
+    housekeeping: w((now: number) => ({
+      handovers: pruneHandovers.run(now - HANDOVER_KEEP_MS).changes,
+      budgets: pruneBudgets.run(now - BUDGET_KEEP_MS).changes,
+    })),
     schemaVersion: g(() => currentVersion(db)),
     isOpen: () => db.open,
     health: () => monitor.health(),

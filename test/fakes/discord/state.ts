@@ -109,12 +109,46 @@ export interface FakeCommand {
   guildId?: string;
 }
 
+/** The messages by id, indexed by channel too (a soak of 50,000 threads reads one at a time). */
+class MessagesByChannel extends Map<string, FakeMessage> {
+  private readonly byChannel = new Map<string, Map<string, FakeMessage>>();
+
+  override set(id: string, m: FakeMessage): this {
+    const old = super.get(id);
+    if (old !== undefined && old.channelId !== m.channelId) this.byChannel.get(old.channelId)?.delete(id);
+    super.set(id, m);
+    // byChannel is undefined while Map's constructor runs (it calls set for its entries).
+    if (this.byChannel !== undefined) {
+      let c = this.byChannel.get(m.channelId);
+      if (c === undefined) this.byChannel.set(m.channelId, (c = new Map()));
+      c.set(id, m);
+    }
+    return this;
+  }
+
+  override delete(id: string): boolean {
+    const old = super.get(id);
+    if (old !== undefined) this.byChannel.get(old.channelId)?.delete(id);
+    return super.delete(id);
+  }
+
+  override clear(): void {
+    this.byChannel.clear();
+    super.clear();
+  }
+
+  /** A channel's messages in the order they were first set. */
+  inChannel(channelId: string): FakeMessage[] {
+    return [...(this.byChannel.get(channelId)?.values() ?? [])];
+  }
+}
+
 export class FakeDiscordState {
   readonly nextId = makeSnowflakes();
   readonly users = new Map<string, FakeUser>();
   readonly guilds = new Map<string, FakeGuild>();
   readonly channels = new Map<string, FakeChannel>();
-  readonly messages = new Map<string, FakeMessage>();
+  readonly messages = new MessagesByChannel();
   readonly interactions = new Map<string, FakeInteraction>();
   /** key: guild id or 'global' */
   readonly commands = new Map<string, FakeCommand[]>();
@@ -144,7 +178,7 @@ export class FakeDiscordState {
   }
 
   channelMessages(channelId: string): FakeMessage[] {
-    return [...this.messages.values()].filter((m) => m.channelId === channelId);
+    return this.messages.inChannel(channelId);
   }
 
   threadsOf(guildId: string): FakeChannel[] {

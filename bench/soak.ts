@@ -1,0 +1,281 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { startEmulator } from '../src/emulator/index.js';
+import { replyText } from '../src/emulator/replies.js';
+import { renderMrkdwn } from '../src/connectors/slack/render.js';
+import { startFakeDiscord } from '../test/fakes/discord/index.js';
+import { startFakeSlack } from '../test/fakes/slack/index.js';
+import { BENCH_API_KEY, type BridgeProcess, startBridge, upstreamEnv } from './bridge-process.js';
+import { round } from './text.js';
+
+// Months, not minutes (issue 31): one bridge process answers N mentions, each in a place it has
+// never seen (a new Slack channel, or a new Discord thread opened from a message), from 300 users,
+// a short reply each. Every `every` places the bench forces a full GC in the bridge through the
+// inspector (the bridge runs with --inspect on a loopback port; nothing in src knows) and reads
+// the retained heap (Runtime.getHeapUsage after HeapProfiler.collectGarbage), the RSS and, on
+// SQLite, the database file's size with its WAL. After warm-up the retained heap should grow at
+// most 0.1 MB per 1,000 places and RSS stay under 150 MB.
+
+export interface SoakSample {
+  places: number;
+  heapMb: number | null;
+  rssMb: number | null;
+  dbMb: number | null;
+  seconds: number | null;
+}
+
+export interface SoakRun {
+  platform: 'slack' | 'discord';
+  places: number;
+  exact: number;
+  samples: SoakSample[];
+  warmupPlaces: number;
+  /** Retained heap growth after warm-up, MB per 1,000 places (least squares over the samples). */
+  heapGrowthMbPer1000: number | null;
+  peakRssMb: number | null;
+  repliesPerSecond: number | null;
+  notes: string[];
+}
+
+export interface SoakResult {
+  places: number;
+  every: number;
+  users: number;
+  runs: SoakRun[];
+}
+
+export const SOAK_DEFAULTS = { places: 50_000, every: 5_000, users: 300, batch: 64, warmupPlaces: 10_000 };
+
+const DIRECTIVES = '[long 300] [chunks 1] [delay 0]';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A Chrome DevTools Protocol session over the bridge's inspector WebSocket. */
+async function inspector(bridge: BridgeProcess): Promise<{
+  call: (method: string) => Promise<Record<string, unknown>>;
+  close: () => void;
+}> {
+  let url: string | undefined;
+  for (let i = 0; i < 100 && url === undefined; i++) {
+    url = bridge.logTail.map((l) => /Debugger listening on (ws:\/\/\S+)/.exec(l)?.[1]).find(Boolean);
+    if (url === undefined) await sleep(50);
+  }
+  if (url === undefined) throw new Error('the bridge printed no inspector address');
+  const ws = new WebSocket(url);
+  await new Promise<void>((res, rej) => {
+    ws.once('open', () => res());
+    ws.once('error', rej);
+  });
+  let next = 1;
+  const waiting = new Map<number, (r: Record<string, unknown>) => void>();
+  ws.on('message', (data: Buffer) => {
+    const msg = JSON.parse(data.toString('utf8')) as { id?: number; result?: Record<string, unknown> };
+    if (msg.id !== undefined) waiting.get(msg.id)?.(msg.result ?? {});
+  });
+  return {
+    call(method) {
+      const id = next++;
+      return new Promise((res, rej) => {
+        const t = setTimeout(() => rej(new Error(`${method}: no answer in 60 s`)), 60_000);
+        waiting.set(id, (r) => {
+          clearTimeout(t);
+          waiting.delete(id);
+          res(r);
+        });
+        ws.send(JSON.stringify({ id, method }));
+      });
+    },
+    close: () => ws.close(),
+  };
+}
+
+function fileMb(path: string): number {
+  try {
+    return statSync(path).size / 2 ** 20;
+  } catch {
+    return 0;
+  }
+}
+
+interface Place {
+  /** Whether the bot's reply in it shows the upstream's text exactly. */
+  done(): boolean;
+}
+
+async function soakOne(
+  platform: 'slack' | 'discord',
+  places: number,
+  every: number,
+  warmupPlaces: number,
+  log: (s: string) => void,
+): Promise<SoakRun> {
+  const d = SOAK_DEFAULTS;
+  const expected = replyText(DIRECTIVES);
+  const emulator = await startEmulator({
+    port: 0,
+    apiKey: BENCH_API_KEY,
+    bots: ['demo-bot'],
+    maxRecordedRequests: 100,
+  });
+  const notes: string[] = [];
+  let send: (i: number) => Place;
+  let env: Record<string, string>;
+  let close: () => Promise<void>;
+  if (platform === 'slack') {
+    const shown = renderMrkdwn(expected);
+    const fake = await startFakeSlack({ rateModel: 'token' });
+    env = {
+      SLACK_BOT_TOKEN: fake.botToken,
+      SLACK_APP_TOKEN: fake.appToken,
+      SLACK_API_URL: fake.apiUrl,
+      SLACK_STREAMING: 'edit',
+      FEEDBACK: 'off',
+    };
+    send = (i) => {
+      const channel = `C0SOAK${String(i).padStart(6, '0')}`;
+      const user = `U0SOAK${String(i % d.users).padStart(4, '0')}`;
+      const posted = fake.userPost({ channel, user, text: `<@${fake.botUserId}> soak-${i} ${DIRECTIVES}` });
+      if (posted.mention) void fake.sendEvent(posted.mention).catch(() => {});
+      void fake.sendEvent(posted.message).catch(() => {});
+      return { done: () => fake.botMessages(channel, posted.ts).at(-1)?.text === shown };
+    };
+    close = () => fake.close();
+  } else {
+    const fake = await startFakeDiscord();
+    const guild = fake.addGuild('soak');
+    // Many parent channels: the fake limits each channel's writes (5 per 5 s), threads included.
+    // Warm-up: discord.js keeps each channel's last 25 messages (cache-limits.ts), so the users'
+    // messages fill 200 x 25 entries over the first 5,000 places before the heap levels off.
+    const parents = Array.from({ length: 200 }, (_, i) => fake.addChannel(guild, `soak-${i}`));
+    const users = Array.from({ length: d.users }, () => fake.state.nextId());
+    env = {
+      DISCORD_BOT_TOKEN: fake.token,
+      DISCORD_API_URL: fake.apiUrl,
+      DISCORD_REPLY_MODE: 'thread',
+      FEEDBACK: 'off',
+    };
+    send = (i) => {
+      const json = fake.dispatchMessage({
+        channelId: parents[i % parents.length] ?? '',
+        authorId: users[i % users.length] ?? '',
+        content: `<@${fake.botUser.id}> soak-${i} ${DIRECTIVES}`,
+        mentionsBot: true,
+      });
+      const thread = String(json.id);
+      return { done: () => fake.botMessages(thread).at(-1)?.content === expected };
+    };
+    close = () => fake.close();
+  }
+  let bridge: BridgeProcess | undefined;
+  let cdp: Awaited<ReturnType<typeof inspector>> | undefined;
+  const samples: SoakSample[] = [];
+  let exact = 0;
+  let peakRss = 0;
+  const t0 = Date.now();
+  try {
+    bridge = await startBridge({ ...upstreamEnv(emulator.url), ...env }, { nodeOptions: '--inspect=127.0.0.1:0' });
+    const b = bridge;
+    cdp = await inspector(b);
+    const c = cdp;
+    const sample = async (n: number) => {
+      await c.call('HeapProfiler.collectGarbage');
+      await c.call('HeapProfiler.collectGarbage');
+      const usage = await c.call('Runtime.getHeapUsage');
+      const db = join(b.dataDir, 'bridge.db');
+      const s: SoakSample = {
+        places: n,
+        heapMb: round(Number(usage.usedSize) / 2 ** 20, 2),
+        rssMb: round(b.rssMb(), 1),
+        dbMb: round(fileMb(db) + fileMb(`${db}-wal`), 2),
+        seconds: round((Date.now() - t0) / 1000, 1),
+      };
+      samples.push(s);
+      log(
+        `bench: soak ${platform}: ${n} places: retained heap ${s.heapMb} MB, RSS ${s.rssMb} MB, database ${s.dbMb} MB, ${s.seconds} s`,
+      );
+    };
+    await sample(0);
+    let sent = 0;
+    while (sent < places) {
+      const batch: Place[] = [];
+      const end = Math.min(places, sent + d.batch);
+      for (; sent < end; sent++) batch.push(send(sent));
+      const start = Date.now();
+      let open = batch;
+      while (open.length > 0 && Date.now() - start < 30_000) {
+        await sleep(open.length === batch.length ? 20 : 10);
+        open = open.filter((p) => !p.done());
+      }
+      exact += batch.length - open.length;
+      if (open.length > 0) notes.push(`places ${sent - batch.length}..${sent - 1}: ${open.length} not exact in 30 s`);
+      peakRss = Math.max(peakRss, b.rssMb());
+      if (Math.floor(sent / every) > Math.floor((sent - batch.length) / every) || sent === places) await sample(sent);
+      if (notes.length > 20) {
+        notes.push('stopped: too many inexact replies');
+        break;
+      }
+    }
+  } finally {
+    cdp?.close();
+    await bridge?.stop().catch(() => null);
+    await close().catch(() => {});
+    await emulator.close().catch(() => {});
+  }
+  const after = samples.filter((s) => s.places >= warmupPlaces);
+  return {
+    platform,
+    places,
+    exact,
+    samples,
+    warmupPlaces,
+    heapGrowthMbPer1000: after.length >= 2 ? round(slope(after) * 1000, 3) : null,
+    peakRssMb: round(Math.max(peakRss, ...samples.map((s) => s.rssMb ?? 0)), 1),
+    repliesPerSecond: round(exact / Math.max(0.001, (Date.now() - t0) / 1000), 1),
+    notes,
+  };
+}
+
+/** Least-squares slope of retained heap (MB) over places. */
+function slope(s: readonly SoakSample[]): number {
+  const n = s.length;
+  const mx = s.reduce((a, x) => a + x.places, 0) / n;
+  const my = s.reduce((a, x) => a + (x.heapMb ?? 0), 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const x of s) {
+    num += (x.places - mx) * ((x.heapMb ?? 0) - my);
+    den += (x.places - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+export async function runSoak(
+  opts: { places: number; every: number; warmupPlaces: number; platforms: ('slack' | 'discord')[] },
+  log: (s: string) => void,
+): Promise<SoakResult> {
+  const runs: SoakRun[] = [];
+  for (const p of opts.platforms) {
+    log(`bench: soak ${p}: ${opts.places} new places ...`);
+    runs.push(await soakOne(p, opts.places, opts.every, opts.warmupPlaces, log));
+  }
+  return { places: opts.places, every: opts.every, users: SOAK_DEFAULTS.users, runs };
+}
+
+export function formatSoak(r: SoakResult): string {
+  const lines = [
+    `Soak: ${r.places} new places per platform from ${r.users} users, a GC forced every ${r.every} (retained heap after it).`,
+  ];
+  for (const run of r.runs) {
+    lines.push(
+      `- ${run.platform}: ${run.exact}/${run.places} exact, ${run.repliesPerSecond} replies/s; retained heap after ${run.warmupPlaces} places: ${run.heapGrowthMbPer1000 ?? '–'} MB per 1,000 places; peak RSS ${run.peakRssMb} MB`,
+    );
+    lines.push(
+      `  places: ${run.samples.map((s) => s.places).join(' / ')}`,
+      `  heap MB: ${run.samples.map((s) => s.heapMb).join(' / ')}`,
+      `  RSS MB: ${run.samples.map((s) => s.rssMb).join(' / ')}`,
+      `  SQLite MB: ${run.samples.map((s) => s.dbMb).join(' / ')}`,
+    );
+    for (const n of run.notes.slice(0, 5)) lines.push(`  note: ${n}`);
+  }
+  return lines.join('\n');
+}
