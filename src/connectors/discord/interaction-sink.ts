@@ -14,7 +14,7 @@ import { replyComponents } from './controls.js';
 import { toPlatformError } from './errors.js';
 import { findLostFollowUp, isUncertain, withoutRetries } from './uncertain-follow-ups.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
-import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS } from './reply-sink.js';
+import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS, editBody } from './reply-sink.js';
 import { createPlainFallback, type PlainFallback } from './refused-forms.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response
@@ -152,12 +152,7 @@ export class InteractionReplySink implements ReplySink {
 
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
-      const components = replyComponents(opts);
-      const body = {
-        content: text,
-        allowed_mentions: NO_MENTIONS,
-        ...(components !== undefined ? { components } : {}),
-      };
+      const body = editBody(text, opts);
       const { overflow } = await this.plain.send(body, true, (b) =>
         this.rest.patch(Routes.webhookMessage(this.target.data.applicationId, this.target.data.token, messageId), {
           body: b,

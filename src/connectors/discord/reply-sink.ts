@@ -53,6 +53,12 @@ export function nonceFields(nonce: string): { nonce: string; enforce_nonce: true
 /** Upstream text must never ping anyone: sent on every create and edit (edits re-parse otherwise). */
 export const NO_MENTIONS = { parse: [] as string[] };
 
+/** An edit of a reply's message: its text, no pings, its buttons (Stop, votes) when it has any. */
+export function editBody(text: string, opts: WriteOptions): Record<string, unknown> {
+  const components = replyComponents(opts);
+  return { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
+}
+
 export interface ThreadFromMessage {
   parentId: string;
   messageId: string;
@@ -217,12 +223,7 @@ export class ChannelReplySink implements ReplySink {
 
   async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
     try {
-      const components = replyComponents(opts);
-      const body = {
-        content: text,
-        allowed_mentions: NO_MENTIONS,
-        ...(components !== undefined ? { components } : {}),
-      };
+      const body = editBody(text, opts);
       const { overflow } = await this.plain.send(body, true, (b) =>
         this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), { body: b }),
       );
