@@ -190,6 +190,13 @@ export class PlatformWriteError extends Error {
   }
 }
 
+/**
+ * `PlatformWriteError.code` of a write the platform refused for its form (a block, Markdown,
+ * buttons) after the sink stepped down to a plainer form: the write goes again at once, on a new
+ * grant, since the refused call spent the platform's budget as any call does.
+ */
+export const FORM_REFUSED = 'form_refused';
+
 export interface WriteOptions {
   /** The last write of the reply's current message (stream stop, final render). */
   final: boolean;

@@ -1,5 +1,6 @@
 import { DiscordAPIError } from 'discord.js';
 import type { Logger } from '../../logger.js';
+import { FORM_REFUSED, PlatformWriteError } from '../../core/ports.js';
 import { plainParts } from '../plain-parts.js';
 import stringWidth from 'string-width';
 import type { MonospaceOptions } from '../../core/reply/tables.js';
@@ -33,8 +34,8 @@ export type Body = Record<string, unknown>;
 
 export interface PlainFallback {
   /**
-   * Sends `body`; when Discord refuses it for its form (or refused one of this reply before),
-   * sends its content plainly instead: `overflow` holds the parts beyond the first, for the
+   * Sends `body`, or its content plainly once Discord refused a form of this reply (a refusal
+   * throws FORM_REFUSED: the writer sends again at once on a new grant, plainly): `overflow` holds the parts beyond the first, for the
    * caller to post after it (a final write) or drop (the next write carries them again).
    */
   send<T>(body: Body, edit: boolean, call: (body: Body) => Promise<T>): Promise<{ value: T; overflow: string[] }>;
@@ -56,6 +57,8 @@ export function createPlainFallback(logger: Logger): PlainFallback {
           plain = true;
           refused.push(reason);
           logger.warn({ reason }, 'Discord refused a write for its form; sending the words as plain content');
+          // Again at once, but on a new grant: the refused call counted against the rate limit.
+          throw new PlatformWriteError(`Discord refused the write's form: ${reason}`, FORM_REFUSED, true);
         }
       }
       const content = typeof body.content === 'string' ? body.content : '';

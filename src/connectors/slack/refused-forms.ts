@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import stringWidth from 'string-width';
 import type { Logger } from '../../logger.js';
+import { FORM_REFUSED, PlatformWriteError } from '../../core/ports.js';
 import { plainParts } from '../plain-parts.js';
 import { slackErrorCode } from './rate-limits.js';
 import { renderMrkdwn } from './render.js';
@@ -60,8 +61,9 @@ export interface BuiltForm {
 
 export interface FormLadder {
   /**
-   * Sends the first of `forms` this reply has not outgrown; on a form refusal the next one, at
-   * once. The last form's refusal, and any other error, is thrown as it came.
+   * Sends the first of `forms` this reply has not outgrown. On a form refusal the reply steps down
+   * to the next form and FORM_REFUSED is thrown: the writer sends again at once on a new grant.
+   * The last form's refusal, and any other error, is thrown as it came.
    */
   send<T>(forms: readonly Form[], call: (form: BuiltForm) => Promise<T>): Promise<{ value: T; form: BuiltForm }>;
   /** A refusal the sink handled itself (a native stream call that fell back to edits). */
@@ -77,21 +79,20 @@ export function createFormLadder(logger: Logger): FormLadder {
   return {
     async send(forms, call) {
       const usable = forms.filter((f) => f.level >= floor);
-      const tried = usable.length > 0 ? usable : forms.slice(-1);
-      for (const [i, form] of tried.entries()) {
-        const next = tried[i + 1];
-        const built = form.build();
-        try {
-          return { value: await call(built), form: built };
-        } catch (err) {
-          const reason = formRefusal(err);
-          if (reason === undefined || next === undefined) throw err;
-          refused.push(reason);
-          floor = next.level;
-          logger.warn({ reason, level: form.level }, 'Slack refused a write for its form; sending the words plainer');
-        }
+      const [form, next] = usable.length > 0 ? usable : forms.slice(-1);
+      if (form === undefined) throw new Error('a write needs at least one form');
+      const built = form.build();
+      try {
+        return { value: await call(built), form: built };
+      } catch (err) {
+        const reason = formRefusal(err);
+        if (reason === undefined || next === undefined) throw err;
+        refused.push(reason);
+        floor = next.level;
+        logger.warn({ reason, level: form.level }, 'Slack refused a write for its form; sending the words plainer');
+        // Again at once, but on a new grant: the refused call counted against the rate limit.
+        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, FORM_REFUSED, true);
       }
-      throw new Error('unreachable: the last form returns or throws');
     },
     note(reason) {
       refused.push(reason);

@@ -1,4 +1,10 @@
-import { PlatformRateLimitedError, PlatformWriteError, type WriteOptions, type WriteResult } from '../ports.js';
+import {
+  FORM_REFUSED,
+  PlatformRateLimitedError,
+  PlatformWriteError,
+  type WriteOptions,
+  type WriteResult,
+} from '../ports.js';
 import { planWrite, type WritePlan } from './reply-cut.js';
 import { type FinishOptions, MessageLedger, ReplyText } from './reply-text.js';
 import { errorOutcome, okOutcome, unusedOutcome } from '../budget/scheduler.js';
@@ -277,6 +283,8 @@ export class ReplyWriter {
       logger.warn({ bucket: err.bucket, retryAfterMs: err.retryAfterMs }, 'platform rate limit hit');
       return;
     }
+    // Refused for its form: the sink goes plainer from now on; the loop writes again on a new grant.
+    if (err instanceof PlatformWriteError && err.code === FORM_REFUSED) return;
     if (err instanceof PlatformWriteError && err.retryable && this.retries < MAX_WRITE_RETRIES) {
       this.retries++;
       logger.warn({ code: err.code, attempt: this.retries }, 'platform write failed, retrying');
