@@ -1,3 +1,4 @@
+import { chaosFromEnv } from '../fakes/chaos.js';
 import { afterEach, expect, it } from 'vitest';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { mentionProblems } from '../fakes/discord/writes.js';
@@ -163,7 +164,9 @@ it('twelve concurrent long replies in two channels finish exact with zero 429s',
     25_000,
     'twelve complete replies',
   );
-  expect(fake.rateLimitHits).toBe(0);
+  // Zero 429s. Under a chaos run each lost 5xx answer may cost one retry discord.js makes by
+  // itself, outside the bridge's budget (a known gap, see docs/lost-writes.md): at most that many.
+  expect(fake.rateLimitHits).toBeLessThanOrEqual(chaosFromEnv()?.injected.lost ?? 0);
   for (const t of threads) expect(fake.botMessages(t.id).length).toBeGreaterThanOrEqual(2);
   // The run needed many windows of budget (the limiter was exercised), and no write in any thread
   // was wasted: each changed what its message shows, only added to it, and never went back to a
