@@ -134,14 +134,5 @@ export async function waitFor<T>(
   }
 }
 
-/** mulberry32: a small seeded PRNG for reproducible random points. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG for reproducible random points (the chaos runs' own). */
+export { seededRandom as seeded } from '../fakes/chaos.js';

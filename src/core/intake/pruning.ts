@@ -8,19 +8,20 @@ const FEEDBACK_REPLY_KEEP_MS = 90 * 24 * 3600_000;
 /** Dedup is kept this long (CONTRACT: 24 hours); finished reply records a week, for diagnosis. */
 const DEDUP_KEEP_MS = 24 * 3600_000;
 const INFLIGHT_KEEP_MS = 7 * 24 * 3600_000;
+const DAY_MS = 24 * 3600_000;
 /** CONVERSATION_RETENTION_DAYS' default. */
-export const CONVERSATION_KEEP_MS = 90 * 24 * 3600_000;
+const CONVERSATION_KEEP_DAYS = 90;
 const PRUNE_EVERY_MS = 3600_000;
 
 export interface PrunerDeps {
   events: EventStore;
   inflight: InFlightStore;
-  feedback: FeedbackStore | undefined;
+  feedback?: FeedbackStore | undefined;
   conversations?: ConversationStore;
-  /** Conversation mappings unused this long are deleted (CONVERSATION_RETENTION_DAYS). */
-  conversationKeepMs?: number;
+  /** Conversation mappings unused this many days are deleted (CONVERSATION_RETENTION_DAYS). */
+  retentionDays?: number | undefined;
   /** The store's own forgetting beyond the core's ports (handovers, old budget lessons). */
-  housekeeping?: (now: number) => Promise<unknown>;
+  housekeeping?: ((now: number) => Promise<unknown>) | undefined;
   clock: Clock;
   logger: Logger;
 }
@@ -47,7 +48,8 @@ export async function pruneOnce(d: PrunerDeps, now: number): Promise<Record<stri
   const replies = await d.inflight.prune(now - INFLIGHT_KEEP_MS);
   const feedback = (await d.feedback?.prune(now - FEEDBACK_REPLY_KEEP_MS)) ?? 0;
   const votes = (await d.feedback?.pruneVotes?.(now - FEEDBACK_REPLY_KEEP_MS)) ?? 0;
-  const conversations = (await d.conversations?.prune?.(now - (d.conversationKeepMs ?? CONVERSATION_KEEP_MS))) ?? 0;
+  const keepMs = (d.retentionDays ?? CONVERSATION_KEEP_DAYS) * DAY_MS;
+  const conversations = (await d.conversations?.prune?.(now - keepMs)) ?? 0;
   await d.housekeeping?.(now);
   const counts = { events, replies, feedback, votes, conversations };
   if (Object.values(counts).some((n) => n > 0)) d.logger.debug(counts, 'pruned old records');

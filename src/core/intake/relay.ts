@@ -92,18 +92,7 @@ export function createRelay(deps: RelayDeps): Relay {
   // Refusals (per-user limit, busy, restarting): privately where the platform can, else rarely.
   const refusals = new Refusals({ scheduler, clock, logger });
   const dedup = dedupOf({ events, metrics, clock, notice: (msg, text) => refusals.tell(msg, text) });
-  const maybePrune = pruner({
-    events,
-    inflight,
-    feedback: deps.feedback,
-    conversations: deps.conversations,
-    ...(deps.settings.conversationRetentionDays !== undefined
-      ? { conversationKeepMs: deps.settings.conversationRetentionDays * 24 * 3600_000 }
-      : {}),
-    ...(deps.housekeeping !== undefined ? { housekeeping: deps.housekeeping } : {}),
-    clock,
-    logger,
-  });
+  const maybePrune = pruner({ ...deps, retentionDays: settings.conversationRetentionDays });
 
   const line = placeLine(deps.placeLocks);
 
