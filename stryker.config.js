@@ -20,8 +20,8 @@ export default {
     // numbers: check them when those files change (docs/mutation.md).
     // Discord: the bot-mention strip and the thread name (replies themselves carry
     // allowed_mentions, checked over every write by the e2e suites).
-    'src/connectors/discord/events.ts:41-46',
-    'src/connectors/discord/reply-sink.ts:199-206',
+    'src/connectors/discord/events.ts:51-56',
+    'src/connectors/discord/events.ts:152-159',
     // Slack HTTP receiver: the signature headers, the replay window and the HMAC check.
     'src/connectors/slack/http-receiver.ts:104-127',
     'src/connectors/slack/http-receiver.ts:175-178',

@@ -23,10 +23,9 @@ import { createDiscordClient } from './client.js';
 import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
 import { handleControl, isControl } from './controls.js';
 import { toPlatformError } from './errors.js';
-import { type MessageRoute, routeMessage } from './events.js';
+import { type DiscordSeen, fromAPerson, type MessageRoute, recordMessage, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { discordHistoryReader } from './history.js';
-import { type DiscordSeen, recordMessage } from './seen.js';
 import { SeenMessages } from '../../core/reply/seen-messages.js';
 import { inviteUrl } from './invite.js';
 import { KeyedSerial } from '../keyed-serial.js';
@@ -101,12 +100,14 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   // other places go on meanwhile.
   const inOrder = new KeyedSerial();
 
-  // Messages the gateway delivered, read back for context before Discord is asked (seen.ts).
+  // Messages the gateway delivered, read back for context before Discord is asked (events.ts).
   const seen: DiscordSeen = new SeenMessages(now);
 
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || !handler || !client.user) return;
-    const thread = await threads.facts(message);
+    if (!fromAPerson(message)) return;
+    // Only a message in a thread may need the thread's owner and parent looked up (threads.ts).
+    const thread = message.channel.isThread() ? await threads.facts(message.channel) : undefined;
     if (stopping || !client.user) return;
     const route = routeMessage(message, { botId: client.user.id, replyMode: config.replyMode }, thread);
     if (!route) return;

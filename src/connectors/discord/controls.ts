@@ -1,53 +1,11 @@
 import { type ButtonInteraction, MessageFlags } from 'discord.js';
-import type { MessageHandler, Vote, WriteOptions } from '../../core/ports.js';
+import type { MessageHandler, Vote } from '../../core/ports.js';
 import { MESSAGES } from '../../core/user-messages.js';
 import type { Logger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
+import { CONTROL_PREFIX, STOP_PREFIX as STOP, VOTE_PREFIX as VOTE } from './reply-sink.js';
 
-// A reply's controls on Discord: a Stop button while it streams, thumbs up/down on its last
-// message once it finished. Custom ids carry the reply key (at most 100 characters in all).
-
-export const CONTROL_PREFIX = 'bridge:';
-const STOP = `${CONTROL_PREFIX}stop:`;
-const VOTE = `${CONTROL_PREFIX}vote:`;
-
-/** Discord component types and button styles (discord-api-types). */
-const ACTION_ROW = 1;
-const BUTTON = 2;
-const STYLE_SECONDARY = 2;
-const STYLE_DANGER = 4;
-
-export const stopCustomId = (replyKey: string) => `${STOP}${replyKey}`;
-export const voteCustomId = (vote: Vote, replyKey: string) => `${VOTE}${vote}:${replyKey}`;
-
-/**
- * The `components` of one write of a reply, or undefined for a write with no controls at all. A
- * final write sends `[]` (or the feedback row): an edit without `components` keeps the old ones.
- */
-export function replyComponents(opts: WriteOptions): unknown[] | undefined {
-  const key = opts.replyKey;
-  if (key === undefined) return undefined;
-  if (!opts.final) {
-    return [
-      {
-        type: ACTION_ROW,
-        components: [{ type: BUTTON, style: STYLE_DANGER, label: 'Stop', custom_id: stopCustomId(key) }],
-      },
-    ];
-  }
-  if (opts.last === true && opts.feedback === true) {
-    return [
-      {
-        type: ACTION_ROW,
-        components: [
-          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👍' }, custom_id: voteCustomId('up', key) },
-          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👎' }, custom_id: voteCustomId('down', key) },
-        ],
-      },
-    ];
-  }
-  return [];
-}
+// Clicks on a reply's buttons (Stop, thumbs: made by reply-sink.ts's replyComponents).
 
 export const isControl = (customId: string) => customId.startsWith(CONTROL_PREFIX);
 

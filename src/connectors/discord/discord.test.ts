@@ -3,10 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.js';
 import { silentLogger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
-import { stripBotMention } from './events.js';
+import { stripBotMention, threadName } from './events.js';
 import { INVITE_PERMISSIONS, inviteUrl } from './invite.js';
 import { DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
-import { threadName } from './reply-sink.js';
 
 describe('discord helpers', () => {
   it('strips both mention forms of the bot and nothing else', () => {

@@ -1,11 +1,13 @@
 import { ChannelType, type Message, MessageReferenceType, MessageType } from 'discord.js';
 import type { DiscordReplyMode } from '../../config/config.js';
-import type { Place } from '../../core/ports.js';
+import type { Place, PlaceMessage } from '../../core/ports.js';
 import { hasVisibleText } from '../../core/intake/visible-text.js';
-import { type ThreadFromMessage, threadName } from './reply-sink.js';
+import { cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
 import { componentText, embedText } from './visible-parts.js';
 
-// Which gateway messages the bridge answers, and where: the Discord half of contract section 4.
+// What the gateway delivers: which messages the bridge answers, and where (the Discord half of
+// contract section 4), and the record of every message it delivered in an allowed place, read
+// back as context before Discord is asked (core/reply/seen-messages.ts).
 
 export interface RouteContext {
   botId: string;
@@ -29,6 +31,13 @@ export interface MessageRoute {
   forwarded?: true;
   replyTo?: { channelId: string; messageId: string };
   startThread?: ThreadFromMessage;
+}
+
+/** Thread mode: the thread the sink opens from the user's message before its first write. */
+export interface ThreadFromMessage {
+  parentId: string;
+  messageId: string;
+  name: string;
 }
 
 /** Owner and parent of a thread (from the cache, or fetched when the cache has a partial thread). */
@@ -66,9 +75,13 @@ function forwardedContent(message: Message): { text: string; attachments: Messag
   return { text: `${FORWARDED_MARK}${quoted}`, attachments: snapshot.attachments };
 }
 
+/** A person's message of a kind the bridge answers: no bot's (its own replies included), webhook's or system message. */
+export function fromAPerson(message: Message): boolean {
+  return !message.author.bot && !message.system && message.webhookId === null && ANSWERABLE_TYPES.has(message.type);
+}
+
 export function routeMessage(message: Message, ctx: RouteContext, thread?: ThreadFacts): MessageRoute | undefined {
-  if (message.author.bot || message.system || message.webhookId !== null) return undefined;
-  if (!ANSWERABLE_TYPES.has(message.type)) return undefined;
+  if (!fromAPerson(message)) return undefined;
   const { botId } = ctx;
   // A forward has no content of its own: its snapshot is read. It mentions the bot when the
   // forwarding message does (the snapshot's mentions were made elsewhere, to other people).
@@ -133,4 +146,74 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
       ),
     },
   };
+}
+
+/** "How do I parse JSON in Go?" → a thread name of at most 100 characters, cut at a word. */
+export function threadName(text: string, fallback: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length === 0) return fallback.slice(0, 100);
+  if (flat.length <= 100) return flat;
+  const cut = flat.slice(0, 99);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+// ---- the record of seen messages ----
+// Every message the gateway delivers in an allowed channel, thread or DM is kept under its
+// channel id, for the bot or not, already readable (display names, mentions as names) as
+// history.ts reads Discord's answer; the bot's own replies are kept when they end
+// (HistoryReader.remember). So context ends with the messages just before the user's even when
+// a read is refused.
+
+export type DiscordSeen = SeenMessages<PlaceMessage>;
+
+// Default (0) and reply (19) messages are someone writing; the rest are system messages.
+export const CONTENT_TYPES = new Set([0, 19]);
+
+export interface SeenAllow {
+  allowedGuilds: readonly string[];
+  allowedChannels: readonly string[];
+}
+
+function allowed(message: Message, allow: SeenAllow): boolean {
+  const guild = message.guildId;
+  if (allow.allowedGuilds.length > 0 && (guild === null || !allow.allowedGuilds.includes(guild))) return false;
+  if (allow.allowedChannels.length === 0) return true;
+  const channel = message.channel;
+  const parent = channel.isThread() ? channel.parentId : null;
+  return (
+    allow.allowedChannels.includes(message.channelId) || (parent !== null && allow.allowedChannels.includes(parent))
+  );
+}
+
+/** Keeps a message the gateway delivered in the record (the bot's own are kept whole when their reply ends). */
+export function recordMessage(seen: DiscordSeen, message: Message, allow: SeenAllow): void {
+  if (message.system || !CONTENT_TYPES.has(message.type) || !allowed(message, allow)) return;
+  // Here the bot's own messages hold the reply's first words only.
+  if (message.client.user?.id === message.author.id) return;
+  const names = (id: string) => {
+    const member = message.mentions.members?.get(id);
+    const user = message.mentions.users.get(id);
+    return member?.displayName ?? user?.globalName ?? user?.username ?? 'someone';
+  };
+  seen.add(message.channelId, message.id, {
+    id: message.id,
+    author: message.member?.displayName ?? message.author.globalName ?? message.author.username,
+    role: 'user',
+    text: cutText(readableContent(message.content, names), seen.limits.maxChars),
+    ts: new Date(message.createdTimestamp).toISOString(),
+  });
+}
+
+/** Discord markup → what a person reads: `<@123>` → `@Ann`, `<#1>` → `#general`, roles, emoji. */
+export function readableContent(
+  content: string,
+  nameOf: (userId: string) => string,
+  channelName: (channelId: string) => string = () => 'channel',
+): string {
+  return content
+    .replace(/<@!?(\d+)>/g, (_m, id: string) => `@${nameOf(id)}`)
+    .replace(/<@&\d+>/g, '@role')
+    .replace(/<#(\d+)>/g, (_m, id: string) => `#${channelName(id)}`)
+    .replace(/<a?(:\w+:)\d+>/g, '$1');
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stripBotMention } from './events.js';
-import { threadName } from './reply-sink.js';
+import { stripBotMention, threadName } from './events.js';
 
 // The Discord text helpers, rule by rule, with expected values written out (mutation testing).
 

@@ -2,6 +2,7 @@ import { type Client, Routes } from 'discord.js';
 import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
 import { compareIds, cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
 import { toPlatformError } from './errors.js';
+import { CONTENT_TYPES, readableContent } from './events.js';
 import { type BucketBudget, channelReadBucket } from './rate-limits.js';
 
 // A Discord place's earlier messages, for the context of a new conversation
@@ -26,8 +27,6 @@ interface ApiMessage {
   mentions?: ApiUser[];
 }
 
-// Default (0) and reply (19) messages are someone writing; the rest are system messages.
-const CONTENT_TYPES = new Set([0, 19]);
 /** Discord returns at most 100 messages a request. */
 const MAX_LIMIT = 100;
 
@@ -37,7 +36,7 @@ export interface DiscordHistoryInit {
   channelId: string;
   guildId: string | undefined;
   budget?: BucketBudget;
-  /** The connector's record of messages the gateway delivered (seen.ts); none: every read asks Discord. */
+  /** The connector's record of messages the gateway delivered (events.ts); none: every read asks Discord. */
   seen?: SeenMessages<PlaceMessage>;
   /** The bot's display name for its own replies in the record. */
   botName?: string;
@@ -113,17 +112,4 @@ function toPlaceMessage(init: DiscordHistoryInit, m: ApiMessage): PlaceMessage {
     }),
     ts: m.timestamp ?? new Date(0).toISOString(),
   };
-}
-
-/** Discord markup → what a person reads: `<@123>` → `@Ann`, `<#1>` → `#general`, roles, emoji. */
-export function readableContent(
-  content: string,
-  nameOf: (userId: string) => string,
-  channelName: (channelId: string) => string = () => 'channel',
-): string {
-  return content
-    .replace(/<@!?(\d+)>/g, (_m, id: string) => `@${nameOf(id)}`)
-    .replace(/<@&\d+>/g, '@role')
-    .replace(/<#(\d+)>/g, (_m, id: string) => `#${channelName(id)}`)
-    .replace(/<a?(:\w+:)\d+>/g, '$1');
 }

@@ -7,13 +7,14 @@ import type {
   RefusalChannel,
   ReplySink,
   ReplyTarget,
+  Vote,
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { MonospaceOptions } from '../../core/reply/tables.js';
-import { replyComponents } from './controls.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
+import type { ThreadFromMessage } from './events.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
 import {
   type Body,
@@ -50,6 +51,51 @@ export function nonceFields(nonce: string): { nonce: string; enforce_nonce: true
   return { nonce, enforce_nonce: true };
 }
 
+// A reply's buttons: Stop while it streams, thumbs up/down on its last message once it finished
+// (controls.ts answers the clicks). Custom ids carry the reply key (at most 100 characters in all).
+
+export const CONTROL_PREFIX = 'bridge:';
+export const STOP_PREFIX = `${CONTROL_PREFIX}stop:`;
+export const VOTE_PREFIX = `${CONTROL_PREFIX}vote:`;
+
+/** Discord component types and button styles (discord-api-types). */
+const ACTION_ROW = 1;
+const BUTTON = 2;
+const STYLE_SECONDARY = 2;
+const STYLE_DANGER = 4;
+
+export const stopCustomId = (replyKey: string) => `${STOP_PREFIX}${replyKey}`;
+export const voteCustomId = (vote: Vote, replyKey: string) => `${VOTE_PREFIX}${vote}:${replyKey}`;
+
+/**
+ * The `components` of one write of a reply, or undefined for a write with no controls at all. A
+ * final write sends `[]` (or the feedback row): an edit without `components` keeps the old ones.
+ */
+export function replyComponents(opts: WriteOptions): unknown[] | undefined {
+  const key = opts.replyKey;
+  if (key === undefined) return undefined;
+  if (!opts.final) {
+    return [
+      {
+        type: ACTION_ROW,
+        components: [{ type: BUTTON, style: STYLE_DANGER, label: 'Stop', custom_id: stopCustomId(key) }],
+      },
+    ];
+  }
+  if (opts.last === true && opts.feedback === true) {
+    return [
+      {
+        type: ACTION_ROW,
+        components: [
+          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👍' }, custom_id: voteCustomId('up', key) },
+          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👎' }, custom_id: voteCustomId('down', key) },
+        ],
+      },
+    ];
+  }
+  return [];
+}
+
 /** Upstream text must never ping anyone: sent on every create and edit (edits re-parse otherwise). */
 export const NO_MENTIONS = { parse: [] as string[] };
 
@@ -57,12 +103,6 @@ export const NO_MENTIONS = { parse: [] as string[] };
 export function editBody(text: string, opts: WriteOptions): Record<string, unknown> {
   const components = replyComponents(opts);
   return { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
-}
-
-export interface ThreadFromMessage {
-  parentId: string;
-  messageId: string;
-  name: string;
 }
 
 /** Where a place's replies are written: its thread (thread mode, or a thread the user wrote in), else its channel. */
@@ -284,14 +324,4 @@ export class ChannelReplySink implements ReplySink {
 /** The buttons a message shows, by their ids (Discord's answer adds fields the request had not). */
 function customIds(components: unknown[] | undefined): string {
   return [...JSON.stringify(components ?? []).matchAll(/"custom_id":"([^"]*)"/g)].map((m) => m[1]).join(',');
-}
-
-/** "How do I parse JSON in Go?" → a thread name of at most 100 characters, cut at a word. */
-export function threadName(text: string, fallback: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length === 0) return fallback.slice(0, 100);
-  if (flat.length <= 100) return flat;
-  const cut = flat.slice(0, 99);
-  const space = cut.lastIndexOf(' ');
-  return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

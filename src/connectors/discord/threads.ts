@@ -1,4 +1,4 @@
-import { type Message, type REST, Routes } from 'discord.js';
+import { type AnyThreadChannel, type REST, Routes } from 'discord.js';
 import type { Logger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
 import type { ThreadFacts } from './events.js';
@@ -17,9 +17,7 @@ export class ThreadFactsResolver {
     private readonly logger: Logger,
   ) {}
 
-  async facts(message: Message): Promise<ThreadFacts | undefined> {
-    const channel = message.channel;
-    if (!channel.isThread()) return undefined;
+  async facts(channel: AnyThreadChannel): Promise<ThreadFacts> {
     if (channel.ownerId != null && channel.parentId != null) {
       return { ownerId: channel.ownerId, parentId: channel.parentId };
     }
