@@ -2,12 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measurePath, type PathMeasurement } from '../test/support/path-coverage.js';
 
-// `npm run bench -- --path-only`: the source files one message runs, per platform (issue 30's
-// measure; test/integration/path-walk.test.ts holds docs/architecture.md's walk to it).
+// `npm run bench -- --path-only`: the source files one message runs, per platform and in the
+// playground (issue 30's measure; test/integration/path-walk.test.ts holds docs/architecture.md's
+// walk to it).
 
 export async function runPathSection(log: (line: string) => void): Promise<void> {
   const results: PathMeasurement[] = [];
-  for (const platform of ['slack', 'discord'] as const) {
+  for (const platform of ['slack', 'discord', 'playground'] as const) {
     const m = await measurePath(platform);
     results.push(m);
     const byLayer = new Map<string, number>();

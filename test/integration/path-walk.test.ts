@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { measurePath } from '../support/path-coverage.js';
-import type { Platform } from '../../bench/rigs.js';
+import { measurePath, type PathPlatform } from '../support/path-coverage.js';
 
 // docs/architecture.md's measured walk is the code's: one message through the real bridge (a
 // child process under V8 precise coverage, background work subtracted) runs code in exactly the
@@ -9,7 +8,7 @@ import type { Platform } from '../../bench/rigs.js';
 // remove from the doc's `walk <platform>` block (or the change that widened the path).
 
 /** The doc's walk: every file, and those marked "sometimes" (a timer of their own). */
-function walkOf(platform: Platform): { all: string[]; always: string[] } {
+function walkOf(platform: PathPlatform): { all: string[]; always: string[] } {
   const doc = readFileSync('docs/architecture.md', 'utf8');
   const block = new RegExp('```walk ' + platform + '\\n([\\s\\S]*?)```').exec(doc);
   if (!block?.[1]) throw new Error(`docs/architecture.md has no \`walk ${platform}\` block`);
@@ -22,7 +21,7 @@ function walkOf(platform: Platform): { all: string[]; always: string[] } {
 }
 
 describe('the measured walk', () => {
-  for (const platform of ['slack', 'discord'] as const) {
+  for (const platform of ['slack', 'discord', 'playground'] as const) {
     it(`one ${platform} message runs code in the files docs/architecture.md lists`, async () => {
       const { files } = await measurePath(platform);
       const walk = walkOf(platform);

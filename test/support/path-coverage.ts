@@ -7,9 +7,11 @@ import { replyText } from '../../src/emulator/replies.js';
 import { BENCH_API_KEY, metricSum, startBridge, upstreamEnv } from '../../bench/bridge-process.js';
 import { discordRig, type Platform, slackRig } from '../../bench/rigs.js';
 import { freePort } from '../fakes/free-port.js';
+import { playgroundRig } from './playground-rig.js';
 
 // Which of the project's source files one message runs, measured in the real bridge: a child
-// process (`node dist/cli.js start`) between the emulator and a loopback fake platform, under
+// process (`node dist/cli.js start`) between the emulator and a loopback fake platform (or its own
+// playground, driven over HTTP as its page drives it: playground-rig.ts), under
 // V8's precise coverage (function call counts, through the inspector protocol). Background work
 // (heartbeats, sweeps, the metrics scrapes this measurement itself makes) is subtracted: the same
 // scrapes over idle windows of the same length are counted too, and a function is on the
@@ -90,8 +92,11 @@ function sourceOf(url: string, root: string): string {
   return `src/${path.replace(/\.js$/, '.ts')}`.split(sep).join('/');
 }
 
+/** Where the measured message is written: a platform's fake, or the bridge's own playground. */
+export type PathPlatform = Platform | 'playground';
+
 export interface PathMeasurement {
-  platform: Platform;
+  platform: PathPlatform;
   /** Source files the message ran code in, sorted. */
   files: string[];
   /** The message window (ms), also the idle window's length. */
@@ -106,13 +111,53 @@ const until = async (ok: () => boolean | Promise<boolean>, timeoutMs: number, wh
   }
 };
 
+/** What measurePath drives: a platform's fake, or the playground through its page's HTTP calls. */
+interface PathRig {
+  env: Record<string, string>;
+  /** Once the bridge listens on `port`: anything to do before the first message. */
+  ready(port: number): Promise<void>;
+  /** What comes before a message in place `i` and is not the message (the page opening a conversation). */
+  open(i: number): Promise<void>;
+  /** Sends a message in place `i`; the answer says whether its reply shows `expected` (in full). */
+  send(i: number, tag: string, text: string): Promise<(expected: string) => boolean>;
+  close(): Promise<void>;
+}
+
+async function rigFor(platform: PathPlatform): Promise<PathRig> {
+  if (platform === 'playground') {
+    const pg = playgroundRig();
+    // No platform configured: PLAYGROUND=auto serves it, the emulator (CHAT_API_URL) answers.
+    return {
+      env: { PLAYGROUND: 'auto' },
+      ready: (port) => pg.load(port),
+      open: (i) => pg.open(i),
+      send: async (i, tag, text) => {
+        const h = await pg.send(i, tag, text);
+        return (expected) => pg.exact(h, expected);
+      },
+      close: () => pg.close(),
+    };
+  }
+  const rig = platform === 'slack' ? await slackRig({ channels: 2 }) : await discordRig({ channels: 2 });
+  return {
+    env: rig.env,
+    ready: () => Promise.resolve(),
+    open: () => Promise.resolve(),
+    send: async (i, tag, text) => {
+      const h = await rig.send(i, tag, text);
+      return (expected) => rig.exact(h, expected);
+    },
+    close: () => rig.close(),
+  };
+}
+
 /**
  * One message through the real bridge on `platform`, after one warm-up message in another
  * place (so what every message runs is measured, not what only the process's first one does).
  */
-export async function measurePath(platform: Platform, root = process.cwd()): Promise<PathMeasurement> {
+export async function measurePath(platform: PathPlatform, root = process.cwd()): Promise<PathMeasurement> {
   const emu = await startEmulator({ port: 0, apiKey: BENCH_API_KEY, bots: ['demo-bot'], chunkDelayMs: 5 });
-  const rig = platform === 'slack' ? await slackRig({ channels: 2 }) : await discordRig({ channels: 2 });
+  const rig = await rigFor(platform);
   const inspectPort = await freePort();
   const bridge = await startBridge(
     { ...upstreamEnv(emu.url), ...rig.env, NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}` },
@@ -125,14 +170,17 @@ export async function measurePath(platform: Platform, root = process.cwd()): Pro
     const text = 'walk';
     const finished = async () => metricSum(await bridge.metrics(), 'bridge_replies_finished_total');
 
+    await rig.ready(bridge.port);
+    await rig.open(0);
     const warm = await rig.send(0, 'warm', text);
-    await until(() => rig.exact(warm, replyText(`bench-warm ${text}`)), 30_000, 'the warm-up reply');
+    await until(() => warm(replyText(`bench-warm ${text}`)), 30_000, 'the warm-up reply');
     await until(async () => (await finished()) === 1, 30_000, 'the warm-up reply to finish');
+    await rig.open(1);
 
     await takeCounts(insp, root);
     const start = Date.now();
     const h = await rig.send(1, 'path', text);
-    await until(() => rig.exact(h, replyText(`bench-path ${text}`)), 30_000, 'the measured reply');
+    await until(() => h(replyText(`bench-path ${text}`)), 30_000, 'the measured reply');
     let scrapes = 0;
     await until(
       async () => {
