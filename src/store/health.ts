@@ -100,6 +100,13 @@ export interface HealthMonitor {
   record(health: StoreHealth): StoreHealth;
   /** A store operation failed with `err`: when it is a storage failure, unhealthy at once. */
   report(err: unknown): StoreFailure | undefined;
+  /**
+   * A synchronous store call (SQLite's) as a promise. A storage failure is reported here and
+   * becomes a StoreUnavailableError; while the store is unhealthy a `write` fails at once without
+   * touching the database, so a held lock costs the event loop one busy timeout per check, not one
+   * per message.
+   */
+  guard<A extends unknown[], R>(fn: (...args: A) => R, write?: boolean): (...args: A) => Promise<R>;
   onChange(listener: (health: StoreHealth) => void): () => void;
   start(): void;
   /** Stops probing and reports 'closed'. */
@@ -160,21 +167,38 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
     }, delay);
   };
 
+  const report = (err: unknown): StoreFailure | undefined => {
+    const bad = opts.classify(err);
+    if (!bad || stopped) return undefined;
+    const wasOk = current.ok;
+    set(bad);
+    if (wasOk) {
+      failedProbes = 0;
+      schedule();
+    }
+    return bad;
+  };
+
   return {
     health: () => current,
     probe,
     record: set,
-    report(err) {
-      const bad = opts.classify(err);
-      if (!bad || stopped) return undefined;
-      const wasOk = current.ok;
-      set(bad);
-      if (wasOk) {
-        failedProbes = 0;
-        schedule();
-      }
-      return bad;
-    },
+    report,
+    guard:
+      <A extends unknown[], R>(fn: (...args: A) => R, write = false) =>
+      async (...args: A): Promise<R> => {
+        if (write && !current.ok) {
+          throw new StoreUnavailableError(current.kind ?? 'io', current.reason ?? 'database unavailable');
+        }
+        try {
+          return fn(...args);
+        } catch (err) {
+          // A closed store's monitor no longer records failures; the error is still a storage one.
+          const bad = report(err) ?? opts.classify(err);
+          if (!bad) throw err;
+          throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
+        }
+      },
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -187,4 +211,26 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
       stopped = true;
     },
   };
+}
+
+/** A synchronous repository's methods, each answering a promise. */
+export type Guarded<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+};
+
+/**
+ * Every method of a synchronous repository guarded by the monitor (`guard`); the ones named in
+ * `writes` fail at once while the store is unhealthy.
+ */
+export function guardEach<T extends { [K in keyof T]: (...args: never[]) => unknown }>(
+  monitor: HealthMonitor,
+  repo: T,
+  writes: readonly (keyof T)[],
+): Guarded<T> {
+  const out: Partial<Record<keyof T, unknown>> = {};
+  for (const name of Object.keys(repo) as (keyof T)[]) {
+    // The repositories' methods are closures over their statements: calling one detached is safe.
+    out[name] = monitor.guard(repo[name] as unknown as (...args: unknown[]) => unknown, writes.includes(name));
+  }
+  return out as Guarded<T>;
 }
