@@ -32,7 +32,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL on the reply’s path', () => {
       await tap.close();
       await dropSchema(schema);
     });
-    const store = await createPgStore(tap.url, { schema, probeIntervalMs: 0, poolMax: 1 });
+    const store = await createPgStore(tap.url, { schema, checkIntervalMs: 0, poolMax: 1 });
     cleanups.push(() => store.close());
     return { store, tap };
   };

@@ -1,11 +1,11 @@
 import pg from 'pg';
 import { pgSignals } from './signals.js';
 import { type AsyncStore, BUDGET_KEEP_MS, HANDOVER_KEEP_MS } from '../ports.js';
-import { createHealthMonitor, type StoreHealth, type StoreProbeOptions } from '../health.js';
+import { createHealthMonitor, type StoreCheckOptions } from '../health.js';
 import type { Migration } from '../migrate.js';
 import { pgBudgets } from './budget-repo.js';
 import { pgConversations } from './conversation-repo.js';
-import { classifyPgError } from './errors.js';
+import { classifyPgError, pgCheck } from './check.js';
 import { pgEvents } from './event-repo.js';
 import { pgInstallations } from './installation-repo.js';
 import { checkPgSchema, loadPgMigrations, migratePg, pgSchemaVersion, quoteIdent } from './migrate.js';
@@ -14,7 +14,7 @@ import { guardedQuery } from './query.js';
 import { pgLeases, pgReplicas } from './replica-repo.js';
 import { pgFeedback, pgInFlight } from './reply-repo.js';
 
-export { classifyPgError } from './errors.js';
+export { classifyPgError } from './check.js';
 export { pgFeedback } from './reply-repo.js';
 export { checkPgSchema, defaultPgMigrationsDir, loadPgMigrations, migratePg, pgSchemaVersion } from './migrate.js';
 
@@ -25,7 +25,7 @@ export { checkPgSchema, defaultPgMigrationsDir, loadPgMigrations, migratePg, pgS
 // compare-and-set (under READ COMMITTED the second writer waits for the first's row lock, then
 // re-checks the condition against the row the first committed).
 
-export interface PgStoreOptions extends StoreProbeOptions {
+export interface PgStoreOptions extends StoreCheckOptions {
   /** Connections in the pool. Default 4. */
   poolMax?: number;
   /** Per statement, enforced by the server. Default 5000. */
@@ -73,14 +73,14 @@ export function createPgPool(url: string, opts: PgStoreOptions = {}): pg.Pool {
     ...(opts.schema !== undefined ? { options: `-c search_path=${quoteIdent(opts.schema)}` } : {}),
   });
   // An idle connection the server drops emits 'error' on the pool; unhandled, it would crash the
-  // process. The next query gets a fresh connection, and the health probe reports the outage.
+  // process. The next query gets a fresh connection, and the health check reports the outage.
   pool.on('error', (err) => opts.logger?.warn({ err: err.message }, 'idle PostgreSQL connection lost'));
   return pool;
 }
 
 /**
  * Connects, migrates (under an advisory lock, see migrate.ts) or checks the schema, and starts the
- * health probe. Rejects with MigrationError for a schema it cannot use, or with the connection's
+ * health check. Rejects with MigrationError for a schema it cannot use, or with the connection's
  * error when the database cannot be reached.
  */
 export async function createPgStore(url: string, opts: PgStoreOptions = {}): Promise<AsyncStore> {
@@ -105,26 +105,12 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   }
 
   let open = true;
-  // The probe commits a real write, under this replica's own row.
-  const probe = async (): Promise<StoreHealth> => {
-    try {
-      await pool.query(
-        `INSERT INTO store_health (replica_id, probed_at) VALUES ($1, $2)
-         ON CONFLICT (replica_id) DO UPDATE SET probed_at = excluded.probed_at`,
-        [replicaId, Date.now()],
-      );
-      return { ok: true };
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      return classifyPgError(err) ?? { ok: false, kind: 'io', reason: `probe failed: ${message}` };
-    }
-  };
   const monitor = createHealthMonitor({
-    probe,
+    check: pgCheck(pool, replicaId),
     classify: classifyPgError,
     logger: opts.logger,
-    probeIntervalMs: opts.probeIntervalMs,
-    probeRetryMs: opts.probeRetryMs,
+    checkIntervalMs: opts.checkIntervalMs,
+    checkRetryMs: opts.checkRetryMs,
     timers: opts.timers,
   });
 
@@ -133,7 +119,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
   const replicas = pgReplicas(q);
   const leases = pgLeases(q);
 
-  await monitor.probe();
+  await monitor.check();
   monitor.start();
 
   const signals = pgSignals(pool, log);
@@ -159,7 +145,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     schemaVersion: () => pgSchemaVersion(pool),
     isOpen: () => open,
     health: () => monitor.health(),
-    probe: () => monitor.probe(),
+    check: () => monitor.check(),
     onHealthChange: (listener) => monitor.onChange(listener),
     async close() {
       if (!open) return;

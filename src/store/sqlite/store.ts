@@ -30,12 +30,12 @@ export interface SqliteStoreParts {
   /** The store's one health monitor: the check and every call below report to it. */
   monitor: HealthMonitor;
   /** SQLite's check (check.ts sqliteCheck): synchronous, as better-sqlite3 is. */
-  check: () => StoreHealth;
+  checkNow: () => StoreHealth;
 }
 
 /** The store port over an open, migrated database (index.ts openStore opens it). */
 export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
-  const { db, path, monitor, check } = parts;
+  const { db, path, monitor, checkNow } = parts;
   const { replicas, leases } = createReplicaRepo(db);
   const pruneHandovers = db.prepare('DELETE FROM place_handover WHERE released_at < ?');
   const pruneBudgets = db.prepare('DELETE FROM learned_budgets WHERE updated_at < ?');
@@ -65,7 +65,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
     schemaVersion: monitor.guard(() => currentVersion(db)),
     isOpen: () => db.open,
     health: () => monitor.health(),
-    probe: async () => monitor.record(check()),
+    check: async () => monitor.record(checkNow()),
     onHealthChange: (listener) => monitor.onChange(listener),
     close: async () => {
       monitor.stop();
