@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { DecodeCounter } from '../src/upstream/stream-decoder.js';
+import type { DecodeCounter } from '../src/upstream/event-rules.js';
 import { createDecoder } from '../src/upstream/stream-reader.js';
 
 // The upstream stream decoders alone, in process: a body built in memory, cut into chunks

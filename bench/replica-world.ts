@@ -119,7 +119,7 @@ export async function startReplicaWorld(o: WorldOptions): Promise<ReplicaWorld> 
 async function install(url: string, teams: string[]): Promise<void> {
   // The migrations the bridge (dist/) will find, from the repository the bench runs in.
   const migrations = loadPgMigrations(resolve('migrations', 'postgres'));
-  const store = await createPgStore(url, { probeIntervalMs: 0, poolMax: 1, migrations });
+  const store = await createPgStore(url, { checkIntervalMs: 0, poolMax: 1, migrations });
   try {
     for (const id of teams) {
       const installation = {

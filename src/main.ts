@@ -7,7 +7,7 @@ import { RateLimitScheduler, shareOf } from './core/budget/scheduler.js';
 import type { AsyncStore } from './store/ports.js';
 import { componentLogger, type Logger } from './logger.js';
 import { errText, type Fatal, StartFailure, startHint, withTimeout } from './lifecycle.js';
-import { createHttpServer, createMetrics, healthProbe, type ReadinessProbe, readinessFrom } from './server/index.js';
+import { createHttpServer, createMetrics, healthCheck, type ReadinessCheck, readinessFrom } from './server/index.js';
 import { createCoordinator } from './replicas/coordinator.js';
 import { createPlaceLocks } from './replicas/place-locks.js';
 import { createRemoteStops } from './replicas/remote-stops.js';
@@ -77,8 +77,8 @@ export async function buildBridge(
   const connectors: Connector[] = [];
   /** First steps of a shutdown: connectors that can stop receiving while their replies finish. */
   const stopReceiving: Array<() => Promise<void>> = [];
-  // Open and writable: the store probes itself (every 5 s) and fails on its first write error.
-  const probes: Record<string, ReadinessProbe> = { database: healthProbe(store) };
+  // Open and writable: the store checks itself (every 5 s) and fails on its first write error.
+  const checks: Record<string, ReadinessCheck> = { database: healthCheck(store) };
   // Each platform's SDK is loaded only when that platform is configured: discord.js and Bolt
   // (with their dependency trees) are most of an idle bridge's memory.
   if (config.discord) {
@@ -90,7 +90,7 @@ export async function buildBridge(
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(discord);
-    probes.discord = () => discord.readiness();
+    checks.discord = () => discord.readiness();
     discordShare = (share) => discord.setBudgetShare(share);
     discordShare(scheduler.share);
   }
@@ -106,7 +106,7 @@ export async function buildBridge(
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(slack);
-    probes.slack = () => slack.isReady();
+    checks.slack = () => slack.isReady();
     stopReceiving.push(() => slack.stopReceiving());
   }
   if (playground?.enabled) {
@@ -127,11 +127,11 @@ export async function buildBridge(
   // From SIGTERM on, a load balancer should send events to the other replicas.
   let stopping = false;
   let started = false;
-  probes.accepting = () => {
+  checks.accepting = () => {
     if (stopping) return 'shutting down: finishing the replies in flight';
     return started || 'starting: the connectors are not all started yet';
   };
-  const readiness = readinessFrom(probes);
+  const readiness = readinessFrom(checks);
   /** Set by run(): a connector that can never receive again ends the process. */
   let onFatal: ((f: Fatal) => void) | undefined;
   for (const c of connectors) {

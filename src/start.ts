@@ -1,7 +1,7 @@
 import { type Config, ConfigError, parseRawEnv, readEnvFrom } from './config/config.js';
 import type { EnvFile } from './config/env-file.js';
 import { slackTokenProblems } from './config/slack-tokens.js';
-import { warnIfUpstreamDown } from './upstream-probe.js';
+import { warnIfUpstreamDown } from './upstream-check.js';
 import { configForStart } from './config/start-config.js';
 import { type PlaygroundPlan, useBuiltInEmulator } from './connectors/playground/index.js';
 import { openBridgeStore } from './bridge-store.js';
@@ -124,7 +124,7 @@ async function runParts(config: Config, root: Logger, life: ProcessWatch, playgr
     return 0;
   }
   // One line says what failed and what to check; then every timer and loop stops (heartbeats,
-  // probes, the scheduler, the connectors), bounded, and the process ends non-zero.
+  // checks, the scheduler, the connectors), bounded, and the process ends non-zero.
   logFatal(log, outcome.fatal);
   await withTimeout(bridge.abort(), FATAL_TEARDOWN_MS).catch(() => undefined);
   return 1;

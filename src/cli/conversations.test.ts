@@ -113,7 +113,7 @@ describe('conversations show', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cli-votes-'));
     try {
       const path = join(dir, 'bridge.db');
-      const store = openStore(path, { probeIntervalMs: 0 });
+      const store = openStore(path, { checkIntervalMs: 0 });
       const at = Date.parse('2025-01-02T03:04:05Z');
       const base = { placeKey: 'slack:T1:C1:1.2', upstreamId: id, messageId: 'm-1', at };
       await store.feedback.vote({ ...base, replyKey: 'r1', userId: 'U1', vote: 'up' });
@@ -143,7 +143,7 @@ describe('conversations show', () => {
     it.skipIf(skip !== undefined)('lists the votes kept in PostgreSQL, not those of DATABASE_PATH', async () => {
       const [id] = await seed('b', [['hello']]);
       const { createPgStore } = await import('../store/pg/index.js');
-      const store = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 });
+      const store = await createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0 });
       const at = Date.parse('2025-01-02T03:04:05Z');
       const base = { placeKey: 'discord::42:', upstreamId: id, messageId: 'm-7', at };
       try {
@@ -159,7 +159,7 @@ describe('conversations show', () => {
       const dir = mkdtempSync(join(tmpdir(), 'cli-votes-pg-'));
       try {
         // A SQLite file beside it, with a vote of its own: not the bridge's database now.
-        const local = openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 });
+        const local = openStore(join(dir, 'bridge.db'), { checkIntervalMs: 0 });
         await local.feedback.vote({ ...base, replyKey: 'r9', userId: 'U9', vote: 'up' });
         await local.close();
         const r = await cli(['show', id as string], 'b', {

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { type Config, ConfigError, type Env, loadConfig, readEnv } from '../config/config.js';
 import type { ChatService, ConversationList, HistoryPage } from '../core/chat-port.js';
 import type { FeedbackVote } from '../core/ports.js';
-import { createFeedbackRepo } from '../store/sqlite/feedback-repo.js';
+import { createFeedbackRepo } from '../store/sqlite/reply-repo.js';
 import { createChatService } from '../upstream/index.js';
 import { describeError } from './chat.js';
 

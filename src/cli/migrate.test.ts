@@ -37,7 +37,7 @@ describe('assistant-bridge migrate', () => {
     expect(again).toEqual({ code: 0, stdout: `database ${path} is up to date\n`, stderr: '' });
 
     // What `start` opens afterwards: every table there, nothing left to apply.
-    const store = openStore(path, { migrate: false, probeIntervalMs: 0 });
+    const store = openStore(path, { migrate: false, checkIntervalMs: 0 });
     try {
       expect(store.health()).toEqual({ ok: true });
       expect(await store.installations.count()).toBe(0);

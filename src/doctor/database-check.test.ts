@@ -43,7 +43,7 @@ describe('doctor: database', () => {
   });
 
   it('passes an existing database: WAL, migrated, written', async () => {
-    await openStore(path, { probeIntervalMs: 0 }).close();
+    await openStore(path, { checkIntervalMs: 0 }).close();
     const row = await checkDatabasePath(path);
     expect(row.status).toBe('ok');
     expect(row.detail).toMatch(/^.*bridge\.db: writable, WAL, schema version [1-9]\d*$/);
@@ -60,7 +60,7 @@ describe('doctor: database', () => {
   });
 
   it('says "locked" when another process holds the write lock', async () => {
-    await openStore(path, { probeIntervalMs: 0 }).close();
+    await openStore(path, { checkIntervalMs: 0 }).close();
     const other = new Database(path);
     try {
       other.exec('BEGIN EXCLUSIVE');
@@ -82,7 +82,7 @@ describe('doctor: database', () => {
   });
 
   it.skipIf(isRoot)('says "not writable" for a read-only file or folder (as a normal user)', async () => {
-    await openStore(path, { probeIntervalMs: 0 }).close();
+    await openStore(path, { checkIntervalMs: 0 }).close();
     chmodSync(path, 0o444);
     const file = await checkDatabasePath(path);
     expect(file).toMatchObject({ status: 'FAIL' });
@@ -112,7 +112,7 @@ import { join } from 'node:path';`,
           `const dir = join(process.cwd(), 'data');
 mkdirSync(dir);
 const path = join(dir, 'bridge.db');
-await openStore(path, { probeIntervalMs: 0 }).close();
+await openStore(path, { checkIntervalMs: 0 }).close();
 chmodSync(path, 0o444);
 const file = await checkDatabasePath(path);
 chmodSync(path, 0o644);
@@ -162,14 +162,14 @@ describe('doctor: database on PostgreSQL (DATABASE_URL)', async () => {
     expect(behind.detail).toMatch(/schema version 0, this release needs \d+: run assistant-bridge migrate/);
     expect(behind.hint).toMatch(/assistant-bridge migrate/);
 
-    await (await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 })).close();
+    await (await createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0 })).close();
     const row = await checkPostgres(url());
     expect(row).toMatchObject({ check: 'database', status: 'ok' });
     expect(row.detail).toMatch(
       /^postgres(ql)?:\/\/\S+: PostgreSQL \d+\S*( \S+)*, writable, schema version \d+\nreplicas live: none$/,
     );
     // With replicas: the live ones and their last beat, and a gone one that left replies open.
-    const store = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 });
+    const store = await createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0 });
     await store.replicas.heartbeat('web-1', Date.now() - 2_000);
     await store.replicas.heartbeat('web-2', Date.now() - 60_000);
     const target = { place: { platform: 'slack' as const, channelId: 'C1' } };

@@ -13,7 +13,7 @@ import {
 import { type CheckRow, fail, ok } from './types.js';
 
 // DATABASE_PATH: doctor creates nothing. A file that exists is opened in WAL mode and migrated to
-// this release's schema (what `start` would do anyway) and written: the store's own health probe,
+// this release's schema (what `start` would do anyway) and written: the store's own health check,
 // a real committed write, says why not (read-only, missing, locked, full). A file that does not
 // exist yet is only looked at: its nearest existing folder must be a folder this user can write,
 // where start will create it (and any missing folders) - a mistyped path shows as such.
@@ -41,7 +41,7 @@ export async function checkPostgres(
   try {
     await pool.query('SELECT 1');
     const version = await checkPgSchema(pool);
-    // The probe's own table, under a replica id of its own: a real committed write, left behind as one row.
+    // The check's own table, under a replica id of its own: a real committed write, left behind as one row.
     await pool.query(
       `INSERT INTO store_health (replica_id, probed_at) VALUES ('doctor', $1)
        ON CONFLICT (replica_id) DO UPDATE SET probed_at = excluded.probed_at`,
@@ -133,9 +133,9 @@ export async function checkDatabasePath(path: string, opts: { busyTimeoutMs?: nu
   if (path !== ':memory:' && !existsSync(path)) return checkCreatable(path);
   let store: ReturnType<typeof openStore> | undefined;
   try {
-    store = openStore(path, { probeIntervalMs: 0, busyTimeoutMs: opts.busyTimeoutMs ?? DOCTOR_BUSY_TIMEOUT_MS });
+    store = openStore(path, { checkIntervalMs: 0, busyTimeoutMs: opts.busyTimeoutMs ?? DOCTOR_BUSY_TIMEOUT_MS });
     const { db } = store;
-    const health = await store.probe();
+    const health = await store.check();
     if (!health.ok) return failed(path, health);
     const mode = String(db.pragma('journal_mode', { simple: true }));
     return ok('database', `${path}: writable, ${mode.toUpperCase()}, schema version ${await store.schemaVersion()}`);

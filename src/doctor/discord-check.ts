@@ -1,5 +1,5 @@
 import type { DiscordConfig } from '../config/config.js';
-import { type Answer, excerpt, type Probe, ProbeError, showUrl } from './http.js';
+import { type Answer, excerpt, type CheckClient, CheckError, showUrl } from './http.js';
 import { type CheckRow, fail, ok, skip } from './types.js';
 
 // Discord: the bot token (GET /users/@me), the privileged Message Content intent (the
@@ -16,7 +16,7 @@ export function inviteUrl(clientId: string): string {
   return `https://discord.com/oauth2/authorize?${q}`;
 }
 
-export async function checkDiscord(discord: DiscordConfig | undefined, http: Probe): Promise<CheckRow[]> {
+export async function checkDiscord(discord: DiscordConfig | undefined, http: CheckClient): Promise<CheckRow[]> {
   if (!discord) return [skip('discord', 'not configured (set DISCORD_BOT_TOKEN)')];
   const headers = { authorization: `Bot ${discord.botToken}`, accept: 'application/json' };
   const get = (path: string) => http.get(`${discord.apiUrl}/v10${path}`, headers);
@@ -25,7 +25,7 @@ export async function checkDiscord(discord: DiscordConfig | undefined, http: Pro
   try {
     me = await get('/users/@me');
   } catch (err) {
-    if (!(err instanceof ProbeError)) throw err;
+    if (!(err instanceof CheckError)) throw err;
     return [
       fail('discord /users/@me', `${showUrl(discord.apiUrl)}: ${err.message}`, 'check DISCORD_API_URL and the network'),
       skip('discord message content', 'token not checked'),
@@ -52,7 +52,7 @@ export async function checkDiscord(discord: DiscordConfig | undefined, http: Pro
   try {
     app = await get('/applications/@me');
   } catch (err) {
-    if (!(err instanceof ProbeError)) throw err;
+    if (!(err instanceof CheckError)) throw err;
     return [
       ...rows,
       fail('discord message content', err.message, 'try again'),

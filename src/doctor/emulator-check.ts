@@ -1,16 +1,16 @@
 import type { Config } from '../config/config.js';
 import { playgroundUrl } from '../connectors/playground/index.js';
 import type { PlaygroundPlan } from '../config/start-config.js';
-import type { Probe } from './http.js';
+import type { CheckClient } from './http.js';
 import { type CheckRow, fail, ok } from './types.js';
 import { checkUpstream } from './upstream-check.js';
 
 // Nothing configured: `start` runs the playground with the built-in emulator as its upstream, so
 // doctor checks that setup instead of an upstream nobody named. The emulator is started here as
-// start would start it (in this process, on a free loopback port) and probed with the same
+// start would start it (in this process, on a free loopback port) and checked with the same
 // requests as a real upstream; then it is closed. Nothing is written.
 
-export async function checkBuiltInEmulator(config: Config, http: Probe): Promise<CheckRow[]> {
+export async function checkBuiltInEmulator(config: Config, http: CheckClient): Promise<CheckRow[]> {
   const { startEmulator, EMULATOR_DEFAULTS } = await import('../emulator/index.js');
   let emulator: Awaited<ReturnType<typeof startEmulator>>;
   try {

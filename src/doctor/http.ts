@@ -16,8 +16,8 @@ export interface Answer {
 }
 
 /** The request never got an HTTP answer. */
-export class ProbeError extends Error {
-  override readonly name = 'ProbeError';
+export class CheckError extends Error {
+  override readonly name = 'CheckError';
   constructor(
     readonly kind: 'timeout' | 'network',
     message: string,
@@ -26,14 +26,14 @@ export class ProbeError extends Error {
   }
 }
 
-export interface Probe {
+export interface CheckClient {
   readonly timeoutMs: number;
   get(url: string, headers?: Record<string, string>): Promise<Answer>;
   post(url: string, headers?: Record<string, string>, body?: string): Promise<Answer>;
   close(): Promise<void>;
 }
 
-export function createProbe(timeoutMs = DEFAULT_TIMEOUT_MS): Probe {
+export function createCheckClient(timeoutMs = DEFAULT_TIMEOUT_MS): CheckClient {
   // Its own pool, so closing it after the run leaves no sockets behind (and the timeouts apply).
   const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
@@ -56,7 +56,7 @@ export function createProbe(timeoutMs = DEFAULT_TIMEOUT_MS): Probe {
       }
       return { status: res.statusCode, headers: res.headers, json, text, ms: Math.round(performance.now() - started) };
     } catch (err) {
-      throw toProbeError(err, timeoutMs);
+      throw toCheckError(err, timeoutMs);
     }
   };
 
@@ -68,7 +68,7 @@ export function createProbe(timeoutMs = DEFAULT_TIMEOUT_MS): Probe {
   };
 }
 
-function toProbeError(err: unknown, timeoutMs: number): ProbeError {
+function toCheckError(err: unknown, timeoutMs: number): CheckError {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e.code ?? e.cause?.code;
   if (
@@ -78,10 +78,10 @@ function toProbeError(err: unknown, timeoutMs: number): ProbeError {
     code === 'UND_ERR_HEADERS_TIMEOUT' ||
     code === 'UND_ERR_BODY_TIMEOUT'
   ) {
-    return new ProbeError('timeout', `no answer within ${seconds(timeoutMs)}`);
+    return new CheckError('timeout', `no answer within ${seconds(timeoutMs)}`);
   }
   const why = CONNECT_ERRORS[code ?? ''] ?? scrubSecrets(e.cause?.message ?? e.message ?? String(err));
-  return new ProbeError('network', code && !(code in CONNECT_ERRORS) ? `${why} (${code})` : why);
+  return new CheckError('network', code && !(code in CONNECT_ERRORS) ? `${why} (${code})` : why);
 }
 
 const CONNECT_ERRORS: Record<string, string> = {

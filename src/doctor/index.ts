@@ -4,7 +4,7 @@ import { checkConfig } from './config-check.js';
 import { checkDatabase } from './database-check.js';
 import { checkDiscord } from './discord-check.js';
 import { checkBuiltInEmulator, playgroundRow } from './emulator-check.js';
-import { createProbe, DEFAULT_TIMEOUT_MS } from './http.js';
+import { createCheckClient, DEFAULT_TIMEOUT_MS } from './http.js';
 import { checkSlack } from './slack-check.js';
 import type { CheckRow } from './types.js';
 import { checkUpstream } from './upstream-check.js';
@@ -27,7 +27,7 @@ export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<Che
   if (!config) {
     return [scrubRow(row), ...['database', 'upstream', 'slack', 'discord'].map((c) => skipRow(c))];
   }
-  const http = createProbe(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const http = createCheckClient(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   try {
     const [database, ...groups] = await Promise.all([
       checkDatabase(config),

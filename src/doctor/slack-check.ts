@@ -1,5 +1,5 @@
 import type { SlackConfig } from '../config/config.js';
-import { type Answer, type Probe, ProbeError, showUrl } from './http.js';
+import { type Answer, type CheckClient, CheckError, showUrl } from './http.js';
 import { type CheckRow, fail, ok, skip } from './types.js';
 
 // Slack: the bot token (auth.test, and its scopes from the `x-oauth-scopes` header), the app
@@ -28,7 +28,7 @@ const TOKEN_HINTS: Record<string, string> = {
   not_allowed_token_type: 'wrong kind of token',
 };
 
-async function slackCall(http: Probe, apiUrl: string, method: string, token: string): Promise<Answer> {
+async function slackCall(http: CheckClient, apiUrl: string, method: string, token: string): Promise<Answer> {
   return http.post(`${apiUrl}${method}`, {
     authorization: `Bearer ${token}`,
     'content-type': 'application/x-www-form-urlencoded',
@@ -43,7 +43,7 @@ function slackResult(a: Answer): { ok: true; body: Record<string, unknown> } | {
   return { ok: false, error: `HTTP ${a.status}` };
 }
 
-function unreachable(check: string, apiUrl: string, err: ProbeError): CheckRow {
+function unreachable(check: string, apiUrl: string, err: CheckError): CheckRow {
   return fail(
     check,
     `${showUrl(apiUrl)}: ${err.message}`,
@@ -51,7 +51,7 @@ function unreachable(check: string, apiUrl: string, err: ProbeError): CheckRow {
   );
 }
 
-export async function checkSlack(slack: SlackConfig | undefined, http: Probe): Promise<CheckRow[]> {
+export async function checkSlack(slack: SlackConfig | undefined, http: CheckClient): Promise<CheckRow[]> {
   if (!slack) return [skip('slack', 'not configured (set SLACK_BOT_TOKEN, or the SLACK_CLIENT_* OAuth trio)')];
   const rows: CheckRow[] = [];
 
@@ -77,12 +77,12 @@ export async function checkSlack(slack: SlackConfig | undefined, http: Probe): P
   return rows;
 }
 
-async function checkBotToken(slack: SlackConfig, token: string, http: Probe): Promise<CheckRow[]> {
+async function checkBotToken(slack: SlackConfig, token: string, http: CheckClient): Promise<CheckRow[]> {
   let answer: Answer;
   try {
     answer = await slackCall(http, slack.apiUrl, 'auth.test', token);
   } catch (err) {
-    if (!(err instanceof ProbeError)) throw err;
+    if (!(err instanceof CheckError)) throw err;
     return [unreachable('slack auth.test', slack.apiUrl, err), skip('slack scopes', 'auth.test failed')];
   }
   const r = slackResult(answer);
@@ -121,13 +121,13 @@ async function checkBotToken(slack: SlackConfig, token: string, http: Probe): Pr
   return rows;
 }
 
-async function checkAppToken(slack: SlackConfig, token: string, http: Probe): Promise<CheckRow> {
+async function checkAppToken(slack: SlackConfig, token: string, http: CheckClient): Promise<CheckRow> {
   const check = 'slack socket mode';
   let answer: Answer;
   try {
     answer = await slackCall(http, slack.apiUrl, 'apps.connections.open', token);
   } catch (err) {
-    if (!(err instanceof ProbeError)) throw err;
+    if (!(err instanceof CheckError)) throw err;
     return unreachable(check, slack.apiUrl, err);
   }
   const r = slackResult(answer);

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import type { Probe } from './http.js';
+import type { CheckClient } from './http.js';
 
 // One row of the doctor's table. `hint` says what to change; a row that passes needs none.
 
@@ -15,7 +15,7 @@ export interface CheckRow {
 
 export interface DoctorContext {
   config: Config;
-  http: Probe;
+  http: CheckClient;
 }
 
 export const ok = (check: string, detail: string): CheckRow => ({ check, status: 'ok', detail });

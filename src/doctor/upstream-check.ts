@@ -1,9 +1,9 @@
 import type { UpstreamConfig } from '../config/config.js';
-import { type Answer, excerpt, type Probe, ProbeError, showUrl } from './http.js';
+import { type Answer, excerpt, type CheckClient, CheckError, showUrl } from './http.js';
 import { type CheckRow, fail, ok, skip } from './types.js';
 
 // The upstream: reachable, the key accepted, and every bot id the configuration names known.
-// Each probe is a real listing request (A4 / B4 with limit=1): cheap, read-only, and it needs
+// Each check is a real listing request (A4 / B4 with limit=1): cheap, read-only, and it needs
 // both a valid key and a valid bot, so a 200 proves all three.
 
 type Verdict = { kind: 'ok'; answer: Answer } | { kind: 'unknown_bot' | 'unauthorized' | 'other'; answer: Answer };
@@ -43,7 +43,7 @@ export function botsToCheck(up: UpstreamConfig): { botId: string; origin: string
   return bots;
 }
 
-export async function checkUpstream(up: UpstreamConfig, http: Probe): Promise<CheckRow[]> {
+export async function checkUpstream(up: UpstreamConfig, http: CheckClient): Promise<CheckRow[]> {
   const where = `${showUrl(up.url)} (Form ${up.form.toUpperCase()})`;
   const auth = { authorization: `Bearer ${up.apiKey}`, accept: 'application/json' };
   const [first, ...others] = botsToCheck(up);
@@ -53,7 +53,7 @@ export async function checkUpstream(up: UpstreamConfig, http: Probe): Promise<Ch
   try {
     answer = await http.get(listUrl(up, first.botId), auth);
   } catch (err) {
-    if (!(err instanceof ProbeError)) throw err;
+    if (!(err instanceof CheckError)) throw err;
     return [
       fail(
         'upstream reachable',
@@ -92,7 +92,7 @@ export async function checkUpstream(up: UpstreamConfig, http: Probe): Promise<Ch
       try {
         return botRow(up, b, classify(up, await http.get(listUrl(up, b.botId), auth)));
       } catch (err) {
-        if (!(err instanceof ProbeError)) throw err;
+        if (!(err instanceof CheckError)) throw err;
         return fail(botCheck(b.botId), err.message, 'the upstream stopped answering: try again');
       }
     }),

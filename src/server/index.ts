@@ -11,10 +11,10 @@ export { createMetrics, LATENCY_BUCKETS, type MetricsOptions, type PromBridgeMet
 export {
   type CheckValue,
   type HealthSource,
-  healthProbe,
+  healthCheck,
   notReady,
   type Readiness,
-  type ReadinessProbe,
+  type ReadinessCheck,
   type ReadinessReport,
   readinessFrom,
 } from './readiness.js';

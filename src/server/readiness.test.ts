@@ -7,10 +7,10 @@ import { silentLogger } from '../logger.js';
 import { openStore, type SqliteStore, type StoreHealth } from '../store/sqlite/index.js';
 import { createHttpServer, type HttpServer } from './http-server.js';
 import { createMetrics } from './metrics.js';
-import { healthProbe, notReady, readinessFrom } from './readiness.js';
+import { healthCheck, notReady, readinessFrom } from './readiness.js';
 
 describe('readinessFrom', () => {
-  it('is ready only when every probe returns true', async () => {
+  it('is ready only when every check returns true', async () => {
     let connected = false;
     const readiness = readinessFrom({ database: () => true, discord: () => connected || 'gateway not connected' });
     expect(readiness()).toEqual({ ready: false, checks: { database: true, discord: 'gateway not connected' } });
@@ -18,7 +18,7 @@ describe('readinessFrom', () => {
     expect(readiness()).toEqual({ ready: true, checks: { database: true, discord: true } });
   });
 
-  it('turns a throwing probe into a not-ready reason', async () => {
+  it('turns a throwing check into a not-ready reason', async () => {
     const readiness = readinessFrom({
       database: () => {
         throw new Error('database closed');
@@ -31,12 +31,12 @@ describe('readinessFrom', () => {
 
   it('reads a health source: true, or its reason', async () => {
     let health: { ok: boolean; reason?: string } = { ok: true };
-    const probe = healthProbe({ health: () => health });
-    expect(probe()).toBe(true);
+    const check = healthCheck({ health: () => health });
+    expect(check()).toBe(true);
     health = { ok: false, reason: 'locked: database is locked' };
-    expect(probe()).toBe('locked: database is locked');
+    expect(check()).toBe('locked: database is locked');
     health = { ok: false };
-    expect(probe()).toBe(false);
+    expect(check()).toBe(false);
   });
 });
 
@@ -57,14 +57,14 @@ describe('/readyz and the database', () => {
   async function start() {
     dir = mkdtempSync(join(tmpdir(), 'bridge-readyz-'));
     const path = join(dir, 'bridge.db');
-    // A fast probe: what runs every 5 s in production runs every 20 ms here.
-    store = openStore(path, { probeIntervalMs: 20, probeRetryMs: 10 });
+    // A fast check: what runs every 5 s in production runs every 20 ms here.
+    store = openStore(path, { checkIntervalMs: 20, checkRetryMs: 10 });
     server = createHttpServer({
       host: '127.0.0.1',
       port: 0,
       logger: silentLogger,
       metrics: createMetrics({ defaultMetrics: false }),
-      readiness: readinessFrom({ database: healthProbe(store) }),
+      readiness: readinessFrom({ database: healthCheck(store) }),
     });
     const { port } = await server.listen();
     const readyz = async () => {

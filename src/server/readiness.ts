@@ -12,7 +12,7 @@ export interface ReadinessReport {
 export type Readiness = () => ReadinessReport;
 
 /** Something whose readiness is a function call, e.g. a Connector (`isReady`). */
-export type ReadinessProbe = () => CheckValue;
+export type ReadinessCheck = () => CheckValue;
 
 /** Something that watches its own health, such as the store (`Store.health()`). */
 export interface HealthSource {
@@ -20,10 +20,10 @@ export interface HealthSource {
 }
 
 /**
- * A probe reading a HealthSource: `true`, or its reason (e.g. "not writable: attempt to write a
+ * A check reading a HealthSource: `true`, or its reason (e.g. "not writable: attempt to write a
  * readonly database"). Cheap: the source keeps its health up to date; /readyz does no I/O.
  */
-export function healthProbe(source: HealthSource): ReadinessProbe {
+export function healthCheck(source: HealthSource): ReadinessCheck {
   return () => {
     const h = source.health();
     return h.ok || (h.reason ?? false);
@@ -31,20 +31,20 @@ export function healthProbe(source: HealthSource): ReadinessProbe {
 }
 
 /**
- * Builds the readiness function from named probes. A probe that throws counts as not ready,
+ * Builds the readiness function from named checks. A check that throws counts as not ready,
  * with the error message as the reason, so /readyz never fails with a 500.
  */
-export function readinessFrom(probes: Record<string, ReadinessProbe>): Readiness {
+export function readinessFrom(checks: Record<string, ReadinessCheck>): Readiness {
   return () => {
-    const checks: Record<string, CheckValue> = {};
-    for (const [name, probe] of Object.entries(probes)) {
+    const values: Record<string, CheckValue> = {};
+    for (const [name, check] of Object.entries(checks)) {
       try {
-        checks[name] = probe();
+        values[name] = check();
       } catch (err) {
-        checks[name] = err instanceof Error ? err.message : String(err);
+        values[name] = err instanceof Error ? err.message : String(err);
       }
     }
-    return { ready: Object.values(checks).every((v) => v === true), checks };
+    return { ready: Object.values(values).every((v) => v === true), checks: values };
   };
 }
 

@@ -3,9 +3,9 @@ import type { Logger } from '../logger.js';
 
 // Storage health, what both backends share. A database that cannot take writes (read-only file or folder, the file deleted
 // or replaced under the process, disk full, a write lock held by someone else) must show on
-// /readyz and must not drop messages silently. Two sources feed it: a periodic probe that checks
+// /readyz and must not drop messages silently. Two sources feed it: a periodic check that makes sure
 // the file is still the one opened and commits a real write, and every store operation, whose
-// write errors mark the store unhealthy at once. Only a successful probe makes it healthy again.
+// write errors mark the store unhealthy at once. Only a successful check makes it healthy again.
 
 /** Why the store cannot be used; doctor picks its hint from this. */
 export type StoreFailureKind = 'readonly' | 'missing' | 'locked' | 'full' | 'io' | 'corrupt' | 'closed';
@@ -65,56 +65,63 @@ export type Timers = {
 export const nodeTimers: Timers = {
   setTimeout: (fn, ms) => {
     const t = setTimeout(fn, ms);
-    // The probe must never keep a process (a CLI, a test) alive on its own.
+    // The check must never keep a process (a CLI, a test) alive on its own.
     t.unref();
     return t;
   },
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-/** How a store is probed and what it logs: the same options for both backends' open. */
-export interface StoreProbeOptions {
+/** How a store is checked and what it logs: the same options for both backends' open. */
+export interface StoreCheckOptions {
   logger?: Logger | undefined;
-  /** Between health probes. 0: no periodic probe (probe() still works). Default 5000. */
-  probeIntervalMs?: number | undefined;
-  /** First re-probe after a failure, doubling up to probeIntervalMs. Default 250. */
-  probeRetryMs?: number | undefined;
+  /** Between health checks. 0: no periodic check (check() still works). Default 5000. */
+  checkIntervalMs?: number | undefined;
+  /** First re-check after a failure, doubling up to checkIntervalMs. Default 250. */
+  checkRetryMs?: number | undefined;
   timers?: Timers | undefined;
 }
 
-export interface HealthMonitorOptions extends StoreProbeOptions {
+export interface HealthMonitorOptions extends StoreCheckOptions {
   /**
-   * The backend's probe: checks the database and commits a real write, resolving to what it found
+   * The backend's check: looks at the database and commits a real write, resolving to what it found
    * (it never rejects; a failure is an unhealthy StoreHealth).
    */
-  probe(): Promise<StoreHealth>;
+  check(): Promise<StoreHealth>;
   /** Which errors of a store operation mean the database as a whole is unusable. */
   classify(err: unknown): StoreFailure | undefined;
 }
 
 export interface HealthMonitor {
   health(): StoreHealth;
-  /** Probes now; callers arriving while a probe runs share its answer. */
-  probe(): Promise<StoreHealth>;
-  /** What a probe run by the backend itself found (SQLite probes synchronously at open). */
+  /** Checks now; callers arriving while a check runs share its answer. */
+  check(): Promise<StoreHealth>;
+  /** What a check run by the backend itself found (SQLite checks synchronously at open). */
   record(health: StoreHealth): StoreHealth;
   /** A store operation failed with `err`: when it is a storage failure, unhealthy at once. */
   report(err: unknown): StoreFailure | undefined;
+  /**
+   * A synchronous store call (SQLite's) as a promise. A storage failure is reported here and
+   * becomes a StoreUnavailableError; while the store is unhealthy a `write` fails at once without
+   * touching the database, so a held lock costs the event loop one busy timeout per check, not one
+   * per message.
+   */
+  guard<A extends unknown[], R>(fn: (...args: A) => R, write?: boolean): (...args: A) => Promise<R>;
   onChange(listener: (health: StoreHealth) => void): () => void;
   start(): void;
-  /** Stops probing and reports 'closed'. */
+  /** Stops checking and reports 'closed'. */
   stop(): void;
 }
 
 /**
- * The one health monitor both backends use, each giving it its probe. A periodic probe commits a
+ * The one health monitor both backends use, each giving it its check. A periodic check commits a
  * real write; any operation that fails with a storage failure marks the store unhealthy at once,
- * and only a successful probe makes it healthy again. Unhealthy, it re-probes soon (off the hot
+ * and only a successful check makes it healthy again. Unhealthy, it re-checks soon (off the hot
  * path) and backs off up to the normal interval.
  */
 export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
-  const intervalMs = opts.probeIntervalMs ?? 5000;
-  const retryMs = Math.min(opts.probeRetryMs ?? 250, intervalMs || Infinity);
+  const intervalMs = opts.checkIntervalMs ?? 5000;
+  const retryMs = Math.min(opts.checkRetryMs ?? 250, intervalMs || Infinity);
   const timers = opts.timers ?? nodeTimers;
   const log = opts.logger;
   const listeners = new Set<(h: StoreHealth) => void>([
@@ -124,7 +131,7 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
     },
   ]);
   let current: StoreHealth = { ok: true };
-  let failedProbes = 0;
+  let failedChecks = 0;
   let timer: unknown;
   let stopped = false;
   let running: Promise<StoreHealth> | undefined;
@@ -137,9 +144,9 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
     return current;
   };
 
-  const probe = (): Promise<StoreHealth> => {
+  const check = (): Promise<StoreHealth> => {
     running ??= opts
-      .probe()
+      .check()
       .then(set)
       .finally(() => {
         running = undefined;
@@ -150,31 +157,48 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
   const schedule = () => {
     if (stopped || intervalMs <= 0) return;
     if (timer !== undefined) timers.clearTimeout(timer);
-    const delay = current.ok ? intervalMs : Math.min(intervalMs, retryMs * 2 ** Math.min(failedProbes, 16));
+    const delay = current.ok ? intervalMs : Math.min(intervalMs, retryMs * 2 ** Math.min(failedChecks, 16));
     timer = timers.setTimeout(() => {
       timer = undefined;
-      void probe().then((h) => {
-        failedProbes = h.ok ? 0 : failedProbes + 1;
+      void check().then((h) => {
+        failedChecks = h.ok ? 0 : failedChecks + 1;
         schedule();
       });
     }, delay);
   };
 
+  const report = (err: unknown): StoreFailure | undefined => {
+    const bad = opts.classify(err);
+    if (!bad || stopped) return undefined;
+    const wasOk = current.ok;
+    set(bad);
+    if (wasOk) {
+      failedChecks = 0;
+      schedule();
+    }
+    return bad;
+  };
+
   return {
     health: () => current,
-    probe,
+    check,
     record: set,
-    report(err) {
-      const bad = opts.classify(err);
-      if (!bad || stopped) return undefined;
-      const wasOk = current.ok;
-      set(bad);
-      if (wasOk) {
-        failedProbes = 0;
-        schedule();
-      }
-      return bad;
-    },
+    report,
+    guard:
+      <A extends unknown[], R>(fn: (...args: A) => R, write = false) =>
+      async (...args: A): Promise<R> => {
+        if (write && !current.ok) {
+          throw new StoreUnavailableError(current.kind ?? 'io', current.reason ?? 'database unavailable');
+        }
+        try {
+          return fn(...args);
+        } catch (err) {
+          // A closed store's monitor no longer records failures; the error is still a storage one.
+          const bad = report(err) ?? opts.classify(err);
+          if (!bad) throw err;
+          throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
+        }
+      },
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -187,4 +211,26 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
       stopped = true;
     },
   };
+}
+
+/** A synchronous repository's methods, each answering a promise. */
+export type Guarded<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+};
+
+/**
+ * Every method of a synchronous repository guarded by the monitor (`guard`); the ones named in
+ * `writes` fail at once while the store is unhealthy.
+ */
+export function guardEach<T extends { [K in keyof T]: (...args: never[]) => unknown }>(
+  monitor: HealthMonitor,
+  repo: T,
+  writes: readonly (keyof T)[],
+): Guarded<T> {
+  const out: Partial<Record<keyof T, unknown>> = {};
+  for (const name of Object.keys(repo) as (keyof T)[]) {
+    // The repositories' methods are closures over their statements: calling one detached is safe.
+    out[name] = monitor.guard(repo[name] as unknown as (...args: unknown[]) => unknown, writes.includes(name));
+  }
+  return out as Guarded<T>;
 }

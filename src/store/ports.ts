@@ -191,7 +191,7 @@ export interface AsyncStore {
   /** Whether the database can take writes now, and if not why (what /readyz shows). */
   health(): StoreHealth;
   /** Commits a real write now and updates health(). */
-  probe(): Promise<StoreHealth>;
+  check(): Promise<StoreHealth>;
   onHealthChange(listener: (health: StoreHealth) => void): () => void;
   close(): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { ChatError, type ChatService } from '../core/chat-port.js';
 import { createLogger } from '../logger.js';
-import { abortableSleep } from './retry.js';
+import { abortableSleep } from './http.js';
 import { collect, sleepMs, TEST_KEY, type TinyServer, testClient, tinyServer } from '../../test/support/upstream.js';
 
 // The client over loopback against tiny node:http servers: wire formats, retries, cuts, timeouts.

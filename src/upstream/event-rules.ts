@@ -1,10 +1,42 @@
 import type { EndReason, StreamEvent } from '../core/chat-port.js';
 
-// The rules of CONTRACT.md §4 "Upstream streams" that every stream format shares: how one event
-// (an SSE event, an NDJSON line, a streamed JSON object) becomes text, ids, the end, or an error.
+// The rules of CONTRACT.md §4 "Upstream streams" that every stream format shares: what a decoder
+// is (StreamDecoder), and how one event (an SSE event, an NDJSON line, a streamed JSON object)
+// becomes text, ids, the end, or an error. The decoders (stream-reader.ts's SSE one, ndjson.ts,
+// json-stream.ts, text.ts) implement it; stream-reader.ts's `createDecoder` picks one.
 
 /** What a decoder produces: the port's events, plus an in-band error the reader turns into a ChatError. */
 export type DecodedEvent = StreamEvent | { type: 'error'; message: string; code?: string };
+
+/**
+ * Bytes of a streamed reply in, events out, whatever the chunking. Synchronous and pure. Every
+ * decoder does work in proportion to the bytes it gets: a new chunk is looked at once, never the
+ * text before it again, and each JSON value is parsed once (a hostile upstream sending tiny chunks
+ * must not cost quadratic CPU on the event loop).
+ */
+export interface StreamDecoder {
+  /** Feed the next bytes; returns the events they complete (text of one push merged). */
+  push(chunk: Uint8Array): DecodedEvent[];
+  /** The body ended normally: flush what is pending; always ends with `end` unless an error came. */
+  finish(): DecodedEvent[];
+}
+
+/** A decoder's work, counted for the tests and the bench (not timing: counts stay exact). */
+export interface DecodeCounter {
+  /** Characters the decoder's own code looked at; linear decoding keeps this at the characters received. */
+  scanned: number;
+  /** JSON.parse attempts: one per event, line or object at most. */
+  parses: number;
+}
+
+export interface DecoderOptions {
+  /**
+   * The most characters held back while an event, a line or a JSON object is incomplete. Past it
+   * the stream ends with `{ type: 'end', reason: 'too_long' }`: an endless line must not fill memory.
+   */
+  maxBuffered?: number | undefined;
+  counter?: DecodeCounter | undefined;
+}
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { type DecodedEvent, EventCollector, parseObject } from './event-rules.js';
-import type { DecoderOptions, StreamDecoder } from './stream-decoder.js';
+import type { DecoderOptions, StreamDecoder } from './event-rules.js';
 
 // Streamed application/json: one JSON object a line, or objects spanning lines (a pretty-printed
 // body). Blank lines between objects are skipped. Anything else makes the rest of the body, from

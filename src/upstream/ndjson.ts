@@ -1,5 +1,5 @@
 import { type DecodedEvent, EventCollector, parseObject } from './event-rules.js';
-import type { DecoderOptions, StreamDecoder } from './stream-decoder.js';
+import type { DecoderOptions, StreamDecoder } from './event-rules.js';
 
 // application/x-ndjson, application/jsonl: one JSON object a line; a line that is no JSON object is
 // itself the text. Each new piece is searched for line ends once, and each line parsed once: the

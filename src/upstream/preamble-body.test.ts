@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatService } from '../core/chat-port.js';
-import { parseBody } from './http.js';
+import { parseBody } from './stream-reader.js';
 import { type TinyServer, testClient, tinyServer } from '../../test/support/upstream.js';
 
 // Whole (not streamed) JSON bodies behind a preamble line, over loopback: the JSON is read, the

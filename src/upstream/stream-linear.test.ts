@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type DecodedEvent, EventCollector, parseObject } from './event-rules.js';
-import type { DecodeCounter } from './stream-decoder.js';
+import type { DecodeCounter } from './event-rules.js';
 import { createDecoder } from './stream-reader.js';
 import { decodeAll, decodeSplit, normalize } from '../../test/support/upstream.js';
 

@@ -1,8 +1,8 @@
 import { ChatError, type ChatStream, type EndReason, type StreamEvent } from '../core/chat-port.js';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { type DecodedEvent, type DecoderOptions, EventCollector, type StreamDecoder } from './event-rules.js';
 import { JsonStreamDecoder } from './json-stream.js';
 import { JsonLinesDecoder } from './ndjson.js';
-import { SseDecoder } from './sse.js';
-import { type DecoderOptions, formatOf, type StreamDecoder } from './stream-decoder.js';
 import { PlainTextDecoder } from './text.js';
 
 // A streamed response body → the port's ChatStream. The decoder turns bytes into events; this
@@ -10,6 +10,8 @@ import { PlainTextDecoder } from './text.js';
 // `interrupted` reply, an `error` event is a `stream_error`, and every way out releases the socket.
 // It also bounds a reply: past maxChars of text (or a decoder holding back too much) it stops
 // reading, aborts the request and ends with `{ type: 'end', reason: 'too_long' }`.
+// Which decoder a content type gets (`formatOf`, `createDecoder`) is here too, with the SSE
+// decoder, the usual one; a whole (one-response) body is read by `parseBody`.
 
 /**
  * Bytes of upstream body allowed for `maxChars` of reply text: JSON escapes take up to 6 bytes for
@@ -176,7 +178,7 @@ async function drain(body: AsyncIterator<Uint8Array>, src: StreamSource, ms: num
   }
 }
 
-/** The decoder for a response's content type (stream-decoder.ts `formatOf`). */
+/** The decoder for a response's content type (`formatOf`). */
 export function createDecoder(contentType: string | undefined, opts: DecoderOptions = {}): StreamDecoder {
   switch (formatOf(contentType)) {
     case 'sse':
@@ -187,5 +189,102 @@ export function createDecoder(contentType: string | undefined, opts: DecoderOpti
       return new JsonStreamDecoder(opts);
     case 'text':
       return new PlainTextDecoder(opts);
+  }
+}
+
+const JSON_LINES = new Set([
+  'application/x-ndjson',
+  'application/ndjson',
+  'application/jsonl',
+  'application/x-jsonl',
+  'application/jsonlines',
+  'application/x-jsonlines',
+  'application/json-lines',
+  'application/stream+json',
+]);
+
+export type StreamFormat = 'sse' | 'ndjson' | 'json' | 'text';
+
+export function formatOf(contentType: string | undefined): StreamFormat {
+  const mime = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (mime === 'text/event-stream') return 'sse';
+  if (JSON_LINES.has(mime)) return 'ndjson';
+  if (mime === 'application/json' || mime.endsWith('+json')) return 'json';
+  return 'text';
+}
+
+/**
+ * A whole body: its JSON, else its text (the caller reads it itself). A JSON body behind a
+ * preamble line (`)]}'`, a banner) is its JSON: the preamble never becomes a reply. At most two
+ * parses, whatever the body.
+ */
+export function parseBody(text: string, contentType: string | undefined): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // not JSON as it stands
+  }
+  const format = formatOf(contentType);
+  const nl = text.indexOf('\n');
+  if ((format === 'json' || format === 'ndjson') && nl !== -1 && !/^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text.slice(nl + 1));
+    } catch {
+      // not JSON after its first line either
+    }
+  }
+  return text;
+}
+
+// text/event-stream. eventsource-parser does the field parsing; line ends are made LF here first,
+// because the parser holds back a CR at the end of a chunk (it might be half of a CRLF), which
+// would delay every event of a CR-only stream until the next event's first byte.
+// The parser is linear: pieces of an unfinished line are kept in a list and joined once, when the
+// line ends; a complete line is read once. Its maxBufferSize bounds an event that never ends.
+
+export class SseDecoder implements StreamDecoder {
+  private readonly utf8 = new TextDecoder('utf-8');
+  private readonly events = new EventCollector();
+  private readonly parser: EventSourceParser;
+  /** The previous piece ended with CR: an LF opening the next piece belongs to that line end. */
+  private afterCr = false;
+
+  constructor(private readonly opts: DecoderOptions = {}) {
+    const counter = opts.counter;
+    this.parser = createParser({
+      onEvent: (e) => {
+        if (counter) counter.parses++;
+        this.events.sse(e.data, e.event);
+      },
+      onError: (err) => {
+        // Other parse errors (unknown fields, a bad retry) are ignored, as the SSE spec says.
+        if (err.type === 'max-buffer-size-exceeded') this.events.end('too_long');
+      },
+      ...(opts.maxBuffered !== undefined ? { maxBufferSize: opts.maxBuffered } : {}),
+    });
+  }
+
+  push(chunk: Uint8Array): DecodedEvent[] {
+    this.feed(this.utf8.decode(chunk, { stream: true }));
+    return this.events.take();
+  }
+
+  finish(): DecodedEvent[] {
+    this.feed(this.utf8.decode());
+    // The body ended: an event not yet closed by a blank line still counts.
+    if (!this.events.done) this.parser.feed('\n\n');
+    this.events.end();
+    return this.events.take();
+  }
+
+  private feed(text: string): void {
+    // After the end (or a buffer overflow, after which the parser refuses input) nothing is read.
+    if (text === '' || this.events.done) return;
+    if (this.opts.counter) this.opts.counter.scanned += text.length;
+    let s = text;
+    if (this.afterCr && s.charCodeAt(0) === 10) s = s.slice(1);
+    this.afterCr = text.charCodeAt(text.length - 1) === 13;
+    if (s.includes('\r')) s = s.replace(/\r\n?/g, '\n');
+    if (s !== '') this.parser.feed(s);
   }
 }

@@ -1,5 +1,5 @@
 import { type DecodedEvent, EventCollector } from './event-rules.js';
-import type { DecoderOptions, StreamDecoder } from './stream-decoder.js';
+import type { DecoderOptions, StreamDecoder } from './event-rules.js';
 
 /** Any other content type: the bytes are the text, decoded across chunk bounds. Holds nothing back. */
 export class PlainTextDecoder implements StreamDecoder {

@@ -161,7 +161,7 @@ export interface MemoryStore {
   close(): void;
 }
 
-/** Votes in memory (FeedbackStore), same contract as src/store/sqlite/feedback-repo.ts. */
+/** Votes in memory (FeedbackStore), same contract as src/store/sqlite/reply-repo.ts. */
 export class MemoryFeedbackStore implements FeedbackStore {
   private readonly replies = new Map<string, FeedbackReply>();
   private readonly votes = new Map<string, FeedbackVote>();

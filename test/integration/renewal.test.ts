@@ -46,7 +46,7 @@ async function openBackend(backend: Backend): Promise<AsyncStore> {
     return store;
   }
   const schema = testSchemaName();
-  const store = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 });
+  const store = await createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0 });
   cleanups.push(async () => {
     await store.close();
     await dropSchema(schema);

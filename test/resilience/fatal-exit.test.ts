@@ -5,7 +5,7 @@ import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWor
 
 // "Fatal means exit": a connector that cannot start ends the real process (`node dist/cli.js
 // start`) with a non-zero status, after one log line saying what failed and what to check, and
-// nothing keeps running after it (no heartbeat, no probe). What a supervisor (Docker's or
+// nothing keeps running after it (no heartbeat, no check). What a supervisor (Docker's or
 // Kubernetes' restart policy) sees: the exit status, and what an operator reads: the log.
 
 const API_KEY = 'fatal-key';
@@ -83,7 +83,7 @@ function expectOneFatalLine(child: BridgeChild, endedAt: number, what: RegExp, c
   expect(fatal.level, tail).toBe(60);
   expect(fatal.msg, tail).toMatch(what);
   expect(fatal.msg, tail).toMatch(check);
-  // Nothing ran on after it: no heartbeat, no probe, no reconnect.
+  // Nothing ran on after it: no heartbeat, no check, no reconnect.
   expect(
     lines.filter((l) => /heartbeat failed/.test(l.msg)),
     tail,

@@ -208,9 +208,9 @@ describe('the upstream cannot be reached', () => {
   let h: CoreHarness;
   beforeAll(async () => {
     // A port that was just free: connections are refused.
-    const probe = await startCore();
-    const url = probe.emu.url;
-    await probe.close();
+    const check = await startCore();
+    const url = check.emu.url;
+    await check.close();
     h = await startCore({ url });
   });
   afterAll(async () => {

@@ -355,7 +355,7 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
       it('is migrated, writable, and closed after close()', async () => {
         expect(await s.schemaVersion()).toBeGreaterThan(0);
         expect(s.isOpen()).toBe(true);
-        expect(await s.probe()).toEqual({ ok: true });
+        expect(await s.check()).toEqual({ ok: true });
         expect(s.health()).toEqual({ ok: true });
         const seen: boolean[] = [];
         s.onHealthChange((h) => seen.push(h.ok));

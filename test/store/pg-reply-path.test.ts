@@ -2,14 +2,14 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Place, placeKey } from '../../src/core/ports.js';
 import type { AsyncStore } from '../../src/store/ports.js';
-import { ASYNC_COMMIT } from '../../src/store/pg/async-commit.js';
+import { ASYNC_COMMIT } from '../../src/store/pg/query.js';
 import { createPgStore } from '../../src/store/pg/index.js';
 import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../support/pg.js';
 import { type PgWireTap, startPgWireTap } from '../support/pg-wire-tap.js';
 
 // What the store costs a reply on PostgreSQL before the upstream is asked: one statement per
 // call (tryAcquire takes the lease and leaves the line in one), and the small writes of the path
-// commit without waiting for a WAL flush (src/store/pg/async-commit.ts), while the session keeps
+// commit without waiting for a WAL flush (src/store/pg/query.ts), while the session keeps
 // the operator's synchronous_commit and the mapping itself stays a durable write. The statements
 // are read off the wire by a tap between the store and the server.
 
@@ -32,7 +32,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL on the reply’s path', () => {
       await tap.close();
       await dropSchema(schema);
     });
-    const store = await createPgStore(tap.url, { schema, probeIntervalMs: 0, poolMax: 1 });
+    const store = await createPgStore(tap.url, { schema, checkIntervalMs: 0, poolMax: 1 });
     cleanups.push(() => store.close());
     return { store, tap };
   };

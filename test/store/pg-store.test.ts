@@ -19,7 +19,7 @@ async function pgDatabase(): Promise<TestDatabase> {
   const opened: AsyncStore[] = [];
   return {
     async open() {
-      const store = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0, poolMax: 3 });
+      const store = await createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0, poolMax: 3 });
       opened.push(store);
       return store;
     },
@@ -41,7 +41,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL migrations', () => {
     return s;
   };
   const open = async (schema: string, opts: Parameters<typeof createPgStore>[1] = {}) => {
-    const s = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0, poolMax: 2, ...opts });
+    const s = await createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0, poolMax: 2, ...opts });
     stores.push(s);
     return s;
   };
@@ -74,7 +74,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL migrations', () => {
     const schema = fresh();
     await (await open(schema)).close();
     await query(schema, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '0999_future', 0)");
-    const err = await createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0 }).catch((e: unknown) => e);
+    const err = await createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MigrationError);
     expect(String(err)).toMatch(/schema version 999, newer than this release knows/);
   });
@@ -82,7 +82,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL migrations', () => {
   it('without migrating, asks for `assistant-bridge migrate` on a database behind', async () => {
     const schema = fresh();
     await query('public', `CREATE SCHEMA "${schema}"`);
-    const err = await createPgStore(PG_TEST_URL, { schema, migrate: false, probeIntervalMs: 0 }).catch(
+    const err = await createPgStore(PG_TEST_URL, { schema, migrate: false, checkIntervalMs: 0 }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(MigrationError);

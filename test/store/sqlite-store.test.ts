@@ -17,7 +17,7 @@ async function sqliteDatabase(): Promise<TestDatabase> {
   const opened: AsyncStore[] = [];
   return {
     async open() {
-      const store = openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 });
+      const store = openStore(join(dir, 'bridge.db'), { checkIntervalMs: 0 });
       opened.push(store);
       return store;
     },
@@ -47,7 +47,7 @@ describe('SQLite migration 0004 (replicas)', () => {
       ).run();
       db.close();
 
-      const store = openStore(path, { probeIntervalMs: 0 });
+      const store = openStore(path, { checkIntervalMs: 0 });
       try {
         expect(await store.schemaVersion()).toBe(all.at(-1)?.version);
         expect(await store.inflight.listOpenOwnedBy([''])).toMatchObject([{ eventId: 'old', owner: '' }]);

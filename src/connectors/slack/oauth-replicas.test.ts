@@ -46,7 +46,7 @@ describe('Slack OAuth across two replicas on one database (HTTP)', () => {
 
   /** One replica: its own connection to the file, its own OAuth provider and HTTP server. */
   async function replica(path: string, clock: { now: number }) {
-    const store = openStore(path, { probeIntervalMs: 0 });
+    const store = openStore(path, { checkIntervalMs: 0 });
     stores.push(store);
     const oauth = createOAuth({
       clientId: 'cid',
@@ -124,7 +124,7 @@ const backends: [string, () => Promise<TwoReplicas>, boolean][] = [
     'SQLite',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'oauth-states-'));
-      const open = () => openStore(join(dir, 'bridge.db'), { probeIntervalMs: 0 });
+      const open = () => openStore(join(dir, 'bridge.db'), { checkIntervalMs: 0 });
       const stores: [AsyncStore, AsyncStore] = [open(), open()];
       return {
         stores,
@@ -140,7 +140,7 @@ const backends: [string, () => Promise<TwoReplicas>, boolean][] = [
     'PostgreSQL',
     async () => {
       const schema = testSchemaName();
-      const open = () => createPgStore(PG_TEST_URL, { schema, probeIntervalMs: 0, poolMax: 2 });
+      const open = () => createPgStore(PG_TEST_URL, { schema, checkIntervalMs: 0, poolMax: 2 });
       const first = await open(); // migrates; the second finds the schema current
       const stores: [AsyncStore, AsyncStore] = [first, await open()];
       return {

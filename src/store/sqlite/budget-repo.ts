@@ -11,7 +11,7 @@ export interface BudgetRepoOptions {
   now?: () => number;
 }
 
-/** The SQLite statements, synchronous as better-sqlite3 is (sqlite/store.ts guards them). */
+/** The SQLite statements, synchronous as better-sqlite3 is (the health monitor guards them: store.ts). */
 export interface SqliteBudgetRows {
   load(): LearnedBudget[];
   save(b: LearnedBudget): void;

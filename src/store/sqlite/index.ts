@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { createHealthMonitor, type StoreProbeOptions } from '../health.js';
+import { createHealthMonitor, type StoreCheckOptions } from '../health.js';
 import { createSqliteStore, type SqliteStore } from './store.js';
-import { classifyStoreError, sqliteProbe } from './health.js';
+import { classifyStoreError, sqliteCheck } from './check.js';
 import { loadMigrations, MigrationError } from '../migrate.js';
 import { currentVersion, migrate } from './migrate.js';
 
 export { MigrationError, loadMigrations } from '../migrate.js';
 export { migrate, currentVersion } from './migrate.js';
-export { classifyStoreError } from './health.js';
+export { classifyStoreError } from './check.js';
 export {
   STORE_UNAVAILABLE,
   type StoreFailureKind,
@@ -29,7 +29,7 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
-export interface OpenStoreOptions extends OpenDatabaseOptions, StoreProbeOptions {
+export interface OpenStoreOptions extends OpenDatabaseOptions, StoreCheckOptions {
   /** How often a few free pages go back to the file (PRAGMA incremental_vacuum); default 2 s. */
   vacuumEveryMs?: number;
   /** Apply pending migrations on open (default true). `migrate` and `start` both do. */
@@ -70,8 +70,8 @@ function setBusyTimeout(db: Database.Database, ms = DEFAULT_BUSY_TIMEOUT_MS): vo
 }
 
 /**
- * Opens the database, migrates it, and starts the storage health probe. Synchronous, as
- * better-sqlite3 is: the first probe's answer is recorded before it returns.
+ * Opens the database, migrates it, and starts the storage health check. Synchronous, as
+ * better-sqlite3 is: the first check's answer is recorded before it returns.
  */
 export function openStore(path: string, opts: OpenStoreOptions = {}): SqliteStore {
   const db = openDatabase(path, { busyTimeoutMs: OPEN_BUSY_TIMEOUT_MS });
@@ -93,17 +93,17 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): SqliteStor
     convertToIncrementalVacuum(db, path, log);
     setBusyTimeout(db, opts.busyTimeoutMs);
 
-    const check = sqliteProbe({ db, path });
+    const checkNow = sqliteCheck({ db, path });
     const monitor = createHealthMonitor({
-      probe: async () => check(),
+      check: async () => checkNow(),
       classify: classifyStoreError,
       logger: opts.logger,
-      probeIntervalMs: opts.probeIntervalMs,
-      probeRetryMs: opts.probeRetryMs,
+      checkIntervalMs: opts.checkIntervalMs,
+      checkRetryMs: opts.checkRetryMs,
       timers: opts.timers,
     });
-    const store = createSqliteStore({ db, path, monitor, check });
-    monitor.record(check());
+    const store = createSqliteStore({ db, path, monitor, checkNow });
+    monitor.record(checkNow());
     monitor.start();
     const stopVacuum = startIncrementalVacuum(db, opts.vacuumEveryMs);
     const close = store.close;
@@ -152,7 +152,7 @@ function startIncrementalVacuum(db: Database.Database, everyMs = 2000): () => vo
       if (Number(db.pragma('freelist_count', { simple: true })) > 0)
         db.pragma(`incremental_vacuum(${VACUUM_PAGES_PER_STEP})`);
     } catch {
-      // Busy or read-only: the next step tries again; the health probe reports real trouble.
+      // Busy or read-only: the next step tries again; the health check reports real trouble.
     }
   }, everyMs);
   timer.unref();

@@ -19,7 +19,7 @@ const tempDb = () => {
 };
 
 it('pages freed by pruning go back to the file in small steps', async () => {
-  const store = openStore(tempDb(), { probeIntervalMs: 0, vacuumEveryMs: 5 });
+  const store = openStore(tempDb(), { checkIntervalMs: 0, vacuumEveryMs: 5 });
   const db = store.db;
   expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
   for (let i = 0; i < 5000; i++) await store.events.markSeen('slack', `ev-${i}-${'x'.repeat(100)}`, i);
@@ -39,7 +39,7 @@ it('a file made without auto_vacuum is converted when opened', async () => {
   old.exec('CREATE TABLE leftover (x INTEGER)');
   expect(old.pragma('auto_vacuum', { simple: true })).toBe(0);
   old.close();
-  const store = openStore(path, { probeIntervalMs: 0 });
+  const store = openStore(path, { checkIntervalMs: 0 });
   expect(store.db.pragma('auto_vacuum', { simple: true })).toBe(2);
   await store.close();
 });

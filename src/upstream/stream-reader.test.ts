@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatOf } from './stream-decoder.js';
+import { formatOf } from './stream-reader.js';
 import { decodeAll, decodeSplit } from '../../test/support/upstream.js';
 
 const SSE = 'text/event-stream; charset=utf-8';
@@ -51,7 +51,7 @@ describe('SSE', () => {
   });
 
   it('delivers a CR-terminated event at once, before the next byte arrives', async () => {
-    const { SseDecoder } = await import('./sse.js');
+    const { SseDecoder } = await import('./stream-reader.js');
     const d = new SseDecoder();
     expect(d.push(new TextEncoder().encode('data: x\r\r'))).toEqual([text('x')]);
     expect(d.push(new TextEncoder().encode('\ndata: y\r\n\r\n'))).toEqual([text('y')]);

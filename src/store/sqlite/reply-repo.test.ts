@@ -7,7 +7,7 @@ afterEach(async () => {
   store = undefined;
 });
 
-const open = () => (store = openStore(':memory:', { probeIntervalMs: 0 }));
+const open = () => (store = openStore(':memory:', { checkIntervalMs: 0 }));
 
 it('remembers replies, keeps the last vote of a user, and delivers pending votes once', async () => {
   const { feedback } = open();

@@ -1,7 +1,8 @@
 import type { OAuthStateStore } from '../ports.js';
-import type { Query } from './coordination.js';
+import type { Query } from './query.js';
 
-// Slack OAuth install links' states on PostgreSQL (migration postgres/0003). Consuming is one
+// Slack OAuth install links' states on PostgreSQL (migration postgres/0003), as
+// sqlite/oauth-state-repo.ts keeps them. Consuming is one
 // DELETE: of two replicas handed the same redirect, the second waits for the first's row lock,
 // then finds the row gone, so exactly one succeeds.
 

@@ -1,16 +1,10 @@
-import type pg from 'pg';
-import { ASYNC_COMMIT } from './async-commit.js';
-import type { BudgetStore, LearnedBudget } from '../../core/ports.js';
 import type { PlaceLeases, ReplicaRegistry } from '../ports.js';
-import { budgetColumns, budgetFromRow, type BudgetRow, type LeaseRow, liveLease, UPSERT_NEWER } from '../rows.js';
+import { type LeaseRow, liveLease } from '../rows.js';
+import { ASYNC_COMMIT, changed, type Query } from './query.js';
 
-// What several replicas coordinate through PostgreSQL: heartbeats, per-place leases, and the
-// rate-limit budgets they learned. Each takes the store's query function (storage failures are
-// reported to its health monitor there).
-
-export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
-
-const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
+// What several replicas coordinate through PostgreSQL, as sqlite/replica-repo.ts keeps it on
+// SQLite: heartbeats (who is alive), per-place leases (who holds a place, who waits in its line)
+// and what a replica leaving a place hands over.
 
 export function pgReplicas(q: Query): ReplicaRegistry {
   return {
@@ -121,23 +115,6 @@ export function pgLeases(q: Query): PlaceLeases {
     async holder(key) {
       const r = await q<{ holder: string }>('SELECT holder FROM place_leases WHERE place_key = $1', [key]);
       return r.rows[0]?.holder;
-    },
-  };
-}
-
-export function pgBudgets(q: Query): BudgetStore {
-  return {
-    async load() {
-      const r = await q<BudgetRow>('SELECT * FROM learned_budgets ORDER BY bucket_key');
-      return r.rows.map(budgetFromRow);
-    },
-    async save(row: LearnedBudget) {
-      await q(
-        `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ${UPSERT_NEWER}`,
-        budgetColumns(row),
-      );
     },
   };
 }

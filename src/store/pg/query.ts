@@ -1,3 +1,6 @@
+import type pg from 'pg';
+import { type HealthMonitor, StoreUnavailableError } from '../health.js';
+
 // Writes that do not wait for their commit to reach the disk.
 //
 // On the reply's path the bridge writes a few small rows before it asks the upstream: the dedup
@@ -16,3 +19,26 @@
 
 /** A one-row FROM item that makes the statement's transaction commit asynchronously. */
 export const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`;
+
+/** One parameterised statement, as every repository here runs it. */
+export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
+
+/** A conditional write took effect. */
+export const changed = (r: pg.QueryResult): boolean => (r.rowCount ?? 0) > 0;
+
+/**
+ * The store's one statement runner: storage failures are reported to the health monitor and
+ * rethrown as StoreUnavailableError; a closed store refuses at once.
+ */
+export function guardedQuery(pool: pg.Pool, monitor: HealthMonitor, isOpen: () => boolean): Query {
+  return async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
+    if (!isOpen()) throw new StoreUnavailableError('closed', 'closed: the database has been closed');
+    try {
+      return await pool.query<R>(text, values);
+    } catch (err) {
+      const bad = monitor.report(err);
+      if (bad) throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
+      throw err;
+    }
+  };
+}

@@ -1,7 +1,10 @@
-import { type StoreFailure, type StoreFailureKind, StoreUnavailableError } from '../health.js';
+import type pg from 'pg';
+import { type StoreFailure, type StoreFailureKind, type StoreHealth, StoreUnavailableError } from '../health.js';
 
-// PostgreSQL's failures in the store's own terms (StoreFailureKind), so /readyz, doctor and the
-// core read them the same as SQLite's. Errors about the data (a constraint, a type) are not
+// PostgreSQL's storage health, as sqlite/check.ts gives SQLite's: the periodic check commits a real
+// write; every statement's storage errors mark the store unhealthy at once (query.ts). Its failures
+// are said in the store's own terms (StoreFailureKind), so /readyz, doctor and the core read them
+// the same as SQLite's. Errors about the data (a constraint, a type) are not
 // storage failures: undefined.
 
 const PREFIX: Record<StoreFailureKind, string> = {
@@ -48,4 +51,22 @@ export function classifyPgError(err: unknown): StoreFailure | undefined {
     return failure('io', message);
   }
   return undefined;
+}
+
+/** PostgreSQL's check for the store's health monitor: commits a real write, under this replica's own row. */
+export function pgCheck(pool: pg.Pool, replicaId: string): () => Promise<StoreHealth> {
+  return async () => {
+    try {
+      await pool.query(
+        `INSERT INTO store_health (replica_id, probed_at) VALUES ($1, $2)
+         ON CONFLICT (replica_id) DO UPDATE SET probed_at = excluded.probed_at`,
+        [replicaId, Date.now()],
+      );
+      return { ok: true };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      // The reason's wording is what /readyz has always shown.
+      return classifyPgError(err) ?? { ok: false, kind: 'io', reason: `probe failed: ${message}` };
+    }
+  };
 }

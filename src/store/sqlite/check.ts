@@ -3,8 +3,9 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { failure, type StoreFailure, type StoreHealth, StoreUnavailableError } from '../health.js';
 
-// SQLite's storage health: the periodic probe checks the file is still the one opened and commits
-// a real write; every store call's storage errors mark the store unhealthy at once (store.ts guard).
+// SQLite's storage health, the file check: the periodic check makes sure the file is still the one
+// opened and commits a real write; every store call's storage errors mark the store unhealthy at
+// once (the monitor's guard, health.ts).
 
 /**
  * The failure an error means for the database as a whole, or undefined for errors about the data
@@ -39,7 +40,7 @@ export function classifyStoreError(err: unknown): StoreFailure | undefined {
   }
 }
 
-export interface SqliteProbeOptions {
+export interface SqliteCheckOptions {
   db: Database.Database;
   /** ':memory:' skips the file checks. */
   path: string;
@@ -47,11 +48,11 @@ export interface SqliteProbeOptions {
 }
 
 /**
- * SQLite's probe for the store's health monitor: checks the file is still the one opened and
+ * SQLite's check for the store's health monitor: makes sure the file is still the one opened and
  * writable, then commits a real write. Synchronous, as better-sqlite3 is: open records its answer
  * before returning.
  */
-export function sqliteProbe(opts: SqliteProbeOptions): () => StoreHealth {
+export function sqliteCheck(opts: SqliteCheckOptions): () => StoreHealth {
   const { db, path } = opts;
   const now = opts.now ?? Date.now;
   const onDisk = path !== ':memory:' && path !== '';

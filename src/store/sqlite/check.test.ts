@@ -31,8 +31,8 @@ const opened: SqliteStore[] = [];
 const others: Database.Database[] = [];
 
 const open = (opts: OpenStoreOptions = {}, path = join(dir, 'bridge.db')) => {
-  // No periodic probe unless a test asks: each test drives probe() itself.
-  const s = openStore(path, { probeIntervalMs: 0, ...opts });
+  // No periodic check unless a test asks: each test drives check() itself.
+  const s = openStore(path, { checkIntervalMs: 0, ...opts });
   opened.push(s);
   return s;
 };
@@ -75,12 +75,12 @@ describe('store health', () => {
   it('is healthy after a normal open, and closed after close', async () => {
     const s = open();
     expect(s.health()).toEqual({ ok: true });
-    expect(await s.probe()).toEqual({ ok: true });
+    expect(await s.check()).toEqual({ ok: true });
     await s.close();
     expect(s.health()).toMatchObject({ ok: false, kind: 'closed' });
   });
 
-  it('a write refused as read-only marks the store unhealthy at once; a probe restores it', async () => {
+  it('a write refused as read-only marks the store unhealthy at once; a check restores it', async () => {
     const s = open();
     s.db.pragma('query_only = ON'); // what SQLite does on a file it could only open read-only
     const err = await thrown(() => put(s));
@@ -95,15 +95,15 @@ describe('store health', () => {
     expect(await s.conversations.get(place)).toBeUndefined();
     s.db.pragma('query_only = OFF');
     await expect(s.events.markSeen('slack', 'e1', 1)).rejects.toThrow(StoreUnavailableError);
-    expect(await s.probe()).toEqual({ ok: true });
+    expect(await s.check()).toEqual({ ok: true });
     await put(s);
     expect((await s.conversations.get(place))?.upstreamId).toBe('u');
   });
 
-  it('reports a file that became read-only, whether found by a write or by the probe', async () => {
+  it('reports a file that became read-only, whether found by a write or by the check', async () => {
     const s = open();
     s.db.pragma('query_only = ON');
-    expect(await s.probe()).toMatchObject({ ok: false, kind: 'readonly' });
+    expect(await s.check()).toMatchObject({ ok: false, kind: 'readonly' });
   });
 
   it.skipIf(isRoot)('reports a file or folder chmod-ed read-only (as a normal user)', async () => {
@@ -125,7 +125,7 @@ describe('store health', () => {
     const t = open();
     expect(t.health()).toEqual({ ok: true });
     chmodSync(dir, 0o555);
-    expect(await t.probe()).toMatchObject({ ok: false, kind: 'readonly' });
+    expect(await t.check()).toMatchObject({ ok: false, kind: 'readonly' });
     expect(t.health().reason).toMatch(/folder .* read-only/);
   });
 
@@ -143,7 +143,7 @@ import { join } from 'node:path';`,
           `const path = join(process.cwd(), 'data', 'bridge.db');
 const { mkdirSync } = await import('node:fs');
 mkdirSync(join(process.cwd(), 'data'));
-const open = () => openStore(path, { probeIntervalMs: 0 });
+const open = () => openStore(path, { checkIntervalMs: 0 });
 const place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '1.1' };
 const put = (s) => s.conversations.put({ place, botId: 'b', flavor: 'a', upstreamId: 'u', createdAt: 1, lastUsedAt: 1 });
 await open().close();
@@ -162,10 +162,10 @@ chmodSync(path + '-shm', 0o644);
 const t = open();
 const restored = t.health();
 chmodSync(join(process.cwd(), 'data'), 0o555);
-const folderProbe = await t.probe();
+const folderCheck = await t.check();
 await t.close();
 chmodSync(join(process.cwd(), 'data'), 0o755);
-return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, folderProbe };`,
+return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, folderCheck };`,
         );
         expect(seen.uid).toBe(65534);
         expect(seen.fileHealth).toMatchObject({
@@ -179,7 +179,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
           reason: expect.stringMatching(/bridge\.db-(wal|shm) is read-only/),
         });
         expect(seen.restored).toEqual({ ok: true });
-        expect(seen.folderProbe).toMatchObject({
+        expect(seen.folderCheck).toMatchObject({
           ok: false,
           kind: 'readonly',
           reason: expect.stringMatching(/folder .* read-only/),
@@ -196,14 +196,14 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     const path = join(dir, 'bridge.db');
     const s = open();
     unlinkSync(path);
-    expect(await s.probe()).toEqual({ ok: false, kind: 'missing', reason: `missing: ${path} was deleted` });
+    expect(await s.check()).toEqual({ ok: false, kind: 'missing', reason: `missing: ${path} was deleted` });
     const err = await thrown(() => put(s));
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'missing' });
 
     const t = open({}, join(dir, 'other.db'));
     writeFileSync(join(dir, 'impostor.db'), '');
     renameSync(join(dir, 'impostor.db'), join(dir, 'other.db'));
-    expect(await t.probe()).toMatchObject({ ok: false, kind: 'missing' });
+    expect(await t.check()).toMatchObject({ ok: false, kind: 'missing' });
     expect(t.health().reason).toMatch(/replaced/);
   });
 
@@ -256,9 +256,9 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
 
     // Reads in WAL mode do not wait for the writer.
     expect(await s.conversations.get(place)).toBeUndefined();
-    expect(await s.probe()).toMatchObject({ ok: false, kind: 'locked' });
+    expect(await s.check()).toMatchObject({ ok: false, kind: 'locked' });
     other.exec('ROLLBACK');
-    expect(await s.probe()).toEqual({ ok: true });
+    expect(await s.check()).toEqual({ ok: true });
     expect(await s.events.markSeen('slack', 'e1', 1)).toBe(true);
   });
 
@@ -278,9 +278,9 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(s.health()).toEqual({ ok: true });
   });
 
-  it('probes periodically on its own (real timers, short interval) and recovers', async () => {
+  it('checks periodically on its own (real timers, short interval) and recovers', async () => {
     const path = join(dir, 'bridge.db');
-    const s = open({ probeIntervalMs: 20, probeRetryMs: 10 });
+    const s = open({ checkIntervalMs: 20, checkRetryMs: 10 });
     const other = new Database(path);
     others.push(other);
     other.exec('BEGIN EXCLUSIVE');
@@ -293,7 +293,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(await nextChange(s, (h) => !h.ok)).toMatchObject({ kind: 'missing' });
   });
 
-  it('probes every 5 s by default and retries sooner, with backoff, while unhealthy', async () => {
+  it('checks every 5 s by default and retries sooner, with backoff, while unhealthy', async () => {
     const scheduled: { fn: () => void; ms: number }[] = [];
     const timers: Timers = {
       setTimeout: (fn, ms) => scheduled.push({ fn, ms }),
@@ -301,8 +301,8 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     };
     const s = openStore(join(dir, 'bridge.db'), { timers }); // the default interval
     opened.push(s);
-    // The monitor's probe answers with a promise (one monitor for both backends): a fired timer's
-    // probe and its rescheduling settle in microtasks, all run before the next macrotask.
+    // The monitor's check answers with a promise (one monitor for both backends): a fired timer's
+    // check and its rescheduling settle in microtasks, all run before the next macrotask.
     const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
     const runNext = async () => {
       const next = scheduled.pop();
@@ -314,7 +314,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(scheduled.map((t) => t.ms)).toEqual([5000]);
     s.db.pragma('query_only = ON');
     await expect(put(s)).rejects.toThrow(StoreUnavailableError);
-    // The failure rescheduled the probe: 250 ms, then doubling while it keeps failing.
+    // The failure rescheduled the check: 250 ms, then doubling while it keeps failing.
     expect(scheduled.at(-1)?.ms).toBe(250);
     expect(await runNext()).toBe(250);
     expect(await runNext()).toBe(500);

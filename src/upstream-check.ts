@@ -7,16 +7,16 @@ import type { Logger } from './logger.js';
 // once, in one line, instead of from every reply failing.
 
 /** Long enough for a real service across the internet, short enough to say it "at once". */
-export const START_PROBE_TIMEOUT_MS = 3000;
+export const START_CHECK_TIMEOUT_MS = 3000;
 
 /** The first problem with the upstream (with what to do), or undefined when it answered as it should. */
 export async function upstreamProblem(
   up: UpstreamConfig,
-  timeoutMs = START_PROBE_TIMEOUT_MS,
+  timeoutMs = START_CHECK_TIMEOUT_MS,
 ): Promise<string | undefined> {
-  const { createProbe } = await import('./doctor/http.js');
+  const { createCheckClient } = await import('./doctor/http.js');
   const { checkUpstream } = await import('./doctor/upstream-check.js');
-  const http = createProbe(timeoutMs);
+  const http = createCheckClient(timeoutMs);
   try {
     const bad = (await checkUpstream(up, http)).find((r) => r.status === 'FAIL');
     return bad === undefined ? undefined : `${bad.detail}; ${bad.hint ?? 'check CHAT_API_URL'}`;
@@ -27,7 +27,7 @@ export async function upstreamProblem(
   }
 }
 
-/** Probes in the background and logs one warning line if the upstream does not answer as it should. */
+/** Checks in the background and logs one warning line if the upstream does not answer as it should. */
 export function warnIfUpstreamDown(up: UpstreamConfig, log: Logger, onProblem?: (text: string) => void): Promise<void> {
   return upstreamProblem(up).then((problem) => {
     if (problem === undefined) return;
