@@ -28,7 +28,7 @@ export interface IncomingMessage {
   origin: Place;
   /**
    * Every workspace the platform says this message comes from, for the workspace allowlist
-   * (allowlist.ts); each must be allowed. Default: the origin's. Slack names the team whose
+   * (intake/admission.ts); each must be allowed. Default: the origin's. Slack names the team whose
    * install received the event, the team it was sent from, the author's own team in a shared
    * channel, and the Enterprise Grid organisation a team is known to belong to.
    */
