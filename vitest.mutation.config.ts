@@ -14,7 +14,7 @@ export default defineConfig({
       'src/core/reply/pump.test.ts',
       'src/core/reply/reply-writer.test.ts',
       'src/core/intake/relay.test.ts',
-      'src/core/intake/visible-text.test.ts',
+      'src/core/intake/admission-visible-text.test.ts',
       'src/core/reply/conversations.test.ts',
       'src/connectors/slack/render.test.ts',
       'src/connectors/slack/table-blocks.test.ts',

@@ -28,7 +28,7 @@ export interface IncomingMessage {
   origin: Place;
   /**
    * Every workspace the platform says this message comes from, for the workspace allowlist
-   * (allowlist.ts); each must be allowed. Default: the origin's. Slack names the team whose
+   * (intake/admission.ts); each must be allowed. Default: the origin's. Slack names the team whose
    * install received the event, the team it was sent from, the author's own team in a shared
    * channel, and the Enterprise Grid organisation a team is known to belong to.
    */
@@ -299,9 +299,9 @@ export interface HandleResult {
     | 'interrupted';
 }
 
-/** A message's place in its place's line, held from the moment its event arrived. */
+/** A message's place in its place's line, taken the moment its event arrived. */
 export interface Arrival {
-  /** Settles once the place is held for it across replicas (at once with one); never rejects. */
+  /** Settles once it is in its place's line across replicas (at once with one); never rejects. */
   recorded: Promise<void>;
   /** The message will not be handed to handle(): give its place up. Idempotent. */
   leave(): void;

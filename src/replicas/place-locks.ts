@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { PlaceHold, PlaceLocks, PlaceTicket } from '../core/intake/relay.js';
+import type { PlaceLocks, PlaceTicket, PlaceTurn } from '../core/intake/relay.js';
 import type { PlaceWrite } from '../core/budget/scheduler.js';
 import type { Clock } from '../core/ports.js';
 import type { PlaceLeases } from '../store/ports.js';
@@ -58,7 +58,7 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
           () => undefined,
           () => undefined,
         ),
-        async acquire(signal: AbortSignal): Promise<PlaceHold> {
+        async acquire(signal: AbortSignal): Promise<PlaceTurn> {
           try {
             await joined;
             for (let wait = firstPoll; ; wait = Math.min(maxPoll, wait * 2)) {
@@ -74,8 +74,8 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
           let renewal = o.clock.setTimeout(function renew() {
             void o.leases
               .renew(placeKey, o.replicaId, o.clock.now())
-              .then((held) => {
-                if (!held) o.logger.warn({ placeKey }, 'lost a place lease while answering');
+              .then((kept) => {
+                if (!kept) o.logger.warn({ placeKey }, 'lost a place lease while answering');
               })
               .catch(warn('could not renew a place lease'));
             renewal = o.clock.setTimeout(renew, o.leaseMs / 3);

@@ -28,7 +28,7 @@ import { editInteractionMessage, isInteractionTarget } from './interaction-sink.
 import { discordHistoryReader } from './history.js';
 import { SeenMessages } from '../../core/reply/seen-messages.js';
 import { inviteUrl } from './invite.js';
-import { KeyedSerial } from '../keyed-serial.js';
+import { PlaceSerial } from '../../core/intake/place-order.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
 import { ChannelReplySink, createNonces, NO_MENTIONS, nonceFields, replyChannelId } from './reply-sink.js';
 import { ShardStates, within } from './shards.js';
@@ -98,7 +98,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   // Messages of one channel, thread or DM reach the handler in gateway order even when one waits
   // for a thread lookup (the relay keeps a place's replies in the order handle() is called);
   // other places go on meanwhile.
-  const inOrder = new KeyedSerial();
+  const inOrder = new PlaceSerial();
 
   // Messages the gateway delivered, read back for context before Discord is asked (events.ts).
   const seen: DiscordSeen = new SeenMessages(now);

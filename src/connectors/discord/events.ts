@@ -1,7 +1,7 @@
 import { ChannelType, type Message, MessageReferenceType, MessageType } from 'discord.js';
 import type { DiscordReplyMode } from '../../config/config.js';
 import type { Place, PlaceMessage } from '../../core/ports.js';
-import { hasVisibleText } from '../../core/intake/visible-text.js';
+import { hasVisibleText } from '../../core/intake/admission.js';
 import { cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
 import { componentText, embedText } from './visible-parts.js';
 

@@ -18,7 +18,7 @@ import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oau
 import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { renderMarkdownText, renderMrkdwn } from './render.js';
-import { KeyedSerial } from '../keyed-serial.js';
+import { PlaceSerial } from '../../core/intake/place-order.js';
 import { SeenMessages } from '../../core/reply/seen-messages.js';
 import { ThreadMembership } from './threads.js';
 import { UserNames } from './users.js';
@@ -145,7 +145,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     return socketClosing;
   };
 
-  const serial = new KeyedSerial();
+  const serial = new PlaceSerial();
   const deps: IntakeDeps = {
     config,
     limits,

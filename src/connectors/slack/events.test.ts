@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALLOW_ALL, isAllowed } from '../../core/intake/allowlist.js';
+import { ALLOW_ALL, isAllowed } from '../../core/intake/admission.js';
 import type { WorkspaceRef } from '../../core/ports.js';
 import { classify, eventTeams, placeOf, slackFile, stripBotMention, tokenOrigins } from './events.js';
 

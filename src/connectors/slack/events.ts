@@ -156,7 +156,7 @@ export interface EventTeams {
   teamId: string;
   /** Its Enterprise Grid org (`authorizations[0].enterprise_id`, else `enterprise_id`). */
   enterpriseId: string | undefined;
-  /** Every team the event names, for SLACK_ALLOWED_TEAMS (core/intake/allowlist.ts). */
+  /** Every team the event names, for SLACK_ALLOWED_TEAMS (core/intake/admission.ts). */
   workspaces: WorkspaceRef[];
 }
 

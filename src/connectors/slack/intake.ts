@@ -6,7 +6,7 @@ import { collectAttachments } from '../attachments.js';
 import type { AgentSessions } from './agent-sessions.js';
 import type { Viewing } from './agent-home.js';
 import type { SlackDestination } from './destination.js';
-import { ALLOW_ALL, isAllowed } from '../../core/intake/allowlist.js';
+import { ALLOW_ALL, isAllowed } from '../../core/intake/admission.js';
 import {
   type BotIdentity,
   classify,
@@ -21,7 +21,7 @@ import {
 import { slackHistoryReader } from './history.js';
 import type { SlackLimits } from './rate-limits.js';
 import { ackAfter } from './ack-order.js';
-import type { KeyedSerial } from '../keyed-serial.js';
+import type { PlaceSerial } from '../../core/intake/place-order.js';
 import { chooseSink } from './sinks.js';
 import type { ThreadMembership } from './threads.js';
 import type { UserNames } from './users.js';
@@ -37,7 +37,7 @@ export interface IntakeDeps {
   logger: Logger;
   threads: ThreadMembership;
   users: UserNames;
-  serial: KeyedSerial;
+  serial: PlaceSerial;
   /** Agent sessions of DM threads: Slack's own Stop for native streams. */
   sessions: AgentSessions;
   /** What each user views beside the app's DM (app_context_changed); absent: nothing sent. */

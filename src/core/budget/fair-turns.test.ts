@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { FairOrder } from './fair-order.js';
-import { Semaphore } from '../intake/concurrency.js';
-import { FairQueue } from '../intake/fair-queue.js';
-import type { Release } from '../intake/place-queue.js';
+import { FairQueue, FairSlots } from '../intake/fair-slots.js';
+import type { Release } from '../intake/place-order.js';
 import type { BucketRef } from '../ports.js';
 import { RateLimitScheduler, type WritePriority } from './scheduler.js';
 
@@ -36,9 +35,9 @@ describe('FairQueue', () => {
   });
 });
 
-describe('Semaphore: slots in turn by user', () => {
+describe('FairSlots: slots in turn by user', () => {
   it('gives the next free slot to another user before the rest of one user’s queue', async () => {
-    const slots = new Semaphore(2);
+    const slots = new FairSlots(2);
     const held: Release[] = [];
     held.push(await slots.acquire(undefined, 'flood'), await slots.acquire(undefined, 'flood'));
     const order: string[] = [];
@@ -57,7 +56,7 @@ describe('Semaphore: slots in turn by user', () => {
   });
 
   it('drops an aborted waiter from its user’s line', async () => {
-    const slots = new Semaphore(1);
+    const slots = new FairSlots(1);
     const first = await slots.acquire(undefined, 'a');
     const abort = new AbortController();
     const gone = slots.acquire(abort.signal, 'a');

@@ -1,8 +1,9 @@
-import type { StopResult } from '../ports.js';
+import { type Place, placeKey, type StopResult } from '../ports.js';
 
 // The replies being written now, by reply key and by place: who asked, and how to stop them.
-// Stop (a button or `stop` typed in the place) and a vote that arrives while the reply's record
-// is still being written both look here.
+// A user's Stop (a button or `stop` typed in the place) and a vote that arrives while the reply's
+// record is still being written both look here. (A user's Stop ends one reply; the process's
+// shutdown is the relay's drain, a different thing.)
 
 export interface LiveReply {
   replyKey: string;
@@ -54,4 +55,42 @@ export class LiveReplies {
     if (!entry.stop.signal.aborted) entry.stop.abort();
     return 'stopped';
   }
+}
+
+/** Stops for replies other replicas write (a click or `stop` may reach any replica). */
+export interface RemoteStops {
+  /** This replica, in its turn in the place, started `replyKey` for `askerId` there. */
+  started(placeKey: string, replyKey: string, askerId: string): void;
+  /** Stop, at the replica writing it, the reply with this key or the one in this place. */
+  stop(by: { replyKey: string } | { placeKey: string }, userId: string): Promise<StopResult>;
+  /** Stops other replicas pass to this one arrive here. */
+  onStop(handler: (replyKey: string, userId: string) => void): void;
+}
+
+/** Where a user's Stop goes (userStops). */
+export interface UserStops {
+  /** A Stop control on a reply (its key). */
+  reply(replyKey: string, userId: string): Promise<StopResult>;
+  /** A Stop that names the place: the reply being written there, if any. */
+  place(place: Place, userId: string): Promise<StopResult>;
+}
+
+/**
+ * A user's Stop: the reply it names is stopped here if this replica writes it, else at the
+ * replica that does (RemoteStops, with several replicas). Only the asker may stop a reply (the
+ * rule is LiveReplies.stop's, applied where the reply runs).
+ */
+export function userStops(live: LiveReplies, remote: RemoteStops | undefined): UserStops {
+  return {
+    async reply(replyKey, userId) {
+      const here = live.stop(replyKey, userId);
+      if (here !== 'not_found' || remote === undefined) return here;
+      return remote.stop({ replyKey }, userId);
+    },
+    async place(place, userId) {
+      const reply = live.inPlace(placeKey(place));
+      if (reply !== undefined) return live.stop(reply.replyKey, userId);
+      return remote === undefined ? 'not_found' : remote.stop({ placeKey: placeKey(place) }, userId);
+    },
+  };
 }

@@ -28,18 +28,17 @@ export interface PrunerDeps {
 
 /**
  * Forgets old dedup entries, finished reply records, the replies remembered for votes and their
- * votes, and conversation mappings unused past their retention, at most once an hour, in the
- * background: the returned function is called on each message.
+ * votes, and conversation mappings unused past their retention: once an hour, on a timer of its
+ * own (never on a message's path), in the background. Returns what cancels the timer (the drain).
  */
-export function pruner(d: PrunerDeps): (now: number) => void {
-  let lastPrune = d.clock.now();
-  return (now) => {
-    if (now - lastPrune < PRUNE_EVERY_MS) return;
-    lastPrune = now;
-    void pruneOnce(d, now).catch((err: unknown) =>
+export function pruneHourly(d: PrunerDeps): { cancel(): void } {
+  let timer = d.clock.setTimeout(function prune() {
+    void pruneOnce(d, d.clock.now()).catch((err: unknown) =>
       d.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning old records failed'),
     );
-  };
+    timer = d.clock.setTimeout(prune, PRUNE_EVERY_MS);
+  }, PRUNE_EVERY_MS);
+  return { cancel: () => timer.clear() };
 }
 
 /** One pass of pruning as of `now` (the pruner's hourly run; tests call it directly). */

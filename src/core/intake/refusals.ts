@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { forParty } from '../budget/write-scheduler.js';
+import { partyOf } from './fair-slots.js';
 import { type Clock, type IncomingMessage, PlatformRateLimitedError, type RefusalChannel } from '../ports.js';
 import { errorOutcome, okOutcome, type WriteScheduler } from '../budget/scheduler.js';
 
@@ -18,11 +19,6 @@ export interface RefusalDeps {
   scheduler: WriteScheduler;
   clock: Clock;
   logger: Logger;
-}
-
-/** The party a message's writes and turns belong to: its user, on its platform and workspace. */
-export function partyOf(msg: Pick<IncomingMessage, 'place' | 'userId'>): string {
-  return `${msg.place.platform}:${msg.place.workspaceId ?? ''}:${msg.userId}`;
 }
 
 export class Refusals {

@@ -5,9 +5,9 @@ import { MESSAGES } from '../user-messages.js';
 
 // Fair turns through the relay (issue 19): one user's messages in many places wait for the
 // upstream slots in turn with another user's, and one user cannot fill the whole queue. The
-// clock is moved by hand; upstream replies are held at a gate.
+// clock is moved by hand; upstream replies wait at a gate.
 
-it('another user’s message takes the next free slot, and one user holds three quarters of the queue at most', async () => {
+it('another user’s message takes the next free slot, and one user fills three quarters of the queue at most', async () => {
   const { clock, chat, conn } = relayWorld({
     settings: testRelaySettings({ maxConcurrentReplies: 1, maxQueuedReplies: 4, userMessagesPerMinute: 100 }),
   });
@@ -20,7 +20,7 @@ it('another user’s message takes the next free slot, and one user holds three 
     await clock.settle(); // in line for a slot before the next comes
   }
   await clock.advance(100);
-  // f0 holds the slot, f1..f3 wait (three quarters of 4), f4 is told the assistant is busy.
+  // f0 has the slot, f1..f3 wait (three quarters of 4), f4 is told the assistant is busy.
   expect(conn.contentsIn('F4')).toEqual([MESSAGES.overloaded]);
   const other = conn.send({ text: 'mine', channelId: 'O', userId: 'U-OTHER' });
   await clock.advance(100);

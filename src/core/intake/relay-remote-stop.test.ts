@@ -43,8 +43,8 @@ it('`stop` that no replica can apply is an ordinary message', async () => {
 it('a stop passed by another replica stops the reply written here, for its asker only', async () => {
   const w = setup('not_found');
   let open: () => void = () => {};
-  const held = new Promise<void>((r) => (open = r));
-  w.chat.script = () => ({ chunks: ['Started', ' never'], gate: held });
+  const gated = new Promise<void>((r) => (open = r));
+  w.chat.script = () => ({ chunks: ['Started', ' never'], gate: gated });
   const reply = w.conn.send({ text: 'slow', userId: 'U1' });
   await w.clock.advanceUntil(() => w.conn.writes.length > 0, 60_000, 100);
   expect(w.started).toEqual(['test:-:C1:- U1 36']);

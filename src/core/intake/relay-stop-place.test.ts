@@ -9,8 +9,8 @@ import { MESSAGES } from '../user-messages.js';
 it('stopPlace stops the reply in the place for its asker only; elsewhere and afterwards nothing', async () => {
   const { clock, chat, conn, relay } = relayWorld();
   let open: () => void = () => {};
-  const held = new Promise<void>((r) => (open = r));
-  chat.script = () => ({ chunks: ['Started', ' never'], gate: held });
+  const gated = new Promise<void>((r) => (open = r));
+  chat.script = () => ({ chunks: ['Started', ' never'], gate: gated });
   const place: Place = { platform: 'test', channelId: 'C1' };
 
   expect(await relay.stopPlace(place, 'U1')).toBe('not_found');

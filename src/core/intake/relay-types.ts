@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AllowList } from './allowlist.js';
+import type { AllowList } from './admission.js';
 import type { ChatService } from '../chat-port.js';
 import type { BridgeMetrics } from '../metrics-port.js';
 import type {
@@ -20,10 +20,16 @@ import type {
 } from '../ports.js';
 import type { RecoveryReport } from '../reply/recovery.js';
 import type { ReplyHooks } from '../reply/upstream-reply.js';
-import type { PlaceWrite, RateLimitScheduler } from '../budget/scheduler.js';
+import type { RateLimitScheduler } from '../budget/scheduler.js';
+import type { RemoteStops } from './live-replies.js';
+import type { PlaceLocks } from './place-order.js';
 import type { ContextSettings } from '../reply/thread-context.js';
 
-// The relay's settings, what it is built from, and the ports several replicas give it.
+// The relay's settings and what it is built from. The ports several replicas give it are defined
+// beside what uses them (PlaceLocks: place-order.ts; RemoteStops: live-replies.ts).
+
+export type { PlaceLocks, PlaceTicket, PlaceTurn } from './place-order.js';
+export type { RemoteStops } from './live-replies.js';
 
 export interface RelaySettings {
   streaming: boolean;
@@ -78,43 +84,8 @@ export interface RelayDeps {
   placeLocks?: PlaceLocks;
   /** Several replicas: a Stop for a reply another replica writes is passed to it. */
   remoteStops?: RemoteStops;
-  /** The store's own pruning beyond the core's ports, run with the hourly pruning. */
+  /** The store's own pruning beyond the core's ports, run with the hourly pruning (its own timer). */
   housekeeping?: (now: number) => Promise<unknown>;
-}
-
-/** Stops for replies other replicas write (a click or `stop` may reach any replica). */
-export interface RemoteStops {
-  /** This replica, holding the place, started `replyKey` for `askerId` there. */
-  started(placeKey: string, replyKey: string, askerId: string): void;
-  /** Stop, at the replica writing it, the reply with this key or the one in this place. */
-  stop(by: { replyKey: string } | { placeKey: string }, userId: string): Promise<StopResult>;
-  /** Stops other replicas pass to this one arrive here. */
-  onStop(handler: (replyKey: string, userId: string) => void): void;
-}
-
-/** Who answers in a place when several replicas share the store (a lease per place). */
-export interface PlaceLocks {
-  /** An admitted message joins the place's line, in arrival order, before it waits for its turn. */
-  join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket;
-}
-
-export interface PlaceTicket {
-  /** Settles once the ticket is in the place's line (or joining failed); never rejects. */
-  joined: Promise<void>;
-  /**
-   * Resolves once no older message waits in the place and this replica holds it; rejects (and
-   * leaves the line) when `signal` aborts first.
-   */
-  acquire(signal: AbortSignal): Promise<PlaceHold>;
-  /** Leave the line without answering. */
-  leave(): void;
-}
-
-export interface PlaceHold {
-  /** Another replica answered here last: its last writes in the place's per-place buckets. */
-  handedOver: PlaceWrite[] | undefined;
-  /** Gives the place back, with this replica's last writes there for the next holder. */
-  release(writes: PlaceWrite[]): Promise<void>;
 }
 
 export interface Relay extends MessageHandler {
@@ -124,7 +95,7 @@ export interface Relay extends MessageHandler {
   vote(replyKey: string, userId: string, vote: Vote): Promise<VoteResult>;
   /** Edit replies a crash left streaming (text so far + note); reports what became of them. */
   recoverInterrupted(connectors: Connector[], records?: readonly InFlightRecord[]): Promise<RecoveryReport>;
-  /** SIGTERM: refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
+  /** SIGTERM (the process's shutdown): refuse new messages, let replies finish for up to timeoutMs, interrupt the rest. */
   drain(timeoutMs: number): Promise<void>;
   stats(): { inFlight: number; queued: number };
   /** Feed for connectors' out-of-band rate-limit information (the relay's scheduler). */

@@ -125,9 +125,23 @@ describe('relay', () => {
     await clock.advance(23 * 3600_000);
     expect(await run(conn.send({ text: 'x', eventId: 'E1' }))).toEqual(status('duplicate'));
     await clock.advance(2 * 3600_000);
-    await run(conn.send({ text: 'y', eventId: 'E2' })); // any message triggers the hourly prune
+    await run(conn.send({ text: 'y', eventId: 'E2' }));
     expect(await run(conn.send({ text: 'x', eventId: 'E1' }))).toEqual(status('answered'));
     expect(chat.requests).toHaveLength(3);
+  });
+
+  it('prunes on a timer of its own, hourly, with no message on its path, until the drain', async () => {
+    const { conn, store, clock, relay, run } = setup();
+    await run(conn.send({ text: 'x', eventId: 'E1' }));
+    let prunes = 0;
+    const prune = store.events.prune.bind(store.events);
+    store.events.prune = (before: number) => (prunes++, prune(before));
+    await clock.advance(25 * 3600_000); // no message meanwhile
+    expect(prunes).toBe(25);
+    expect(await store.events.wasSeen('test', 'E1')).toBe(false);
+    await relay.drain(1000);
+    await clock.advance(3 * 3600_000);
+    expect(prunes).toBe(25);
   });
 
   it('reset in a DM starts a fresh conversation and confirms', async () => {
@@ -379,8 +393,8 @@ describe('relay: stop and feedback', () => {
 
   it('"stop" from the asker stops their reply in the place; from another user it is a message', async () => {
     const { conn, chat, run, gate } = setup();
-    const held = gate();
-    chat.script = (req) => (req.message === 'slow' ? { chunks: ['Started', ' never'], gate: held.promise } : {});
+    const gated = gate();
+    chat.script = (req) => (req.message === 'slow' ? { chunks: ['Started', ' never'], gate: gated.promise } : {});
     const reply = conn.send({ text: 'slow', userId: 'U1' });
     await run(until(() => conn.writes.length > 0));
     const other = conn.send({ text: 'stop', userId: 'U2' });

@@ -14,7 +14,7 @@ import type { BridgeMetrics, ContextSkipReason } from '../metrics-port.js';
 import { errorOutcome, type WriteGrant, type WriteScheduler } from '../budget/scheduler.js';
 import type { ContextMode } from './upstream-message.js';
 import { MESSAGES } from '../user-messages.js';
-import { hasVisibleText } from '../intake/visible-text.js';
+import { hasVisibleText } from '../intake/admission.js';
 import { compareIds } from './seen-messages.js';
 
 // Thread context: when a new upstream conversation starts in a place that already holds

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALLOW_ALL, type AllowList, isAllowed } from './allowlist.js';
+import { ALLOW_ALL, type AllowList, isAllowed } from './admission.js';
 import type { IncomingMessage } from '../ports.js';
 import type { Place } from '../place.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasVisibleText } from './visible-text.js';
+import { hasVisibleText } from './admission.js';
 
 describe('hasVisibleText', () => {
   it('is false for nothing, whitespace and invisible characters only', () => {

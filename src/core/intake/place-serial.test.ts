@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedSerial } from './keyed-serial.js';
+import { PlaceSerial } from './place-order.js';
 
 function gate() {
   let open!: () => void;
@@ -7,9 +7,9 @@ function gate() {
   return { opened, open };
 }
 
-describe('KeyedSerial', () => {
+describe('PlaceSerial', () => {
   it('runs one key in order, lets other keys pass a waiting one, and forgets drained keys', async () => {
-    const order = new KeyedSerial();
+    const order = new PlaceSerial();
     const seen: string[] = [];
     const slow = gate();
     const fail = (err: unknown) => {
@@ -34,7 +34,7 @@ describe('KeyedSerial', () => {
   });
 
   it('reports a failed task and still runs the next one of its key', async () => {
-    const order = new KeyedSerial();
+    const order = new PlaceSerial();
     const errors: unknown[] = [];
     const seen: string[] = [];
     void order.run(
@@ -55,7 +55,7 @@ describe('KeyedSerial', () => {
   });
 
   it('idle() waits for every key queued so far', async () => {
-    const order = new KeyedSerial();
+    const order = new PlaceSerial();
     const seen: string[] = [];
     const slow = gate();
     const ignore = () => {};

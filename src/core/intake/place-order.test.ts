@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { Semaphore } from './concurrency.js';
-import { PlaceQueue } from './place-queue.js';
-import { UserRateLimiter } from './user-limits.js';
+import { UserRateLimiter } from './admission.js';
+import { FairSlots } from './fair-slots.js';
+import { PlaceOrder } from './place-order.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
-describe('PlaceQueue', () => {
+describe('PlaceOrder, the turns here', () => {
   it('runs one at a time per place, in order, bounded, and other places independently', async () => {
-    const q = new PlaceQueue(2);
+    const q = new PlaceOrder({ maxWaitingPerPlace: 2 });
     const order: string[] = [];
-    const a1 = q.enter('a');
-    const a2 = q.enter('a');
-    const a3 = q.enter('a');
-    expect(q.enter('a')).toBeUndefined(); // two already waiting
-    const b1 = q.enter('b');
+    const a1 = q.enterHere('a');
+    const a2 = q.enterHere('a');
+    const a3 = q.enterHere('a');
+    expect(q.enterHere('a')).toBeUndefined(); // two already waiting
+    const b1 = q.enterHere('b');
     expect(q.waiting).toBe(2);
     void a2?.then((r) => {
       order.push('a2');
@@ -33,13 +33,13 @@ describe('PlaceQueue', () => {
     await tick();
     expect(order).toEqual(['a1', 'a2', 'a3']);
     expect(q.waiting).toBe(0);
-    expect(q.enter('a')).toBeDefined(); // the lane was freed
+    expect(q.enterHere('a')).toBeDefined(); // the lane was freed
   });
 });
 
-describe('Semaphore', () => {
+describe('FairSlots', () => {
   it('admits at most max, FIFO', async () => {
-    const s = new Semaphore(2);
+    const s = new FairSlots(2);
     const r1 = await s.acquire();
     await s.acquire();
     const got: number[] = [];

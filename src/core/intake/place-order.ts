@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import type { PlaceWrite } from '../budget/scheduler.js';
+import { type Arrival, type Place, placeKey } from '../ports.js';
+
+// The order of a place's messages, in one object. A message arrives (the connector saw its
+// event, before its own awaits), enters its place (in handle(), synchronously, before the first
+// await), is answered when it is first there, and leaves (answered, refused or dropped) so the
+// next one goes. "First" means first here (one reply at a time per place, a bounded number
+// waiting) and, with several replicas, first in the place's line across them (PlaceLocks, joined
+// on arrival so a later message at another replica cannot overtake it meanwhile). The drain at
+// SIGTERM asks it which messages arrived (and may have been acked) before the drain began.
+// Connectors keep their own awaits in the same order with PlaceSerial (at the end of this file).
+
+export type Release = () => void;
+
+/** Who answers in a place when several replicas share the store (a lease per place). */
+export interface PlaceLocks {
+  /** An admitted message joins the place's line, in arrival order, before it waits for its turn. */
+  join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket;
+}
+
+export interface PlaceTicket {
+  /** Settles once the ticket is in the place's line (or joining failed); never rejects. */
+  joined: Promise<void>;
+  /**
+   * Resolves once no older message waits in the place and this replica has the place's turn;
+   * rejects (and leaves the line) when `signal` aborts first.
+   */
+  acquire(signal: AbortSignal): Promise<PlaceTurn>;
+  /** Leave the line without answering. */
+  leave(): void;
+}
+
+/** A replica's turn in a place across replicas (the place's lease). */
+export interface PlaceTurn {
+  /** Another replica answered here last: its last writes in the place's per-place buckets. */
+  handedOver: PlaceWrite[] | undefined;
+  /** Gives the place back, with this replica's last writes there for the next turn. */
+  release(writes: PlaceWrite[]): Promise<void>;
+}
+
+/** A message's spot in its place: its turn here (undefined: too many wait there) and its ticket in the line. */
+export interface Spot {
+  here: Promise<Release> | undefined;
+  ticket: PlaceTicket | undefined;
+}
+
+/** What a turn in a place runs, and how it ends. */
+export interface TurnWork<T> {
+  /** The message is first: `handedOver` are the last writes of the replica that answered here before. */
+  work(handedOver: PlaceWrite[] | undefined): Promise<T>;
+  /** Waiting for the turn or the work failed. */
+  failed(err: unknown): Promise<T>;
+  /** This replica's last writes in the place, passed on with the place. */
+  lastWrites(): PlaceWrite[];
+}
+
+export interface PlaceOrderOptions {
+  /** Messages waiting per place besides the one being answered. */
+  maxWaitingPerPlace: number;
+  /** Several replicas: the place's line across them (absent: this process is the only one). */
+  locks?: PlaceLocks | undefined;
+  /** The number waiting changed (for the queue-depth gauge). */
+  onWaiting?: () => void;
+  /** Giving a place back across replicas failed (the lease then runs out on its own). */
+  onGiveBackError?: (err: unknown) => void;
+}
+
+export class PlaceOrder {
+  /** Per place: the resolvers of the messages waiting behind the one answered. */
+  private readonly lanes = new Map<string, Array<(release: Release) => void>>();
+  private waitingHere = 0;
+  /** Arrivals from before the drain began, until their message reaches handle() or is dropped. */
+  private readonly early = new WeakMap<Arrival, () => void>();
+  private readonly onTheWay = new Set<Promise<void>>();
+  /** Tickets joined on arrival, taken up by the message's enter(). */
+  private readonly arrived = new WeakMap<Arrival, PlaceTicket>();
+  private draining = false;
+
+  constructor(private readonly o: PlaceOrderOptions) {}
+
+  /**
+   * The event of a message arrived: join the place's line now. The Arrival goes on as
+   * msg.arrival, or is left when the message is dropped; before the drain it is answered even
+   * during the drain (it may have been acked), and the drain waits for it to reach handle().
+   */
+  arrive(place: Place, eventId: string, at: number): Arrival {
+    const ticket = this.join(placeKey(place), eventId, at);
+    const arrival: Arrival = {
+      recorded: ticket?.joined ?? Promise.resolve(),
+      leave: () => {
+        this.early.get(arrival)?.();
+        this.takeTicket(arrival)?.leave();
+      },
+    };
+    if (ticket !== undefined) this.arrived.set(arrival, ticket);
+    if (!this.draining) {
+      let settle!: () => void;
+      const handedOn = new Promise<void>((resolve) => (settle = resolve));
+      this.onTheWay.add(handedOn);
+      this.early.set(arrival, () => {
+        this.onTheWay.delete(handedOn);
+        settle();
+      });
+    }
+    return arrival;
+  }
+
+  /** handle() got the message of this arrival: the drain no longer waits for it. */
+  handed(arrival: Arrival | undefined): void {
+    if (arrival !== undefined) this.early.get(arrival)?.();
+  }
+
+  /** The message arrived before the drain began. */
+  arrivedBeforeDrain(arrival: Arrival | undefined): boolean {
+    return arrival !== undefined && this.early.has(arrival);
+  }
+
+  /** The drain begins: later arrivals are not admitted. */
+  beginDrain(): void {
+    this.draining = true;
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Arrivals from before the drain that have not reached handle() (nor been left) yet. */
+  get arrivalsOnTheWay(): ReadonlySet<Promise<void>> {
+    return this.onTheWay;
+  }
+
+  /**
+   * The message's spot, taken synchronously in handle() so replies keep the order of handle()
+   * calls: here, and in the line (the ticket joined on arrival, else a new one: each delivery has
+   * its own, a retry of the same event must not take the first delivery's place).
+   */
+  enter(key: string, eventId: string, at: number, arrival: Arrival | undefined): Spot {
+    const here = this.enterHere(key);
+    return { here, ticket: this.takeTicket(arrival) ?? this.join(key, eventId, at) };
+  }
+
+  /** A spot taken for a message that will not be answered: pass it on when it comes. */
+  leave(spot: Spot): void {
+    spot.ticket?.leave();
+    void spot.here?.then((release) => {
+      release();
+      this.o.onWaiting?.();
+    });
+  }
+
+  /**
+   * Runs `turn.work` once the message is first here and in the line; the place goes to the next
+   * message once the work ended (and, across replicas, was given back with its last writes).
+   * `signal` (the process's shutdown) stops the wait in the line: the work then runs at once and
+   * should see the signal.
+   */
+  whenFirst<T>(spot: Spot & { here: Promise<Release> }, signal: AbortSignal, turn: TurnWork<T>): Promise<T> {
+    return spot.here.then(async (release) => {
+      this.o.onWaiting?.();
+      let across: PlaceTurn | undefined;
+      try {
+        if (!signal.aborted && spot.ticket !== undefined) {
+          across = await spot.ticket.acquire(signal).catch((err: unknown) => {
+            if (!signal.aborted) throw err;
+            return undefined;
+          });
+        }
+        return await turn.work(across?.handedOver);
+      } catch (err) {
+        return await turn.failed(err);
+      } finally {
+        if (across !== undefined)
+          await across.release(turn.lastWrites()).catch((err: unknown) => this.o.onGiveBackError?.(err));
+        release();
+      }
+    });
+  }
+
+  /** A turn in the place here only (a reset): undefined when too many wait there. */
+  enterHere(key: string): Promise<Release> | undefined {
+    const lane = this.lanes.get(key);
+    if (lane === undefined) {
+      this.lanes.set(key, []);
+      return Promise.resolve(this.releaser(key));
+    }
+    if (lane.length >= this.o.maxWaitingPerPlace) return undefined;
+    this.waitingHere++;
+    this.o.onWaiting?.();
+    return new Promise<Release>((resolve) => lane.push(resolve));
+  }
+
+  /** Messages waiting for their place here (not counting those being answered). */
+  get waiting(): number {
+    return this.waitingHere;
+  }
+
+  private join(key: string, eventId: string, at: number): PlaceTicket | undefined {
+    return this.o.locks?.join(key, { id: `${eventId}#${randomUUID()}`, at });
+  }
+
+  /** The ticket joined on arrival, taken out (the Arrival's leave() then leaves nothing). */
+  private takeTicket(arrival: Arrival | undefined): PlaceTicket | undefined {
+    const ticket = arrival === undefined ? undefined : this.arrived.get(arrival);
+    if (ticket !== undefined && arrival !== undefined) this.arrived.delete(arrival);
+    return ticket;
+  }
+
+  private releaser(key: string): Release {
+    let released = false;
+    return () => {
+      if (released) return; // idempotent: a double release must not skip someone
+      released = true;
+      const next = this.lanes.get(key)?.shift();
+      if (next === undefined) {
+        this.lanes.delete(key);
+        return;
+      }
+      this.waitingHere--;
+      next(this.releaser(key));
+    };
+  }
+}
+
+/**
+ * The connectors' side of the order: tasks run one after another per key (a place: channel,
+ * thread or DM), so messages of one place reach the relay in the order the platform sent them
+ * even when one waits on a lookup (thread membership, user name, files) and the next does not;
+ * other keys go on meanwhile. A key's entry goes once its chain has drained.
+ */
+export class PlaceSerial {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  /**
+   * Runs `task` after every earlier task of `key` has settled. `task` should handle its own
+   * errors; one that escapes is passed to `onError` and does not stop the key's later tasks.
+   * Resolves once `task` (and `onError`, if called) has finished.
+   */
+  run(key: string, task: () => Promise<void>, onError: (err: unknown) => void): Promise<void> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    const tail: Promise<void> = prev
+      .then(task)
+      .catch(onError)
+      .finally(() => {
+        if (this.tails.get(key) === tail) this.tails.delete(key);
+      });
+    this.tails.set(key, tail);
+    return tail;
+  }
+
+  /** Keys with a task queued or running. */
+  get size(): number {
+    return this.tails.size;
+  }
+
+  /** Resolves when every task queued so far has run. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.tails.values()]);
+  }
+}
