@@ -3,7 +3,6 @@ import { attachmentInfo } from './attachments.js';
 import { type ChatMetadata, ChatError, type ChatService, type ChatStream, type SendRequest } from '../chat-port.js';
 import type { Conversations, ConversationUse } from './conversations.js';
 import { feedbackNotes, pendingVotes } from './feedback-votes.js';
-import type { LaterWrites } from './later-writes.js';
 import type { BridgeMetrics } from '../metrics-port.js';
 import type { Clock, FeedbackStore, FeedbackVote, IncomingMessage, InFlightStore } from '../ports.js';
 import type { ThreadContext } from './thread-context.js';
@@ -50,7 +49,8 @@ export interface UpstreamAsk {
   botId: string;
   /** The reply's in-flight record. */
   recId: number;
-  record: LaterWrites;
+  /** Queues a bookkeeping write off the reply's path (reply-to.ts laterWrites). */
+  record: (what: string, fn: () => Promise<unknown>) => void;
   log: Logger;
 }
 
