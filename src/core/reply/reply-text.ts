@@ -1,4 +1,4 @@
-import { cutAt, fenceCloser, splitOnce } from './split.js';
+import { type Cut, openFence, splitOnce } from './split.js';
 
 // A reply's text model: what text the reply owes the platform (the reply as composed so far:
 // prefix, upstream text, the note it ended with; and, per message, what the platform already
@@ -246,4 +246,30 @@ export function nextWrite(text: ReplyText, ledger: MessageLedger, l: PlanLimits)
     needsFinalWrite: l.needsFinalWrite,
     rolloverDue: !ending && l.rolloverDue,
   });
+}
+
+/**
+ * Cut the text at `at` (a message finished early, e.g. a message grown too old), or at the start
+ * of its line when that line may be a fence line; when the cut falls inside a fence, close it in
+ * this part and reopen it in the next. `minCut`: the cut must take more than this many characters.
+ */
+export function cutAt(text: string, at: number, minCut = 0): Cut {
+  // A line that starts with a fence character may be a fence line still arriving (``` a
+  // character at a time): cut before it rather than inside it, when that leaves some text.
+  let c = at;
+  const lineStart = text.lastIndexOf('\n', c - 1) + 1;
+  if (lineStart < c && /^ {0,3}[`~]/.test(text.slice(lineStart, c)) && /\S/.test(text.slice(minCut, lineStart)))
+    c = lineStart;
+  const head = text.slice(0, c);
+  const f = openFence(head);
+  const close = fenceCloser(head, f);
+  return { consumed: c, head: head + close, close, reopen: f === undefined ? '' : `${f.opener}\n` };
+}
+
+/**
+ * What closes a code fence left open at the end of `text` ('' when none is): put it before a note
+ * appended to a cut-off reply, so that the note is not shown as code.
+ */
+export function fenceCloser(text: string, open = openFence(text)): string {
+  return open === undefined ? '' : `${text.endsWith('\n') ? '' : '\n'}${open.marker}`;
 }

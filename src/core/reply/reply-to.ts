@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { monospaceTableStream } from './table-stream.js';
+import { monospaceTableStream } from './tables.js';
 import { ChatError } from '../chat-port.js';
 import type { ConversationUse } from './conversations.js';
 import type { BridgeMetrics } from '../metrics-port.js';
