@@ -27,7 +27,7 @@ import { type MessageRoute, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { discordHistoryReader } from './history.js';
 import { type DiscordSeen, recordMessage } from './seen.js';
-import { SeenMessages } from '../../core/reply/seen-messages.js';
+import { SeenMessages } from '../../core/reply/thread-context.js';
 import { inviteUrl } from './invite.js';
 import { KeyedSerial } from '../keyed-serial.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';

@@ -1,9 +1,10 @@
 import type { Message } from 'discord.js';
 import type { PlaceMessage } from '../../core/ports.js';
-import { cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
+import type { SeenMessages } from '../../core/reply/thread-context.js';
+import { cutText } from '../../core/reply/upstream-message.js';
 import { readableContent } from './history.js';
 
-// The Discord side of the record of seen messages (core/reply/seen-messages.ts): every message
+// The Discord side of the record of seen messages (core/reply/thread-context.ts): every message
 // the gateway delivers in an allowed channel, thread or DM is kept under its channel id, for the
 // bot or not (the bot's own replies when they end), already readable (display names, mentions as names), as history.ts would read it.
 // The history reader reads it back before it asks Discord, so context ends with the messages
