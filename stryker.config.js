@@ -12,7 +12,6 @@ export default {
   coverageAnalysis: 'perTest',
   mutate: [
     'src/core/reply/split.ts',
-    'src/core/reply/reply-cut.ts',
     'src/core/reply/reply-text.ts',
     'src/connectors/slack/render.ts',
     // Line ranges (stripBotMention, threadName, the signature steps and singleHeader) are line

@@ -230,7 +230,7 @@ export interface ReplySink {
   readonly needsFinalWrite?: boolean;
   /**
    * The platform has no table: Markdown tables in the reply become aligned monospace blocks
-   * (core/reply/table-stream.ts), cut by columns beyond `maxLineWidth`, before the text is split.
+   * (core/reply/tables.ts), cut by columns beyond `maxLineWidth`, before the text is split.
    */
   readonly monospaceTables?: MonospaceOptions;
   /** Buckets a post or an edit counts against. */

@@ -1,5 +1,4 @@
 import { ChatError } from './chat-port.js';
-import type { ErrorOutcome } from './reply/pump.js';
 
 // Everything the bridge itself says to users, in one place: short, friendly, and free of stack
 // traces, ids and secrets (details go to the log).
@@ -66,6 +65,15 @@ export const NOTE_RESERVE = Math.max(
   MESSAGES.replyDeadline(99_999).length,
   MESSAGES.replyTooLong(9_999_999).length,
 );
+
+/** How an error of the reply's source ends it (the pump's describeError). */
+export interface ErrorOutcome {
+  outcome: 'interrupted' | 'failed';
+  /** Appended after the text when the reply has some. */
+  note?: string;
+  /** Shown instead when the reply has no text yet. */
+  replacement?: string;
+}
 
 /** How an upstream error is shown: a message in place of the reply, or a note after its text. */
 export function describeChatError(err: unknown): ErrorOutcome {

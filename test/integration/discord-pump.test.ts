@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import type { HandleResult, IncomingMessage, MessageHandler, Place } from '../../src/core/ports.js';
 import { systemClock } from '../../src/core/ports.js';
-import { type PumpResult, pump } from '../../src/core/reply/pump.js';
+import { type PumpResult, pump } from '../../src/core/reply/reply-to.js';
 import { RateLimitScheduler } from '../../src/core/budget/scheduler.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { silentLogger } from '../../src/logger.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ChatError } from '../../src/core/chat-port.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import { PlatformRateLimitedError } from '../../src/core/ports.js';
-import { pump } from '../../src/core/reply/pump.js';
+import { pump } from '../../src/core/reply/reply-to.js';
 import { RateLimitScheduler } from '../../src/core/budget/scheduler.js';
 import { fencesBalanced } from '../../src/core/reply/split.js';
 import { longMarkdown } from '../../src/emulator/replies.js';

@@ -26,7 +26,7 @@ import { toPlatformError } from './errors.js';
 import { type DiscordSeen, fromAPerson, type MessageRoute, recordMessage, routeMessage } from './events.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { discordHistoryReader } from './history.js';
-import { SeenMessages } from '../../core/reply/seen-messages.js';
+import { SeenMessages } from '../../core/reply/thread-context.js';
 import { inviteUrl } from './invite.js';
 import { PlaceSerial } from '../../core/intake/place-order.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';

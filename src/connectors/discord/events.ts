@@ -2,12 +2,13 @@ import { ChannelType, type Message, MessageReferenceType, MessageType } from 'di
 import type { DiscordReplyMode } from '../../config/config.js';
 import type { Place, PlaceMessage } from '../../core/ports.js';
 import { hasVisibleText } from '../../core/intake/admission.js';
-import { cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
+import type { SeenMessages } from '../../core/reply/thread-context.js';
+import { cutText } from '../../core/reply/upstream-message.js';
 import { componentText, embedText } from './visible-parts.js';
 
 // What the gateway delivers: which messages the bridge answers, and where (the Discord half of
 // contract section 4), and the record of every message it delivered in an allowed place, read
-// back as context before Discord is asked (core/reply/seen-messages.ts).
+// back as context before Discord is asked (core/reply/thread-context.ts).
 
 export interface RouteContext {
   botId: string;

@@ -1,6 +1,7 @@
 import { type Client, Routes } from 'discord.js';
 import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
-import { compareIds, cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
+import { compareIds, type SeenMessages } from '../../core/reply/thread-context.js';
+import { cutText } from '../../core/reply/upstream-message.js';
 import { toPlatformError } from './errors.js';
 import { CONTENT_TYPES, readableContent } from './events.js';
 import { type BucketBudget, channelReadBucket } from './rate-limits.js';

@@ -19,7 +19,7 @@ import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { renderMarkdownText, renderMrkdwn } from './render.js';
 import { PlaceSerial } from '../../core/intake/place-order.js';
-import { SeenMessages } from '../../core/reply/seen-messages.js';
+import { SeenMessages } from '../../core/reply/thread-context.js';
 import { ThreadMembership } from './threads.js';
 import { UserNames } from './users.js';
 

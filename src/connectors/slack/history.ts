@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
-import { compareIds, cutText } from '../../core/reply/seen-messages.js';
+import { compareIds } from '../../core/reply/thread-context.js';
+import { cutText } from '../../core/reply/upstream-message.js';
 import type { BotIdentity } from './events.js';
 import { historyBucket, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { CONTENT_SUBTYPES, type SlackHistoryMessage, type SlackSeen, seenKey } from './seen.js';

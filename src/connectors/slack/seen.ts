@@ -1,7 +1,8 @@
-import { cutText, type SeenMessages } from '../../core/reply/seen-messages.js';
+import type { SeenMessages } from '../../core/reply/thread-context.js';
+import { cutText } from '../../core/reply/upstream-message.js';
 import type { SlackMessageEvent } from './events.js';
 
-// The Slack side of the record of seen messages (core/reply/seen-messages.ts): every message
+// The Slack side of the record of seen messages (core/reply/thread-context.ts): every message
 // event of an allowed channel is kept as Slack's history would return it, under its thread (or
 // the channel's top level), whether or not it is for the bot; edits and deletions follow. The
 // history reader (history.ts) reads it back before it asks Slack, so context ends with the

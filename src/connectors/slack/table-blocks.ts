@@ -1,15 +1,7 @@
 import type { types } from '@slack/bolt';
 import stringWidth from 'string-width';
-import {
-  delimiterRow,
-  findTables,
-  splitRow,
-  INLINE_MAX_CELL,
-  monospaceTable,
-  plainCell,
-  type Table,
-  type TableSpan,
-} from '../../core/reply/tables.js';
+import { delimiterRow, findTables, splitRow, type Table, type TableSpan } from '../../core/reply/split.js';
+import { INLINE_MAX_CELL, monospaceTable, plainCell } from '../../core/reply/tables.js';
 import { textBlocks } from './controls.js';
 import { neutraliseMrkdwn } from './render.js';
 

@@ -3,7 +3,7 @@ import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { noopMetrics } from '../metrics-port.js';
 import type { BucketRef, ReplySink } from '../ports.js';
 import { RateLimitScheduler } from './scheduler.js';
-import { WritePacer } from '../reply/write-pacer.js';
+import { WritePacer } from '../reply/reply-writer.js';
 
 // Two ways many replies starting at once used to spend what their finals needed (issue 13, the
 // `strict` workspace: chat.update 20 a minute, burst 5, when the connector guesses 50):

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type Attachment,
-  attachmentBlock,
-  attachmentInfo,
-  fileBlock,
-  formatSize,
-  isTextLike,
-  skippedNotice,
-} from './attachments.js';
+import { type Attachment, attachmentBlock, fileBlock, formatSize, isTextLike, skippedNotice } from './attachments.js';
+import { attachmentInfo } from './upstream-message.js';
 
 const py: Attachment = { name: 'main.py', type: 'text/x-python', size: 20, text: 'print("hi")\n' };
 const png: Attachment = { name: 'photo.png', type: 'image/png', size: 120_000, url: 'https://cdn.example/photo.png' };
@@ -59,7 +52,8 @@ describe('attachmentBlock', () => {
     expect(out.messageText).toBe(
       'look at these\n\nFile: main.py\n```py\nprint("hi")\n```\n\n[attached: photo.png (image/png, 120 kB)]',
     );
-    expect(out.metadata).toEqual([{ name: 'photo.png', type: 'image/png', size: 120_000, url: png.url }]);
+    // The metadata goes with every message (chatMetadata), from the same files.
+    expect(attachmentInfo([png, py])).toEqual([{ name: 'photo.png', type: 'image/png', size: 120_000, url: png.url }]);
     expect(out.skipped).toEqual([]);
   });
 
@@ -78,7 +72,7 @@ describe('attachmentBlock', () => {
     ]);
     expect(out.messageText.startsWith('File: main.py')).toBe(true);
     expect(out.messageText).toContain('[attached: big.log (text/plain, 900 kB); not read: too large]');
-    expect(out.metadata).toEqual([]);
+    expect(attachmentInfo(files)).toEqual([]);
     expect(skippedNotice(out.skipped)).toBe(
       '3 files were not passed to the assistant: big.log (too large), gone.txt (download failed), six.txt (more than 5 files).',
     );

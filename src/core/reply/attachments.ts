@@ -1,7 +1,8 @@
 // Files on a user's message, as the core sees them: the connector downloaded what it could (it
 // owns the token) and hands over a platform-neutral list; this module turns that list into the
 // text sent upstream, the `metadata.attachments` entries and the files the user is told were
-// skipped. Pure: no I/O, no platform knowledge.
+// skipped (the `metadata.attachments` entries: attachmentInfo in upstream-message.ts, which runs
+// for every message). Pure: no I/O, no platform knowledge.
 
 /** Why a file's content did not reach the upstream. */
 export type AttachmentSkip =
@@ -48,7 +49,6 @@ export interface Skipped {
 export interface AttachmentBlock {
   /** The user's text followed by the files: text-like ones delimited, others one line each. */
   messageText: string;
-  metadata: AttachmentInfo[];
   skipped: Skipped[];
 }
 
@@ -203,14 +203,7 @@ export function attachmentBlock(
     const next = tail === '' ? line : `${tail}\n${line}`;
     if (join([user, ...blocks, next]).length <= max) tail = next;
   }
-  return { messageText: join([user, ...blocks, tail]), metadata: attachmentInfo(files), skipped };
-}
-
-/** The `metadata.attachments` entries: files sent as a description, not as text, and not skipped. */
-export function attachmentInfo(files: readonly Attachment[]): AttachmentInfo[] {
-  return files
-    .filter((a) => a.skipped === undefined && a.text === undefined)
-    .map((a) => ({ name: a.name, type: a.type, size: a.size, ...(a.url !== undefined ? { url: a.url } : {}) }));
+  return { messageText: join([user, ...blocks, tail]), skipped };
 }
 
 /** One line naming every skipped file with its reason, for the place. */

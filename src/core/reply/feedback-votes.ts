@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
 import type { LiveReplies } from '../intake/live-replies.js';
 import type { BridgeMetrics } from '../metrics-port.js';
-import type { FeedbackNote } from '../chat-port.js';
-import type { Clock, FeedbackStore, FeedbackVote, Vote, VoteResult } from '../ports.js';
+import type { Clock, FeedbackStore, Vote, VoteResult } from '../ports.js';
 
 // A thumbs up/down on a finished reply: stored (the user's last vote wins), counted, and sent
-// upstream with that user's next message in the conversation (upstream-reply.ts reads the pending votes).
+// upstream with that user's next message in the conversation (pendingVotes in upstream-message.ts).
 
 export interface VoteDeps {
   feedback: FeedbackStore | undefined;
@@ -35,28 +34,4 @@ export async function recordVote(deps: VoteDeps, replyKey: string, userId: strin
   deps.metrics.feedbackVote(reply.platform, v);
   deps.logger.info({ platform: reply.platform, vote: v }, 'feedback recorded');
   return 'recorded';
-}
-
-/**
- * The user's votes in this conversation not yet sent: they go with the user's next message, and
- * count as delivered once the upstream took it. None when they cannot be read (logged).
- */
-export async function pendingVotes(
-  store: FeedbackStore | undefined,
-  conversationId: string | undefined,
-  userId: string,
-  log: Logger,
-): Promise<FeedbackVote[]> {
-  if (store === undefined || conversationId === undefined) return [];
-  try {
-    return await store.pending(conversationId, userId);
-  } catch (err) {
-    log.warn({ err: err instanceof Error ? err.message : String(err) }, 'reading pending feedback failed');
-    return [];
-  }
-}
-
-/** The votes as the upstream's metadata carries them. */
-export function feedbackNotes(votes: FeedbackVote[]): FeedbackNote[] {
-  return votes.map((v) => ({ messageId: v.messageId, vote: v.vote, at: new Date(v.at).toISOString() }));
 }

@@ -4,7 +4,7 @@ import { TestConnector } from '../../../test/fakes/test-connector.js';
 import { ChatError } from '../chat-port.js';
 import { type BridgeMetrics, noopMetrics } from '../metrics-port.js';
 import { PlatformWriteError } from '../ports.js';
-import { type PumpOptions, pump } from './pump.js';
+import { type PumpOptions, pump } from './reply-to.js';
 import { RateLimitScheduler } from '../budget/scheduler.js';
 import { fencesBalanced } from './split.js';
 import { silentLogger } from '../../logger.js';

@@ -1,4 +1,9 @@
-import { fenceCloser } from './split.js';
+import { type Cut, openFence, splitOnce } from './split.js';
+
+// A reply's text model: what text the reply owes the platform (the reply as composed so far:
+// prefix, upstream text, the note it ended with; and, per message, what the platform already
+// shows), and from both what the current message's next write is (planWrite). The writer reads
+// them at the moment a write leaves, so a write always carries the newest text.
 
 /** How a reply ends (ReplyWriter.finish). */
 export interface FinishOptions {
@@ -10,10 +15,6 @@ export interface FinishOptions {
   feedback?: boolean;
 }
 
-// What text a reply owes the platform: the reply as composed so far (prefix, upstream text, the
-// note it ended with) and, per message, what the platform already shows. The writer reads both at
-// the moment a write leaves, so a write always carries the newest text.
-
 export const hasText = (s: string): boolean => /\S/.test(s);
 
 /** The reply as composed: prefix + upstream text (+ a note once it ended). */
@@ -24,6 +25,8 @@ export class ReplyText {
   private endedFlag = false;
   /** Where the note appended by end() starts in content(): a cut never falls inside it. */
   private noteStart: number | undefined;
+  /** Set by end(): the reply's last write shows feedback buttons. */
+  feedback = false;
 
   constructor(private readonly prefixOf?: () => string) {}
 
@@ -50,6 +53,7 @@ export class ReplyText {
   end(opts: FinishOptions): void {
     if (this.endedFlag) return;
     this.endedFlag = true;
+    this.feedback = opts.feedback === true;
     if (this.started) {
       // A code block the cut left open is closed first, so that the note is not shown as code.
       if (opts.note !== undefined) {
@@ -124,8 +128,148 @@ export class MessageLedger {
     this.carry = reopen;
   }
 
+  /** When the current message must be finished, one edit interval before the sink's maximum age. */
+  rolloverAt(maxAgeMs: number | undefined, editIntervalMs: number): number | undefined {
+    if (maxAgeMs === undefined || this.msg.id === undefined || this.msg.final) return undefined;
+    return this.msg.createdAt + Math.max(0, maxAgeMs - editIntervalMs);
+  }
+
   nextMessage(): void {
     this.msg = freshMessage();
     this.part++;
   }
+}
+
+// How a reply's text is cut into messages, and what the current message's next write is: a pure
+// function of the text and what the platform shows. The writer asks it once to decide whether to
+// queue a write, and again once the write may leave.
+
+export type WritePlan =
+  /**
+   * Write `text` to the current message. With `next`, the message ends there (it is final) and
+   * the reply goes on in a new one after `consumed` chars of the message's text, reopened by `reopen`.
+   */
+  | { kind: 'write'; text: string; final: boolean; next?: { consumed: number; reopen: string } }
+  /** Only whitespace before a break (no message of its own, which platforms refuse): move past it. */
+  | { kind: 'skip'; consumed: number; reopen: string }
+  /** Nothing to write until more text comes (or the reply ends). */
+  | { kind: 'wait' }
+  /** The reply ended and the platform shows all of it. */
+  | { kind: 'done' };
+
+export interface PlanInput {
+  /** The current message's whole text as it should be shown (carry + its part of the reply). */
+  desired: string;
+  /** Length of the reopened fence line at the start of `desired` ('' → 0). */
+  carryLength: number;
+  /** Characters one message may hold now. */
+  limit: number;
+  /** Where the closing note starts in `desired`, if the reply has one: a cut may fall there. */
+  noteCut: number | undefined;
+  /** The current message was posted. */
+  posted: boolean;
+  /** The current message had its final write. */
+  messageFinal: boolean;
+  /** What the current message shows. */
+  sent: string;
+  /** The upstream ended: every write is a final one. */
+  ending: boolean;
+  /** The sink needs a final write even when the text did not change. */
+  needsFinalWrite: boolean;
+  /** The current message reached its maximum age: finish it, continue in a new one. */
+  rolloverDue: boolean;
+}
+
+export function planWrite(p: PlanInput): WritePlan {
+  const { desired, carryLength } = p;
+  const body = desired.slice(carryLength);
+
+  if (desired.length > p.limit) {
+    // A part must hold some text besides whitespace: platforms refuse a message (or an edit)
+    // that is only whitespace, so a cut may not leave one behind.
+    const lead = /^\s*/.exec(body)?.[0].length ?? 0;
+    const minCut = carryLength + lead;
+    const noteCut = p.noteCut !== undefined && p.noteCut > minCut ? p.noteCut : undefined;
+    const cut = splitOnce(desired, p.limit, minCut, noteCut) ?? cutAt(desired, p.limit);
+    if (!p.posted && !hasText(cut.head)) return { kind: 'skip', consumed: cut.consumed, reopen: cut.reopen };
+    return { kind: 'write', text: cut.head, final: true, next: { consumed: cut.consumed, reopen: cut.reopen } };
+  }
+
+  if (p.ending) {
+    if (!hasText(body)) return p.posted && !p.messageFinal ? { kind: 'write', text: desired, final: true } : done;
+    // The last edit already shows the whole text: a final write would change nothing a user
+    // sees, unless the sink needs the signal itself.
+    const unchanged = desired === p.sent;
+    if (unchanged && (p.messageFinal || !p.needsFinalWrite)) return done;
+    return { kind: 'write', text: desired, final: true };
+  }
+
+  if (p.rolloverDue) {
+    const cut = cutAt(desired, desired.length, carryLength);
+    return { kind: 'write', text: cut.head, final: true, next: { consumed: cut.consumed, reopen: cut.reopen } };
+  }
+
+  if (hasText(body) && desired !== p.sent) return { kind: 'write', text: desired, final: false };
+  return wait;
+}
+
+const done: WritePlan = { kind: 'done' };
+const wait: WritePlan = { kind: 'wait' };
+
+/** What the next write depends on besides the text: the sink's size and needs, the message's age. */
+export interface PlanLimits {
+  maxChars: number;
+  /** Room kept free in every message while the reply streams (for a note appended later). */
+  reserveChars: number;
+  needsFinalWrite: boolean;
+  /** The current message reached its maximum age. */
+  rolloverDue: boolean;
+}
+
+/** The current message's next write, from the reply's text and what its messages show now. */
+export function nextWrite(text: ReplyText, ledger: MessageLedger, l: PlanLimits): WritePlan {
+  const desired = ledger.desired(text.content());
+  const { ended: ending, noteAt } = text;
+  // While streaming, keep room for a note, and for closing a code block left open before it:
+  // the final write may use both, and the note then never has to be split off on its own.
+  const reserve = ending ? 0 : l.reserveChars + fenceCloser(desired).length;
+  const { msg } = ledger;
+  return planWrite({
+    desired,
+    carryLength: ledger.carryLength,
+    limit: Math.max(1, l.maxChars - reserve),
+    noteCut: noteAt === undefined ? undefined : ledger.toDesired(noteAt),
+    posted: msg.id !== undefined,
+    messageFinal: msg.final,
+    sent: msg.sent,
+    ending,
+    needsFinalWrite: l.needsFinalWrite,
+    rolloverDue: !ending && l.rolloverDue,
+  });
+}
+
+/**
+ * Cut the text at `at` (a message finished early, e.g. a message grown too old), or at the start
+ * of its line when that line may be a fence line; when the cut falls inside a fence, close it in
+ * this part and reopen it in the next. `minCut`: the cut must take more than this many characters.
+ */
+export function cutAt(text: string, at: number, minCut = 0): Cut {
+  // A line that starts with a fence character may be a fence line still arriving (``` a
+  // character at a time): cut before it rather than inside it, when that leaves some text.
+  let c = at;
+  const lineStart = text.lastIndexOf('\n', c - 1) + 1;
+  if (lineStart < c && /^ {0,3}[`~]/.test(text.slice(lineStart, c)) && /\S/.test(text.slice(minCut, lineStart)))
+    c = lineStart;
+  const head = text.slice(0, c);
+  const f = openFence(head);
+  const close = fenceCloser(head, f);
+  return { consumed: c, head: head + close, close, reopen: f === undefined ? '' : `${f.opener}\n` };
+}
+
+/**
+ * What closes a code fence left open at the end of `text` ('' when none is): put it before a note
+ * appended to a cut-off reply, so that the note is not shown as code.
+ */
+export function fenceCloser(text: string, open = openFence(text)): string {
+  return open === undefined ? '' : `${text.endsWith('\n') ? '' : '\n'}${open.marker}`;
 }

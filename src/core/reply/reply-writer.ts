@@ -1,21 +1,43 @@
 import {
+  type Clock,
   FORM_REFUSED,
+  type Platform,
   PlatformRateLimitedError,
   PlatformWriteError,
+  type ReplySink,
   type WriteOptions,
   type WriteResult,
 } from '../ports.js';
-import { planWrite, type WritePlan } from './reply-cut.js';
-import { type FinishOptions, MessageLedger, ReplyText } from './reply-text.js';
-import { errorOutcome, okOutcome, unusedOutcome } from '../budget/scheduler.js';
-import { fenceCloser } from './split.js';
-import { type PacerOptions, WritePacer } from './write-pacer.js';
+import { type FinishOptions, MessageLedger, nextWrite, ReplyText, type WritePlan } from './reply-text.js';
+import {
+  errorOutcome,
+  okOutcome,
+  unusedOutcome,
+  type WriteGrant,
+  type WritePriority,
+  type WriteScheduler,
+} from '../budget/scheduler.js';
+import type { BridgeMetrics } from '../metrics-port.js';
 import type { Logger } from 'pino';
 
-// What a ReplyWriter is given and what it gives back.
+// Shows one reply on the platform while its text grows: nothing before there is non-whitespace
+// text; the first text posted at once; then edits of the message at most once per edit interval,
+// each carrying everything that arrived meanwhile, the next only after the previous finished; one
+// final write per message, as soon as the buckets allow once the upstream ended; continuation in a
+// new message when the text outgrows the message or the message grows too old. What the next
+// write is comes from reply-text.ts; when it may leave from the WritePacer below (the edit
+// interval, the write's priority, the grant, the final held, stream or post once). Every write
+// goes through the one scheduler, and its outcome back through its grant.
 
-/** What the pacer needs (sink, scheduler, clock, edit interval, platform, metrics), and more. */
-export interface ReplyWriterOptions extends PacerOptions {
+export type StreamMode = 'stream' | 'post-once';
+
+export interface ReplyWriterOptions {
+  sink: ReplySink;
+  scheduler: WriteScheduler;
+  clock: Clock;
+  editIntervalMs: number;
+  platform: Platform;
+  metrics: BridgeMetrics;
   logger: Logger;
   /**
    * Records each write's text with the reply's message ids: an edit before it is sent (crash
@@ -45,16 +67,6 @@ export interface WriterResult {
 const MAX_WRITE_RETRIES = 3;
 const RETRY_BASE_MS = 500;
 
-// Shows one reply on the platform while its text grows: nothing before there is non-whitespace
-// text; the first text posted at once; then edits of the message at most once per edit interval,
-// each carrying everything that arrived meanwhile, the next only after the previous finished; one
-// final write per message, as soon as the buckets allow once the upstream ended; continuation in a
-// new message when the text outgrows the message or the message grows too old. When the budgets
-// cannot pay one more live reply's final, the reply does not stream: it posts its whole text once
-// when it ends. The parts: reply-text.ts (what is owed), reply-cut.ts (what the next write is),
-// write-pacer.ts (when it may leave). Every write goes through the one scheduler, and its outcome
-// back through its grant.
-
 export class ReplyWriter {
   private readonly o: ReplyWriterOptions;
   private readonly text: ReplyText;
@@ -70,9 +82,6 @@ export class ReplyWriter {
   private working: Promise<void> = Promise.resolve();
   private firstShown = false;
   private yielded = false;
-
-  /** Set by finish(): the reply's last write shows feedback buttons. */
-  private feedback = false;
 
   /** Resolves once a write failed for good: the reader of the upstream should stop then. */
   readonly failed: Promise<void>;
@@ -97,7 +106,6 @@ export class ReplyWriter {
   /** End the reply: the last write of the last message, then resolve. */
   async finish(opts: FinishOptions = {}): Promise<WriterResult> {
     if (!this.text.ended) {
-      this.feedback = opts.feedback === true;
       this.text.end(opts);
       this.pacer.ended();
       this.wakeOnEnd?.();
@@ -117,7 +125,9 @@ export class ReplyWriter {
       this.running = this.run().finally(() => {
         this.running = undefined;
         // Text may have arrived while the loop was finishing.
-        if (this.fatal === undefined && this.plan().kind !== 'done' && this.plan().kind !== 'wait') this.kick();
+        if (this.fatal !== undefined) return;
+        const { kind } = this.plan();
+        if (kind !== 'done' && kind !== 'wait') this.kick();
       });
     } else {
       this.wakeOnInput?.();
@@ -126,26 +136,12 @@ export class ReplyWriter {
 
   /** The current message's next write, from the text as it is now. */
   private plan(): WritePlan {
-    const content = this.text.content();
-    const desired = this.ledger.desired(content);
-    const ending = this.text.ended;
-    // While streaming, keep room for a note, and for closing a code block left open before it:
-    // the final write may use both, and the note then never has to be split off on its own.
-    const reserve = ending ? 0 : (this.o.reserveChars ?? 0) + fenceCloser(desired).length;
-    const noteAt = this.text.noteAt;
-    const rolloverAt = this.rolloverAt();
-    const { msg } = this.ledger;
-    return planWrite({
-      desired,
-      carryLength: this.ledger.carryLength,
-      limit: Math.max(1, this.o.sink.maxChars - reserve),
-      noteCut: noteAt === undefined ? undefined : this.ledger.toDesired(noteAt),
-      posted: msg.id !== undefined,
-      messageFinal: msg.final,
-      sent: msg.sent,
-      ending,
+    const rolloverAt = this.ledger.rolloverAt(this.o.sink.maxMessageAgeMs, this.o.editIntervalMs);
+    return nextWrite(this.text, this.ledger, {
+      maxChars: this.o.sink.maxChars,
+      reserveChars: this.o.reserveChars ?? 0,
       needsFinalWrite: this.o.sink.needsFinalWrite === true,
-      rolloverDue: !ending && rolloverAt !== undefined && this.o.clock.now() >= rolloverAt,
+      rolloverDue: rolloverAt !== undefined && this.o.clock.now() >= rolloverAt,
     });
   }
 
@@ -160,7 +156,7 @@ export class ReplyWriter {
         continue;
       }
       if (plan.kind === 'wait') {
-        await this.pause(this.rolloverAt(), true);
+        await this.pause(this.ledger.rolloverAt(this.o.sink.maxMessageAgeMs, this.o.editIntervalMs), true);
         continue;
       }
       const ending = this.text.ended;
@@ -179,9 +175,10 @@ export class ReplyWriter {
           continue;
         }
       }
-      const due = this.pacer.dueAt(posted ? this.ledger.msg.lastWriteAt : undefined, ending);
-      const now = this.o.clock.now();
-      if (now < due) {
+      // While the reply streams, a message is written at most once per edit interval; once it
+      // ended, at once: the final is paced by the buckets alone.
+      const due = posted && !ending ? this.ledger.msg.lastWriteAt + this.o.editIntervalMs : 0;
+      if (this.o.clock.now() < due) {
         // New text joins this write; the end of the reply cuts the wait short.
         await this.pause(due, false);
         continue;
@@ -189,14 +186,6 @@ export class ReplyWriter {
       this.yielded = false;
       await this.write(posted ? 'edit' : 'post', plan.final);
     }
-  }
-
-  /** A message that must be finished before the sink's maximum age. */
-  private rolloverAt(): number | undefined {
-    const maxAge = this.o.sink.maxMessageAgeMs;
-    const { msg } = this.ledger;
-    if (maxAge === undefined || msg.id === undefined || msg.final) return undefined;
-    return msg.createdAt + Math.max(0, maxAge - this.o.editIntervalMs);
   }
 
   /**
@@ -208,14 +197,14 @@ export class ReplyWriter {
     if (this.o.replyKey !== undefined) opts.replyKey = this.o.replyKey;
     if (final && !continues && this.text.ended) {
       opts.last = true;
-      if (this.feedback) opts.feedback = true;
+      if (this.text.feedback) opts.feedback = true;
     }
     return opts;
   }
 
   private async write(op: 'post' | 'edit', final: boolean): Promise<void> {
     const { sink, clock, platform, metrics } = this.o;
-    const grant = await this.pacer.acquire(op, this.pacer.priority(op, final, this.ledger.ids.length > 0));
+    const grant = await this.pacer.acquire(op, final, this.ledger.ids.length > 0);
     if (grant === undefined) return;
     // The text as it is when the request leaves, not as it was when the write was queued: a write
     // that waited past the end of the upstream carries the whole reply (and is then its final).
@@ -319,5 +308,91 @@ export class ReplyWriter {
       this.wakeOnEnd = done;
       if (onInput) this.wakeOnInput = done;
     });
+  }
+}
+
+/**
+ * When a reply's writes may leave: the scheduler's grant for each, the budget held for the reply's
+ * final, and whether the reply streams at all ("post once" when the budgets cannot pay one more
+ * live reply's final).
+ */
+export type PacerOptions = Pick<
+  ReplyWriterOptions,
+  'sink' | 'scheduler' | 'clock' | 'editIntervalMs' | 'platform' | 'metrics'
+>;
+
+export class WritePacer {
+  private modeChosen: StreamMode | undefined;
+  /** An intermediate write waiting for budget: aborted when the reply ends (the final replaces it). */
+  private pendingIntermediate: AbortController | undefined;
+  /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
+  private releaseHold: (() => void) | undefined;
+  /** This reply counts in the post-once gauge. */
+  private inPostOnceGauge = false;
+
+  constructor(private readonly o: PacerOptions) {}
+
+  /**
+   * Before the reply's first post while the upstream still runs: stream if the budgets can pay
+   * this reply's final besides those of the live replies, else post the whole text once at the end
+   * (the working indicator, which costs no write budget, shows meanwhile).
+   */
+  chooseMode(): StreamMode {
+    if (this.modeChosen !== undefined) return this.modeChosen;
+    const { scheduler, sink, metrics, platform } = this.o;
+    this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
+    // The final is held the moment the reply chooses to stream, not once its first post is in:
+    // replies that choose while this one waits for its post budget must count its final too.
+    if (this.modeChosen === 'stream') this.holdFinal();
+    if (this.modeChosen === 'post-once') {
+      this.inPostOnceGauge = true;
+      metrics.postOnce(platform, 1);
+    }
+    return this.modeChosen;
+  }
+
+  /**
+   * A grant for one write; undefined when an intermediate write was overtaken by the end. Finals
+   * of a reply the user already sees come first; a post (the first text, or a post-once reply's
+   * only one) after them; intermediate writes last, leaving what held finals need. A continuation
+   * posted while the reply streams is one of those: its text is not final, so it costs a write
+   * besides the message's final one, like an edit. Left waiting when the reply ends, it is
+   * dropped and asked again as the message's final post (see ended()).
+   */
+  async acquire(op: 'post' | 'edit', final: boolean, shown: boolean): Promise<WriteGrant | undefined> {
+    const priority: WritePriority = op === 'post' && !shown ? 'first' : final ? 'final' : 'edit';
+    const pending = priority === 'edit' ? new AbortController() : undefined;
+    this.pendingIntermediate = pending;
+    try {
+      return await this.o.scheduler.acquire(this.o.sink.buckets(op), priority, pending?.signal);
+    } catch {
+      return undefined; // an intermediate write overtaken by the end of the reply, or the scheduler closed
+    } finally {
+      if (this.pendingIntermediate === pending) this.pendingIntermediate = undefined;
+    }
+  }
+
+  /** From the first message on, a streaming reply will need a final edit: hold budget for it. */
+  holdFinal(): void {
+    if (this.releaseHold !== undefined || this.modeChosen === 'post-once') return;
+    this.releaseHold = this.o.scheduler.hold(this.o.sink.buckets('edit'));
+  }
+
+  /**
+   * The upstream ended: an intermediate write still queued (an edit, a continuation post) would
+   * show stale text and then need another write, so it is dropped and the writer asks again with
+   * the final's priority.
+   */
+  ended(): void {
+    this.pendingIntermediate?.abort();
+  }
+
+  /** The reply is over: release what it held. Idempotent. */
+  close(): void {
+    this.releaseHold?.();
+    if (this.inPostOnceGauge) {
+      this.inPostOnceGauge = false;
+      this.o.metrics.postOnce(this.o.platform, -1);
+    }
   }
 }

@@ -1,13 +1,10 @@
-// Splitting a long reply into platform-sized messages.
-//
-// A cut prefers, in order: a paragraph break, a line break, the end of a sentence, a space; else a
-// hard cut at a code-point boundary. It never falls inside a surrogate pair, inside a Markdown link
-// `[..](..)`, or on a fence's opening or closing line. A cut inside a fenced code block (``` or
-// ~~~) closes the fence at the end of the part and reopens it, with the same info string, at the
-// start of the next one.
-//
-// Reconstruction is exact: each part is `reopen + body + close`, where `reopen` and `close` are the
-// added fence lines, and the bodies joined are the input (see joinParts).
+// A reply's Markdown blocks (code fences, tables) and its split into platform-sized messages. A
+// cut prefers, in order: a paragraph break, a line break, the end of a sentence, a space; else a
+// hard cut at a code-point boundary. It never falls inside a surrogate pair, inside a Markdown
+// link `[..](..)`, or on a fence's opening or closing line. A cut inside a fenced code block (```
+// or ~~~) closes the fence at the end of the part and reopens it, with the same info string, at
+// the start of the next one. Reconstruction is exact: each part is `reopen + body + close`, where
+// `reopen` and `close` are the added fence lines, and the bodies joined are the input (joinParts).
 
 export interface SplitPart {
   /** The message text: reopen + body + close. */
@@ -28,7 +25,7 @@ export interface Cut {
   reopen: string;
 }
 
-interface Fence {
+export interface Fence {
   openStart: number;
   contentStart: number;
   /** Start of the closing line; text.length when the fence is still open at the end. */
@@ -62,12 +59,20 @@ export interface SplitWork {
 /** Fences whose reopen/close lines would eat more than this share of a part are not reopened. */
 const MAX_FENCE_OVERHEAD = 0.5;
 
-/** Whether text[start, end) may match OPEN_RE or CLOSE_RE: at most 3 spaces, then ` or ~. */
-function mayBeFenceLine(text: string, start: number, end: number): boolean {
-  let i = start;
-  while (i < end && i - start < 3 && text.charCodeAt(i) === 0x20) i++;
-  const c = i < end ? text.charCodeAt(i) : -1;
-  return c === 0x60 || c === 0x7e;
+/** What a line OPEN_RE or CLOSE_RE may match starts with: at most 3 spaces, then ` or ~ (sticky). */
+const FENCE_START = / {0,3}[`~]/y;
+
+/** The marker (```` ``` ````, `~~~`…) of a fence's opening line; undefined when the line opens none. */
+export function fenceOpener(line: string): string | undefined {
+  const m = OPEN_RE.exec(line);
+  // A backtick fence's info string holds no backtick (CommonMark).
+  return m?.[2] === undefined || (m[2][0] === '`' && (m[3] ?? '').includes('`')) ? undefined : m[2];
+}
+
+/** Whether a line closes the fence its `marker` opened: the same character, at least as many. */
+export function closesFence(line: string, marker: string): boolean {
+  const close = CLOSE_RE.exec(line)?.[1];
+  return close !== undefined && close[0] === marker[0] && close.length >= marker.length;
 }
 
 export function findFences(text: string): Fence[] {
@@ -80,25 +85,19 @@ export function findFences(text: string): Fence[] {
     const next = nl === -1 ? text.length : nl + 1;
     // Most lines cannot be fence lines: look at them without copying them (the writer runs this
     // over the whole message each time new text arrives).
-    if (!mayBeFenceLine(text, start, end)) {
+    FENCE_START.lastIndex = start;
+    if (!FENCE_START.test(text)) {
       if (nl === -1) break;
       start = next;
       continue;
     }
     const line = text.slice(start, end);
     if (open === undefined) {
-      const m = OPEN_RE.exec(line);
-      const marker = m?.[2];
-      if (m !== null && marker !== undefined && !(marker[0] === '`' && (m[3] ?? '').includes('`'))) {
-        open = { openStart: start, contentStart: next, opener: line, marker };
-      }
-    } else {
-      const m = CLOSE_RE.exec(line);
-      const marker = m?.[1];
-      if (marker !== undefined && marker[0] === open.marker[0] && marker.length >= open.marker.length) {
-        fences.push({ ...open, closeStart: start, closeEnd: next });
-        open = undefined;
-      }
+      const marker = fenceOpener(line);
+      if (marker !== undefined) open = { openStart: start, contentStart: next, opener: line, marker };
+    } else if (closesFence(line, open.marker)) {
+      fences.push({ ...open, closeStart: start, closeEnd: next });
+      open = undefined;
     }
     if (nl === -1) break;
     start = next;
@@ -107,16 +106,18 @@ export function findFences(text: string): Fence[] {
   return fences;
 }
 
-/** True when every fence opened in the text is closed again. */
-export function fencesBalanced(text: string): boolean {
-  const fences = findFences(text);
-  const last = fences.at(-1);
-  // A closing line always holds its marker, so only a fence left open has closeEnd === closeStart.
-  return last === undefined || last.closeEnd > last.closeStart;
+/** The fence left open at the end of `text`, if any (a closing line holds its marker: closeEnd is
+ * past closeStart for every fence closed). */
+export function openFence(text: string): Fence | undefined {
+  const last = findFences(text).at(-1);
+  return last !== undefined && last.closeEnd === last.closeStart ? last : undefined;
 }
 
-const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
-const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+/** True when every fence opened in the text is closed again. */
+export const fencesBalanced = (text: string): boolean => openFence(text) === undefined;
+
+/** A cut at c falls inside a surrogate pair: a high one (D800–DBFF) before, a low one (DC00–DFFF) at c. */
+const inPair = (t: string, c: number) => t.charCodeAt(c - 1) >> 10 === 0x36 && t.charCodeAt(c) >> 10 === 0x37;
 
 /**
  * The first cut of `text` for parts of at most `max` characters, or undefined when it fits.
@@ -155,7 +156,7 @@ export function splitOnce(
   const tryCut = (c: number, fenceAware = true): Cut | undefined => {
     if (work) work.tries++;
     if (c <= minCut || c > text.length || c > maxCut) return undefined;
-    if (isHigh(text.charCodeAt(c - 1)) && isLow(text.charCodeAt(c))) return undefined;
+    if (inPair(text, c)) return undefined;
     if (inLink(c)) return undefined;
     const f = fenceAt(c);
     if (f !== undefined) {
@@ -205,7 +206,7 @@ export function splitOnce(
   }
   // Nothing allowed (a link or fence line longer than a part): cut anyway, but never a surrogate pair.
   let c = max;
-  if (c > 1 && isHigh(text.charCodeAt(c - 1)) && isLow(text.charCodeAt(c))) c--;
+  if (c > 1 && inPair(text, c)) c--;
   return tryCut(c, false) ?? { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
 }
 
@@ -279,30 +280,121 @@ function linkSpans(text: string, max: number): Array<[number, number]> {
   return spans;
 }
 
-/**
- * Cut the text at `at` (a message finished early, e.g. a message grown too old), or at the start
- * of its line when that line may be a fence line; when the cut falls inside a fence, close it in
- * this part and reopen it in the next. `minCut`: the cut must take more than this many characters.
- */
-export function cutAt(text: string, at: number, minCut = 0): Cut {
-  // A line that starts with a fence character may be a fence line still arriving (``` a
-  // character at a time): cut before it rather than inside it, when that leaves some text.
-  let c = at;
-  const lineStart = text.lastIndexOf('\n', c - 1) + 1;
-  if (lineStart < c && /^ {0,3}[`~]/.test(text.slice(lineStart, c)) && /\S/.test(text.slice(minCut, lineStart)))
-    c = lineStart;
-  const f = findFences(text.slice(0, c)).find((x) => c >= x.contentStart && x.closeEnd === x.closeStart);
-  if (f === undefined) return { consumed: c, head: text.slice(0, c), close: '', reopen: '' };
-  const close = `${c > 0 && text[c - 1] !== '\n' ? '\n' : ''}${f.marker}`;
-  return { consumed: c, head: text.slice(0, c) + close, close, reopen: `${f.opener}\n` };
+// ---- Markdown tables (GitHub style, outer pipes optional), found in one pass over the lines (each
+// split at most twice), none in fenced code; rendered by Slack's table block or tables.ts.
+
+export type Align = 'left' | 'center' | 'right' | undefined;
+
+export interface Table {
+  header: string[];
+  align: Align[];
+  rows: string[][];
 }
 
-/**
- * What closes a code fence left open at the end of `text` ('' when none is): put it before a note
- * appended to a cut-off reply, so that the note is not shown as code.
- */
-export function fenceCloser(text: string): string {
-  const last = findFences(text).at(-1);
-  if (last === undefined || last.closeEnd > last.closeStart) return '';
-  return `${text.endsWith('\n') ? '' : '\n'}${last.marker}`;
+export interface TableSpan {
+  /** Offsets in the text: the header line's start, and the end of the last row (after its newline). */
+  start: number;
+  end: number;
+  table: Table;
+}
+
+/** The cells of a row line, or undefined when the line holds no unescaped pipe. */
+export function splitRow(line: string): string[] | undefined {
+  const s = line.trim();
+  if (s.length === 0) return undefined;
+  const cells: string[] = [];
+  let cur = '';
+  let pipes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '\\' && s[i + 1] === '|') {
+      cur += '|';
+      i++;
+    } else if (c === '|') {
+      pipes++;
+      cells.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  cells.push(cur);
+  if (pipes === 0) return undefined;
+  // Outer pipes are optional: an empty first/last cell next to them is no cell.
+  if (line.trimStart().startsWith('|')) cells.shift();
+  if (/(^|[^\\])\|\s*$/.test(line) && cells.length > 0) cells.pop();
+  return cells.map((c) => c.trim());
+}
+
+/** The alignments of a delimiter row (`|:--|--:|`), or undefined when the line is not one. */
+export function delimiterRow(line: string): Align[] | undefined {
+  const cells = splitRow(line);
+  if (cells === undefined || cells.length === 0) return undefined;
+  const out: Align[] = [];
+  for (const c of cells) {
+    if (!/^:?-+:?$/.test(c)) return undefined;
+    const l = c.startsWith(':');
+    const r = c.endsWith(':');
+    out.push(l && r ? 'center' : r ? 'right' : l ? 'left' : undefined);
+  }
+  return out;
+}
+
+/** A line that may be a table's header: a pipe, and not indented code. */
+export const headerCandidate = (line: string): boolean => line.includes('|') && !/^( {4}|\t)/.test(line);
+
+/** Every table of `text`, in order (none inside fenced code). */
+export function findTables(text: string): TableSpan[] {
+  const fences = findFences(text);
+  const spans: TableSpan[] = [];
+  let fi = 0;
+  let ls = 0;
+  let pending: { start: number; cells: string[] } | undefined;
+  let open: TableSpan | undefined;
+  while (ls < text.length) {
+    const fence = fences[fi];
+    if (fence !== undefined && fence.openStart <= ls) {
+      fi++;
+      open = undefined;
+      pending = undefined;
+      ls = Math.max(ls, fence.closeEnd);
+      continue;
+    }
+    const nl = text.indexOf('\n', ls);
+    const le = nl === -1 ? text.length : nl + 1;
+    const line = text.slice(ls, nl === -1 ? text.length : nl).replace(/\r$/, '');
+    if (open !== undefined) {
+      const cells = splitRow(line);
+      if (cells !== undefined) {
+        open.table.rows.push(cells);
+        open.end = le;
+        ls = le;
+        continue;
+      }
+      open = undefined;
+    }
+    if (pending !== undefined) {
+      const align = delimiterRow(line);
+      if (align !== undefined && align.length === pending.cells.length) {
+        open = { start: pending.start, end: le, table: { header: pending.cells, align, rows: [] } };
+        spans.push(open);
+        pending = undefined;
+        ls = le;
+        continue;
+      }
+    }
+    pending = undefined;
+    if (headerCandidate(line)) {
+      const cells = splitRow(line);
+      if (cells !== undefined && cells.length > 0) pending = { start: ls, cells };
+    }
+    ls = le;
+  }
+  for (const s of spans) normalise(s.table);
+  return spans;
+}
+
+/** Every row as wide as the widest (GFM drops extra cells; here nothing is dropped). */
+function normalise(t: Table): void {
+  const n = t.rows.reduce((w, r) => Math.max(w, r.length), t.header.length);
+  for (const r of [t.header, ...t.rows]) while (r.length < n) r.push('');
+  while (t.align.length < n) t.align.push(undefined);
 }

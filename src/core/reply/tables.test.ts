@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { monospaceTableStream } from './table-stream.js';
-import { findTables, monospaceTable } from './tables.js';
+import { findTables } from './split.js';
+import { monospaceTable, monospaceTableStream } from './tables.js';
 
 // Markdown tables found (with or without outer pipes, alignment read, none inside code) and shown
 // as aligned monospace blocks, by display width, cut by columns when too wide.

@@ -1,132 +1,18 @@
-import { findFences } from './split.js';
+import {
+  closesFence,
+  delimiterRow,
+  fenceOpener,
+  findTables,
+  headerCandidate,
+  splitRow,
+  type Align,
+  type Table,
+} from './split.js';
 
-// Markdown tables (GitHub style, with or without outer pipes) found in a reply, and their
-// rendering as aligned monospace lines for platforms without a table (Discord, Slack beyond its
-// table block's limits). Platform-neutral: the display-width function is given by the caller.
-// Finding is one pass over the lines (each line is split at most twice); fenced code is skipped.
-
-export type Align = 'left' | 'center' | 'right' | undefined;
-
-export interface Table {
-  header: string[];
-  align: Align[];
-  rows: string[][];
-}
-
-export interface TableSpan {
-  /** Offsets in the text: the header line's start, and the end of the last row (after its newline). */
-  start: number;
-  end: number;
-  table: Table;
-}
-
-/** The cells of a row line, or undefined when the line holds no unescaped pipe. */
-export function splitRow(line: string): string[] | undefined {
-  const s = line.trim();
-  if (s.length === 0) return undefined;
-  const cells: string[] = [];
-  let cur = '';
-  let pipes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if (c === '\\' && s[i + 1] === '|') {
-      cur += '|';
-      i++;
-    } else if (c === '|') {
-      pipes++;
-      cells.push(cur);
-      cur = '';
-    } else cur += c;
-  }
-  cells.push(cur);
-  if (pipes === 0) return undefined;
-  // Outer pipes are optional: an empty first/last cell next to them is no cell.
-  if (line.trimStart().startsWith('|')) cells.shift();
-  if (/(^|[^\\])\|\s*$/.test(line) && cells.length > 0) cells.pop();
-  return cells.map((c) => c.trim());
-}
-
-const DELIM_CELL = /^:?-+:?$/;
-
-/** The alignments of a delimiter row (`|:--|--:|`), or undefined when the line is not one. */
-export function delimiterRow(line: string): Align[] | undefined {
-  const cells = splitRow(line);
-  if (cells === undefined || cells.length === 0) return undefined;
-  const out: Align[] = [];
-  for (const c of cells) {
-    if (!DELIM_CELL.test(c)) return undefined;
-    const l = c.startsWith(':');
-    const r = c.endsWith(':');
-    out.push(l && r ? 'center' : r ? 'right' : l ? 'left' : undefined);
-  }
-  return out;
-}
-
-/** A line that may be a table's header: a pipe, and not indented code. */
-const headerCandidate = (line: string): boolean => line.includes('|') && !/^( {4}|\t)/.test(line);
-
-/** Every table of `text`, in order (none inside fenced code). */
-export function findTables(text: string): TableSpan[] {
-  const fences = findFences(text);
-  const spans: TableSpan[] = [];
-  let fi = 0;
-  let ls = 0;
-  let pending: { start: number; end: number; cells: string[] } | undefined;
-  let open: TableSpan | undefined;
-  while (ls < text.length) {
-    const fence = fences[fi];
-    if (fence !== undefined && fence.openStart <= ls) {
-      fi++;
-      open = undefined;
-      pending = undefined;
-      ls = Math.max(ls, fence.closeEnd);
-      continue;
-    }
-    const nl = text.indexOf('\n', ls);
-    const le = nl === -1 ? text.length : nl + 1;
-    const line = text.slice(ls, nl === -1 ? text.length : nl).replace(/\r$/, '');
-    if (open !== undefined) {
-      const cells = line.trim() === '' ? undefined : splitRow(line);
-      if (cells !== undefined) {
-        open.table.rows.push(cells);
-        open.end = le;
-        ls = le;
-        continue;
-      }
-      open = undefined;
-    }
-    if (pending !== undefined) {
-      const align = delimiterRow(line);
-      if (align !== undefined && align.length === pending.cells.length) {
-        open = { start: pending.start, end: le, table: { header: pending.cells, align, rows: [] } };
-        spans.push(open);
-        pending = undefined;
-        ls = le;
-        continue;
-      }
-    }
-    pending = undefined;
-    if (headerCandidate(line)) {
-      const cells = splitRow(line);
-      if (cells !== undefined && cells.length > 0) pending = { start: ls, end: le, cells };
-    }
-    ls = le;
-  }
-  for (const s of spans) normalise(s.table);
-  return spans;
-}
-
-/** Every row as wide as the widest (GFM drops extra cells; here nothing is dropped). */
-function normalise(t: Table): void {
-  let n = t.header.length;
-  for (const r of t.rows) n = Math.max(n, r.length);
-  const pad = (r: string[]) => {
-    while (r.length < n) r.push('');
-  };
-  pad(t.header);
-  for (const r of t.rows) pad(r);
-  while (t.align.length < n) t.align.push(undefined);
-}
+// Markdown tables as aligned monospace lines, for platforms without a table (Discord, Slack beyond
+// its table block's limits): one table rendered (monospaceTable), and a reply's stream with each
+// table rendered once it is complete (monospaceTableStream). Platform-neutral: the display-width
+// function is given by the caller. Finding tables is split.ts's (findTables).
 
 /** Cells longer than this are shown as written (no inline Markdown read). */
 export const INLINE_MAX_CELL = 500;
@@ -209,4 +95,163 @@ export function monospaceTable(t: Table, opts: MonospaceOptions): string {
       return `${note}\n${fence(alignedColumns(t, g, widths, opts.widthOf))}`;
     })
     .join('\n\n');
+}
+
+// A reply's text deltas with every Markdown table replaced, once it is complete, by aligned
+// monospace blocks (monospaceTable), for a platform that has no table (ReplySink.monospaceTables).
+// Text streams through as it comes, except a line with a pipe: it waits for its end, and, when it
+// may be a table's header, for the next line; a table is held until its last row (a half-written
+// table is not shown). A line that streamed before its first pipe arrived is text: a header
+// without outer pipes whose first cell came alone shows as written. Each character is looked at
+// a constant number of times.
+
+/** What the source returns at its end (a reply's end note) is returned at the stream's end. */
+export function monospaceTableStream<R>(
+  source: AsyncIterable<string, R>,
+  opts: MonospaceOptions,
+): AsyncIterable<string, R> {
+  let out = '';
+  let buf = '';
+  /** The start of the current (unfinished) line, already passed through: the line is no table. */
+  let passing: string | false = false;
+  let fence: string | undefined;
+  let held: { line: string; cells: number } | undefined;
+  let table: string[] | undefined;
+
+  const flushTable = () => {
+    if (table === undefined) return;
+    const raw = table.join('');
+    table = undefined;
+    const span = findTables(raw)[0];
+    if (span === undefined) out += raw;
+    else out += monospaceTable(span.table, opts) + (raw.endsWith('\n') ? '\n' : '');
+  };
+  const flushHeld = () => {
+    if (held !== undefined) out += held.line;
+    held = undefined;
+  };
+
+  /** A line already shown, or about to be: only fences matter. */
+  const fenceLine = (bare: string) => {
+    if (fence === undefined) fence = fenceOpener(bare);
+    else if (closesFence(bare, fence)) fence = undefined;
+  };
+
+  const line = (l: string) => {
+    if (passing !== false) {
+      out += l;
+      fenceLine((passing + l).replace(/\r?\n$/, ''));
+      passing = false;
+      return;
+    }
+    const bare = l.replace(/\r?\n$/, '');
+    if (fence !== undefined) {
+      out += l;
+      fenceLine(bare);
+      return;
+    }
+    if (table !== undefined) {
+      if (splitRow(bare) !== undefined) {
+        table.push(l);
+        return;
+      }
+      flushTable();
+    }
+    if (held !== undefined) {
+      const align = delimiterRow(bare);
+      if (align !== undefined && align.length === held.cells) {
+        table = [held.line, l];
+        held = undefined;
+        return;
+      }
+      flushHeld();
+    }
+    if (fenceOpener(bare) !== undefined) {
+      fenceLine(bare);
+      out += l;
+      return;
+    }
+    if (headerCandidate(bare)) {
+      const cells = splitRow(bare);
+      if (cells !== undefined && cells.length > 0) {
+        held = { line: l, cells: cells.length };
+        return;
+      }
+    }
+    out += l;
+  };
+
+  return {
+    async *[Symbol.asyncIterator](): AsyncGenerator<string, R> {
+      let end: R;
+      try {
+        end = yield* transform();
+      } catch (err) {
+        // The source failed: what it gave is shown (a table so far as a table) before the error.
+        finish();
+        if (out !== '') yield out;
+        out = '';
+        throw err;
+      }
+      finish();
+      if (out !== '') yield out;
+      return end;
+    },
+  };
+
+  async function* transform(): AsyncGenerator<string, R> {
+    // Not for-await, which drops the source's return value; like it, the source is closed when
+    // the reader leaves early, and not when the source itself threw or ended.
+    const it = source[Symbol.asyncIterator]();
+    let settled = false;
+    try {
+      for (;;) {
+        let next: IteratorResult<string, R>;
+        try {
+          next = await it.next();
+        } catch (err) {
+          settled = true;
+          throw err;
+        }
+        if (next.done === true) {
+          settled = true;
+          return next.value;
+        }
+        const shown = take(next.value);
+        if (shown !== undefined) yield shown;
+      }
+    } finally {
+      if (!settled) await it.return?.();
+    }
+  }
+
+  /** One delta in: what may be shown now, if anything. */
+  function take(delta: string): string | undefined {
+    buf += delta;
+    let nl = buf.indexOf('\n');
+    let from = 0;
+    while (nl !== -1) {
+      line(buf.slice(from, nl + 1));
+      from = nl + 1;
+      nl = buf.indexOf('\n', from);
+    }
+    buf = buf.slice(from);
+    const quiet = table === undefined && held === undefined;
+    if (buf !== '' && quiet && (passing !== false || !buf.includes('|'))) {
+      passing = (passing === false ? '' : passing) + buf;
+      out += buf;
+      buf = '';
+    }
+    if (out === '') return undefined;
+    const d = out;
+    out = '';
+    return d;
+  }
+
+  function finish() {
+    if (buf !== '') line(buf);
+    buf = '';
+    flushTable();
+    flushHeld();
+  }
 }

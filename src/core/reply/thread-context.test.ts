@@ -10,7 +10,8 @@ import {
   type ReplySink,
 } from '../ports.js';
 import { RateLimitScheduler } from '../budget/scheduler.js';
-import { assistantText, cleanHistory, HistoryCache, ThreadContext } from './thread-context.js';
+import { HistoryCache, ThreadContext } from './thread-context.js';
+import { assistantText, cleanHistory } from './upstream-message.js';
 import { MESSAGES } from '../user-messages.js';
 
 const at = (i: number) => new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString();

@@ -12,10 +12,7 @@ import {
 } from '../ports.js';
 import type { BridgeMetrics, ContextSkipReason } from '../metrics-port.js';
 import { errorOutcome, type WriteGrant, type WriteScheduler } from '../budget/scheduler.js';
-import type { ContextMode } from './upstream-message.js';
-import { MESSAGES } from '../user-messages.js';
-import { hasVisibleText } from '../intake/admission.js';
-import { compareIds } from './seen-messages.js';
+import { cleanHistory, type ContextMode } from './upstream-message.js';
 
 // Thread context: when a new upstream conversation starts in a place that already holds
 // messages (the bot mentioned midway through a thread, a conversation renewed), the place's
@@ -166,20 +163,14 @@ export class ThreadContext {
   private async recorded(reader: HistoryReader, req: HistoryRequest, log: Logger): Promise<PlaceMessage[]> {
     if (reader.recorded === undefined) return [];
     const timeoutMs = this.o.settings.timeoutMs ?? HISTORY_TIMEOUT_MS;
-    let timer: { clear(): void } | undefined;
-    const late = new Promise<PlaceMessage[]>((resolve) => {
-      timer = this.o.clock.setTimeout(() => {
-        log.warn({ timeoutMs }, 'reading the recorded messages took too long; going on without them');
-        resolve([]);
-      }, timeoutMs);
-    });
     try {
-      return await Promise.race([reader.recorded(req), late]);
+      return await within(this.o.clock, timeoutMs, reader.recorded(req), () => {
+        log.warn({ timeoutMs }, 'reading the recorded messages took too long; going on without them');
+        return [];
+      });
     } catch (err) {
       log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read the recorded messages');
       return [];
-    } finally {
-      timer?.clear();
     }
   }
 
@@ -242,35 +233,34 @@ export class ThreadContext {
       return 'budget';
     }
     const granted = grant;
-    return new Promise((resolve) => {
-      let over = false;
-      const timer = this.o.clock.setTimeout(() => {
-        over = true;
-        log.warn({ timeoutMs, page }, 'reading the place history took too long; answering without the rest');
-        resolve('timeout');
-      }, timeoutMs);
-      // The read goes on after a timeout (it was sent): its outcome still teaches the budget.
-      reader.recent(req).then(
-        (messages) => {
-          timer.clear();
-          granted.done();
-          resolve(messages);
-        },
-        (err: unknown) => {
-          timer.clear();
-          // Through the grant like every write: a 429 blocks and teaches the bucket it was granted in.
-          granted.done(errorOutcome(err));
-          if (!over) {
-            log.warn(
-              { err: err instanceof Error ? err.message : String(err), page },
-              'could not read the place history; answering without the rest',
-            );
-          }
-          resolve('error');
-        },
-      );
+    let over = false;
+    // The read goes on after a timeout (it was sent): its outcome still teaches the budget.
+    const read = reader.recent(req).then(
+      (messages) => {
+        granted.done();
+        return messages;
+      },
+      (err: unknown) => {
+        // Through the grant like every write: a 429 blocks and teaches the bucket it was granted in.
+        granted.done(errorOutcome(err));
+        const reason = err instanceof Error ? err.message : String(err);
+        if (!over) log.warn({ err: reason, page }, 'could not read the place history; answering without the rest');
+        return 'error' as const;
+      },
+    );
+    return within<PlaceMessage[] | HistoryPage | ContextSkipReason>(this.o.clock, timeoutMs, read, () => {
+      over = true;
+      log.warn({ timeoutMs, page }, 'reading the place history took too long; answering without the rest');
+      return 'timeout' as const;
     });
   }
+}
+
+/** What `work` gives, or what `late()` gives once `ms` passed first (the work is not stopped). */
+function within<T>(clock: Clock, ms: number, work: Promise<T>, late: () => T): Promise<T> {
+  let timer: { clear(): void } | undefined;
+  const timeout = new Promise<T>((resolve) => (timer = clock.setTimeout(() => resolve(late()), ms)));
+  return Promise.race([work, timeout]).finally(() => timer?.clear());
 }
 
 /** Two lists of a place's messages (newest first) as one, each id once, the newest `limit`. */
@@ -284,87 +274,117 @@ export function mergeNewestFirst(
   return [...byId.values()].sort((x, y) => compareIds(y.id, x.id)).slice(0, limit);
 }
 
-// ---- what of a place's history is context ----
+// ---- The record of seen messages: a bounded record of the messages the bridge received in a place's events, so the context of a
+// new conversation can end with the messages just before the user's even when the platform caps
+// or refuses a history read (Slack: 15 messages a call and one call a minute for apps outside
+// the Marketplace). Kept in memory only, per process: a restart starts it empty, and with
+// several replicas each holds the events it received. Bounded three ways: messages per place,
+// places (least recently written dropped first), and age (a place idle longer than `ttlMs` is
+// forgotten). Each entry's text is cut to `maxChars`. Connectors own one and store what they
+// need to make a PlaceMessage later (Slack resolves names when the record is read).
 
-const PLACEHOLDER = 987_654_321;
-
-/** Text as compared with the bridge's notices: formatting, entities and spacing aside. */
-function normalize(s: string): string {
-  return s
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/[\u200B_*~`]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
+export interface SeenLimits {
+  /** Messages kept per place (the oldest dropped first). */
+  perPlace: number;
+  /** Places kept (the least recently written dropped first). */
+  places: number;
+  /** A place not written to for this long is forgotten. */
+  ttlMs: number;
+  /** Characters of one message's text kept. */
+  maxChars: number;
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export const DEFAULT_SEEN_LIMITS: SeenLimits = {
+  perPlace: 100,
+  places: 1000,
+  ttlMs: 24 * 60 * 60_000,
+  maxChars: 4000,
+};
+
+/** Platform message ids that are numbers written out (Slack `1700000000.000100`, Discord snowflakes), compared as numbers. */
+export function compareIds(a: string, b: string): number {
+  const [ai = '', af = ''] = a.split('.');
+  const [bi = '', bf = ''] = b.split('.');
+  if (ai.length !== bi.length) return ai.length - bi.length;
+  if (ai !== bi) return ai < bi ? -1 : 1;
+  const width = Math.max(af.length, bf.length);
+  const x = af.padEnd(width, '0');
+  const y = bf.padEnd(width, '0');
+  return x === y ? 0 : x < y ? -1 : 1;
 }
 
-/** A notice template as a pattern over normalized text; numbers it names may be any. */
-function templatePattern(template: string): string {
-  return escapeRegExp(normalize(template)).replace(String(PLACEHOLDER), '\\d+');
+interface PlaceEntries<T> {
+  at: number;
+  /** Oldest first, by id. */
+  items: { id: string; value: T }[];
 }
 
-/** Every text of MESSAGES, with and without a number where it takes one. */
-function noticeTemplates(): string[] {
-  return Object.values(MESSAGES).flatMap((v: unknown) => {
-    if (typeof v === 'string') return [v];
-    if (typeof v === 'function') {
-      const f = v as (n?: number) => string;
-      return [f(), f(PLACEHOLDER)];
-    }
-    return [];
-  });
-}
+export class SeenMessages<T> {
+  private readonly places = new Map<string, PlaceEntries<T>>();
 
-const WHOLE_NOTICES = noticeTemplates().map((t) => new RegExp(`^${templatePattern(t)}$`));
-const RESET_NOTICE = normalize(MESSAGES.reset);
-/** Notes the bridge puts before a reply's text. */
-const PREFIX_NOTES = [MESSAGES.renewed, MESSAGES.renewedWithContext].map(
-  (t) => new RegExp(`^\\s*[_*]*${templatePattern(t)}[_*]*\\s*`),
-);
-/** Notes the bridge appends to a reply's text. */
-const SUFFIX_NOTES = [
-  MESSAGES.interrupted,
-  MESSAGES.streamError,
-  MESSAGES.replyDeadline(PLACEHOLDER),
-  MESSAGES.replyTooLong(),
-  MESSAGES.replyTooLong(PLACEHOLDER),
-].map((t) => new RegExp(`\\s*[_*]*${templatePattern(t)}[_*]*\\s*$`));
+  constructor(
+    private readonly now: () => number,
+    readonly limits: SeenLimits = DEFAULT_SEEN_LIMITS,
+  ) {}
 
-/** The bridge's own text without its notes; undefined when it is a notice and nothing else. */
-export function assistantText(text: string): string | undefined {
-  const n = normalize(text);
-  if (WHOLE_NOTICES.some((re) => re.test(n))) return undefined;
-  let out = text;
-  for (const re of PREFIX_NOTES) out = out.replace(re, '');
-  for (const re of SUFFIX_NOTES) out = out.replace(re, '');
-  out = out.trim();
-  return hasVisibleText(out) ? out : undefined;
-}
-
-/**
- * A place's messages (newest first, as read) → the context of a new conversation, oldest first:
- * without the user's current message, without the bridge's notices and notes, and nothing from
- * before the last `reset` of the place (its notice marks where the new conversation began).
- */
-export function cleanHistory(newestFirst: readonly PlaceMessage[], currentId: string, max: number): ContextMessage[] {
-  const out: ContextMessage[] = [];
-  for (const m of newestFirst) {
-    if (out.length >= max) break;
-    if (m.id === currentId) continue;
-    let text: string | undefined = m.text;
-    if (m.role === 'assistant') {
-      if (normalize(m.text) === RESET_NOTICE) break;
-      text = assistantText(m.text);
-      if (text === undefined) continue;
-    } else if (!hasVisibleText(text)) {
-      continue;
-    }
-    out.push({ author: m.author, role: m.role, text: text.trim(), ts: m.ts });
+  /** Places held now (for tests and the bound). */
+  get size(): number {
+    return this.places.size;
   }
-  return out.reverse();
+
+  /** Records a message of a place, or replaces the one with the same id. */
+  add(place: string, id: string, value: T): void {
+    const now = this.now();
+    let entry = this.places.get(place);
+    if (entry !== undefined) this.places.delete(place);
+    if (entry === undefined || now - entry.at > this.limits.ttlMs) entry = { at: now, items: [] };
+    entry.at = now;
+    const items = entry.items;
+    const same = items.findIndex((i) => i.id === id);
+    if (same >= 0) items[same] = { id, value };
+    else {
+      // Events arrive nearly in order: look for the place from the newest end.
+      let i = items.length;
+      while (i > 0 && compareIds((items[i - 1] as { id: string }).id, id) > 0) i--;
+      items.splice(i, 0, { id, value });
+      if (items.length > this.limits.perPlace) items.splice(0, items.length - this.limits.perPlace);
+    }
+    this.places.set(place, entry);
+    this.evict(now);
+  }
+
+  /** Changes a recorded message (an edit); nothing when it is not held. */
+  update(place: string, id: string, change: (value: T) => T): void {
+    const item = this.places.get(place)?.items.find((i) => i.id === id);
+    if (item !== undefined) item.value = change(item.value);
+  }
+
+  remove(place: string, id: string): void {
+    const entry = this.places.get(place);
+    if (entry !== undefined) entry.items = entry.items.filter((i) => i.id !== id);
+  }
+
+  /** The place's messages older than `beforeId` (all when undefined), newest first, at most `limit`. */
+  before(place: string, beforeId: string | undefined, limit: number): T[] {
+    const entry = this.places.get(place);
+    if (entry === undefined || this.now() - entry.at > this.limits.ttlMs) return [];
+    const out: T[] = [];
+    for (let i = entry.items.length - 1; i >= 0 && out.length < limit; i--) {
+      const item = entry.items[i] as { id: string; value: T };
+      if (beforeId === undefined || compareIds(item.id, beforeId) < 0) out.push(item.value);
+    }
+    return out;
+  }
+
+  /** One message of a place, by id. */
+  get(place: string, id: string): T | undefined {
+    return this.places.get(place)?.items.find((i) => i.id === id)?.value;
+  }
+
+  private evict(now: number): void {
+    for (const [key, entry] of this.places) {
+      if (this.places.size <= this.limits.places && now - entry.at <= this.limits.ttlMs) break;
+      this.places.delete(key);
+    }
+  }
 }

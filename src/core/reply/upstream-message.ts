@@ -1,4 +1,9 @@
-import type { ChatMetadata, ContextMessage } from '../chat-port.js';
+import type { Logger } from 'pino';
+import type { Attachment, AttachmentInfo } from './attachments.js';
+import type { ChatMetadata, ContextMessage, FeedbackNote } from '../chat-port.js';
+import { hasVisibleText } from '../intake/admission.js';
+import type { FeedbackStore, FeedbackVote, IncomingMessage, PlaceMessage } from '../ports.js';
+import { MESSAGES } from '../user-messages.js';
 
 // What one upstream send says: the user's words, and for a new conversation the place's earlier
 // messages (CONTEXT_MODE). Pure, so the rules are tested without a platform: the user's own words
@@ -81,7 +86,8 @@ function transcript(entries: readonly ContextMessage[], userText: string): strin
   return `${TRANSCRIPT_START}\n${entries.map(transcriptLine).join('\n')}\n${TRANSCRIPT_END}\n\n${userText}`;
 }
 
-function cut(text: string, max: number): string {
+/** Cuts a text to `max` characters (an ellipsis marks the cut). */
+export function cutText(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }
 
@@ -110,7 +116,7 @@ export function composeMessage(o: ComposeOptions): ComposedMessage {
     }
     // The newest message alone is too long: a cut of it still says what was being discussed.
     // (The overhead counted the indents of all its lines: a cut has no more of them.)
-    if (picked.length === 0 && textRoom >= MIN_CUT_CHARS) picked.push({ ...m, text: cut(m.text, textRoom) });
+    if (picked.length === 0 && textRoom >= MIN_CUT_CHARS) picked.push({ ...m, text: cutText(m.text, textRoom) });
     break;
   }
   if (picked.length === 0) return none;
@@ -125,4 +131,139 @@ export function composeMessage(o: ComposeOptions): ComposedMessage {
 /** After the upstream refused a message as too long: the newer half of the context (none of one). */
 export function fewerContext(context: readonly ContextMessage[]): ContextMessage[] {
   return context.length <= 1 ? [] : context.slice(Math.ceil(context.length / 2));
+}
+
+// ---- the message's metadata: where it was written and by whom, its files, the votes it carries ----
+
+/** The upstream's `metadata`: where the message was written (its origin) and by whom. */
+export function chatMetadata(msg: IncomingMessage): ChatMetadata {
+  const { origin } = msg;
+  const md: ChatMetadata = { source: origin.platform };
+  if (origin.workspaceId !== undefined) md.workspaceId = origin.workspaceId;
+  md.channelId = origin.channelId;
+  if (origin.threadId !== undefined) md.threadId = origin.threadId;
+  md.userId = msg.userId;
+  if (msg.userName !== undefined) md.userName = msg.userName;
+  md.messageId = msg.messageId;
+  if (msg.forwarded === true) md.forwarded = true;
+  if (msg.viewing !== undefined && msg.viewing.length > 0) md.viewing = msg.viewing;
+  const files = attachmentInfo(msg.attachments ?? []);
+  if (files.length > 0) md.attachments = files;
+  return md;
+}
+
+/** The `metadata.attachments` entries: files sent as a description, not as text, and not skipped. */
+export function attachmentInfo(files: readonly Attachment[]): AttachmentInfo[] {
+  return files
+    .filter((a) => a.skipped === undefined && a.text === undefined)
+    .map((a) => ({ name: a.name, type: a.type, size: a.size, ...(a.url !== undefined ? { url: a.url } : {}) }));
+}
+
+/**
+ * The user's votes in this conversation not yet sent: they go with the user's next message, and
+ * count as delivered once the upstream took it. None when they cannot be read (logged).
+ */
+export async function pendingVotes(
+  store: FeedbackStore | undefined,
+  conversationId: string | undefined,
+  userId: string,
+  log: Logger,
+): Promise<FeedbackVote[]> {
+  if (store === undefined || conversationId === undefined) return [];
+  try {
+    return await store.pending(conversationId, userId);
+  } catch (err) {
+    log.warn({ err: err instanceof Error ? err.message : String(err) }, 'reading pending feedback failed');
+    return [];
+  }
+}
+
+/** The votes as the upstream's metadata carries them. */
+export function feedbackNotes(votes: FeedbackVote[]): FeedbackNote[] {
+  return votes.map((v) => ({ messageId: v.messageId, vote: v.vote, at: new Date(v.at).toISOString() }));
+}
+
+// ---- what of a place's history is context: the bridge's own notices and notes left out ----
+
+const PLACEHOLDER = 987_654_321;
+
+/** Text as compared with the bridge's notices: formatting, entities and spacing aside. */
+function normalize(s: string): string {
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/[\u200B_*~`]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A notice template as a pattern over normalized text; numbers it names may be any. */
+function templatePattern(template: string): string {
+  return escapeRegExp(normalize(template)).replace(String(PLACEHOLDER), '\\d+');
+}
+
+/** Every text of MESSAGES, with and without a number where it takes one. */
+function noticeTemplates(): string[] {
+  return Object.values(MESSAGES).flatMap((v: unknown) => {
+    if (typeof v === 'string') return [v];
+    if (typeof v === 'function') {
+      const f = v as (n?: number) => string;
+      return [f(), f(PLACEHOLDER)];
+    }
+    return [];
+  });
+}
+
+const WHOLE_NOTICES = noticeTemplates().map((t) => new RegExp(`^${templatePattern(t)}$`));
+const RESET_NOTICE = normalize(MESSAGES.reset);
+/** Notes the bridge puts before a reply's text. */
+const PREFIX_NOTES = [MESSAGES.renewed, MESSAGES.renewedWithContext].map(
+  (t) => new RegExp(`^\\s*[_*]*${templatePattern(t)}[_*]*\\s*`),
+);
+/** Notes the bridge appends to a reply's text. */
+const SUFFIX_NOTES = [
+  MESSAGES.interrupted,
+  MESSAGES.streamError,
+  MESSAGES.replyDeadline(PLACEHOLDER),
+  MESSAGES.replyTooLong(),
+  MESSAGES.replyTooLong(PLACEHOLDER),
+].map((t) => new RegExp(`\\s*[_*]*${templatePattern(t)}[_*]*\\s*$`));
+
+/** The bridge's own text without its notes; undefined when it is a notice and nothing else. */
+export function assistantText(text: string): string | undefined {
+  const n = normalize(text);
+  if (WHOLE_NOTICES.some((re) => re.test(n))) return undefined;
+  let out = text;
+  for (const re of PREFIX_NOTES) out = out.replace(re, '');
+  for (const re of SUFFIX_NOTES) out = out.replace(re, '');
+  out = out.trim();
+  return hasVisibleText(out) ? out : undefined;
+}
+
+/**
+ * A place's messages (newest first, as read) → the context of a new conversation, oldest first:
+ * without the user's current message, without the bridge's notices and notes, and nothing from
+ * before the last `reset` of the place (its notice marks where the new conversation began).
+ */
+export function cleanHistory(newestFirst: readonly PlaceMessage[], currentId: string, max: number): ContextMessage[] {
+  const out: ContextMessage[] = [];
+  for (const m of newestFirst) {
+    if (out.length >= max) break;
+    if (m.id === currentId) continue;
+    let text: string | undefined = m.text;
+    if (m.role === 'assistant') {
+      if (normalize(m.text) === RESET_NOTICE) break;
+      text = assistantText(m.text);
+      if (text === undefined) continue;
+    } else if (!hasVisibleText(text)) {
+      continue;
+    }
+    out.push({ author: m.author, role: m.role, text: text.trim(), ts: m.ts });
+  }
+  return out.reverse();
 }

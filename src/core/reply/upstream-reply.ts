@@ -1,13 +1,17 @@
 import type { Logger } from 'pino';
-import { attachmentInfo } from './attachments.js';
 import { type ChatMetadata, ChatError, type ChatService, type ChatStream, type SendRequest } from '../chat-port.js';
 import type { Conversations, ConversationUse } from './conversations.js';
-import { feedbackNotes, pendingVotes } from './feedback-votes.js';
-import type { LaterWrites } from './later-writes.js';
 import type { BridgeMetrics } from '../metrics-port.js';
 import type { Clock, FeedbackStore, FeedbackVote, IncomingMessage, InFlightStore } from '../ports.js';
 import type { ThreadContext } from './thread-context.js';
-import { type ComposedMessage, composeMessage, fewerContext } from './upstream-message.js';
+import {
+  chatMetadata,
+  type ComposedMessage,
+  composeMessage,
+  feedbackNotes,
+  fewerContext,
+  pendingVotes,
+} from './upstream-message.js';
 import { MESSAGES } from '../user-messages.js';
 
 // What one reply asks the upstream and reads back: the composed message (the user's words, and
@@ -50,25 +54,9 @@ export interface UpstreamAsk {
   botId: string;
   /** The reply's in-flight record. */
   recId: number;
-  record: LaterWrites;
+  /** Queues a bookkeeping write off the reply's path (reply-to.ts laterWrites). */
+  record: (what: string, fn: () => Promise<unknown>) => void;
   log: Logger;
-}
-
-/** The upstream's `metadata`: where the message was written (its origin) and by whom. */
-export function chatMetadata(msg: IncomingMessage): ChatMetadata {
-  const { origin } = msg;
-  const md: ChatMetadata = { source: origin.platform };
-  if (origin.workspaceId !== undefined) md.workspaceId = origin.workspaceId;
-  md.channelId = origin.channelId;
-  if (origin.threadId !== undefined) md.threadId = origin.threadId;
-  md.userId = msg.userId;
-  if (msg.userName !== undefined) md.userName = msg.userName;
-  md.messageId = msg.messageId;
-  if (msg.forwarded === true) md.forwarded = true;
-  if (msg.viewing !== undefined && msg.viewing.length > 0) md.viewing = msg.viewing;
-  const files = attachmentInfo(msg.attachments ?? []);
-  if (files.length > 0) md.attachments = files;
-  return md;
 }
 
 export class UpstreamReply {

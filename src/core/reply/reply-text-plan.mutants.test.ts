@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type PlanInput, planWrite } from './reply-cut.js';
+import { type PlanInput, planWrite } from './reply-text.js';
 
 // The writer's decision, input by input: when a message is cut, what it shows, when a write is
 // final, skipped or not needed (mutation testing). Expected texts are written out by hand.

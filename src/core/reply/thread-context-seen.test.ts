@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareIds, cutText, SeenMessages } from './seen-messages.js';
+import { compareIds, SeenMessages } from './thread-context.js';
+import { cutText } from './upstream-message.js';
 
 describe('SeenMessages', () => {
   const limits = { perPlace: 3, places: 2, ttlMs: 1000, maxChars: 10 };
