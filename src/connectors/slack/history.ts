@@ -1,10 +1,8 @@
 import type { webApi } from '@slack/bolt';
 import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
 import { compareIds, cutText } from '../../core/reply/seen-messages.js';
-import type { BotIdentity } from './events.js';
+import { type BotIdentity, CONTENT_SUBTYPES, type SlackHistoryMessage, type SlackSeen, seenKey } from './events.js';
 import { historyBucket, type SlackLimits, translateSlackError } from './rate-limits.js';
-import { CONTENT_SUBTYPES, type SlackHistoryMessage, type SlackSeen, seenKey } from './seen.js';
-import type { UserNames } from './users.js';
 
 // A Slack place's earlier messages, for the context of a new conversation (core/reply/thread-context.ts):
 // `conversations.replies` for a thread, `conversations.history` for a DM or channel, bounded by
@@ -28,7 +26,8 @@ export interface SlackHistoryInit {
   /** The thread's parent ts; undefined for a DM or channel read at top level. */
   threadTs: string | undefined;
   bot: BotIdentity;
-  users: UserNames;
+  /** The intake's cache of display names (intake.ts UserNames). */
+  users: { name(client: webApi.WebClient, team: string, userId: string): Promise<string | undefined> };
   limits: SlackLimits;
   /** The connector's record of messages seen in events (none: every read asks Slack). */
   seen?: SlackSeen;

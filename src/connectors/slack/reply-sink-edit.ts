@@ -1,13 +1,12 @@
 import type { webApi } from '@slack/bolt';
 import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
-import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
+import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { findPosted, isUncertain, newReplyId, replyMetadata } from './uncertain-posts.js';
 import { replyBlocks } from './controls.js';
 import { renderMrkdwn } from './render.js';
 import { createFormLadder, type Form, plainTexts, postOverflow } from './refused-forms.js';
 import { createTableCarry, renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
-import { createWorkingIndicator } from './working.js';
 
 // Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
 // Messages stay under Slack's 4,000-character guidance; the pump continues in a new message.

@@ -7,7 +7,7 @@ import {
   type WriteResult,
 } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
-import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
+import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import {
   appendBucket,
   postBucket,
@@ -21,7 +21,6 @@ import { replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
-import { createWorkingIndicator } from './working.js';
 import { createFormLadder, type Form, formRefusal, plainTexts, postOverflow } from './refused-forms.js';
 import { findStarted, isUncertain, readShown } from './uncertain-posts.js';
 import { historyBucket } from './rate-limits.js';
