@@ -115,13 +115,14 @@ export interface BotIdentityOfToken {
  */
 export function authorizer(opts: {
   botToken: string | undefined;
-  identity: () => BotIdentityOfToken | undefined;
+  /** The bot's ids, once auth.test answered at start. */
+  bot: { readonly identity: BotIdentityOfToken | undefined };
   installer?: { authorize(source: InstallationQuery<boolean>): Promise<AuthorizeResult> } | undefined;
 }): Authorize<boolean> {
   const { botToken, installer } = opts;
   return async (source) => {
     if (installer) return installer.authorize(source as InstallationQuery<boolean>);
-    const identity = opts.identity();
+    const identity = opts.bot.identity;
     if (!identity || !botToken) throw new Error('Slack connector not started');
     const result: AuthorizeResult = {
       botToken,

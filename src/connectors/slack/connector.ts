@@ -73,7 +73,8 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   const limits: SlackLimits = { ...DEFAULT_SLACK_LIMITS, ...opts.limits };
   const rateLimits = opts.rateLimits ?? ignoreRateLimits;
   const relay = relaySlot();
-  let identity: SlackConnector['identity'];
+  // Set at start from auth.test (single-workspace mode); authorize reads it for every event.
+  const bot: { identity: SlackConnector['identity'] } = { identity: undefined };
   let started = false;
   let socketUp = false;
 
@@ -92,7 +93,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   }
   const installer = oauth?.installer;
 
-  const authorize = authorizer({ botToken: config.botToken, identity: () => identity, installer });
+  const authorize = authorizer({ botToken: config.botToken, bot, installer });
 
   const bolt: BoltApp = createBoltApp({
     apiUrl: config.apiUrl,
@@ -196,13 +197,13 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   return {
     platform: 'slack',
     get identity() {
-      return identity;
+      return bot.identity;
     },
     async start(h) {
       if (config.botToken) {
         // The readiness check of HTTP mode, and the bot's own ids for mention handling.
         const res = await app.client.auth.test({ token: config.botToken });
-        identity = { teamId: res.team_id ?? '', botUserId: res.user_id ?? '', botId: res.bot_id };
+        bot.identity = { teamId: res.team_id ?? '', botUserId: res.user_id ?? '', botId: res.bot_id };
       }
       mountRoutes();
       started = true;

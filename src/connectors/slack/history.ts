@@ -10,7 +10,7 @@ import { historyBucket, type SlackLimits, translateSlackError } from './rate-lim
 // and may cap a call (15 messages and one call a minute for commercial apps outside the
 // Marketplace): a page that holds the parent and has more continues toward the newest end, any
 // other page (conversations.history is newest first) toward the oldest. The record of messages
-// seen in events (seen.ts) is read first and costs no call. Text is made readable for the
+// seen in events (events.ts recordEvent) is read first and costs no call. Text is made readable for the
 // upstream: mentions become display names, links and channel references their labels, entities
 // plain characters.
 

@@ -262,7 +262,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
     });
 }
 
-/** Every message of an allowed channel goes into the record, for the bot or not (seen.ts). */
+/** Every message of an allowed channel goes into the record, for the bot or not (events.ts recordEvent). */
 function noteSeen(deps: IntakeDeps, seen: SlackSeen, args: IntakeArgs): void {
   const { event: ev } = args;
   if (ev.type !== 'message' && ev.type !== 'app_mention') return;
