@@ -125,11 +125,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const { workspaces } = args.teams;
   // The core's one allowlist check, early: nothing is spent (API calls, downloads, a place in
   // line) on a message the relay would refuse; the relay checks it again all the same.
-  const allow = {
-    slack: { workspaces: deps.config.allowedTeams, channels: deps.config.allowedChannels },
-    discord: ALLOW_ALL,
-  };
-  if (!isAllowed(allow, { place, origin, workspaces })) {
+  if (!isAllowed(allowOf(deps.config), { place, origin, workspaces })) {
     deps.logger.debug(
       { teams: workspaces.map((w) => w.id), channel },
       'slack event outside the allowed teams/channels',
@@ -268,24 +264,21 @@ function noteSeen(deps: IntakeDeps, seen: SlackSeen, args: IntakeArgs): void {
   if (ev.type !== 'message' && ev.type !== 'app_mention') return;
   const channelId = ev.channel ?? '';
   const place = { platform: 'slack' as const, workspaceId: args.teams.teamId, channelId };
-  const allow = {
-    slack: { workspaces: deps.config.allowedTeams, channels: deps.config.allowedChannels },
-    discord: ALLOW_ALL,
-  };
-  if (!isAllowed(allow, { place, origin: place, workspaces: args.teams.workspaces })) return;
+  if (!isAllowed(allowOf(deps.config), { place, origin: place, workspaces: args.teams.workspaces })) return;
   recordEvent(seen, args.teams.teamId, ev);
 }
 
+/** SLACK_ALLOWED_TEAMS / SLACK_ALLOWED_CHANNELS as the core's allowlist reads them. */
+const allowOf = (config: SlackConfig) => ({
+  slack: { workspaces: config.allowedTeams, channels: config.allowedChannels },
+  discord: ALLOW_ALL,
+});
+
 /**
- * `auto`: native streams in DMs and assistant threads, edits in shared channels. Native
- * streams are thread replies in Slack, so a top-level DM reply is always made by edits.
+ * The reply's sink. `auto`: native streams in DMs and assistant threads, edits in shared channels.
+ * Native streams are thread replies in Slack, so a top-level DM reply is always made by edits.
  */
-export function chooseSink(
-  mode: SlackStreaming,
-  dest: SlackDestination,
-  where: { isDm: boolean },
-  deps: SinkDeps,
-): ReplySink {
+function chooseSink(mode: SlackStreaming, dest: SlackDestination, where: { isDm: boolean }, deps: SinkDeps): ReplySink {
   const native =
     dest.place.threadId !== undefined && (mode === 'native' || (mode === 'auto' && (where.isDm || dest.assistant)));
   const sink = native ? createNativeSink(dest, deps) : createEditSink(dest, deps);
@@ -354,6 +347,7 @@ export class ThreadMembership {
 // Display names for the upstream's metadata: one users.info per user and hour at most.
 
 const NAME_TTL_MS = 60 * 60_000;
+
 export class UserNames {
   private readonly cache = new Map<string, { name: string | undefined; at: number }>();
 
