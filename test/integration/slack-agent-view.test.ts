@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { GREETING, SUGGESTED_PROMPTS } from '../../src/connectors/slack/assistant.js';
 import { PROMPTS_TITLE } from '../../src/connectors/slack/agent-home.js';
 import { SET_STATUS_METHOD } from '../../src/connectors/slack/agent-sessions.js';
-import { LOADING_MESSAGES } from '../../src/connectors/slack/working.js';
+import { LOADING_MESSAGES } from '../../src/connectors/slack/destination.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { replyText, splitText } from '../../src/emulator/replies.js';
 import { markdownTextOracle } from './slack-parts.js';

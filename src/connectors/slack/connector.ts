@@ -1,27 +1,23 @@
 import { forwardedClient } from './forwarded-client.js';
 import type { IncomingMessage as HttpRequest, ServerResponse } from 'node:http';
-import { type App, type AuthorizeResult, type AuthorizeSourceData, type InstallationQuery, webApi } from '@slack/bolt';
+import { type App, type InstallationQuery, webApi } from '@slack/bolt';
 import type { SlackConfig } from '../../config/config.js';
-import type { Connector, MessageHandler, RateLimitObserver, ReplyTarget } from '../../core/ports.js';
+import type { Connector, RateLimitObserver, ReplyTarget } from '../../core/ports.js';
 import { ignoreRateLimits } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
-import { type BoltApp, clientOptions, createBoltApp } from './app.js';
+import { authorizer, type BoltApp, boltLogger, clientOptions, createBoltApp } from './app.js';
 import { AgentSessions, registerSessionStop } from './agent-sessions.js';
 import { Greetings, registerAgentHome, Viewing } from './agent-home.js';
 import { createAssistant } from './assistant.js';
-import { boltLogger } from './bolt-logger.js';
 import { registerControlActions, textBlocks } from './controls.js';
-import { eventTeams, type SlackMessageEvent } from './events.js';
 import { createInstallationStore, type Installations } from './installation-store.js';
-import { type IntakeDeps, intake } from './intake.js';
+import { type IntakeDeps, intake, listenForMessages, relaySlot, ThreadMembership, UserNames } from './intake.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oauth.js';
 import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
 import { renderMarkdownText, renderMrkdwn } from './render.js';
 import { PlaceSerial } from '../../core/intake/place-order.js';
 import { SeenMessages } from '../../core/reply/thread-context.js';
-import { ThreadMembership } from './threads.js';
-import { UserNames } from './users.js';
 
 export const EVENTS_PATH = '/slack/events';
 /** How long stopReceiving waits for Slack to answer the Socket Mode close frame. */
@@ -76,8 +72,9 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   const now = opts.now ?? Date.now;
   const limits: SlackLimits = { ...DEFAULT_SLACK_LIMITS, ...opts.limits };
   const rateLimits = opts.rateLimits ?? ignoreRateLimits;
-  let handler: MessageHandler | undefined;
-  let identity: SlackConnector['identity'];
+  const relay = relaySlot();
+  // Set at start from auth.test (single-workspace mode); authorize reads it for every event.
+  const bot: { identity: SlackConnector['identity'] } = { identity: undefined };
   let started = false;
   let socketUp = false;
 
@@ -96,17 +93,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   }
   const installer = oauth?.installer;
 
-  const authorize = async (source: AuthorizeSourceData<boolean>): Promise<AuthorizeResult> => {
-    if (installer) return installer.authorize(source as InstallationQuery<boolean>);
-    if (!identity || !config.botToken) throw new Error('Slack connector not started');
-    const result: AuthorizeResult = {
-      botToken: config.botToken,
-      botUserId: identity.botUserId,
-      teamId: identity.teamId,
-      ...(identity.botId ? { botId: identity.botId } : {}),
-    };
-    return result;
-  };
+  const authorize = authorizer({ botToken: config.botToken, bot, installer });
 
   const bolt: BoltApp = createBoltApp({
     apiUrl: config.apiUrl,
@@ -157,7 +144,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     sessions: new AgentSessions({ logger, rateLimits }),
     viewing: new Viewing(now),
     ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
-    handler: () => (started ? handler : undefined),
+    handler: relay.handler,
     now,
   };
   registerControlActions(app, deps.handler, logger);
@@ -210,17 +197,17 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   return {
     platform: 'slack',
     get identity() {
-      return identity;
+      return bot.identity;
     },
     async start(h) {
-      handler = h;
       if (config.botToken) {
         // The readiness check of HTTP mode, and the bot's own ids for mention handling.
         const res = await app.client.auth.test({ token: config.botToken });
-        identity = { teamId: res.team_id ?? '', botUserId: res.user_id ?? '', botId: res.bot_id };
+        bot.identity = { teamId: res.team_id ?? '', botUserId: res.user_id ?? '', botId: res.bot_id };
       }
       mountRoutes();
       started = true;
+      relay.set(h);
       await app.start();
       if (bolt.socket) socketUp = true;
       logger.info({ mode: bolt.mode, oauth: Boolean(oauth), streaming: config.streaming }, 'Slack connector started');
@@ -241,6 +228,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     },
     async stop() {
       started = false;
+      relay.set(undefined);
       try {
         // Socket Mode: the receiver's stop is the socket's disconnect, maybe already under way.
         await (socketClosing ?? app.stop());
@@ -307,18 +295,7 @@ function registerListeners(
       ...(deps.viewing !== undefined ? { viewing: deps.viewing } : {}),
     }),
   );
-  for (const type of ['app_mention', 'message'] as const) {
-    app.event(type, async ({ event, client, context, body }) => {
-      const ev = event as unknown as SlackMessageEvent;
-      intake(deps, {
-        event: ev,
-        client,
-        // The event's own teams: with one token, Bolt's context holds the token's team.
-        teams: eventTeams(body, ev, context),
-        bot: { userId: context.botUserId ?? '', botId: context.botId },
-      });
-    });
-  }
+  listenForMessages(app, deps);
   const forget = async (context: { teamId?: string; enterpriseId?: string; isEnterpriseInstall?: boolean }) => {
     if (!store) return;
     const query = {

@@ -1,8 +1,12 @@
 import type { webApi } from '@slack/bolt';
-import type { Clock, Place } from '../../core/ports.js';
-import type { Logger } from '../../logger.js';
+import { type Clock, type Place, type RefusalChannel, systemClock } from '../../core/ports.js';
+import { type Logger, scrubSecrets } from '../../logger.js';
 import type { AgentSessionTurn } from './agent-sessions.js';
-import type { SlackLimits } from './rate-limits.js';
+import { ephemeralBucket, type SlackLimits, translateSlackError } from './rate-limits.js';
+
+// Where one reply goes, and what shows there besides the reply's own messages: the sign that
+// work started (a reaction or the assistant status) and a refusal only the asker sees. Both
+// sinks (reply-sink-edit.ts, reply-sink-native.ts) write to a destination; intake.ts makes it.
 
 /** Where one reply goes, and with which client (the workspace's token). */
 export interface SlackDestination {
@@ -42,4 +46,115 @@ export interface SinkDeps {
   session?: AgentSessionTurn;
   /** Timers of the working indicator (the assistant status refresh); the system clock if absent. */
   clock?: Clock;
+}
+
+/**
+ * A refusal (per-user limit, busy) is an ephemeral message: only the asker sees it, it is no
+ * message of the channel and spends none of its post budget. It shows where the user wrote: in
+ * the thread they wrote in, or in the channel for a mention at the top (whose reply thread the
+ * refusal does not open).
+ */
+export function ephemeralRefusal(dest: SlackDestination): RefusalChannel {
+  const bucket = ephemeralBucket(teamOf(dest.place));
+  const threadTs = dest.place.threadId !== dest.userMessageTs ? dest.place.threadId : undefined;
+  return {
+    private: true,
+    buckets: [bucket],
+    async send(text) {
+      try {
+        await dest.client.chat.postEphemeral({
+          channel: dest.place.channelId,
+          user: dest.userId,
+          text,
+          ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+        });
+        return {};
+      } catch (err) {
+        throw translateSlackError(err, bucket.key);
+      }
+    },
+  };
+}
+
+// The sign that work started before any text exists: the assistant status in assistant and agent
+// DM threads (Slack clears it when the bot posts), a reaction on the user's message elsewhere,
+// and there too when Slack refuses the status (an app without the agent or assistant
+// experience). Slack also clears the status after about two minutes without a message, so while
+// the work goes on it is set again every STATUS_REFRESH_MS, with Slack's `loading_messages`.
+
+const REACTION = 'eyes';
+const STATUS = 'is thinking…';
+export const STATUS_REFRESH_MS = 90_000;
+export const LOADING_MESSAGES = ['Thinking…', 'Still working on it…', 'Putting the answer together…'];
+
+export interface WorkingIndicator {
+  show(): Promise<void>;
+  clear(): Promise<void>;
+}
+
+export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): WorkingIndicator {
+  const { channelId: channel, threadId: threadTs } = dest.place;
+  let shown = false;
+  /** The status was refused: the reaction shows instead. */
+  let reacted = false;
+  const clock = deps.clock ?? systemClock;
+  let refresh: { clear(): void } | undefined;
+  const setStatus = (status: string): Promise<boolean> => {
+    const thread_ts = threadTs ?? '';
+    return quietly('setStatus', () =>
+      dest.client.assistant.threads.setStatus({
+        channel_id: channel,
+        thread_ts,
+        status,
+        ...(status === '' ? {} : { loading_messages: LOADING_MESSAGES }),
+      }),
+    );
+  };
+  const scheduleRefresh = () => {
+    refresh = clock.setTimeout(() => {
+      if (!shown) return;
+      void setStatus(STATUS).then(() => {
+        if (shown) scheduleRefresh();
+      });
+    }, STATUS_REFRESH_MS);
+  };
+  const quietly = async (what: string, fn: () => Promise<unknown>): Promise<boolean> => {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      deps.logger.debug({ err: scrubSecrets(String(err)), what }, 'working indicator failed');
+      return false;
+    }
+  };
+  const react = () =>
+    quietly('reactions.add', () =>
+      dest.client.reactions.add({ channel, timestamp: dest.userMessageTs, name: REACTION }),
+    );
+  const unreact = () =>
+    quietly('reactions.remove', () =>
+      dest.client.reactions.remove({ channel, timestamp: dest.userMessageTs, name: REACTION }),
+    );
+  return {
+    async show() {
+      if (shown) return;
+      shown = true;
+      if (dest.assistant && threadTs) {
+        if (await setStatus(STATUS)) {
+          if (shown) scheduleRefresh();
+          return;
+        }
+        reacted = true;
+      }
+      await react();
+    },
+    async clear() {
+      if (!shown) return;
+      shown = false;
+      refresh?.clear();
+      refresh = undefined;
+      if (dest.assistant && threadTs && !reacted) await setStatus('');
+      else await unreact();
+    },
+  };
 }

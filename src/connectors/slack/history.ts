@@ -2,10 +2,8 @@ import type { webApi } from '@slack/bolt';
 import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
 import { compareIds } from '../../core/reply/thread-context.js';
 import { cutText } from '../../core/reply/upstream-message.js';
-import type { BotIdentity } from './events.js';
+import { type BotIdentity, CONTENT_SUBTYPES, type SlackHistoryMessage, type SlackSeen, seenKey } from './events.js';
 import { historyBucket, type SlackLimits, translateSlackError } from './rate-limits.js';
-import { CONTENT_SUBTYPES, type SlackHistoryMessage, type SlackSeen, seenKey } from './seen.js';
-import type { UserNames } from './users.js';
 
 // A Slack place's earlier messages, for the context of a new conversation (core/reply/thread-context.ts):
 // `conversations.replies` for a thread, `conversations.history` for a DM or channel, bounded by
@@ -13,7 +11,7 @@ import type { UserNames } from './users.js';
 // and may cap a call (15 messages and one call a minute for commercial apps outside the
 // Marketplace): a page that holds the parent and has more continues toward the newest end, any
 // other page (conversations.history is newest first) toward the oldest. The record of messages
-// seen in events (seen.ts) is read first and costs no call. Text is made readable for the
+// seen in events (events.ts recordEvent) is read first and costs no call. Text is made readable for the
 // upstream: mentions become display names, links and channel references their labels, entities
 // plain characters.
 
@@ -29,7 +27,8 @@ export interface SlackHistoryInit {
   /** The thread's parent ts; undefined for a DM or channel read at top level. */
   threadTs: string | undefined;
   bot: BotIdentity;
-  users: UserNames;
+  /** The intake's cache of display names (intake.ts UserNames). */
+  users: { name(client: webApi.WebClient, team: string, userId: string): Promise<string | undefined> };
   limits: SlackLimits;
   /** The connector's record of messages seen in events (none: every read asks Slack). */
   seen?: SlackSeen;

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, LogLevel } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BoltLogger } from './bolt-logger.js';
+import type { BoltLogger } from './app.js';
 import { EventsReceiver } from './http-receiver.js';
 
 // The signature check rule by rule (mutation testing): each refusal with its reason as the

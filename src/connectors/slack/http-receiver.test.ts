@@ -5,7 +5,7 @@ import { signSlackRequest } from '../../../test/fakes/slack/signer.js';
 import { silentLogger } from '../../logger.js';
 import { createHttpServer, type HttpServer } from '../../server/http-server.js';
 import { createMetrics } from '../../server/metrics.js';
-import type { BoltLogger } from './bolt-logger.js';
+import type { BoltLogger } from './app.js';
 import { EventsReceiver } from './http-receiver.js';
 
 // The Events API listener behind the real HTTP server and a real Bolt app, fed what an attacker

@@ -1,9 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { type App, HTTPModuleFunctions as http, HTTPResponseAck, type Receiver } from '@slack/bolt';
-import { hasRoutableEvent } from './ack-order.js';
-import type { BoltLogger } from './bolt-logger.js';
+import {
+  type App,
+  type Logger as BoltLogger,
+  HTTPModuleFunctions as http,
+  HTTPResponseAck,
+  type Receiver,
+} from '@slack/bolt';
+import { hasRoutableEvent } from './events.js';
 
 // HTTP mode: the Events API request listener, mounted on the bridge's own server at
 // /slack/events. Interactions (block actions, form-encoded `payload=`) and slash commands come in

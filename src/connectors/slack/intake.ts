@@ -1,34 +1,37 @@
-import type { webApi } from '@slack/bolt';
-import type { SlackConfig } from '../../config/config.js';
-import { type IncomingMessage, type MessageHandler, placeKey } from '../../core/ports.js';
+import type { App, webApi } from '@slack/bolt';
+import type { SlackConfig, SlackStreaming } from '../../config/config.js';
+import { type IncomingMessage, type MessageHandler, placeKey, type ReplySink } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
 import { collectAttachments } from '../attachments.js';
 import type { AgentSessions } from './agent-sessions.js';
 import type { Viewing } from './agent-home.js';
-import type { SlackDestination } from './destination.js';
+import { ephemeralRefusal, type SinkDeps, type SlackDestination } from './destination.js';
 import { ALLOW_ALL, isAllowed } from '../../core/intake/admission.js';
 import {
   type BotIdentity,
   classify,
+  eventTeams,
   mentions,
   placeOf,
+  recordEvent,
   type EventTeams,
   type SlackMessageEvent,
+  type SlackSeen,
   slackFile,
   stripBotMention,
   tokenOrigins,
 } from './events.js';
 import { slackHistoryReader } from './history.js';
 import type { SlackLimits } from './rate-limits.js';
-import { ackAfter } from './ack-order.js';
+import { ackAfter } from './app.js';
 import type { PlaceSerial } from '../../core/intake/place-order.js';
-import { chooseSink } from './sinks.js';
-import type { ThreadMembership } from './threads.js';
-import type { UserNames } from './users.js';
-import { recordEvent, type SlackSeen } from './seen.js';
+import { createEditSink } from './reply-sink-edit.js';
+import { createNativeSink } from './reply-sink-native.js';
 
-// A Slack event becomes an IncomingMessage with its reply sink and goes to the relay. Runs
-// after Bolt acked the event; the relay is never awaited here (it resolves when the reply is
+// A Slack event becomes an IncomingMessage with its reply sink and goes to the relay: the
+// listeners, the early allowlist check and place in line, what the message needs from Slack
+// (is the bot in this thread, the author's name, the files), the reply's sink. Runs after Bolt
+// asked to ack the event; the relay is never awaited here (it resolves when the reply is
 // complete), so one slow reply holds up nothing else.
 
 export interface IntakeDeps {
@@ -42,7 +45,7 @@ export interface IntakeDeps {
   sessions: AgentSessions;
   /** What each user views beside the app's DM (app_context_changed); absent: nothing sent. */
   viewing?: Viewing;
-  /** The record of messages seen in events, read back for context (seen.ts). */
+  /** The record of messages seen in events, read back for context (events.ts recordEvent). */
   seen?: SlackSeen;
   /** ATTACHMENT_MAX_BYTES (default 200000). */
   attachmentMaxBytes?: number;
@@ -59,6 +62,33 @@ export interface IntakeArgs {
   bot: BotIdentity;
   /** Set for messages in an assistant thread. */
   assistant?: { onFirstMessage?: (text: string) => Promise<void> };
+}
+
+/** Where the connector puts the relay when it starts (and takes it back at stop), read per event. */
+export function relaySlot(): { handler(): MessageHandler | undefined; set(h: MessageHandler | undefined): void } {
+  let current: MessageHandler | undefined;
+  return {
+    handler: () => current,
+    set: (h) => {
+      current = h;
+    },
+  };
+}
+
+/** Messages in channels and DMs: a mention comes as both `app_mention` and `message`; the relay collapses them. */
+export function listenForMessages(app: App, deps: IntakeDeps): void {
+  for (const type of ['app_mention', 'message'] as const) {
+    app.event(type, async ({ event, client, context, body }) => {
+      const ev = event as unknown as SlackMessageEvent;
+      intake(deps, {
+        event: ev,
+        client,
+        // The event's own teams: with one token, Bolt's context holds the token's team.
+        teams: eventTeams(body, ev, context),
+        bot: { userId: context.botUserId ?? '', botId: context.botId },
+      });
+    });
+  }
 }
 
 /** The relay's `stop` (core/intake/relay.ts). */
@@ -95,11 +125,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   const { workspaces } = args.teams;
   // The core's one allowlist check, early: nothing is spent (API calls, downloads, a place in
   // line) on a message the relay would refuse; the relay checks it again all the same.
-  const allow = {
-    slack: { workspaces: deps.config.allowedTeams, channels: deps.config.allowedChannels },
-    discord: ALLOW_ALL,
-  };
-  if (!isAllowed(allow, { place, origin, workspaces })) {
+  if (!isAllowed(allowOf(deps.config), { place, origin, workspaces })) {
     deps.logger.debug(
       { teams: workspaces.map((w) => w.id), channel },
       'slack event outside the allowed teams/channels',
@@ -111,7 +137,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   // The place's line is joined now, before this event's own awaits (membership, user name,
   // files): another replica's later message of the place must not overtake it meanwhile.
   const arrival = deps.handler()?.arrive?.(place, eventId, receivedAt);
-  // And Slack hears the ack only then, so its next event cannot overtake this one (ack-order.ts).
+  // And Slack hears the ack only then, so its next event cannot overtake this one (app.ts OrderedAckApp).
   if (arrival !== undefined) ackAfter(arrival.recorded);
   let handedOn = false;
   void deps.serial
@@ -232,16 +258,116 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
     });
 }
 
-/** Every message of an allowed channel goes into the record, for the bot or not (seen.ts). */
+/** Every message of an allowed channel goes into the record, for the bot or not (events.ts recordEvent). */
 function noteSeen(deps: IntakeDeps, seen: SlackSeen, args: IntakeArgs): void {
   const { event: ev } = args;
   if (ev.type !== 'message' && ev.type !== 'app_mention') return;
   const channelId = ev.channel ?? '';
   const place = { platform: 'slack' as const, workspaceId: args.teams.teamId, channelId };
-  const allow = {
-    slack: { workspaces: deps.config.allowedTeams, channels: deps.config.allowedChannels },
-    discord: ALLOW_ALL,
-  };
-  if (!isAllowed(allow, { place, origin: place, workspaces: args.teams.workspaces })) return;
+  if (!isAllowed(allowOf(deps.config), { place, origin: place, workspaces: args.teams.workspaces })) return;
   recordEvent(seen, args.teams.teamId, ev);
+}
+
+/** SLACK_ALLOWED_TEAMS / SLACK_ALLOWED_CHANNELS as the core's allowlist reads them. */
+const allowOf = (config: SlackConfig) => ({
+  slack: { workspaces: config.allowedTeams, channels: config.allowedChannels },
+  discord: ALLOW_ALL,
+});
+
+/**
+ * The reply's sink. `auto`: native streams in DMs and assistant threads, edits in shared channels.
+ * Native streams are thread replies in Slack, so a top-level DM reply is always made by edits.
+ */
+function chooseSink(mode: SlackStreaming, dest: SlackDestination, where: { isDm: boolean }, deps: SinkDeps): ReplySink {
+  const native =
+    dest.place.threadId !== undefined && (mode === 'native' || (mode === 'auto' && (where.isDm || dest.assistant)));
+  const sink = native ? createNativeSink(dest, deps) : createEditSink(dest, deps);
+  return { ...sink, refusal: ephemeralRefusal(dest) };
+}
+
+// Is the bot part of a channel thread? Then a message there continues the conversation without
+// a mention. Asked of Slack (conversations.replies) so it holds across restarts, and cached:
+// positive answers stay true (the bot does not leave a thread), negative ones expire.
+
+const NEGATIVE_TTL_MS = 5 * 60_000;
+const MAX_KNOWN = 10_000;
+
+export class ThreadMembership {
+  private readonly known = new Map<string, { member: boolean; at: number }>();
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private key(team: string, channel: string, threadTs: string): string {
+    return `${team}:${channel}:${threadTs}`;
+  }
+
+  mark(team: string, channel: string, threadTs: string): void {
+    const key = this.key(team, channel, threadTs);
+    this.known.delete(key);
+    this.known.set(key, { member: true, at: this.now() });
+    if (this.known.size > MAX_KNOWN) {
+      const oldest = this.known.keys().next().value;
+      if (oldest !== undefined) this.known.delete(oldest);
+    }
+  }
+
+  async isMember(
+    client: webApi.WebClient,
+    team: string,
+    channel: string,
+    threadTs: string,
+    bot: { userId: string; botId: string | undefined },
+  ): Promise<boolean> {
+    const key = this.key(team, channel, threadTs);
+    const hit = this.known.get(key);
+    if (hit && (hit.member || this.now() - hit.at < NEGATIVE_TTL_MS)) return hit.member;
+    let member = false;
+    try {
+      const res = await client.conversations.replies({ channel, ts: threadTs, limit: 200 });
+      member = (res.messages ?? []).some(
+        (m) =>
+          m.user === bot.userId ||
+          (bot.botId !== undefined && m.bot_id === bot.botId) ||
+          (m.text ?? '').includes(`<@${bot.userId}>`),
+      );
+    } catch (err) {
+      // Unknown is treated as "not ours": better to miss one message than to answer strangers.
+      this.logger.warn({ err: scrubSecrets(String(err)), channel }, 'conversations.replies failed');
+      return false;
+    }
+    if (member) this.mark(team, channel, threadTs);
+    else this.known.set(key, { member: false, at: this.now() });
+    return member;
+  }
+}
+
+// Display names for the upstream's metadata: one users.info per user and hour at most.
+
+const NAME_TTL_MS = 60 * 60_000;
+
+export class UserNames {
+  private readonly cache = new Map<string, { name: string | undefined; at: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async name(client: webApi.WebClient, team: string, userId: string): Promise<string | undefined> {
+    const key = `${team}:${userId}`;
+    const hit = this.cache.get(key);
+    if (hit && this.now() - hit.at < NAME_TTL_MS) return hit.name;
+    let name: string | undefined;
+    try {
+      const res = await client.users.info({ user: userId });
+      const u = res.user;
+      name = u?.profile?.display_name || u?.real_name || u?.name || undefined;
+    } catch {
+      // A missing name only leaves the metadata field out.
+      name = undefined;
+    }
+    if (this.cache.size >= MAX_KNOWN) this.cache.clear();
+    this.cache.set(key, { name, at: this.now() });
+    return name;
+  }
 }

@@ -11,7 +11,7 @@ import { createMetrics } from '../../server/metrics.js';
 import type { AsyncStore } from '../../store/ports.js';
 import { openStore, type SqliteStore } from '../../store/sqlite/index.js';
 import { createPgStore } from '../../store/pg/index.js';
-import type { BoltLogger } from './bolt-logger.js';
+import type { BoltLogger } from './app.js';
 import { createInstallationStore } from './installation-store.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH } from './oauth.js';
 import { SingleUseStateStore, STATE_TTL_MS } from './oauth-state.js';

@@ -5,7 +5,7 @@ import { silentLogger } from '../../logger.js';
 import { createHttpServer, type HttpServer } from '../../server/http-server.js';
 import { createMetrics } from '../../server/metrics.js';
 import { openStore, type SqliteStore } from '../../store/sqlite/index.js';
-import type { BoltLogger } from './bolt-logger.js';
+import type { BoltLogger } from './app.js';
 import { createInstallationStore } from './installation-store.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, scrubbingLogger } from './oauth.js';
 import {

@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InstallationStore } from '@slack/bolt';
+import type { Logger as BoltLogger, InstallationStore } from '@slack/bolt';
 // @slack/oauth is Bolt's own dependency; Bolt exports its types but not InstallProvider, and
 // this one provider must serve both receivers on the bridge's server.
 import { type CodedError, ErrorCode, InstallProvider, type InstallURLOptions } from '@slack/oauth';
 import { scrubSecrets } from '../../logger.js';
-import type { BoltLogger } from './bolt-logger.js';
 import { type ClientOf, forwardedClient } from './forwarded-client.js';
 import { type OAuthStates, SingleUseStateStore, STATE_TTL_MS } from './oauth-state.js';
 import { BOT_SCOPES } from './scopes.js';

@@ -1,16 +1,28 @@
+import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
-import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
-import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
-import { findPosted, isUncertain, newReplyId, replyMetadata } from './uncertain-posts.js';
+import {
+  FORM_REFUSED,
+  PlatformWriteError,
+  type PostResult,
+  type ReplySink,
+  type ReplyTarget,
+  type WriteOptions,
+  type WriteResult,
+} from '../../core/ports.js';
+import { delimiterRow, findTables, splitRow } from '../../core/reply/split.js';
+import type { Logger } from '../../logger.js';
 import { replyBlocks } from './controls.js';
+import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
+import { findPosted, formRefusal, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
+import { historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { renderMrkdwn } from './render.js';
-import { createFormLadder, type Form, plainTexts, postOverflow } from './refused-forms.js';
-import { createTableCarry, renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
-import { createWorkingIndicator } from './working.js';
+import { renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
 
 // Edit mode: the first text is posted in the thread, later text replaces it with chat.update.
 // Messages stay under Slack's 4,000-character guidance; the pump continues in a new message.
+// Every post carries metadata naming the reply and the part, so that a post whose answer was
+// lost can be found (failed-writes.ts). Each write goes in the richest form Slack takes (the
+// form ladder below, which the native sink uses too).
 
 export const EDIT_MAX_CHARS = 3900;
 
@@ -22,7 +34,7 @@ export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): Re
 }
 
 /**
- * A write's forms, richest first (refused-forms.ts): a final write with a table fitting a table
+ * A write's forms, richest first (the ladder below): a final write with a table fitting a table
  * block has it in an attachment; every write has its text in section blocks with the controls
  * (a final one with its tables as monospace blocks; while the reply streams its tables show as
  * text); the plain form is `text` alone, tables as monospace blocks, cut where too long. `text`
@@ -30,10 +42,12 @@ export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): Re
  * clears the blocks and attachments an earlier write left (chat.update keeps them otherwise).
  */
 function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
+  // Tables have their own rendering (table-blocks.ts), which a text without one never runs.
+  const tables = findTables(text).length > 0;
   // Each form is made only when it is tried: a write Slack takes costs one rendering.
   let renderedOnce: string | undefined;
-  const rendered = () => (renderedOnce ??= renderWithTables(text, renderMrkdwn));
-  const rich = opts.final ? tableMessage(text, renderMrkdwn) : undefined;
+  const rendered = () => (renderedOnce ??= tables ? renderWithTables(text, renderMrkdwn) : renderMrkdwn(text));
+  const rich = opts.final && tables ? tableMessage(text, renderMrkdwn) : undefined;
   const forms: Form[] = [];
   if (rich !== undefined) {
     forms.push({
@@ -50,7 +64,8 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
   forms.push({
     level: 1,
     build: () => {
-      const blocks = replyBlocks(rendered(), opts, opts.final ? tableMessageBlocks(text, renderMrkdwn) : undefined);
+      const tableBlocks = opts.final && tables ? tableMessageBlocks(text, renderMrkdwn) : undefined;
+      const blocks = replyBlocks(rendered(), opts, tableBlocks);
       return {
         args: {
           text: rendered(),
@@ -119,7 +134,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
       if (uncertainPart === opts.part) {
         let found: string | undefined;
         try {
-          found = await findPosted(dest, replyId, opts.part, lastTs ?? dest.userMessageTs);
+          found = await findPosted(dest, replyMetadata(replyId, opts.part), lastTs ?? dest.userMessageTs);
         } catch (err) {
           throw translateSlackError(err, history.key);
         }
@@ -163,5 +178,105 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
         throw translateSlackError(err, update.key);
       }
     },
+  };
+}
+
+export const REPLY_EVENT_TYPE = 'assistant_bridge_reply';
+
+/** A reply's own id for its posts' metadata (its parts are told apart by number). */
+export function newReplyId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** What every post of an edit-mode reply carries: the reply's id and the part's number. */
+export function replyMetadata(replyId: string, part: number) {
+  return { event_type: REPLY_EVENT_TYPE, event_payload: { reply: replyId, part } };
+}
+
+// The form ladder: a write Slack refuses for its form goes again at once with the same words in a
+// plainer one (failed-writes.ts lists the refusals). Each sink lists a write's forms richest first
+// (a table block in an attachment; section blocks with the controls; plain `text`); the ladder
+// tries them in turn, and a form Slack refused is not tried again by the same reply, so a reply's
+// later writes (and a write the scheduler retries after a 429) go straight to what Slack took.
+
+/** One form of a write: how rich (0 richest), and how to make it (only when it is tried). */
+export interface Form {
+  level: number;
+  build(): BuiltForm;
+}
+
+export interface BuiltForm {
+  /** The call's arguments. */
+  args: Record<string, unknown>;
+  /** Plain form of a final write: the parts beyond the first, posted after it as new messages. */
+  overflow?: string[];
+}
+
+export interface FormLadder {
+  /**
+   * Sends the first of `forms` this reply has not outgrown. On a form refusal the reply steps down
+   * to the next form and FORM_REFUSED is thrown: the writer sends again at once on a new grant.
+   * The last form's refusal, and any other error, is thrown as it came.
+   */
+  send<T>(forms: readonly Form[], call: (form: BuiltForm) => Promise<T>): Promise<{ value: T; form: BuiltForm }>;
+  /** A refusal the sink handled itself (a native stream call that fell back to edits). */
+  note(reason: string): void;
+  /** The refusals since the last call (for the write's `fallbacks`). */
+  take(): { fallbacks?: string[] };
+}
+
+export function createFormLadder(logger: Logger): FormLadder {
+  /** The least rich form this reply still tries first: raised past each refused form. */
+  let floor = 0;
+  let refused: string[] = [];
+  return {
+    async send(forms, call) {
+      const usable = forms.filter((f) => f.level >= floor);
+      const [form, next] = usable.length > 0 ? usable : forms.slice(-1);
+      if (form === undefined) throw new Error('a write needs at least one form');
+      const built = form.build();
+      try {
+        return { value: await call(built), form: built };
+      } catch (err) {
+        const reason = formRefusal(err);
+        if (reason === undefined || next === undefined) throw err;
+        refused.push(reason);
+        floor = next.level;
+        logger.warn({ reason, level: form.level }, 'Slack refused a write for its form; sending the words plainer');
+        // Again at once, but on a new grant: the refused call counted against the rate limit.
+        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, FORM_REFUSED, true);
+      }
+    },
+    note(reason) {
+      refused.push(reason);
+    },
+    take() {
+      if (refused.length === 0) return {};
+      const fallbacks = refused;
+      refused = [];
+      return { fallbacks };
+    },
+  };
+}
+
+/**
+ * A reply split inside a table: the next message starts with table rows and no header. Given
+ * each write's text and part, gives the text with the header (and alignment row) of the table
+ * the previous part ended in put back before those rows, so that it is a table again.
+ */
+export function createTableCarry(): (markdown: string, part: number) => string {
+  const endsIn = new Map<number, string>();
+  return (markdown, part) => {
+    const head = endsIn.get(part - 1);
+    const first = /^[ \t]*\S[^\n]*/m.exec(markdown)?.[0] ?? '';
+    const rows = head !== undefined && splitRow(first) !== undefined && delimiterRow(first) === undefined;
+    const md = rows ? head + markdown.replace(/^\s*\n/, '') : markdown;
+    const spans = findTables(md);
+    const last = spans[spans.length - 1];
+    if (last !== undefined && md.slice(last.end).trim() === '') {
+      const lines = md.slice(last.start, last.end).split('\n');
+      endsIn.set(part, `${lines[0] ?? ''}\n${lines[1] ?? ''}\n`);
+    } else endsIn.delete(part);
+    return md;
   };
 }

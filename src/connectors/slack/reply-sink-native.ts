@@ -7,7 +7,7 @@ import {
   type WriteResult,
 } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
-import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
+import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import {
   appendBucket,
   postBucket,
@@ -17,13 +17,11 @@ import {
   translateSlackError,
   updateBucket,
 } from './rate-limits.js';
-import { replyTarget } from './reply-sink-edit.js';
+import { createFormLadder, type Form, replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
-import { createWorkingIndicator } from './working.js';
-import { createFormLadder, type Form, formRefusal, plainTexts, postOverflow } from './refused-forms.js';
-import { findStarted, isUncertain, readShown } from './uncertain-posts.js';
+import { findStarted, formRefusal, isUncertain, plainTexts, postOverflow, readShown } from './failed-writes.js';
 import { historyBucket } from './rate-limits.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
@@ -77,7 +75,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   let lastTs: string | undefined;
 
   const markPosted = () => deps.onPosted?.(channel, threadTs);
-  // Markdown Slack refused for its form goes again as plain `text` (refused-forms.ts).
+  // Markdown Slack refused for its form goes again as plain `text` (reply-sink-edit.ts createFormLadder).
   const ladder = createFormLadder(deps.logger);
   const overflowPosted = new Map<string, string[]>();
 

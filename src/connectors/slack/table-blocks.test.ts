@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { blocksError } from '../../../test/fakes/slack/limits.js';
 import { renderMrkdwn } from './render.js';
-import { cellElements, createTableCarry, renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
+import { createTableCarry } from './reply-sink-edit.js';
+import { cellElements, renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
 
 // Slack's rendering of Markdown tables: one table block per message, the text around it in
 // sections, a second table (or one beyond the block's limits) in monospace, nothing lost.

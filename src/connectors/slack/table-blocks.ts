@@ -24,7 +24,7 @@ type RichElement = types.RichTextElement;
 // openclaw/openclaw#57717 sends it so). Attachments show after a message's blocks, so the words
 // before the table are the message's blocks and the table with everything after it (the rest of
 // the words, the feedback buttons) is the attachment's: the reading order stays the words'.
-// Should Slack refuse the form anyway, the write goes again without it (refused-forms.ts): the
+// Should Slack refuse the form anyway, the write goes again without it (reply-sink-edit.ts's form ladder): the
 // same sections with every table as a monospace block, then plain text.
 //
 // Any other table (a second one, or one beyond the limits) is an aligned monospace block, so
@@ -196,26 +196,4 @@ function joinAround(
   const rest = markdown.slice(at);
   if (rest.trim() !== '') out.push(render(rest));
   return out.join('\n\n');
-}
-
-/**
- * A reply split inside a table: the next message starts with table rows and no header. Given
- * each write's text and part, gives the text with the header (and alignment row) of the table
- * the previous part ended in put back before those rows, so that it is a table again.
- */
-export function createTableCarry(): (markdown: string, part: number) => string {
-  const endsIn = new Map<number, string>();
-  return (markdown, part) => {
-    const head = endsIn.get(part - 1);
-    const first = /^[ \t]*\S[^\n]*/m.exec(markdown)?.[0] ?? '';
-    const rows = head !== undefined && splitRow(first) !== undefined && delimiterRow(first) === undefined;
-    const md = rows ? head + markdown.replace(/^\s*\n/, '') : markdown;
-    const spans = findTables(md);
-    const last = spans[spans.length - 1];
-    if (last !== undefined && md.slice(last.end).trim() === '') {
-      const lines = md.slice(last.start, last.end).split('\n');
-      endsIn.set(part, `${lines[0] ?? ''}\n${lines[1] ?? ''}\n`);
-    } else endsIn.delete(part);
-    return md;
-  };
 }

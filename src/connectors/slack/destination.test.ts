@@ -6,7 +6,7 @@ import { silentLogger } from '../../logger.js';
 import { clientOptions } from './app.js';
 import type { SlackDestination } from './destination.js';
 import { DEFAULT_SLACK_LIMITS } from './rate-limits.js';
-import { LOADING_MESSAGES, STATUS_REFRESH_MS, createWorkingIndicator } from './working.js';
+import { LOADING_MESSAGES, STATUS_REFRESH_MS, createWorkingIndicator } from './destination.js';
 
 // The assistant status of a long reply, through a real WebClient against the fake Slack: Slack
 // clears it after about two minutes without a message, so it is set again every 90 s while the

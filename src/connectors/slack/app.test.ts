@@ -1,6 +1,6 @@
 import type { Receiver } from '@slack/bolt';
 import { expect, it } from 'vitest';
-import { ackAfter, OrderedAckApp } from './ack-order.js';
+import { ackAfter, OrderedAckApp } from './app.js';
 
 // The real Bolt App, fed by hand the way a receiver feeds it: an Events API ack waits for what
 // the listener recorded; a listener that throws still gets its event acked.

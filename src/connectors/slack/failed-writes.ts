@@ -1,0 +1,166 @@
+import type { webApi } from '@slack/bolt';
+import stringWidth from 'string-width';
+import { PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.js';
+import { plainParts } from '../plain-parts.js';
+import type { SlackDestination } from './destination.js';
+import { slackErrorCode } from './rate-limits.js';
+import { renderMrkdwn } from './render.js';
+
+// Writes that go wrong, and what the sinks do about them: nothing here runs for a reply whose
+// writes Slack took in their richest form.
+//
+// A write Slack refuses for its form is sent again with the same words in a plainer one (the
+// sinks' form ladder, reply-sink-edit.ts createFormLadder): a reply is never lost to a refused
+// format. The last, plainest form is `text` alone, cut into parts where too long; a final write's
+// parts beyond the first are posted after it. The refusals (docs.slack.dev chat.postMessage,
+// chat.update, chat.startStream / appendStream / stopStream error lists; the table block's
+// `only_one_table_allowed`): every one of them is about what the write carried, never about the
+// channel or the token, so a plainer write can pass.
+//
+// A post whose answer is lost (a cut connection, a timeout, a 5xx after the request left) may have
+// made the message. Slack has no idempotency key, so before a part is posted again the bridge
+// looks for the first one: every post carries message metadata naming the reply and the part, and
+// one bounded read of the thread (conversations.replies) or the channel (conversations.history),
+// paid from the history bucket through the same grant as the post, finds it. A native stream's
+// start takes no metadata: its message is the bot's own message in the thread that this reply
+// does not know (one reply writes in a place at a time). Updates are idempotent: never looked for.
+
+export const FORM_REFUSALS: ReadonlySet<string> = new Set([
+  'invalid_blocks',
+  'invalid_blocks_format',
+  'invalid_attachments',
+  'too_many_attachments',
+  'only_one_table_allowed',
+  'msg_blocks_too_long',
+  'msg_too_long',
+  'markdown_text_too_long',
+  'markdown_text_conflict',
+  'block_mismatch',
+  'invalid_arguments',
+]);
+
+/** The Slack error code when `err` refuses a write for its form, else undefined. */
+export function formRefusal(err: unknown): string | undefined {
+  const code = slackErrorCode(err);
+  return code !== undefined && FORM_REFUSALS.has(code) ? code : undefined;
+}
+
+/** The plain form's parts: under Slack's 4,000 characters of `text` once rendered (entities, links). */
+export const PLAIN_PART_CHARS = 3500;
+/** Monospace tables in plain text: about what a desktop code block shows without wrapping. */
+const PLAIN_TABLES = { widthOf: stringWidth, maxLineWidth: 120 };
+
+/** The reply's words as plain mrkdwn `text` parts: tables as monospace blocks, cut where too long. */
+export function plainTexts(markdown: string): string[] {
+  return plainParts(markdown, PLAIN_PART_CHARS, PLAIN_TABLES).map((p) => renderMrkdwn(p));
+}
+
+/**
+ * Posts a plain final write's overflow parts after `anchor`, in the thread. A part already posted
+ * for this anchor (the scheduler retried the write after a 429 on a later part) is updated, not
+ * posted again: the reply's words appear once.
+ */
+export async function postOverflow(
+  client: webApi.WebClient,
+  where: { channel: string; threadTs?: string | undefined },
+  anchor: string,
+  parts: readonly string[],
+  posted: Map<string, string[]>,
+): Promise<void> {
+  const done = posted.get(anchor) ?? [];
+  posted.set(anchor, done);
+  for (const [i, text] of parts.entries()) {
+    const ts = done[i];
+    if (ts !== undefined) {
+      await client.chat.update({ channel: where.channel, ts, text, blocks: [] });
+      continue;
+    }
+    const res = await client.chat.postMessage({
+      channel: where.channel,
+      ...(where.threadTs !== undefined ? { thread_ts: where.threadTs } : {}),
+      text,
+      unfurl_links: false,
+      unfurl_media: false,
+    });
+    done.push(res.ts ?? '');
+  }
+}
+
+/** Messages read at most when looking for a lost write (one call). */
+const SEARCH_LIMIT = 100;
+
+/** A write error after which the write may have taken effect (not a refusal, not a 429). */
+export function isUncertain(err: Error): boolean {
+  return !(err instanceof PlatformRateLimitedError) && err instanceof PlatformWriteError && err.retryable;
+}
+
+interface ListedMessage {
+  ts?: string;
+  text?: string;
+  user?: string;
+  bot_id?: string;
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+}
+
+/**
+ * The messages after `after` (exclusive) where the reply writes: its thread, or the channel's top
+ * level for a top-level DM reply. One call, at most SEARCH_LIMIT messages, with metadata.
+ */
+async function listAfter(dest: SlackDestination, after: string | undefined): Promise<ListedMessage[]> {
+  const { channelId: channel, threadId } = dest.place;
+  const bounds = { limit: SEARCH_LIMIT, include_all_metadata: true, ...(after !== undefined ? { oldest: after } : {}) };
+  const res =
+    threadId !== undefined
+      ? await dest.client.conversations.replies({ channel, ts: threadId, ...bounds })
+      : await dest.client.conversations.history({ channel, ...bounds });
+  return (res.messages ?? []) as ListedMessage[];
+}
+
+/**
+ * The message a lost post made, if any: the one carrying the `metadata` the post carried (the
+ * reply's id and the part's number, reply-sink-edit.ts replyMetadata).
+ */
+export async function findPosted(
+  dest: SlackDestination,
+  metadata: { event_type: string; event_payload: { reply: string; part: number } },
+  after: string | undefined,
+): Promise<string | undefined> {
+  const { reply, part } = metadata.event_payload;
+  const hit = (await listAfter(dest, after)).find(
+    (m) =>
+      m.metadata?.event_type === metadata.event_type &&
+      m.metadata.event_payload?.reply === reply &&
+      Number(m.metadata.event_payload.part) === part,
+  );
+  return hit?.ts;
+}
+
+/** The bot's message after `after` that this reply does not know: a stream start whose answer was lost. */
+export async function findStarted(
+  dest: SlackDestination,
+  after: string | undefined,
+  known: ReadonlySet<string>,
+): Promise<{ ts: string; text: string | undefined } | undefined> {
+  const bot = dest.bot;
+  if (bot === undefined) return undefined;
+  const own = (m: ListedMessage) => m.user === bot.userId || (bot.botId !== undefined && m.bot_id === bot.botId);
+  const hit = (await listAfter(dest, after)).find(
+    (m) => m.ts !== undefined && m.ts !== dest.place.threadId && own(m) && !known.has(m.ts),
+  );
+  return hit?.ts === undefined ? undefined : { ts: hit.ts, text: hit.text };
+}
+
+/** What one message of the reply's thread shows now (one read), undefined when not found. */
+export async function readShown(dest: SlackDestination, ts: string): Promise<string | undefined> {
+  const { channelId: channel, threadId } = dest.place;
+  if (threadId === undefined) return undefined;
+  const res = await dest.client.conversations.replies({
+    channel,
+    ts: threadId,
+    oldest: ts,
+    latest: ts,
+    inclusive: true,
+    limit: 2,
+  });
+  return ((res.messages ?? []) as ListedMessage[]).find((m) => m.ts === ts)?.text;
+}
