@@ -65,6 +65,7 @@ const { values: args } = parseArgs({
     'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
     /** Only the path section (bench/path.ts): the files one message runs, per platform. */
     'path-only': { type: 'boolean', default: false },
+    'write-walk': { type: 'boolean', default: false },
     /** Only the lost-answers section (bench/faults.ts): 200 replies a run, 5% of answers lost. */
     faults: { type: 'boolean', default: false },
     'faults-seed': { type: 'string' },
@@ -326,7 +327,7 @@ async function soakMain(log: (s: string) => void): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (args['path-only'] === true) return runPathSection(console.log);
+  if (args['path-only'] === true) return runPathSection(console.log, args['write-walk'] === true);
   // Many concurrent fetches share abort signals inside undici and the emulator; not a leak.
   setMaxListeners(0);
   if (args.soak === true) return soakMain((s) => process.stderr.write(`${s}\n`));
