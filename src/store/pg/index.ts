@@ -1,18 +1,11 @@
 import pg from 'pg';
-import { pgSignals } from './signals.js';
-import { type AsyncStore, BUDGET_KEEP_MS, HANDOVER_KEEP_MS } from '../ports.js';
+import type { AsyncStore } from '../ports.js';
 import { createHealthMonitor, type StoreCheckOptions } from '../health.js';
 import type { Migration } from '../migrate.js';
-import { pgBudgets } from './budget-repo.js';
-import { pgConversations } from './conversation-repo.js';
 import { classifyPgError, pgCheck } from './check.js';
-import { pgEvents } from './event-repo.js';
-import { pgInstallations } from './installation-repo.js';
-import { checkPgSchema, loadPgMigrations, migratePg, pgSchemaVersion, quoteIdent } from './migrate.js';
-import { pgOAuthStates } from './oauth-state-repo.js';
-import { guardedQuery } from './query.js';
-import { pgLeases, pgReplicas } from './replica-repo.js';
-import { pgFeedback, pgInFlight } from './reply-repo.js';
+import { checkPgSchema, loadPgMigrations, migratePg, quoteIdent } from './migrate.js';
+import { pgSignals } from './signals.js';
+import { createPgStoreOver } from './store.js';
 
 export { classifyPgError } from './check.js';
 export { pgFeedback } from './reply-repo.js';
@@ -104,7 +97,6 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     throw err;
   }
 
-  let open = true;
   const monitor = createHealthMonitor({
     check: pgCheck(pool, replicaId),
     classify: classifyPgError,
@@ -113,46 +105,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     checkRetryMs: opts.checkRetryMs,
     timers: opts.timers,
   });
-
-  const q = guardedQuery(pool, monitor, () => open);
-
-  const replicas = pgReplicas(q);
-  const leases = pgLeases(q);
-
   await monitor.check();
   monitor.start();
-
-  const signals = pgSignals(pool, log);
-
-  return {
-    backend: 'postgres',
-    location,
-    conversations: pgConversations(q),
-    events: pgEvents(q),
-    inflight: pgInFlight(q),
-    installations: pgInstallations(q),
-    replicas,
-    leases,
-    budgets: pgBudgets(q),
-    feedback: pgFeedback(q),
-    oauthStates: pgOAuthStates(q),
-    signals,
-    async housekeeping(now) {
-      const handovers = await q('DELETE FROM place_handover WHERE released_at < $1', [now - HANDOVER_KEEP_MS]);
-      const budgets = await q('DELETE FROM learned_budgets WHERE updated_at < $1', [now - BUDGET_KEEP_MS]);
-      return { handovers: handovers.rowCount ?? 0, budgets: budgets.rowCount ?? 0 };
-    },
-    schemaVersion: () => pgSchemaVersion(pool),
-    isOpen: () => open,
-    health: () => monitor.health(),
-    check: () => monitor.check(),
-    onHealthChange: (listener) => monitor.onChange(listener),
-    async close() {
-      if (!open) return;
-      open = false;
-      monitor.stop();
-      await signals.close();
-      await pool.end();
-    },
-  };
+  return createPgStoreOver({ pool, location, monitor, signals: pgSignals(pool, log) });
 }
