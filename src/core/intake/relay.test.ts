@@ -130,20 +130,6 @@ describe('relay', () => {
     expect(chat.requests).toHaveLength(3);
   });
 
-  it('prunes on a timer of its own, hourly, with no message on its path, until the drain', async () => {
-    const { conn, store, clock, relay, run } = setup();
-    await run(conn.send({ text: 'x', eventId: 'E1' }));
-    let prunes = 0;
-    const prune = store.events.prune.bind(store.events);
-    store.events.prune = (before: number) => (prunes++, prune(before));
-    await clock.advance(25 * 3600_000); // no message meanwhile
-    expect(prunes).toBe(25);
-    expect(await store.events.wasSeen('test', 'E1')).toBe(false);
-    await relay.drain(1000);
-    await clock.advance(3 * 3600_000);
-    expect(prunes).toBe(25);
-  });
-
   it('reset in a DM starts a fresh conversation and confirms', async () => {
     const { conn, chat, run } = setup();
     await run(conn.send({ text: 'one', isDm: true, mentionsBot: false }));

@@ -7,7 +7,7 @@ import { recordVote } from '../reply/feedback-votes.js';
 import { Admission, type Admitted } from './admission.js';
 import { drainRelay } from './drain.js';
 import { FairSlots, partyOf } from './fair-slots.js';
-import { LiveReplies, userStops } from './live-replies.js';
+import { LiveReplies, type UserStops, userStops } from './live-replies.js';
 import { postNotice } from './notices.js';
 import { PlaceOrder } from './place-order.js';
 import { pruneHourly } from './pruning.js';
@@ -43,9 +43,13 @@ export type { RecoveryReport } from '../reply/recovery.js';
 export type { AllowList } from './admission.js';
 export type * from './relay-types.js';
 
-/** The parts one reply is answered with (see answer()). */
-interface AnswerParts {
+/** The parts createRelay composes, as the steps after admission use them. */
+interface Parts {
   deps: RelayDeps;
+  order: PlaceOrder;
+  admission: Admission;
+  stops: UserStops;
+  resetPlace(place: Place): Promise<void>;
   conversations: Conversations;
   threadContext: ThreadContext;
   scheduler: RateLimitScheduler;
@@ -124,8 +128,12 @@ export function createRelay(deps: RelayDeps): Relay {
     notice,
     unexpected,
   });
-  const parts: AnswerParts = {
+  const parts: Parts = {
     deps,
+    order,
+    admission,
+    stops,
+    resetPlace,
     conversations,
     threadContext,
     scheduler,
@@ -138,70 +146,13 @@ export function createRelay(deps: RelayDeps): Relay {
     unexpected,
   };
 
-  /** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
-  function inTurn(a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
-    const { msg, spot } = a;
-    if (spot.here === undefined) return admission.refuse(a, MESSAGES.queueFull, 'queue_full');
-    const sink = msg.sink;
-    return order.whenFirst({ ...spot, here: spot.here }, shutdown.signal, {
-      async work(handedOver) {
-        // The place's own buckets (a channel's posts) go with the place, not with the replica.
-        if (handedOver !== undefined) scheduler.handOver(handedOver);
-        if (shutdown.signal.aborted) {
-          // It came first only after shutdown began: say so rather than drop it unseen.
-          await notice(msg, MESSAGES.restarting);
-          return { status: 'interrupted' };
-        }
-        return work();
-      },
-      failed: (err) => unexpected(msg, err),
-      lastWrites: () => scheduler.placeWrites([...sink.buckets('post'), ...sink.buckets('edit')]),
-    });
-  }
-
-  /** A message admitted (seen for the first time, by any replica): answer it, or say why not. */
-  async function respond(a: Admitted): Promise<HandleResult> {
-    const { msg, text, files } = a;
-    if (a.kind === 'reset') {
-      return inTurn(a, async () => {
-        await resetPlace(msg.place);
-        await notice(msg, MESSAGES.reset);
-        return { status: 'reset' };
-      });
-    }
-    if (a.kind === 'stop') {
-      // `stop` from the asker while their reply streams here (or, with several replicas, at
-      // another one) stops it; from anyone else, or with nothing streaming, it is a message.
-      const reply = live.inPlace(placeKey(msg.place));
-      if (reply === undefined ? deps.remoteStops !== undefined : reply.askerId === msg.userId) {
-        const result = await stops.place(msg.place, msg.userId).catch(() => 'not_found' as const);
-        if (result === 'stopped') {
-          order.leave(a.spot);
-          return { status: 'stopped' };
-        }
-      }
-    }
-    const refused = admission.limits(a);
-    if (refused !== undefined) return refused;
-    const withFiles =
-      files.length === 0 ? undefined : attachmentBlock(files, { userText: text, maxChars: settings.maxMessageChars });
-    return inTurn(a, async () => {
-      // Files that did not make it are named first, in the place's spot, so the notice comes
-      // before the reply; the rest of the message still goes upstream.
-      if (withFiles !== undefined && withFiles.skipped.length > 0) {
-        await notice(msg, skippedNotice(withFiles.skipped));
-      }
-      return answer(parts, msg, withFiles?.messageText ?? text);
-    });
-  }
-
   return {
     rateLimits: scheduler,
 
     arrive: (place: Place, eventId: string, at: number): Arrival => order.arrive(place, eventId, at),
 
     handle(msg: IncomingMessage): Promise<HandleResult> {
-      const p = admission.admit(msg).then((a) => ('status' in a ? a : respond(a)));
+      const p = admission.admit(msg).then((a) => ('status' in a ? a : respond(parts, a)));
       pending.add(p);
       order.handed(msg.arrival);
       // A message refused before its spot was taken gives up the place it took on arrival.
@@ -245,8 +196,68 @@ export function createRelay(deps: RelayDeps): Relay {
   };
 }
 
+/** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
+function inTurn(p: Parts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
+  const { msg, spot } = a;
+  const { scheduler, shutdown } = p;
+  if (spot.here === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
+  const sink = msg.sink;
+  return p.order.whenFirst({ ...spot, here: spot.here }, shutdown, {
+    async work(handedOver) {
+      // The place's own buckets (a channel's posts) go with the place, not with the replica.
+      if (handedOver !== undefined) scheduler.handOver(handedOver);
+      if (shutdown.aborted) {
+        // It came first only after shutdown began: say so rather than drop it unseen.
+        await p.notice(msg, MESSAGES.restarting);
+        return { status: 'interrupted' };
+      }
+      return work();
+    },
+    failed: (err) => p.unexpected(msg, err),
+    lastWrites: () => scheduler.placeWrites([...sink.buckets('post'), ...sink.buckets('edit')]),
+  });
+}
+
+/** A message admitted (seen for the first time, by any replica): answer it, or say why not. */
+async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
+  const { msg, text, files } = a;
+  if (a.kind === 'reset') {
+    return inTurn(p, a, async () => {
+      await p.resetPlace(msg.place);
+      await p.notice(msg, MESSAGES.reset);
+      return { status: 'reset' };
+    });
+  }
+  if (a.kind === 'stop') {
+    // `stop` from the asker while their reply streams here (or, with several replicas, at
+    // another one) stops it; from anyone else, or with nothing streaming, it is a message.
+    const reply = p.live.inPlace(placeKey(msg.place));
+    if (reply === undefined ? p.deps.remoteStops !== undefined : reply.askerId === msg.userId) {
+      const result = await p.stops.place(msg.place, msg.userId).catch(() => 'not_found' as const);
+      if (result === 'stopped') {
+        p.order.leave(a.spot);
+        return { status: 'stopped' };
+      }
+    }
+  }
+  const refused = p.admission.limits(a);
+  if (refused !== undefined) return refused;
+  const withFiles =
+    files.length === 0
+      ? undefined
+      : attachmentBlock(files, { userText: text, maxChars: p.deps.settings.maxMessageChars });
+  return inTurn(p, a, async () => {
+    // Files that did not make it are named first, in the place's spot, so the notice comes
+    // before the reply; the rest of the message still goes upstream.
+    if (withFiles !== undefined && withFiles.skipped.length > 0) {
+      await p.notice(msg, skippedNotice(withFiles.skipped));
+    }
+    return answer(p, msg, withFiles?.messageText ?? text);
+  });
+}
+
 /** A message first in its place: an upstream slot (fair by user), then its reply, live for Stop. */
-async function answer(p: AnswerParts, msg: IncomingMessage, text: string): Promise<HandleResult> {
+async function answer(p: Parts, msg: IncomingMessage, text: string): Promise<HandleResult> {
   const { deps, slots, running } = p;
   const { settings, metrics } = deps;
   let release: () => void;
