@@ -28,6 +28,14 @@ export interface ConversationUse {
   afterReset?: boolean;
 }
 
+/** The place's conversation, already named, goes on with this turn. */
+const goesOn = (conversationId: string): ConversationUse => ({
+  conversationId,
+  fresh: false,
+  renewed: false,
+  useSend: false,
+});
+
 /** Places reset in this run, until their next conversation starts (bounded). */
 const MAX_RESET_MARKS = 10_000;
 
@@ -54,9 +62,7 @@ export class Conversations {
       const idle = now - rec.lastUsedAt > this.o.sessionIdleSeconds * 1000;
       if (!idle) {
         await this.o.store.touch(place, now);
-        if (rec.upstreamId !== undefined) {
-          return { conversationId: rec.upstreamId, fresh: false, renewed: false, useSend: false };
-        }
+        if (rec.upstreamId !== undefined) return goesOn(rec.upstreamId);
         return this.create(place, botId, false, rec);
       }
       this.o.logger.info(
@@ -129,7 +135,7 @@ export class Conversations {
       const winner = await store.get(place);
       if (winner !== undefined && winner.upstreamId !== undefined && winner.botId === botId) {
         this.o.logger.info('another replica started the conversation first; using it');
-        return { conversationId: winner.upstreamId, fresh: false, renewed: false, useSend: false };
+        return goesOn(winner.upstreamId);
       }
       await store.put(next); // the winner's mapping is unusable (no id yet, another bot): ours
     }

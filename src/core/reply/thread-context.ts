@@ -18,8 +18,8 @@ import { cleanHistory, type ContextMode } from './upstream-message.js';
 // messages (the bot mentioned midway through a thread, a conversation renewed), the place's
 // recent history is sent along. It comes from two sources, merged by message id, newest kept:
 // - the connector's record of the messages the bridge received in the place's events
-//   (HistoryReader.recorded: in memory, bounded, free), so the context ends with the messages
-//   just before the user's even when the platform caps or refuses a read;
+//   (HistoryReader.recorded, on a SeenMessages below: in memory, bounded, free), so the context
+//   ends with the messages just before the user's even when the platform caps or refuses a read;
 // - a read from the platform through the connector's HistoryReader, page by page (a capped read,
 //   or a thread paged from its start, continues up to MAX_PAGES pages) until it reaches the
 //   messages just before the user's. Reading costs platform budget, so every page goes through
@@ -274,14 +274,15 @@ export function mergeNewestFirst(
   return [...byId.values()].sort((x, y) => compareIds(y.id, x.id)).slice(0, limit);
 }
 
-// ---- The record of seen messages: a bounded record of the messages the bridge received in a place's events, so the context of a
-// new conversation can end with the messages just before the user's even when the platform caps
-// or refuses a history read (Slack: 15 messages a call and one call a minute for apps outside
-// the Marketplace). Kept in memory only, per process: a restart starts it empty, and with
-// several replicas each holds the events it received. Bounded three ways: messages per place,
-// places (least recently written dropped first), and age (a place idle longer than `ttlMs` is
-// forgotten). Each entry's text is cut to `maxChars`. Connectors own one and store what they
-// need to make a PlaceMessage later (Slack resolves names when the record is read).
+// ---- The record of seen messages (SeenMessages, the record HistoryReader.recorded reads): the
+// messages the bridge received in a place's events, so the context of a new conversation can end
+// with the messages just before the user's even when the platform caps or refuses a history read
+// (Slack: 15 messages a call and one call a minute for apps outside the Marketplace). Kept in
+// memory only, per process: a restart starts it empty, and with several replicas each holds the
+// events it received. Bounded three ways: messages per place, places (least recently written
+// dropped first), and age (a place idle longer than `ttlMs` is forgotten). Each entry's text is
+// cut to `maxChars`. Connectors own one and store what they need to make a PlaceMessage later
+// (Slack resolves names when the record is read).
 
 export interface SeenLimits {
   /** Messages kept per place (the oldest dropped first). */

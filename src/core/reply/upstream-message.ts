@@ -5,9 +5,11 @@ import { hasVisibleText } from '../intake/admission.js';
 import type { FeedbackStore, FeedbackVote, IncomingMessage, PlaceMessage } from '../ports.js';
 import { MESSAGES } from '../user-messages.js';
 
-// What one upstream send says: the user's words, and for a new conversation the place's earlier
-// messages (CONTEXT_MODE). Pure, so the rules are tested without a platform: the user's own words
-// are never cut; context is bounded by CONTEXT_MAX_CHARS and, in `message` mode, by what is left of
+// What one upstream send says: the user's words; for a new conversation the place's earlier
+// messages (CONTEXT_MODE), without the bridge's own notices (cleanHistory, below); and its
+// metadata: where it was written, its files, the user's votes not yet sent. Pure but for reading
+// those votes, so the rules are tested without a platform: the user's own words are never cut;
+// context is bounded by CONTEXT_MAX_CHARS and, in `message` mode, by what is left of
 // CHAT_MAX_MESSAGE_CHARS; when something must go, the oldest context goes first.
 
 export type ContextMode = 'message' | 'metadata' | 'off';
