@@ -32,7 +32,7 @@ export interface Bridge {
   /** Listens, repairs the last run's replies, starts the connectors; rejects with a StartFailure. */
   start(): Promise<void>;
   /** SIGTERM (also while start() is under way): drain, then close everything. */
-  stop(): Promise<void>;
+  shutdown(): Promise<void>;
   /** A fatal error: close everything now, without waiting for replies. */
   abort(): Promise<void>;
   /** Where a connector's fatal error (after start) goes. */
@@ -52,17 +52,17 @@ export async function buildBridge(
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
   const chat = createChatService({ ...config.upstream, logger: componentLogger(root, 'upstream') });
-  // This replica's share of the platform budgets (1 / live replicas, from the heartbeat) shows in
-  // /metrics and in discord.js's own global limit.
-  let discordShare: ((share: number) => void) | undefined;
+  const connectors: Connector[] = [];
   const scheduler = new RateLimitScheduler({
     clock: systemClock,
     // What was learned about the platforms' limits survives a restart and reaches the other replicas.
     store: store.budgets,
     onStoreError: (err) => log.warn({ err }, 'could not keep or read a learned rate limit'),
+    // This replica's share of the platform budgets (1 / live replicas, from the heartbeat) shows in
+    // /metrics and reaches the connectors (discord.js's own global limit follows it).
     onShareChange: (share) => {
       metrics.budgetShare(share);
-      discordShare?.(share);
+      for (const c of connectors) c.setBudgetShare?.(share);
     },
   });
   await scheduler.restore(); // before the first write; a failed read is logged, not fatal
@@ -74,9 +74,6 @@ export async function buildBridge(
     readiness: () => readiness(),
   });
 
-  const connectors: Connector[] = [];
-  /** First steps of a shutdown: connectors that can stop receiving while their replies finish. */
-  const stopReceiving: Array<() => Promise<void>> = [];
   // Open and writable: the store checks itself (every 5 s) and fails on its first write error.
   const checks: Record<string, ReadinessCheck> = { database: healthCheck(store) };
   // Each platform's SDK is loaded only when that platform is configured: discord.js and Bolt
@@ -90,9 +87,6 @@ export async function buildBridge(
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(discord);
-    checks.discord = () => discord.readiness();
-    discordShare = (share) => discord.setBudgetShare(share);
-    discordShare(scheduler.share);
   }
   if (config.slack) {
     const { createSlackConnector } = await import('./connectors/slack/connector.js');
@@ -106,8 +100,6 @@ export async function buildBridge(
       attachmentMaxBytes: config.service.attachmentMaxBytes,
     });
     connectors.push(slack);
-    checks.slack = () => slack.isReady();
-    stopReceiving.push(() => slack.stopReceiving());
   }
   if (playground?.enabled) {
     const p = mountPlayground({
@@ -123,6 +115,10 @@ export async function buildBridge(
       logger: componentLogger(root, 'playground'),
     });
     connectors.push(p);
+  }
+  for (const c of connectors) {
+    c.setBudgetShare?.(scheduler.share);
+    checks[c.platform] = () => (c.readiness ? c.readiness() : c.isReady());
   }
   // From SIGTERM on, a load balancer should send events to the other replicas.
   let stopping = false;
@@ -227,7 +223,7 @@ export async function buildBridge(
   async function closeAll(): Promise<void> {
     // A connector still connecting (discord.js waiting for a shard's READY) may never finish
     // its stop: it is bounded, and the process ends anyway.
-    await Promise.allSettled(connectors.map((c) => withTimeout(c.stop(), CONNECTOR_STOP_MS)));
+    await Promise.allSettled(connectors.map((c) => withTimeout(c.shutdown(), CONNECTOR_STOP_MS)));
     await coordinator.stop(); // leaves the group: the others rebalance at once
     await server.close();
     await chat.close();
@@ -290,13 +286,13 @@ export async function buildBridge(
       // Ready (/readyz 200) only now: slash commands registered, every connector started.
       if (!halted) started = true;
     },
-    async stop() {
+    async shutdown() {
       if (!halt()) return;
       // Stop taking new messages, let replies finish (up to DRAIN_MS), mark the rest interrupted;
       // only then disconnect, since the last edits need the platform connections. Slack's Socket
       // Mode connection is not needed for them: it closes first, so that Slack sends the events
       // of the drain to the other replicas' connections instead of this one refusing them.
-      await Promise.allSettled(stopReceiving.map((s) => s()));
+      await Promise.allSettled(connectors.map((c) => c.stopReceiving?.()));
       await relay.drain(DRAIN_MS);
       await closeAll();
     },

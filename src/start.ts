@@ -115,7 +115,7 @@ async function runParts(config: Config, root: Logger, life: ProcessWatch, playgr
   if (outcome.kind === 'signal') {
     log.info({ signal: outcome.signal }, 'shutting down: draining replies in flight');
     // Bounded, so that a close that never ends cannot leave the process half-stopped.
-    const done = await withTimeout(bridge.stop(), STOP_MAX_MS).then(
+    const done = await withTimeout(bridge.shutdown(), STOP_MAX_MS).then(
       () => true,
       (err: unknown) => (log.error({ err: errText(err) }, 'shutdown did not finish; exiting'), false),
     );

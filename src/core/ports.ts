@@ -264,10 +264,19 @@ export interface Connector {
   readonly platform: Platform;
   /** Connect and start delivering messages to the handler. Resolves once connected. */
   start(handler: MessageHandler): Promise<void>;
-  /** Stop taking events (the first step of SIGTERM) and disconnect. */
-  stop(): Promise<void>;
+  /** The process shuts down: take no more events and disconnect (after the drain). */
+  shutdown(): Promise<void>;
   /** Connected right now (for /readyz). */
   isReady(): boolean;
+  /** For /readyz, when a reason says more than `isReady`: `true`, or why not (e.g. which shards are down). */
+  readiness?(): true | string;
+  /**
+   * The first step of a shutdown, before the drain: take no more events but keep writing (Slack's
+   * Socket Mode closes its connection, so Slack sends events to the other replicas).
+   */
+  stopReceiving?(): Promise<void>;
+  /** This replica's share of the platform's budgets (1 / live replicas), whenever it changes. */
+  setBudgetShare?(share: number): void;
   /**
    * A reply left streaming by a crash: edit its last message to `text` (the text so far plus
    * the interruption note). Best effort; throws on failure.

@@ -70,7 +70,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
 
   afterAll(async () => {
     await browser?.close();
-    await bridge?.stop();
+    await bridge?.shutdown();
     await emulator?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -256,7 +256,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
   it('a message sent while the bridge is down is marked not sent; "Send again" sends it once it is back', async () => {
     const page = await openConversation('downsend');
     const port = bridge?.port ?? 0;
-    await bridge?.stop();
+    await bridge?.shutdown();
     bridge = undefined;
     await page.waitForSelector('#connection:not([hidden])');
     await send(page, 'are you there');
@@ -288,7 +288,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
 
     // A new emulator (as after restarting npm start): it has never heard of the conversation.
     const port = bridge?.port ?? 0;
-    await bridge?.stop();
+    await bridge?.shutdown();
     emulator = await startEmulator();
     bridge = await startBridge(emulator.url, db, port);
     await page.click('[aria-label="Try again"]');

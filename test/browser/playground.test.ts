@@ -77,7 +77,7 @@ describe.skipIf(!haveChromium)('playground in a browser', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await bridge?.stop();
+    await bridge?.shutdown();
     await emulator?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });

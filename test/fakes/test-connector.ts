@@ -104,7 +104,7 @@ export class TestConnector implements Connector {
     this.ready = true;
   }
 
-  async stop(): Promise<void> {
+  async shutdown(): Promise<void> {
     this.ready = false;
   }
 

@@ -65,7 +65,7 @@ it('is not ready once stopped', async () => {
   h = await startHarness(new EchoHandler());
   expect(h.connector.isReady()).toBe(true);
   expect(h.connector.inviteUrl()).toContain(`client_id=${h.fake.applicationId}`);
-  await h.connector.stop();
+  await h.connector.shutdown();
   expect(h.connector.isReady()).toBe(false);
 });
 
@@ -76,7 +76,7 @@ it('after a restart still answers, without a mention, in its own thread that was
   const user = fake.dispatchMessage({ channelId, authorId: USER, content: mention(fake, 'start'), mentionsBot: true });
   const threadId = String(user.id);
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: start'));
-  await h.connector.stop();
+  await h.connector.shutdown();
   fake.archiveThread(threadId);
 
   const second = new EchoHandler();

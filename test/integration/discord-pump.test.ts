@@ -65,7 +65,7 @@ class PumpHandler implements MessageHandler {
 let fake: FakeDiscord | undefined;
 let connector: DiscordConnector | undefined;
 afterEach(async () => {
-  await connector?.stop();
+  await connector?.shutdown();
   await fake?.close();
   const record = fake?.record ?? [];
   connector = undefined;

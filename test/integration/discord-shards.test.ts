@@ -16,7 +16,7 @@ const USER = '100000000000000001';
 let fake: FakeDiscord | undefined;
 const connectors: DiscordConnector[] = [];
 afterEach(async () => {
-  for (const c of connectors.splice(0)) await c.stop();
+  for (const c of connectors.splice(0)) await c.shutdown();
   await fake?.close();
   const record = fake?.record ?? [];
   fake = undefined;

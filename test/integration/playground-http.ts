@@ -198,7 +198,7 @@ export async function startPlayground(
     port,
     upstreamMessages: () => emulator.requests.filter((r) => r.message !== undefined).map((r) => r.message ?? ''),
     async close() {
-      await bridge.stop();
+      await bridge.shutdown();
       await emulator.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -21,7 +21,7 @@ describe('Slack connector in HTTP mode (Events API on the shared server)', () =>
   });
 
   afterEach(async () => {
-    await conn.stop();
+    await conn.shutdown();
     await server.close();
     await fake.close();
     assertNoSlackPings(fake.calls);
@@ -75,7 +75,7 @@ describe('Slack connector in HTTP mode (Events API on the shared server)', () =>
   });
 
   it('answers 503 once stopped', async () => {
-    await conn.stop();
+    await conn.shutdown();
     const post = fake.userPost({ channel: 'C1', text: '<@U0BOT> late' });
     const res = await fake.postSignedEvent(eventsUrl, fake.envelope(post.mention ?? {}));
     expect(res.status).toBe(503);

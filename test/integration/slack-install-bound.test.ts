@@ -19,7 +19,7 @@ let conn: SlackConnector | undefined;
 let store: SqliteStore | undefined;
 const agents: Agent[] = [];
 afterEach(async () => {
-  await conn?.stop();
+  await conn?.shutdown();
   await http?.close();
   await fake?.close();
   await store?.close();

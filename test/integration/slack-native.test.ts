@@ -27,7 +27,7 @@ describe('Slack native streaming and assistant threads', () => {
   });
 
   afterEach(async () => {
-    await conn.stop();
+    await conn.shutdown();
     await fake.close();
     assertNoSlackPings(fake.calls);
   });

@@ -34,7 +34,7 @@ describe('Slack multi-workspace OAuth', () => {
   });
 
   afterEach(async () => {
-    await conn.stop();
+    await conn.shutdown();
     await server.close();
     await fake.close();
     await store.close();
@@ -171,7 +171,7 @@ describe('Slack OAuth with the logger at debug', () => {
       await relay.answered(1);
       await conn.idle();
     } finally {
-      await conn.stop();
+      await conn.shutdown();
       await http.close();
       await fake.close();
       await store.close();

@@ -51,7 +51,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
   });
 
   afterEach(async () => {
-    await Promise.allSettled(conns.splice(0).map((c) => c.stop()));
+    await Promise.allSettled(conns.splice(0).map((c) => c.shutdown()));
     await fake.close();
   });
 
@@ -119,7 +119,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     await gated.answered(1);
     expect(fake.agent.replies('D1').map((m) => m.text)).toEqual(['You said: before the deploy']);
     await leaving.stopReceiving(); // twice is harmless
-    await leaving.stop();
+    await leaving.shutdown();
     expect(fake.socketConnectionIds).toEqual([2]);
   });
 });

@@ -19,7 +19,7 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
   });
 
   afterEach(async () => {
-    await conn.stop();
+    await conn.shutdown();
     await fake.close();
     assertNoSlackPings(fake.calls);
   });
@@ -142,7 +142,7 @@ describe('Slack connector over Socket Mode (real Bolt, fake Slack)', () => {
     const first = fake.userPost({ channel: 'C7', text: '<@U0BOT> before restart' });
     await fake.sendEvent(first.mention ?? {});
     await relay.answered(1);
-    await conn.stop();
+    await conn.shutdown();
     conn = connectorFor(fake, { socketPingTimeoutMs: 500 });
     relay = new EchoHandler();
     await conn.start(relay);

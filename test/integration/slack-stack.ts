@@ -153,7 +153,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     },
     chatRequests: () => emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send'),
     async close() {
-      await connector.stop();
+      await connector.shutdown();
       await relay.drain(2000);
       await store.close();
       await server.close();

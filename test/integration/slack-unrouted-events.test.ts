@@ -24,7 +24,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await conn.stop();
+  await conn.shutdown();
   await server.close();
   await fake.close();
 });
@@ -102,6 +102,6 @@ it('over Socket Mode too: an event no listener acks is acked before Slack gives 
     expect(fake.socketDeliveries.map((d) => d.acked)).toEqual([true, true]);
     expect(socketRelay.received).toHaveLength(0);
   } finally {
-    await socketConn.stop();
+    await socketConn.shutdown();
   }
 });

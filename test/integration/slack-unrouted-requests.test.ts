@@ -59,7 +59,7 @@ describe('HTTP mode: unrouted requests', () => {
   let server: MiniServer;
   let conn: SlackConnector;
   afterEach(async () => {
-    await conn.stop();
+    await conn.shutdown();
     await server.close();
     await fake.close();
   });
@@ -110,7 +110,7 @@ describe('Socket Mode: unrouted requests', () => {
   let fake: FakeSlack;
   let conn: SlackConnector;
   afterEach(async () => {
-    await conn.stop();
+    await conn.shutdown();
     await fake.close();
   });
 

@@ -25,7 +25,7 @@ interface World {
 let world: World | undefined;
 
 afterEach(async () => {
-  await world?.connector.stop();
+  await world?.connector.shutdown();
   await world?.h.close();
   await world?.fake.close();
   world = undefined;
@@ -183,7 +183,7 @@ it('identify spacing: two shards with max_concurrency 1 both come up, a window a
 it('identify spacing: a restarted bridge identifying too soon gets op 9, waits its turn, identifies and answers', async () => {
   const w = await start({ identifyWindowMs: 5000 });
   const { fake } = w;
-  await w.connector.stop();
+  await w.connector.shutdown();
   const refused = fake.gateway.waitFor('identify-refused');
   // The restart: a new client, whose throttle knows nothing of the identify a moment ago.
   const restarted = connect(fake, w.h);

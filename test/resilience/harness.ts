@@ -102,7 +102,7 @@ export async function startCore(opts: CoreHarnessOptions = {}): Promise<CoreHarn
     waits,
     upstreamCalls: () => emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send').length,
     async close() {
-      await (conn as Connector).stop();
+      await (conn as Connector).shutdown();
       await chat.close();
       await emu.close();
     },

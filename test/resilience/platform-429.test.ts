@@ -124,7 +124,7 @@ describe('fake Discord: a 429 storm on message writes', () => {
     await connector.start(h.relay);
   });
   afterAll(async () => {
-    await connector?.stop();
+    await connector?.shutdown();
     await h?.close();
     await proxy?.close();
     await fake?.close();
@@ -216,7 +216,7 @@ describe('fake Slack: a 429 storm on chat.postMessage and chat.update', () => {
     await slack.waitConnected();
   });
   afterAll(async () => {
-    await connector?.stop();
+    await connector?.shutdown();
     await h?.close();
     await proxy?.close();
     await slack?.close();

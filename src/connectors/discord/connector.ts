@@ -60,13 +60,8 @@ export interface DiscordConnector extends Connector {
   inviteUrl(): string | undefined;
   /** The bot's user id, once connected. */
   botUserId(): string | undefined;
-  /**
-   * This replica's share of the bot's budgets (1 / live replicas): discord.js's own global limit
-   * (50 a second per process) follows it, from its next one-second window.
-   */
-  setBudgetShare(share: number): void;
-  /** For /readyz: `true`, or why not (which of this replica's shards are down). */
   readiness(): true | string;
+  setBudgetShare(share: number): void;
 }
 
 export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordConnector {
@@ -235,7 +230,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       logger.info({ inviteUrl: inviteUrl(ready2.application.id) }, 'discord: invite the bot with this link');
     },
 
-    async stop(): Promise<void> {
+    async shutdown(): Promise<void> {
       stopping = true;
       shards.clear();
       await client.destroy();

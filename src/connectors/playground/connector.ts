@@ -192,7 +192,7 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       handler = h;
     },
 
-    async stop(): Promise<void> {
+    async shutdown(): Promise<void> {
       stopping = true;
     },
 

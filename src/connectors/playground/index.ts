@@ -66,9 +66,9 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
   const routes = createPlaygroundRoutes({ ...w, connector, streamLimits });
   w.server.mount('/', routes.page);
   w.server.mount('/playground', routes.api);
-  const stop = connector.stop.bind(connector);
-  connector.stop = async () => {
-    await stop();
+  const shutdown = connector.shutdown.bind(connector);
+  connector.shutdown = async () => {
+    await shutdown();
     routes.close();
   };
   return connector;

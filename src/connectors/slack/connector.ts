@@ -55,12 +55,6 @@ export interface SlackConnector extends Connector {
   readonly identity: { teamId: string; botUserId: string; botId: string | undefined } | undefined;
   /** Resolves when every event received so far has been handed to the relay (tests). */
   idle(): Promise<void>;
-  /**
-   * The first step of a shutdown: take no more events, keep writing. Socket Mode closes this
-   * process's connection, so Slack sends the app's events to its other connections (the other
-   * replicas) while the replies here finish over the Web API. HTTP mode: nothing (whoever routes
-   * the requests decides). `stop()` still disconnects everything; both may be called twice.
-   */
   stopReceiving(): Promise<void>;
 }
 
@@ -226,7 +220,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       await Promise.race([closeSocket(), bound]).finally(() => clearTimeout(timer));
       logger.info("Slack Socket Mode connection closing: the app's other connections get the new events");
     },
-    async stop() {
+    async shutdown() {
       started = false;
       relay.set(undefined);
       try {

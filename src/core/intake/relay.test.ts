@@ -331,7 +331,7 @@ describe('relay', () => {
     const noNotes: Connector = {
       platform: 'test',
       start: (h) => conn.start(h),
-      stop: () => conn.stop(),
+      shutdown: () => conn.shutdown(),
       isReady: () => conn.isReady(),
       markInterrupted: (t, messageId, text) => conn.markInterrupted(t, messageId, text),
     };

@@ -113,7 +113,7 @@ export async function startHarness(
     channelId,
     observer,
     async close() {
-      await harness.connector.stop();
+      await harness.connector.shutdown();
       await fake.close();
       // The shared check over every write the bot made in the test.
       assertNoPings(fake.record);

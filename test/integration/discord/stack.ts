@@ -81,7 +81,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
 
   const stop = async (s: { store: SqliteStore; relay: Relay; connector: DiscordConnector }) => {
-    await s.connector.stop();
+    await s.connector.shutdown();
     await s.relay.drain(2000);
     await s.store.close();
   };
