@@ -40,6 +40,14 @@ export interface PlanInput {
   needsFinalWrite: boolean;
   /** The current message reached its maximum age: finish it, continue in a new one. */
   rolloverDue: boolean;
+  /**
+   * At the text's pace the current message will be full within an edit interval (a continuation:
+   * two) and the reply already shows something: an intermediate write of it would soon be
+   * followed by its final one (the cut), so it waits for the cut or the end instead. A long fast
+   * reply then costs a write per part plus the first part's final, which a 5-per-5-s bucket pays
+   * without making the last part wait a window.
+   */
+  fillsSoon?: boolean;
 }
 
 export function planWrite(p: PlanInput): WritePlan {
@@ -71,7 +79,8 @@ export function planWrite(p: PlanInput): WritePlan {
     return { kind: 'write', text: cut.head, final: true, next: { consumed: cut.consumed, reopen: cut.reopen } };
   }
 
-  if (hasText(body) && desired !== p.sent) return { kind: 'write', text: desired, final: false };
+  if (hasText(body) && desired !== p.sent && p.fillsSoon !== true)
+    return { kind: 'write', text: desired, final: false };
   return wait;
 }
 

@@ -10,6 +10,7 @@ import { type FinishOptions, MessageLedger, ReplyText } from './reply-text.js';
 import { errorOutcome, okOutcome, unusedOutcome } from '../budget/scheduler.js';
 import { fenceCloser } from './split.js';
 import { type PacerOptions, WritePacer } from './write-pacer.js';
+import { TextGrowth } from './text-growth.js';
 import type { Logger } from 'pino';
 
 // What a ReplyWriter is given and what it gives back.
@@ -60,6 +61,7 @@ export class ReplyWriter {
   private readonly text: ReplyText;
   private readonly ledger = new MessageLedger();
   private readonly pacer: WritePacer;
+  private readonly growth = new TextGrowth();
   private fatal: unknown;
   private retries = 0;
   private running: Promise<void> | undefined;
@@ -91,7 +93,9 @@ export class ReplyWriter {
   }
 
   append(delta: string): void {
-    if (this.text.append(delta)) this.kick();
+    if (!this.text.append(delta)) return;
+    this.growth.record(this.o.clock.now(), this.text.content().length);
+    this.kick();
   }
 
   /** End the reply: the last write of the last message, then resolve. */
@@ -135,10 +139,17 @@ export class ReplyWriter {
     const noteAt = this.text.noteAt;
     const rolloverAt = this.rolloverAt();
     const { msg } = this.ledger;
+    const limit = Math.max(1, this.o.sink.maxChars - reserve);
+    // The reply's first post is never held back (first text goes at once). Over one interval for
+    // the first message; over two for a continuation, which right after a cut holds little text at
+    // a pace that already filled a message (measured: bench --discord-long-runs).
+    const horizon = this.ledger.part > 0 ? 2 : 1;
+    const growth = this.growth.perInterval(this.o.clock.now(), this.o.editIntervalMs);
+    const fillsSoon = !ending && this.ledger.ids.length > 0 && desired.length + horizon * growth > limit;
     return planWrite({
       desired,
       carryLength: this.ledger.carryLength,
-      limit: Math.max(1, this.o.sink.maxChars - reserve),
+      limit,
       noteCut: noteAt === undefined ? undefined : this.ledger.toDesired(noteAt),
       posted: msg.id !== undefined,
       messageFinal: msg.final,
@@ -146,6 +157,7 @@ export class ReplyWriter {
       ending,
       needsFinalWrite: this.o.sink.needsFinalWrite === true,
       rolloverDue: !ending && rolloverAt !== undefined && this.o.clock.now() >= rolloverAt,
+      fillsSoon,
     });
   }
 
