@@ -47,11 +47,32 @@ export interface BurstsResult {
 
 export const BURSTS_DEFAULTS = { bursts: 4, replies: 20, channels: 5, gapMs: 25_000, long: 3000, chunks: 150 };
 
+/** One reply of a burst as it happened, in ms after the burst's first mention was sent. */
+export interface ReplyTimeline {
+  channel: number;
+  firstChunkMs: number | null;
+  endMs: number | null;
+  /** Its posts and edits: `method@ms` accepted, `method@ms:429` refused (`:4xx` otherwise). */
+  writes: string[];
+}
+
+export interface ModelRunOptions {
+  /** Bursts to run (default BURSTS_DEFAULTS.bursts). */
+  bursts?: number;
+  /** Every reply's writes of each burst; returns true to stop after that burst. */
+  timeline?: (burst: number, replies: ReplyTimeline[]) => boolean | void;
+}
+
 const API_KEY = BENCH_API_KEY;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function runModel(model: RateModelName, log: (s: string) => void): Promise<BurstsRun> {
+export async function runModel(
+  model: RateModelName,
+  log: (s: string) => void,
+  opts: ModelRunOptions = {},
+): Promise<BurstsRun> {
   const d = BURSTS_DEFAULTS;
+  const burstCount = opts.bursts ?? d.bursts;
   const directives = `[long ${d.long}] [chunks ${d.chunks}] [delay 20]`;
   const expected = replyText(directives);
   const emulator = await startEmulator({ port: 0, apiKey: API_KEY, bots: ['demo-bot'], maxRecordedRequests: 1000 });
@@ -70,16 +91,21 @@ async function runModel(model: RateModelName, log: (s: string) => void): Promise
     const b = bridge;
     await sleep(200);
     const t0 = Date.now();
-    for (let burst = 0; burst < d.bursts; burst++) {
+    for (let burst = 0; burst < burstCount; burst++) {
       const startAt = t0 + burst * d.gapMs;
       if (Date.now() < startAt) await sleep(startAt - Date.now());
       const rl0 = rig.rateLimitHits();
       const methods0 = rig.writesByMethod();
       const handles: ReplyHandle[] = [];
+      const channelOf = new Map<string, number>();
+      const sentAt = Date.now();
       await Promise.all(
         Array.from({ length: d.replies }, (_, i) =>
           rig.send(i, `burst${burst}x${i}`, directives).then(
-            (h) => handles.push(h),
+            (h) => {
+              handles.push(h);
+              channelOf.set(h.tag, i % d.channels);
+            },
             (err: unknown) => notes.push(`burst ${burst + 1} send ${i}: ${String(err)}`),
           ),
         ),
@@ -91,10 +117,28 @@ async function runModel(model: RateModelName, log: (s: string) => void): Promise
         await sleep(100);
       }
       bursts.push(figure(burst, handles, expected, rl0, methods0));
+      if (opts.timeline?.(burst, timeline(handles, channelOf, sentAt)) === true) break;
       const f = bursts[bursts.length - 1] as BurstFigure;
       log(`bench: bursts [${model}] ${formatBurst(f)}`);
     }
     peakRss = Math.max(peakRss, b.peakRssMb());
+
+    function timeline(handles: ReplyHandle[], channelOf: Map<string, number>, at0: number): ReplyTimeline[] {
+      const rel = (t: number | undefined) => (t === undefined ? null : t - at0);
+      return handles
+        .map((h) => {
+          const up = proxy.timings.get(h.tag);
+          return {
+            channel: channelOf.get(h.tag) ?? -1,
+            firstChunkMs: rel(up?.firstChunkAt),
+            endMs: rel(up?.endAt),
+            writes: rig
+              .writes(h)
+              .map((w) => `${w.kind.replace(/^chat\./, '')}@${w.at - at0}${w.status === 200 ? '' : `:${w.status}`}`),
+          };
+        })
+        .sort((a, b) => a.channel - b.channel || (a.endMs ?? 0) - (b.endMs ?? 0));
+    }
 
     function figure(
       burst: number,

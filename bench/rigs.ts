@@ -13,6 +13,8 @@ export type Platform = 'discord' | 'slack';
 export interface Write {
   at: number;
   status: number;
+  /** The call: Slack's Web API method, Discord's HTTP method. */
+  kind: string;
 }
 
 export interface ReplyHandle {
@@ -102,7 +104,7 @@ export async function discordRig(opts: RigOptions): Promise<PlatformRig> {
         .filter(
           (r) => r.channelId === thread && (r.method === 'POST' || r.method === 'PATCH') && isMessageWrite(r.path),
         )
-        .map((r) => ({ at: r.at, status: r.status }));
+        .map((r) => ({ at: r.at, status: r.status, kind: r.method }));
     },
     rateLimitHits: () => fake.rateLimitHits,
     rateLimitHitsByBucket: () => ({}),
@@ -184,7 +186,11 @@ export async function slackRig(opts: RigOptions): Promise<PlatformRig> {
               (c.method === 'chat.update' && own.has(String(c.args.ts))) ||
               (c.method.endsWith('Stream') && (c.args.thread_ts === sh.threadTs || own.has(String(c.args.ts))))),
         )
-        .map((c) => ({ at: c.at, status: c.result === 'ratelimited' ? 429 : c.result === 'ok' ? 200 : 400 }));
+        .map((c) => ({
+          at: c.at,
+          status: c.result === 'ratelimited' ? 429 : c.result === 'ok' ? 200 : 400,
+          kind: c.method,
+        }));
     },
     rateLimitHits: () => fake.rateLimitHits,
     rateLimitHitsByBucket: () => ({ ...fake.rateLimitHitsByBucket }),

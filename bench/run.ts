@@ -9,6 +9,8 @@ import { replyText } from '../src/emulator/replies.js';
 import { BENCH_API_KEY, metricSum, startBridge, upstreamEnv } from './bridge-process.js';
 import { type DecodingResult, runDecoding } from './decode.js';
 import { type BurstsResult, formatBursts, runBursts } from './bursts.js';
+import { formatFirstBursts, runFirstBursts } from './burst-runs.js';
+import { formatDiscordLong, runDiscordLong } from './discord-long.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
 import { formatFaults, runFaults } from './faults.js';
 import { sigtermStressLine } from './sigterm-stress.js';
@@ -62,6 +64,10 @@ const { values: args } = parseArgs({
     'skip-bursts': { type: 'boolean', default: false },
     /** Rate models of the bursts section (default: every model of test/fakes/slack/rate-models.ts). */
     'burst-models': { type: 'string', default: RATE_MODEL_NAMES.join(',') },
+    /** With --bursts-only: only the first burst, N times per model (bench/burst-runs.ts). */
+    'bursts-runs': { type: 'string', default: '0' },
+    /** Only one long Discord reply, N times (bench/discord-long.ts), with --long/--chunks/--delay. */
+    'discord-long-runs': { type: 'string', default: '0' },
     'replica-counts': { type: 'string', default: REPLICA_DEFAULTS.scaleReplicas.join(',') },
     /** Only the path section (bench/path.ts): the files one message runs, per platform. */
     'path-only': { type: 'boolean', default: false },
@@ -326,11 +332,46 @@ async function soakMain(log: (s: string) => void): Promise<void> {
   log(`bench: wrote ${file} (${doc.totalSeconds} s)`);
 }
 
+/** A section run on its own: its table on stdout, its JSON (with commit and machine) to `name`. */
+async function sectionMain<T>(name: string, run: (log: (s: string) => void) => Promise<T>, format: (r: T) => string) {
+  const log = (s: string) => process.stderr.write(`${s}\n`);
+  const started = Date.now();
+  const result = await run(log);
+  const git = (a: string[]) => execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const doc = {
+    date: new Date().toISOString(),
+    commit: git(['rev-parse', '--short', 'HEAD']),
+    dirtySources: git(['status', '--porcelain', '--', 'src']) !== '',
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
+    [name]: result,
+    totalSeconds: round((Date.now() - started) / 1000, 1),
+  };
+  process.stdout.write(`${format(result)}\n`);
+  const file = args.out ?? join('bench', 'results', `${doc.date.slice(0, 10)}-${name}.json`);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+  log(`bench: wrote ${file} (${doc.totalSeconds} s)`);
+}
+
+/** `--bursts-only --bursts-runs N`: bursts up to a channel's 4 streaming, N times per model. */
+const firstBurstsMain = () =>
+  sectionMain('bursts-runs', (log) => runFirstBursts(burstModels, Number(args['bursts-runs']), log), formatFirstBursts);
+
+/** `--discord-long-runs N`: one long Discord reply N times (each a fresh bridge). */
+const discordLongMain = () =>
+  sectionMain(
+    'discord-long',
+    (log) => runDiscordLong(Number(args['discord-long-runs']), DIRECTIVES, log),
+    formatDiscordLong,
+  );
+
 async function main(): Promise<void> {
   if (args['path-only'] === true) return runPathSection(console.log, args['write-walk'] === true);
   // Many concurrent fetches share abort signals inside undici and the emulator; not a leak.
   setMaxListeners(0);
   if (args.soak === true) return soakMain((s) => process.stderr.write(`${s}\n`));
+  if (args['bursts-only'] === true && Number(args['bursts-runs']) > 0) return firstBurstsMain();
+  if (Number(args['discord-long-runs']) > 0) return discordLongMain();
   const started = Date.now();
   const results: LevelResult[] = [];
   const naive: NaiveResult[] = [];

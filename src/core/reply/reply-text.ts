@@ -38,10 +38,14 @@ export class ReplyText {
     return this.noteStart;
   }
 
-  /** False when nothing changed (empty delta, or the reply already ended). */
-  append(delta: string): boolean {
+  /** How fast the text grows (PlanLimits.growth), from the times given to append. */
+  readonly pace = new TextGrowth();
+
+  /** False when nothing changed (empty delta, or the reply already ended). `at`: now, for the pace. */
+  append(delta: string, at?: number): boolean {
     if (this.endedFlag || delta === '') return false;
     this.appended += delta;
+    if (at !== undefined) this.pace.record(at, this.appended.length);
     if (!this.started && hasText(this.appended)) {
       this.started = true;
       this.prefix = this.prefixOf?.() ?? '';
@@ -178,6 +182,14 @@ export interface PlanInput {
   needsFinalWrite: boolean;
   /** The current message reached its maximum age: finish it, continue in a new one. */
   rolloverDue: boolean;
+  /**
+   * At the text's pace the current message will be full within an edit interval (a continuation:
+   * two) and the reply already shows something: an intermediate write of it would soon be
+   * followed by its final one (the cut), so it waits for the cut or the end instead. A long fast
+   * reply then costs a write per part plus the first part's final, which a 5-per-5-s bucket pays
+   * without making the last part wait a window.
+   */
+  fillsSoon?: boolean;
 }
 
 export function planWrite(p: PlanInput): WritePlan {
@@ -209,7 +221,8 @@ export function planWrite(p: PlanInput): WritePlan {
     return { kind: 'write', text: cut.head, final: true, next: { consumed: cut.consumed, reopen: cut.reopen } };
   }
 
-  if (hasText(body) && desired !== p.sent) return { kind: 'write', text: desired, final: false };
+  if (hasText(body) && desired !== p.sent && p.fillsSoon !== true)
+    return { kind: 'write', text: desired, final: false };
   return wait;
 }
 
@@ -224,6 +237,8 @@ export interface PlanLimits {
   needsFinalWrite: boolean;
   /** The current message reached its maximum age. */
   rolloverDue: boolean;
+  /** Characters the text would gain over the next edit interval at its recent pace (TextGrowth). */
+  growth: number;
 }
 
 /** The current message's next write, from the reply's text and what its messages show now. */
@@ -234,10 +249,15 @@ export function nextWrite(text: ReplyText, ledger: MessageLedger, l: PlanLimits)
   // the final write may use both, and the note then never has to be split off on its own.
   const reserve = ending ? 0 : l.reserveChars + fenceCloser(desired).length;
   const { msg } = ledger;
+  const limit = Math.max(1, l.maxChars - reserve);
+  // The reply's first post is never held back (first text goes at once). Over one interval for
+  // the first message; over two for a continuation, which right after a cut holds little text at
+  // a pace that already filled a message (measured: bench --discord-long-runs).
+  const horizon = ledger.part > 0 ? 2 : 1;
   return planWrite({
     desired,
     carryLength: ledger.carryLength,
-    limit: Math.max(1, l.maxChars - reserve),
+    limit,
     noteCut: noteAt === undefined ? undefined : ledger.toDesired(noteAt),
     posted: msg.id !== undefined,
     messageFinal: msg.final,
@@ -245,6 +265,7 @@ export function nextWrite(text: ReplyText, ledger: MessageLedger, l: PlanLimits)
     ending,
     needsFinalWrite: l.needsFinalWrite,
     rolloverDue: !ending && l.rolloverDue,
+    fillsSoon: !ending && ledger.ids.length > 0 && desired.length + horizon * l.growth > limit,
   });
 }
 
@@ -272,4 +293,36 @@ export function cutAt(text: string, at: number, minCut = 0): Cut {
  */
 export function fenceCloser(text: string, open = openFence(text)): string {
   return open === undefined ? '' : `${text.endsWith('\n') ? '' : '\n'}${open.marker}`;
+}
+
+// How fast a reply's text grows: the characters it gained over the last interval (early on,
+// what it gained so far, scaled up to one interval). The writer asks it whether the current
+// message will be full before its next write could leave (`PlanInput.fillsSoon`).
+
+/** Below this much history an estimate is noise (one chunk): no growth is assumed. */
+const MIN_SPAN_MS = 100;
+
+export class TextGrowth {
+  /** (time, content length) at each append, oldest first; one sample older than the interval kept. */
+  private samples: { at: number; length: number }[] = [];
+
+  record(at: number, length: number): void {
+    this.samples.push({ at, length });
+  }
+
+  /** Characters the text would gain over the next `intervalMs` at its pace over the last one. */
+  perInterval(now: number, intervalMs: number): number {
+    const from = now - intervalMs;
+    // Keep the last sample at or before `from` as the base, drop the older ones.
+    let drop = 0;
+    while (drop + 1 < this.samples.length && (this.samples[drop + 1] as { at: number }).at <= from) drop++;
+    if (drop > 0) this.samples.splice(0, drop);
+    const first = this.samples[0];
+    const last = this.samples[this.samples.length - 1];
+    if (first === undefined || last === undefined) return 0;
+    const gained = last.length - first.length;
+    const span = now - first.at;
+    if (span >= intervalMs) return gained;
+    return span < MIN_SPAN_MS ? 0 : (gained * intervalMs) / span;
+  }
 }

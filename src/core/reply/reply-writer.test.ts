@@ -134,6 +134,39 @@ describe('ReplyWriter: the final write', () => {
     }
   });
 
+  it("a four-message reply's finals leave the moment the upstream ends (Discord, 5 per 5 s)", async () => {
+    // 6,000 chars over 3 s (the bench's `[long 6000] [chunks 150] [delay 20]`): each message fills
+    // within an edit interval. An intermediate edit of a message about to be cut would be the
+    // bucket's sixth write in 5 s, and the last part would wait a window for it: the writer waits
+    // for the cut instead (a post per part plus the first part's final: 5 writes).
+    for (const chunkMs of [18, 20, 22]) {
+      const {
+        clock,
+        conn: c,
+        writer: make,
+      } = rig({ bucketLimit: 5, bucketWindowMs: 5000, reportHeaders: true, needsFinalWrite: true });
+      const writer = make('C1');
+      writer.start();
+      let text = '';
+      for (let i = 0; i < 150; i++) {
+        const d = `w${String(i).padStart(3, '0')} lorem ipsum dolor sit amet, consec `; // 40 chars
+        writer.append(d);
+        text += d;
+        await clock.advance(chunkMs);
+      }
+      const endedAt = clock.now();
+      const done = writer.finish();
+      await clock.advance(10_000);
+      const r = await done;
+      expect(r.messageIds.length).toBeGreaterThanOrEqual(3);
+      expect(c.contentsIn('C1').join('')).toBe(text);
+      const lastAt = Math.max(...c.writes.map((w) => w.at));
+      expect({ chunkMs, delay: lastAt - endedAt }).toEqual({ chunkMs, delay: 0 });
+      expect(c.rateLimitHits).toBe(0);
+      expect(c.violations).toEqual([]);
+    }
+  });
+
   it('a post queued for budget leaves with the text as it is then, and is the final write', async () => {
     const { clock, conn, scheduler, writer: make } = rig({ bucketLimit: 5, bucketWindowMs: 5000 });
     // The channel's budget is spent by someone else: the first post has to wait.

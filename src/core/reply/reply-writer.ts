@@ -100,7 +100,7 @@ export class ReplyWriter {
   }
 
   append(delta: string): void {
-    if (this.text.append(delta)) this.kick();
+    if (this.text.append(delta, this.o.clock.now())) this.kick();
   }
 
   /** End the reply: the last write of the last message, then resolve. */
@@ -142,6 +142,7 @@ export class ReplyWriter {
       reserveChars: this.o.reserveChars ?? 0,
       needsFinalWrite: this.o.sink.needsFinalWrite === true,
       rolloverDue: rolloverAt !== undefined && this.o.clock.now() >= rolloverAt,
+      growth: this.text.pace.perInterval(this.o.clock.now(), this.o.editIntervalMs),
     });
   }
 
