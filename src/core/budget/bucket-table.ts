@@ -1,4 +1,4 @@
-import type { BucketRef, BudgetStore, LearnedBudget } from '../ports.js';
+import type { BucketRef, BudgetStore, Lesson } from '../ports.js';
 import { Bucket, type ProbeLock } from './bucket.js';
 import { BUDGET } from './learning.js';
 import type { BudgetView, PlaceWrite, WriteOutcome } from './write-scheduler.js';
@@ -70,7 +70,7 @@ interface Family {
 export class BucketTable {
   private readonly buckets = new Map<string, Bucket>();
   private readonly families = new Map<string, Family>();
-  private readonly lessons = new Map<string, LearnedBudget>();
+  private readonly lessons = new Map<string, Lesson>();
   private readonly pending = new Set<Promise<void>>();
   private currentShare = 1;
   private lastSweep = 0;
@@ -192,7 +192,7 @@ export class BucketTable {
   }
 
   /** Take the bucket's lesson if due: into memory, and to the store (fire-and-forget). */
-  private keep(b: Bucket, now: number, force: boolean): LearnedBudget | undefined {
+  private keep(b: Bucket, now: number, force: boolean): Lesson | undefined {
     const lesson = b.takeLesson(now, this.opts.saveEveryMs, force);
     if (lesson === undefined) return undefined;
     this.remember(lesson);
@@ -211,7 +211,7 @@ export class BucketTable {
     return lesson;
   }
 
-  private remember(l: LearnedBudget): void {
+  private remember(l: Lesson): void {
     this.lessons.delete(l.key);
     this.lessons.set(l.key, l);
     if (this.lessons.size > BUDGET.maxLessons) {
@@ -228,7 +228,7 @@ export class BucketTable {
   async sync(now: () => number): Promise<number> {
     const store = this.opts.store;
     if (store === undefined) return 0;
-    let rows: LearnedBudget[];
+    let rows: Lesson[];
     try {
       rows = await store.load();
     } catch (err) {

@@ -1,4 +1,4 @@
-import type { LearnedBudget, RateLimitInfo } from '../ports.js';
+import type { Lesson, RateLimitInfo } from '../ports.js';
 import * as learn from './learning.js';
 import { BUDGET, followHeaders, type HeaderBucket, type Learned, type Reference } from './learning.js';
 import type { BudgetView } from './write-scheduler.js';
@@ -267,14 +267,14 @@ export class Bucket {
   }
 
   /** A lesson replaces the numbers: a bucket that never wrote starts full of it. */
-  applyLesson(l: LearnedBudget, now: number): void {
+  applyLesson(l: Lesson, now: number): void {
     this.s = learn.restore(this.s, l, now);
     const tokens = this.grantedAt === undefined ? this.myBurst : Math.min(this.tokens.tokens, this.myBurst);
     this.setTokens(tokens);
   }
 
   /** The lesson, if it changed and is due (every `everyMs`, or forced); it counts as saved. */
-  takeLesson(now: number, everyMs: number, force: boolean): LearnedBudget | undefined {
+  takeLesson(now: number, everyMs: number, force: boolean): Lesson | undefined {
     if (!this.s.dirty || (!force && now - this.savedAt < everyMs)) return undefined;
     this.s = learn.saved(this.s);
     this.savedAt = now;

@@ -1,4 +1,4 @@
-import type { LearnedBudget, RateLimitInfo } from '../ports.js';
+import type { Lesson, RateLimitInfo } from '../ports.js';
 
 // Where a bucket's numbers come from, as pure functions over plain values: learned (`Learned`:
 // shrink, grow, probe), or given by the platform's headers (`HeaderBucket`). BUDGET holds every
@@ -331,7 +331,7 @@ export function shrink(
 }
 
 /** A lesson (a restart, a bucket forgotten while idle, another replica's newer one) replaces the numbers. */
-export function restore(s: Learned, l: LearnedBudget, now: number): Learned {
+export function restore(s: Learned, l: Lesson, now: number): Learned {
   const d = firstGuess(s);
   // A burst confirmed earlier (probed up) is kept up to the ceiling, not cut to the first guess.
   const burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, burstCeiling(s), 1));
@@ -352,8 +352,8 @@ export function restore(s: Learned, l: LearnedBudget, now: number): Learned {
 }
 
 /** The lesson to keep: dated when the numbers changed; the confirmed burst (a probe is a guess). */
-export function lesson(s: Learned, key: string, now: number): LearnedBudget {
-  const l: LearnedBudget = {
+export function lesson(s: Learned, key: string, now: number): Lesson {
+  const l: Lesson = {
     key,
     perMinute: s.rate * MINUTE,
     burst: s.confirmedBurst,

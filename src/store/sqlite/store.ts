@@ -6,7 +6,7 @@ import type {
   FeedbackVote,
   InFlightBegin,
   InFlightState,
-  LearnedBudget,
+  Lesson,
   Place,
   Platform,
 } from '../../core/ports.js';
@@ -256,7 +256,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
     },
     budgets: {
       load: g(() => budgetRows.load()),
-      save: g((row: LearnedBudget) => budgetRows.save(row)),
+      save: g((row: Lesson) => budgetRows.save(row)),
     },
     housekeeping: w((now: number) => ({
       handovers: pruneHandovers.run(now - HANDOVER_KEEP_MS).changes,
