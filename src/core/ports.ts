@@ -135,7 +135,7 @@ export interface BucketRef {
   /**
    * Per-place buckets the platform limits alike (Slack: every channel's posts, "about one a
    * second, short bursts allowed") name one family: what one of them learns, all of them start
-   * from, and one at a time probes for a larger burst (budget/family.ts).
+   * from, and one at a time probes for a larger burst (budget/bucket-table.ts).
    */
   family?: string;
 }
@@ -379,8 +379,8 @@ export const ignoreRateLimits: RateLimitObserver = { observe: () => {}, limited:
 
 // ---- learned rate-limit budgets (the scheduler's memory across restarts) ----
 
-/** What the scheduler learned about one bucket (see src/core/budget). */
-export interface LearnedBudget {
+/** A lesson: what the scheduler learned about one bucket, kept across restarts and replicas (see src/core/budget). */
+export interface Lesson {
   /** Bucket key (BucketRef.key). */
   key: string;
   /** Sustained writes per minute. */
@@ -400,7 +400,7 @@ export interface LearnedBudget {
  */
 export interface BudgetStore {
   /** Every stored row. */
-  load(): Promise<LearnedBudget[]>;
+  load(): Promise<Lesson[]>;
   /** Insert or replace the row of `b.key`, unless the stored row has a newer `updatedAt`. */
-  save(b: LearnedBudget): Promise<void>;
+  save(b: Lesson): Promise<void>;
 }

@@ -1,12 +1,4 @@
-import type {
-  ConversationRecord,
-  FeedbackReply,
-  FeedbackVote,
-  LearnedBudget,
-  Place,
-  Platform,
-  Vote,
-} from '../core/ports.js';
+import type { ConversationRecord, FeedbackReply, FeedbackVote, Lesson, Place, Platform, Vote } from '../core/ports.js';
 import { type InFlightRecord, type InFlightState, placeKey, readReplyTarget } from '../core/ports.js';
 import type { LiveLease, OwnedInFlightRecord } from './ports.js';
 
@@ -166,15 +158,15 @@ export interface BudgetRow {
 }
 
 /** A `learned_budgets` row as the scheduler reads it. */
-export function budgetFromRow(r: BudgetRow): LearnedBudget {
-  const b: LearnedBudget = { key: r.bucket_key, perMinute: r.per_minute, burst: r.burst, updatedAt: r.updated_at };
+export function budgetFromRow(r: BudgetRow): Lesson {
+  const b: Lesson = { key: r.bucket_key, perMinute: r.per_minute, burst: r.burst, updatedAt: r.updated_at };
   if (r.limited_at !== null) b.limitedAt = r.limited_at;
   if (r.limited_per_minute !== null) b.limitedPerMinute = r.limited_per_minute;
   return b;
 }
 
 /** The row's columns in table order: bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at. */
-export function budgetColumns(b: LearnedBudget): [string, number, number, number | null, number | null, number] {
+export function budgetColumns(b: Lesson): [string, number, number, number | null, number | null, number] {
   return [b.key, b.perMinute, b.burst, b.limitedAt ?? null, b.limitedPerMinute ?? null, b.updatedAt];
 }
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
-import { FairOrder } from './fair-order.js';
 import { FairQueue, FairSlots } from '../intake/fair-slots.js';
 import type { Release } from '../intake/place-order.js';
 import type { BucketRef } from '../ports.js';
@@ -127,11 +126,17 @@ describe('RateLimitScheduler: a channel’s posts in turn by user', () => {
     expect(noticed).toBe(true);
   });
 
-  it('remembers the parties it served for a minute only', () => {
-    const fair = new FairOrder();
-    for (let i = 0; i < 1000; i++) fair.served(`u${i}`, 1000 + i);
-    expect(fair.size).toBe(1000);
-    fair.served('late', 1000 + 120_000);
-    expect(fair.size).toBe(1);
+  it('remembers the parties it served for a minute only', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock });
+    const roomy: BucketRef = { key: 'roomy', limit: 100_000, windowMs: 60_000 };
+    for (let i = 0; i < 1000; i++) {
+      (await s.acquire([roomy], 'final', undefined, `u${i}`)).done();
+      await clock.advance(1);
+    }
+    expect(s.partiesRemembered).toBe(1000);
+    await clock.advance(120_000);
+    (await s.acquire([roomy], 'final', undefined, 'late')).done();
+    expect(s.partiesRemembered).toBe(1);
   });
 });

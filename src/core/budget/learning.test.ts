@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { makeBucket, type RateRule } from '../../../test/fakes/slack/rate-buckets.js';
 import { MemoryBudgetStore } from '../../../test/fakes/budget-store.js';
-import type { BucketRef, LearnedBudget } from '../ports.js';
+import type { BucketRef, Lesson } from '../ports.js';
 import { RateLimitScheduler, type WriteGrant, type WritePriority } from './scheduler.js';
 
 // The learned budgets against platforms whose limits are tighter than, or shaped differently
@@ -203,7 +203,7 @@ describe('learned budgets', () => {
     w.stop(); // close() saves the latest
     await w.done;
     expect(store.saves).toBeLessThanOrEqual(1 + 5 * 12 + 1);
-    const last = store.rows.get(UPDATE.key) as LearnedBudget;
+    const last = store.rows.get(UPDATE.key) as Lesson;
     expect(last.perMinute).toBeCloseTo(s.budget(UPDATE.key)?.perMinute as number);
 
     // a restart: the new scheduler starts from the lesson, not from the default

@@ -1,50 +1,50 @@
+import type { Bucket } from './bucket.js';
 import { BucketTable } from './bucket-table.js';
-import { FairOrder, insertByRank } from './fair-order.js';
-import { type BudgetModel, MINUTE } from './model.js';
-import type { WriteOutcome } from './outcome.js';
+import { BUDGET } from './learning.js';
 import {
   type BudgetView,
+  errorOutcome,
+  type PlaceWrite,
+  okOutcome,
   PRIORITY_RANK,
   type SchedulerOptions,
   type WriteGrant,
+  type WriteOptions,
+  type WriteOutcome,
   type WritePriority,
   type WriteScheduler,
 } from './write-scheduler.js';
-import type { BucketRef, Clock, RateLimitInfo } from '../ports.js';
+import {
+  type BucketRef,
+  type Clock,
+  PlatformRateLimitedError,
+  type RateLimitInfo,
+  type WriteResult,
+} from '../ports.js';
 
-export { errorOutcome, okOutcome, unusedOutcome, type WriteOutcome } from './outcome.js';
-export { shareOf } from './share.js';
-export type { BudgetView, SchedulerOptions, WriteGrant, WritePriority, WriteScheduler } from './write-scheduler.js';
+export { errorOutcome, okOutcome, shareOf, unusedOutcome, type WriteOutcome } from './write-scheduler.js';
+export type { BudgetView, PlaceWrite, SchedulerOptions, WriteGrant, WritePriority } from './write-scheduler.js';
+export type { WriteOptions, WriteScheduler } from './write-scheduler.js';
 
 const EDIT_RANK = PRIORITY_RANK.edit;
-/**
- * A held final must be payable within this long (tokens now plus what refills meanwhile): edits
- * leave that much, and canAffordFinal asks it.
- */
-const FINAL_HORIZON_MS = 2000;
-
-/** A replica's last write in a place's per-place bucket, handed to the next replica there. */
-export interface PlaceWrite {
-  bucket: BucketRef;
-  /** Epoch ms. */
-  at: number;
-}
+/** Edits leave what held finals need within this long; canAffordFinal asks it. */
+const FINAL_HORIZON_MS = BUDGET.finalHorizonMs;
 
 // One rate-limit scheduler for every platform write of every reply.
 //
-// Each bucket is a learned token bucket (budget/model.ts): the connector's limit per window is a
-// first guess, 429s shrink it, quiet pressure grows it back, headers replace it. A 429 is the
-// bucket's that the platform names (the first the write counts in, if it names none), whatever
-// channel the write went to. Every write's outcome comes back through its grant's done():
-// accepted (with headers), refused (429) or failed.
+// Each bucket (bucket.ts) is a token bucket whose numbers are learned (learning.ts: the connector's
+// limit per window is a first guess, 429s shrink it, quiet pressure grows it, probes look for a
+// larger burst) or follow the platform's headers. A 429 is the bucket's that the platform names
+// (the write's first, if it names none), whatever channel the write went to. Every write's outcome
+// comes back through its grant's done(): accepted (with headers), refused (429) or failed.
 //
 // Waiters are served by priority (final > first > edit > notice), and within a priority in turn by
-// party, the user whose reply it is (budget/fair-order.ts), FIFO within a party: one user's many
-// replies cannot put another user's behind all of them. Live replies hold their final's budget,
-// so intermediate edits and notices never spend what the finals need.
+// party, the user whose reply it is (fairOrder): the i-th waiting write of every party before the
+// (i+1)-th of any, the party served longest ago first, FIFO within a party. Live replies hold their
+// final's budget, so intermediate edits and notices never spend what the finals need.
 //
-// Several replicas: each spends `share` of every bucket (setShare, budget/share.ts), and what one
-// learns reaches the others through the store (sync, budget/memory.ts).
+// Several replicas: each spends `share` of every bucket (setShare, shareOf), and what one learns
+// reaches the others through the store (sync, bucket-table.ts).
 
 interface Waiter {
   seq: number;
@@ -61,7 +61,10 @@ export class RateLimitScheduler implements WriteScheduler {
   private readonly buckets: BucketTable;
   /** Sorted by (rank, seq). */
   private waiters: Waiter[] = [];
-  private readonly fair = new FairOrder();
+  /** Party → the serial of its last grant, and when that was (forgotten after partyForgetMs). */
+  private readonly served = new Map<string, { serial: number; at: number }>();
+  private serial = 0;
+  private lastPartySweep = 0;
   private seq = 0;
   private timer: { clear(): void; at: number } | undefined;
   private readonly onShareChange: (share: number) => void;
@@ -70,9 +73,9 @@ export class RateLimitScheduler implements WriteScheduler {
     this.clock = opts.clock;
     this.buckets = new BucketTable({
       marginMs: opts.marginMs,
-      forgetAfterMs: opts.forgetAfterMs ?? 10 * MINUTE,
+      forgetAfterMs: opts.forgetAfterMs ?? BUDGET.forgetAfterMs,
       store: opts.store,
-      saveEveryMs: opts.saveEveryMs ?? 5000,
+      saveEveryMs: opts.saveEveryMs ?? BUDGET.saveEveryMs,
       onStoreError: opts.onStoreError ?? (() => {}),
     });
     this.onShareChange = opts.onShareChange ?? (() => {});
@@ -86,8 +89,8 @@ export class RateLimitScheduler implements WriteScheduler {
 
   /**
    * From now on spend `fraction` (0 < f ≤ 1) of every bucket: its sustained rate and burst, the
-   * `remaining` counts of headers. The caller sets 1 / the live
-   * replicas whenever that count changes (shareOf).
+   * `remaining` counts of headers. The caller sets 1 / the live replicas whenever that count
+   * changes (shareOf).
    */
   setShare(fraction: number): void {
     if (!this.buckets.setShare(fraction, this.clock.now())) return;
@@ -101,7 +104,7 @@ export class RateLimitScheduler implements WriteScheduler {
   }
 
   /**
-   * Merge what other replicas learned (the stored row with the newer updatedAt wins). The caller
+   * Merge what other replicas learned (the stored lesson with the newer updatedAt wins). The caller
    * runs it periodically (each heartbeat). A failed read is reported through onStoreError.
    */
   async sync(): Promise<void> {
@@ -122,14 +125,14 @@ export class RateLimitScheduler implements WriteScheduler {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const now = this.clock.now();
     this.sweep(now);
-    const states = buckets.map((b) => this.buckets.state(b, now));
+    const states = this.advance(buckets, now);
     const rank = PRIORITY_RANK[priority];
     // Fast path without a timer hop: nobody queued for these buckets and all have budget.
     if (
       !this.waiters.some((w) => sharesBucket(w.buckets, buckets)) &&
-      states.every((s) => s.readyAt(now, rank >= EDIT_RANK, FINAL_HORIZON_MS) <= now)
+      states.every((s) => s.readiness(now, rank >= EDIT_RANK, FINAL_HORIZON_MS).at <= now)
     ) {
-      this.fair.served(party, now);
+      this.servedParty(party, now);
       return Promise.resolve(this.grantAll(states, now));
     }
     return new Promise<WriteGrant>((resolve, reject) => {
@@ -148,13 +151,32 @@ export class RateLimitScheduler implements WriteScheduler {
     });
   }
 
+  async write<T extends WriteResult | void>(
+    buckets: readonly BucketRef[],
+    priority: WritePriority,
+    send: () => Promise<T>,
+    opts: WriteOptions = {},
+  ): Promise<T> {
+    const attempts = Math.max(1, opts.attempts ?? 3);
+    for (let attempt = 1; ; attempt++) {
+      const grant = await this.acquire(buckets, priority, opts.signal, opts.party);
+      try {
+        const result = await send();
+        grant.done(okOutcome(result));
+        return result;
+      } catch (err) {
+        grant.done(errorOutcome(err));
+        // The bucket backs off (the grant's done); the write goes again on a new grant.
+        if (!(err instanceof PlatformRateLimitedError) || attempt >= attempts) throw err;
+      }
+    }
+  }
+
   /** Out-of-band headers (an SDK's response event): as if they came with a write's answer. */
   observe(info: RateLimitInfo): void {
-    const s = this.buckets.get(info.bucket);
-    if (s === undefined) return; // a bucket we never wrote to: nothing to correct
-    // Out of band (an SDK's response event): the write these headers answer is usually one of
-    // ours still in flight, already counted by the platform.
-    s.observe(info, this.clock.now(), 1);
+    // Out of band, the write these headers answer is usually one of ours still in flight, already
+    // counted by the platform. A bucket we never wrote to has nothing to correct.
+    this.buckets.get(info.bucket)?.observe(info, this.clock.now(), 1);
     this.serve();
   }
 
@@ -163,20 +185,18 @@ export class RateLimitScheduler implements WriteScheduler {
    * but learns nothing, since the write it refused was not ours to count.
    */
   limited(bucket: string, retryAfterMs: number): void {
-    const now = this.clock.now();
-    this.buckets.limited(bucket, retryAfterMs, now);
+    this.buckets.limited(bucket, retryAfterMs, this.clock.now());
     this.serve();
   }
 
   hold(buckets: readonly BucketRef[]): () => void {
     const now = this.clock.now();
-    const states = buckets.map((b) => this.buckets.state(b, now));
-    for (const s of states) s.held++;
+    const releases = buckets.map((b) => this.buckets.bucket(b, now).hold());
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      for (const s of states) s.held = Math.max(0, s.held - 1);
+      for (const release of releases) release();
       this.serve();
     };
   }
@@ -186,28 +206,23 @@ export class RateLimitScheduler implements WriteScheduler {
    * the place over to the replica that answers there next.
    */
   placeWrites(buckets: readonly BucketRef[]): PlaceWrite[] {
-    const writes: PlaceWrite[] = [];
-    for (const bucket of buckets) {
-      if (bucket.perPlace !== true) continue;
-      const at = this.buckets.lastGrantAt(bucket.key);
-      if (at !== undefined) writes.push({ bucket, at });
-    }
-    return writes;
+    return this.buckets.placeWrites(buckets);
   }
 
   /** Another replica answered in a place last: its writes there count in this replica's buckets. */
   handOver(writes: readonly PlaceWrite[]): void {
-    const now = this.clock.now();
-    for (const w of writes) {
-      if (w.bucket.perPlace !== true) continue;
-      this.buckets.state(w.bucket, now).spentAt(w.at, now);
-    }
+    this.buckets.handOver(writes, this.clock.now());
     this.serve();
   }
 
   canAffordFinal(buckets: readonly BucketRef[]): boolean {
     const now = this.clock.now();
-    return buckets.every((b) => this.buckets.state(b, now).affords(now, FINAL_HORIZON_MS, 1));
+    return this.advance(buckets, now).every((s) => {
+      const a = s.affords(now, FINAL_HORIZON_MS, 1);
+      // A reply posts once for want of this budget: room would be used (what makes a probe look).
+      if (a.short) s.wanted(now);
+      return a.ok;
+    });
   }
 
   /** Numbers for tests and metrics. */
@@ -216,8 +231,8 @@ export class RateLimitScheduler implements WriteScheduler {
   }
 
   /**
-   * A bucket's current model, for tests and metrics; undefined if not known. `perMinute` and
-   * `burst` are the whole platform's bucket as learned; `mine` is this replica's share of it.
+   * A bucket's current numbers, for tests and metrics; undefined if not known. `perMinute` and
+   * `burst` are the whole platform's bucket; `mine` is this replica's share of it.
    */
   budget(key: string): BudgetView | undefined {
     return this.buckets.view(key);
@@ -236,52 +251,27 @@ export class RateLimitScheduler implements WriteScheduler {
     }
   }
 
+  /** The buckets of `refs` brought up to `now` (made on first use). */
+  private advance(refs: readonly BucketRef[], now: number): Bucket[] {
+    return refs.map((ref) => {
+      const b = this.buckets.bucket(ref, now);
+      b.advance(now);
+      return b;
+    });
+  }
+
   /** Grant a write in every bucket; its done() reports what the platform said. */
-  private grantAll(states: readonly BudgetModel[], at: number): WriteGrant {
+  private grantAll(states: readonly Bucket[], at: number): WriteGrant {
     for (const s of states) s.grant(at);
     let settled = false;
     return {
       done: (outcome: WriteOutcome = { ok: true }) => {
         if (settled) return;
         settled = true;
-        const now = this.clock.now();
-        for (const s of states) s.settle();
-        if (outcome.ok) this.accepted(states, outcome.rateLimits ?? [], now);
-        else if ('rateLimited' in outcome) this.refused(states, at, outcome.rateLimited, now);
-        else if ('unused' in outcome) for (const s of states) s.refund();
-        // A write that failed otherwise may have counted: its token stays spent. A 429 just
-        // learned is saved at once, for the other replicas' next sync.
-        for (const s of states) this.buckets.save(s, now, s.lastLimitedAt === now);
+        this.buckets.answered(states, at, outcome, this.clock.now());
         this.serve();
       },
     };
-  }
-
-  private accepted(states: readonly BudgetModel[], rateLimits: readonly RateLimitInfo[], now: number): void {
-    for (const s of states) s.accept(now);
-    for (const info of rateLimits) this.buckets.get(info.bucket)?.observe(info, now);
-  }
-
-  private refused(
-    states: readonly BudgetModel[],
-    grantedAt: number,
-    rl: { retryAfterMs: number; bucket?: string; global?: boolean },
-    now: number,
-  ): void {
-    // The refused write was not spent anywhere.
-    for (const s of states) s.refund();
-    if (rl.global) {
-      // The platform paused everything for a moment: block, but no bucket of ours is to blame.
-      for (const s of states) s.block(now, rl.retryAfterMs);
-      return;
-    }
-    const target = rl.bucket === undefined ? states[0] : states.find((s) => s.key === rl.bucket);
-    if (target === undefined) {
-      this.buckets.limited(rl.bucket as string, rl.retryAfterMs, now);
-      return;
-    }
-    target.learn(now, grantedAt);
-    target.block(now, rl.retryAfterMs);
   }
 
   /**
@@ -293,13 +283,17 @@ export class RateLimitScheduler implements WriteScheduler {
     const reserved = new Set<string>();
     let nextAt = Number.POSITIVE_INFINITY;
     const granted = new Map<Waiter, WriteGrant>();
-    for (const w of this.fair.order(this.waiters)) {
+    for (const w of this.fairOrder()) {
       if (w.buckets.some((b) => reserved.has(b.key))) continue;
-      const states = w.buckets.map((b) => this.buckets.state(b, now));
-      const ready = states.map((s) => s.readyAt(now, w.rank >= EDIT_RANK, FINAL_HORIZON_MS));
+      const states = this.advance(w.buckets, now);
+      const ready = states.map((s) => {
+        const r = s.readiness(now, w.rank >= EDIT_RANK, FINAL_HORIZON_MS);
+        if (r.short) s.pressed(); // a write waits for its tokens: demand, what lets it grow
+        return r.at;
+      });
       const at = Math.max(0, ...ready);
       if (at <= now) {
-        this.fair.served(w.party, now);
+        this.servedParty(w.party, now);
         granted.set(w, this.grantAll(states, now));
       } else {
         for (const b of w.buckets) reserved.add(b.key);
@@ -316,9 +310,47 @@ export class RateLimitScheduler implements WriteScheduler {
   }
 
   /**
+   * The waiters in the order to serve them: by rank, then the i-th of every party before the
+   * (i+1)-th of any, the party served longest ago first, then arrival. A write with no party is a
+   * party of its own (plain FIFO within a priority).
+   */
+  private fairOrder(): readonly Waiter[] {
+    if (!this.waiters.some((w) => w.party !== undefined)) return this.waiters;
+    const rounds = new Map<string, number>();
+    const keyed = this.waiters.map((w) => {
+      if (w.party === undefined) return { w, round: 0, last: -1 };
+      const key = `${w.rank}\u0000${w.party}`;
+      const round = rounds.get(key) ?? 0;
+      rounds.set(key, round + 1);
+      return { w, round, last: this.served.get(w.party)?.serial ?? -1 };
+    });
+    keyed.sort((a, b) => a.w.rank - b.w.rank || a.round - b.round || a.last - b.last || a.w.seq - b.w.seq);
+    return keyed.map((k) => k.w);
+  }
+
+  /** A write of `party` was granted (parties not served for partyForgetMs are forgotten). */
+  private servedParty(party: string | undefined, now: number): void {
+    if (party === undefined) return;
+    this.served.delete(party);
+    this.served.set(party, { serial: this.serial++, at: now });
+    if (now - this.lastPartySweep < BUDGET.partyForgetMs) return;
+    this.lastPartySweep = now;
+    // Oldest first (re-inserted on every grant): stop at the first one still remembered.
+    for (const [p, { at }] of this.served) {
+      if (at > now - BUDGET.partyForgetMs) break;
+      this.served.delete(p);
+    }
+  }
+
+  /** Parties the fair order remembers (tests: memory stays bounded). */
+  get partiesRemembered(): number {
+    return this.served.size;
+  }
+
+  /**
    * Posts (not edits) left waiting, counted per bucket: several at once in one bucket is demand for
-   * a burst (LearnedNumbers.postsWaited). One alone is a place's next reply after its last, which
-   * a larger burst would not serve.
+   * a burst (Bucket.postsWaited). One alone is a place's next reply after its last, which a larger
+   * burst would not serve.
    */
   private noteWaitingPosts(now: number): void {
     const counts = new Map<string, number>();
@@ -354,4 +386,15 @@ export class RateLimitScheduler implements WriteScheduler {
 
 function sharesBucket(a: readonly BucketRef[], b: readonly BucketRef[]): boolean {
   return a.some((x) => b.some((y) => y.key === x.key));
+}
+
+/** Insert `w` into `list`, kept sorted by (rank, seq). */
+function insertByRank(list: Waiter[], w: Waiter): void {
+  let i = list.length;
+  while (i > 0) {
+    const prev = list[i - 1] as Waiter;
+    if (prev.rank < w.rank || (prev.rank === w.rank && prev.seq < w.seq)) break;
+    i--;
+  }
+  list.splice(i, 0, w);
 }

@@ -1,7 +1,66 @@
-import type { BucketRef, BudgetStore, Clock, RateLimitObserver } from '../ports.js';
-import type { WriteOutcome } from './outcome.js';
+import {
+  type BucketRef,
+  type BudgetStore,
+  type Clock,
+  PlatformRateLimitedError,
+  type RateLimitInfo,
+  type RateLimitObserver,
+  type WriteResult,
+} from '../ports.js';
 
-// The scheduler's interface and options (implementation: ../scheduler.ts).
+// The scheduler's port: its interface and options (implementation: scheduler.ts), what became of a
+// granted write, and the share of a bucket each replica spends.
+
+/**
+ * What became of a granted write. Every write's outcome reaches the budgets by this one path
+ * (WriteGrant.done), so the scheduler sees headers, 429s and failures in the order they happened
+ * and can tell a 429 apart from the writes that were accepted around it.
+ */
+export type WriteOutcome =
+  | { ok: true; rateLimits?: readonly RateLimitInfo[] }
+  | {
+      ok: false;
+      rateLimited: {
+        retryAfterMs: number;
+        /** The bucket the platform refused (one of the write's); default: the write's first. */
+        bucket?: string;
+        /** The platform paused every write (Discord global limit): block, learn nothing. */
+        global?: boolean;
+      };
+    }
+  /** Failed for another reason (network, refused content): counts as spent, teaches nothing. */
+  | { ok: false; error: true }
+  /** Never sent (the writer had nothing left to write once granted): the token is given back. */
+  | { ok: false; unused: true };
+
+export const unusedOutcome: WriteOutcome = { ok: false, unused: true };
+
+export function okOutcome(result: WriteResult | void): WriteOutcome {
+  return result?.rateLimits === undefined ? { ok: true } : { ok: true, rateLimits: result.rateLimits };
+}
+
+/** The outcome of a write that threw. */
+export function errorOutcome(err: unknown): WriteOutcome {
+  if (err instanceof PlatformRateLimitedError) {
+    const rateLimited: { retryAfterMs: number; bucket: string; global?: boolean } = {
+      retryAfterMs: err.retryAfterMs,
+      bucket: err.bucket,
+    };
+    if (err.global) rateLimited.global = true;
+    return { ok: false, rateLimited };
+  }
+  return { ok: false, error: true };
+}
+
+/**
+ * Several replicas share one Slack workspace or one Discord bot, and the platform counts their
+ * writes together: each spends a share of every bucket, 1 / the live replicas, rebalanced whenever
+ * the caller (the heartbeat) sees the count change. The shares add up to the whole bucket, without
+ * asking each other per write; the cost: a replica busy while the others idle gets only its share.
+ */
+export function shareOf(liveReplicas: number): number {
+  return 1 / Math.max(1, Math.floor(liveReplicas));
+}
 
 /**
  * `notice`: the bridge's own word to a user (a refusal): after every write of a reply, and like
@@ -27,6 +86,13 @@ export interface SchedulerOptions {
   onShareChange?: (share: number) => void;
 }
 
+/** A replica's last write in a place's per-place bucket, handed to the next replica there. */
+export interface PlaceWrite {
+  bucket: BucketRef;
+  /** Epoch ms. */
+  at: number;
+}
+
 /**
  * A bucket as the scheduler models it: `perMinute` and `burst` are the whole platform's bucket as
  * learned; `mine` is this replica's share of it.
@@ -37,6 +103,14 @@ export interface BudgetView {
   mine: { perMinute: number; burst: number };
   blockedUntil: number;
   learned: boolean;
+}
+
+export interface WriteOptions {
+  signal?: AbortSignal | undefined;
+  /** Whose write this is (see acquire). */
+  party?: string | undefined;
+  /** Grants tried before a 429 is thrown; default 3. */
+  attempts?: number;
 }
 
 /** A granted write. `done(outcome)` once the platform answered (default: accepted). */
@@ -57,6 +131,18 @@ export interface WriteScheduler extends RateLimitObserver {
     party?: string,
   ): Promise<WriteGrant>;
   /**
+   * The whole grant handshake: acquire a grant, run `send`, report its outcome. A 429
+   * (PlatformRateLimitedError) backs the bucket off and the write goes again on a new grant, at most
+   * `attempts` times in all (default 3; then the 429 is thrown); any other error is reported and
+   * rethrown; an abort of `signal` while waiting rejects with its reason.
+   */
+  write<T extends WriteResult | void>(
+    buckets: readonly BucketRef[],
+    priority: WritePriority,
+    send: () => Promise<T>,
+    opts?: WriteOptions,
+  ): Promise<T>;
+  /**
    * A live reply will need one final write in these buckets: intermediate edits leave that much
    * budget free, so finals never wait behind edits. Returns the release (idempotent).
    */
@@ -72,6 +158,8 @@ export interface WriteScheduler extends RateLimitObserver {
 export function forParty(scheduler: WriteScheduler, party: string): WriteScheduler {
   return {
     acquire: (buckets, priority, signal, who) => scheduler.acquire(buckets, priority, signal, who ?? party),
+    write: (buckets, priority, send, opts) =>
+      scheduler.write(buckets, priority, send, { ...opts, party: opts?.party ?? party }),
     hold: (buckets) => scheduler.hold(buckets),
     canAffordFinal: (buckets) => scheduler.canAffordFinal(buckets),
     observe: (info) => scheduler.observe(info),

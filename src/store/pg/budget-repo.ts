@@ -1,4 +1,4 @@
-import type { BudgetStore, LearnedBudget } from '../../core/ports.js';
+import type { BudgetStore, Lesson } from '../../core/ports.js';
 import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../rows.js';
 import type { Query } from './query.js';
 
@@ -11,7 +11,7 @@ export function pgBudgets(q: Query): BudgetStore {
       const r = await q<BudgetRow>('SELECT * FROM learned_budgets ORDER BY bucket_key');
       return r.rows.map(budgetFromRow);
     },
-    async save(row: LearnedBudget) {
+    async save(row: Lesson) {
       await q(
         `INSERT INTO learned_budgets (bucket_key, per_minute, burst, limited_at, limited_per_minute, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6)

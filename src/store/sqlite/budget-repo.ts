@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { LearnedBudget } from '../../core/ports.js';
+import type { Lesson } from '../../core/ports.js';
 import { budgetColumns, budgetFromRow, type BudgetRow, UPSERT_NEWER } from '../rows.js';
 
 // The scheduler's learned rate-limit budgets (migrations/0003_learned_budgets.sql). A lesson older
@@ -13,8 +13,8 @@ export interface BudgetRepoOptions {
 
 /** The SQLite statements, synchronous as better-sqlite3 is (the health monitor guards them: store.ts). */
 export interface SqliteBudgetRows {
-  load(): LearnedBudget[];
-  save(b: LearnedBudget): void;
+  load(): Lesson[];
+  save(b: Lesson): void;
 }
 
 export function sqliteBudgetRows(db: Database.Database, opts: BudgetRepoOptions = {}): SqliteBudgetRows {

@@ -1,0 +1,396 @@
+import type { Lesson, RateLimitInfo } from '../ports.js';
+
+// Where a bucket's numbers come from, as pure functions over plain values: learned (`Learned`:
+// shrink, grow, probe), or given by the platform's headers (`HeaderBucket`). BUDGET holds every
+// tuning constant of the budget. The owning Bucket (bucket.ts) keeps the values; nothing here does.
+// The states these functions move a bucket through: docs/bucket-states.md.
+//
+// The connector's limit per window is a first guess, turned into a token bucket that never puts
+// more than `limit` writes in any window: burst b and rate (limit - b + 1) per window (+ margin),
+// safe against fixed, sliding and token limits.
+// - shrink: a 429 is evidence: the numbers fall to what the platform accepted (at most 0.7x the
+//   rate, never below one write per window); a probe that meets it falls back instead.
+// - grow: while no 429 comes and writes wait, the rate climbs back (+5% a minute, or a write per
+//   window below the first guess; at most 2x it, and for 10 minutes at most 90% of the rate that
+//   met the 429); the burst by one a minute once the 429 is old.
+// - probe: when room was wanted and the platform accepted a whole burst in one run, the burst is
+//   raised (by 3/4 until the first 429 ever, then by one), up to half a per-minute limit or a short
+//   window's shortBurstCeiling. What is accepted whole is confirmed; a lesson keeps what is.
+//
+// Several replicas: the numbers are the whole platform's bucket; the Bucket spends its share.
+
+const MINUTE = 60_000;
+
+/** Every tuning constant of the budget. */
+export const BUDGET = {
+  minute: MINUTE,
+  /** After a 429 the rate is at most this fraction of what it was. */
+  shrink: 0.7,
+  /** An estimate from accepted writes is discounted by this much (ours are never exact). */
+  safety: 0.9,
+  /** A minute of pressure without a 429 grows the rate by this factor. */
+  growth: 1.05,
+  /** The rate never grows above this many times the first guess. */
+  maxGrowth: 2,
+  /** A per-minute bucket's first burst: a tenth of its limit, at most this. */
+  maxStartBurst: 4,
+  /** For this long after a 429 the rate stays below 90% of the one that met it, and no probe goes. */
+  recentLimitMs: 10 * MINUTE,
+  /** Refused probes in a row double the wait before the next, at most this many times (5 h 20). */
+  maxProbeBackoff: 5,
+  /** Writes accepted within this long count as one run (a burst) when probing. */
+  runMs: 2000,
+  /** A bucket with a window this long or longer is a per-minute budget: its rate is a guess. */
+  longWindowMs: 10_000,
+  /** The highest burst a short window's family probes for: a few posts at once, never a flood. */
+  shortBurstCeiling: 5,
+  /** A probe not answered within this long (its write was dropped) frees the family's lock. */
+  probeHoldMs: 10_000,
+  /** A held final must be payable within this long (tokens now plus what refills meanwhile). */
+  finalHorizonMs: 2000,
+  /** A bucket with no activity for this long is forgotten (its lesson is kept). */
+  forgetAfterMs: 10 * MINUTE,
+  /** A per-place bucket at rest this long is forgotten (Bucket.atRest). */
+  perPlaceRestMs: 60_000,
+  /** A bucket's lesson is written at most this often (a 429's at once). */
+  saveEveryMs: 5000,
+  /** Lessons kept in memory (oldest forgotten first). */
+  maxLessons: 10_000,
+  /** Buckets are swept for idleness at most this often, unless there are more than maxBuckets. */
+  sweepEveryMs: 1000,
+  maxBuckets: 10_000,
+  /** A party (user) not served for this long is forgotten by the fair order. */
+  partyForgetMs: 60_000,
+  /** Added to every window and block unless configured: 5% of the window, at least 50 ms. */
+  marginFraction: 0.05,
+  minMarginMs: 50,
+} as const;
+
+/** What is known and learned of one bucket: a plain value, replaced whole on every change. */
+export interface Learned {
+  /** The reference budget: the connector's default limit per window (the first guess). */
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly marginMs: number;
+  /** Made by a 429 reported before any write: the first BucketRef supplies the real budget. */
+  readonly provisional: boolean;
+  /** One of a family (BucketRef.family): a short window of one write may probe for a burst. */
+  readonly inFamily: boolean;
+  /** Tokens per ms: the whole platform's sustained rate, as learned. */
+  readonly rate: number;
+  /** The whole platform's burst, as learned: while a probe is out, above `confirmedBurst`. */
+  readonly burst: number;
+  /** A burst the platform has accepted whole (or the first guess, or a lesson). */
+  readonly confirmedBurst: number;
+  readonly lastShrinkAt: number;
+  readonly lastLimitedAt: number;
+  /** The rate (per ms) assumed when the last 429 came. */
+  readonly rateAt429: number;
+  /** The platform accepted a whole window's worth at the assumed rate (see rateCounted). */
+  readonly proven: boolean;
+  /** Times of accepted writes over the last window (bounded). */
+  readonly accepted: readonly number[];
+  /** When a reply last went post-once for want of this budget (what makes a probe look). */
+  readonly wantedAt: number;
+  /** Some write waited for this bucket's tokens since the last growth check. */
+  readonly pressed: boolean;
+  readonly growthCheckAt: number;
+  /** When the numbers last changed, or the time of the lesson they came from. */
+  readonly learnedAt: number;
+  /** Changed since the last lesson was taken. */
+  readonly dirty: boolean;
+}
+
+export interface Reference {
+  limit: number;
+  windowMs: number;
+  marginMs: number;
+}
+
+export function clamp(n: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, n));
+}
+
+/** The first guess: a modest burst per minute, none for a short window, and a window-safe rate. */
+export function firstGuess(r: Reference): { rate: number; burst: number } {
+  const span = r.windowMs + r.marginMs;
+  const burst = r.windowMs >= BUDGET.longWindowMs ? clamp(Math.floor(r.limit / 10), 1, BUDGET.maxStartBurst) : 1;
+  return { rate: (r.limit - burst + 1) / span, burst };
+}
+
+export function startLearning(r: Reference, now: number, inFamily: boolean, provisional = false): Learned {
+  const limit = Math.max(1, r.limit);
+  const windowMs = Math.max(1, r.windowMs);
+  const d = firstGuess({ limit, windowMs, marginMs: r.marginMs });
+  return {
+    limit,
+    windowMs,
+    marginMs: r.marginMs,
+    provisional,
+    inFamily,
+    rate: d.rate,
+    burst: d.burst,
+    confirmedBurst: d.burst,
+    lastShrinkAt: Number.NEGATIVE_INFINITY,
+    lastLimitedAt: Number.NEGATIVE_INFINITY,
+    rateAt429: 0,
+    proven: false,
+    accepted: [],
+    wantedAt: Number.NEGATIVE_INFINITY,
+    pressed: false,
+    growthCheckAt: now,
+    learnedAt: Number.NEGATIVE_INFINITY,
+    dirty: false,
+  };
+}
+
+/** A provisional bucket meets its real budget: the first guess of it. */
+export function reconfigured(s: Learned, r: Reference): Learned {
+  const limit = Math.max(1, r.limit);
+  const windowMs = Math.max(1, r.windowMs);
+  const d = firstGuess({ limit, windowMs, marginMs: r.marginMs });
+  return { ...s, provisional: false, limit, windowMs, marginMs: r.marginMs, ...d, confirmedBurst: d.burst };
+}
+
+function changed(s: Learned, now: number): Learned {
+  return { ...s, dirty: true, learnedAt: now };
+}
+
+/** Never less than one write per window. */
+export function floorRate(s: Learned): number {
+  return 1 / (s.windowMs + s.marginMs);
+}
+
+function span(s: Learned): number {
+  return s.windowMs + s.marginMs;
+}
+
+function acceptedSince(s: Learned, from: number): number {
+  let n = 0;
+  for (let i = s.accepted.length - 1; i >= 0 && (s.accepted[i] as number) > from; i--) n++;
+  return n;
+}
+
+/**
+ * Refill may be counted on ahead of time: a short window's (paced at its rate from the start), or
+ * a per-minute rate that a 429 or a proven window confirmed.
+ */
+export function rateCounted(s: Learned): boolean {
+  return s.windowMs < BUDGET.longWindowMs || Number.isFinite(s.lastShrinkAt) || s.proven;
+}
+
+/**
+ * The highest burst a probe may reach: half a per-minute bucket's limit (the other half stays for
+ * the sustained rate), a few writes for a short window's family of one write a window; alone, or
+ * with more a window, a short window keeps its rate (a larger burst would have to lower it).
+ */
+export function burstCeiling(s: Learned): number {
+  if (s.windowMs < BUDGET.longWindowMs) {
+    if (!s.inFamily || s.limit > 1) return s.burst;
+    return Math.max(s.burst, BUDGET.shortBurstCeiling);
+  }
+  return Math.max(s.burst, Math.ceil(s.limit / 2));
+}
+
+export function probingUp(s: Learned): boolean {
+  return s.burst > s.confirmedBurst;
+}
+
+/**
+ * The time passed: at each minute, a bucket that writes waited for and met no 429 in it grows.
+ * The burst grows back only once the 429 is old (a platform with a smaller burst would refuse
+ * the same burst again); a short window's rate is the platform's published one, its room is in
+ * the burst (probed), so its rate never grows above the first guess.
+ */
+export function grow(s: Learned, now: number): Learned {
+  if (now - s.growthCheckAt < MINUTE) return s;
+  let next: Learned = { ...s, pressed: false, growthCheckAt: now };
+  if (!s.pressed || now - s.lastLimitedAt < MINUTE) return next;
+  const d = firstGuess(s);
+  const recent = now - s.lastShrinkAt < BUDGET.recentLimitMs;
+  let cap = s.windowMs < BUDGET.longWindowMs ? d.rate : d.rate * BUDGET.maxGrowth;
+  if (recent) cap = Math.min(cap, BUDGET.safety * s.rateAt429);
+  if (s.rate < cap) {
+    // Below the first guess by a write per window a minute (a deep cut recovers in minutes);
+    // above it by 5%, so that 90% of a rate that met a 429 is below the platform's limit again.
+    const step = s.rate < d.rate ? Math.min(d.rate, s.rate + floorRate(s)) : 0;
+    next = changed({ ...next, rate: Math.min(cap, Math.max(s.rate * BUDGET.growth, step)), proven: false }, now);
+  }
+  if (!recent && next.burst < d.burst) {
+    next = changed({ ...next, burst: next.burst + 1, confirmedBurst: next.burst + 1 }, now);
+  }
+  return next;
+}
+
+/** A write waited for this bucket's tokens: demand is there (what lets it grow). */
+export function pressed(s: Learned): Learned {
+  return s.pressed ? s : { ...s, pressed: true };
+}
+
+/** A reply went post-once for want of this budget: room would have been used. */
+export function wanted(s: Learned, now: number): Learned {
+  return { ...s, wantedAt: now };
+}
+
+/** Several posts wait at once: in a short window's family, room would be used. */
+export function postsWaited(s: Learned, now: number): Learned {
+  return s.inFamily && s.windowMs < BUDGET.longWindowMs ? wanted(s, now) : s;
+}
+
+/** An out-of-band 429: blocked, learns nothing, but no probe or growth for a while. */
+export function limited(s: Learned, now: number): Learned {
+  return { ...s, lastLimitedAt: now };
+}
+
+/**
+ * An accepted write, logged. The platform took a window's worth at the rate we assume (`myRate`,
+ * this replica's share of it): that rate is no longer a guess.
+ */
+export function accepted(s: Learned, now: number, myRate: number): Learned {
+  const from = now - span(s);
+  const max = 4 * s.limit + 16;
+  const times = s.accepted.filter((t) => t > from);
+  times.push(now);
+  if (times.length > max) times.splice(0, times.length - max);
+  const next = { ...s, accepted: times };
+  if (!s.proven && acceptedSince(next, from) >= BUDGET.safety * myRate * span(s)) return { ...next, proven: true };
+  return next;
+}
+
+/** Writes accepted within this long count as one run: a short window's own length, else runMs. */
+function runMs(s: Learned): number {
+  return Math.min(BUDGET.runMs, s.windowMs);
+}
+
+/** A run larger than the confirmed burst was accepted whole: it is confirmed. */
+export function confirmRun(s: Learned, now: number): Learned | undefined {
+  const run = acceptedSince(s, now - runMs(s));
+  if (run <= s.confirmedBurst) return undefined;
+  return changed({ ...s, confirmedBurst: Math.min(s.burst, run) }, now);
+}
+
+/**
+ * May the burst be raised above what is confirmed? Not within recentLimitMs of a 429, doubled for
+ * each refused probe in a row after the first: a platform with no more room pays one 429 per
+ * probe, and fewer and fewer probes.
+ */
+export function mayProbeUp(s: Learned, now: number, refusals: number): boolean {
+  const backoff = 2 ** clamp(refusals - 1, 0, BUDGET.maxProbeBackoff);
+  return s.burst < burstCeiling(s) && now - s.lastLimitedAt >= BUDGET.recentLimitMs * backoff;
+}
+
+/**
+ * Probe: raise the burst after a whole burst was accepted in one run while room was wanted (within
+ * a minute; in a short window, within the window: a raise left unused would outlive the family's
+ * lock). By three quarters until the first 429 ever, then one write at a time (replies streaming on
+ * a probe that fails wait for their finals at the platform's rate: the overshoot is kept small).
+ * The rate stays window-safe with the larger burst. Undefined: no probe.
+ */
+export function probe(s: Learned, now: number, refusals: number): { s: Learned; added: number } | undefined {
+  if (!mayProbeUp(s, now, refusals)) return undefined;
+  const wantedWithin = s.windowMs < BUDGET.longWindowMs ? s.windowMs : MINUTE;
+  if (now - s.wantedAt > wantedWithin || acceptedSince(s, now - runMs(s)) < s.burst) return undefined;
+  const step = Number.isFinite(s.lastLimitedAt) ? 1 : Math.ceil((s.burst * 3) / 4);
+  const next = Math.min(burstCeiling(s), s.burst + step);
+  const rate = Math.max(floorRate(s), Math.min(s.rate, (s.limit - next + 1) / span(s)));
+  return {
+    s: changed({ ...s, wantedAt: Number.NEGATIVE_INFINITY, burst: next, rate }, now),
+    added: next - s.burst,
+  };
+}
+
+/** Another member took the family's lock: a raise this one made and did not use is dropped. */
+export function dropProbe(s: Learned): Learned {
+  return { ...s, burst: s.confirmedBurst };
+}
+
+/**
+ * A 429 that blames this bucket. One for a write granted before the last shrink was sent under the
+ * old numbers: 'stale' (only the block). While a probe was out: back to the confirmed burst, the
+ * rate untouched ('probe'). Else shrink to what the platform accepted over the last window (not
+ * "since its previous 429": in a storm nothing is accepted between them); fewer accepted than one
+ * burst is no evidence of the rate, then only the multiplicative cut. `share`: this replica's
+ * (the others, each spending theirs, wrote about as many).
+ */
+export function shrink(
+  s: Learned,
+  now: number,
+  grantedAt: number,
+  share: number,
+): { s: Learned; kind: 'stale' | 'probe' | 'shrunk' } {
+  const hit = limited(s, now);
+  if (grantedAt <= s.lastShrinkAt) return { s: hit, kind: 'stale' };
+  if (probingUp(s)) return { s: changed(dropProbe(hit), now), kind: 'probe' };
+  const mine = acceptedSince(s, now - span(s));
+  const acc = share === 1 ? mine : mine / share;
+  const estimate = (BUDGET.safety * acc) / span(s);
+  const cut = acc > s.burst ? Math.min(s.rate * BUDGET.shrink, estimate) : s.rate * BUDGET.shrink;
+  const burst = Math.max(1, Math.min(Math.floor(s.burst / 2), Math.floor(acc)));
+  const next = { ...hit, rateAt429: s.rate, rate: Math.max(floorRate(s), cut), burst, confirmedBurst: burst };
+  return { s: changed({ ...next, lastShrinkAt: now, growthCheckAt: now }, now), kind: 'shrunk' };
+}
+
+/** A lesson (a restart, a bucket forgotten while idle, another replica's newer one) replaces the numbers. */
+export function restore(s: Learned, l: Lesson, now: number): Learned {
+  const d = firstGuess(s);
+  // A burst confirmed earlier (probed up) is kept up to the ceiling, not cut to the first guess.
+  const burst = clamp(Math.floor(l.burst), 1, Math.max(d.burst, burstCeiling(s), 1));
+  let next: Learned = {
+    ...s,
+    rate: clamp(l.perMinute / MINUTE, floorRate(s), d.rate * BUDGET.maxGrowth),
+    burst,
+    confirmedBurst: burst,
+    learnedAt: l.updatedAt,
+    dirty: false,
+    growthCheckAt: now,
+  };
+  if (l.limitedAt !== undefined) {
+    const rateAt429 = (l.limitedPerMinute ?? l.perMinute) / MINUTE;
+    next = { ...next, lastLimitedAt: l.limitedAt, lastShrinkAt: l.limitedAt, rateAt429 };
+  }
+  return next;
+}
+
+/** The lesson to keep: dated when the numbers changed; the confirmed burst (a probe is a guess). */
+export function lesson(s: Learned, key: string, now: number): Lesson {
+  const l: Lesson = {
+    key,
+    perMinute: s.rate * MINUTE,
+    burst: s.confirmedBurst,
+    updatedAt: Number.isFinite(s.learnedAt) ? s.learnedAt : now,
+  };
+  if (Number.isFinite(s.lastLimitedAt)) {
+    l.limitedAt = s.lastLimitedAt;
+    l.limitedPerMinute = s.rateAt429 * MINUTE;
+  }
+  return l;
+}
+
+export function saved(s: Learned): Learned {
+  return s.dirty ? { ...s, dirty: false } : s;
+}
+
+// ---- the bucket the platform's headers describe (Discord's X-RateLimit-*): followed, not learned ----
+
+/**
+ * What the headers said. With a limit, its numbers replace the learned ones (the platform counts,
+ * we follow: no guess, no probe, no shrink); `remaining` caps the grants until `until`; the bucket
+ * is full again at `resetAt`.
+ */
+export interface HeaderBucket {
+  readonly limit: number | undefined;
+  readonly rate: number;
+  readonly windowMs: number;
+  readonly allowance: { readonly remaining: number; readonly until: number } | undefined;
+  readonly resetAt: number | undefined;
+}
+
+/** The header bucket after `info` (its window and limit; `remaining` is the Bucket's to apply). */
+export function followHeaders(h: HeaderBucket | undefined, info: RateLimitInfo, r: Reference): HeaderBucket {
+  let next = h ?? { limit: undefined, rate: 0, windowMs: r.windowMs, allowance: undefined, resetAt: undefined };
+  const reset = info.resetAfterMs;
+  if (reset !== undefined && reset > next.windowMs) next = { ...next, windowMs: reset };
+  const limit = info.limit;
+  if (limit === undefined || limit <= 0 || limit === next.limit) return next;
+  return { ...next, limit, rate: limit / (next.windowMs + r.marginMs) };
+}
