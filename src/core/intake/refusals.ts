@@ -1,14 +1,13 @@
 import type { Logger } from 'pino';
-import { forParty } from '../budget/write-scheduler.js';
+import type { WriteScheduler } from '../budget/write-scheduler.js';
 import { partyOf } from './fair-slots.js';
 import { type Clock, type IncomingMessage, PlatformRateLimitedError, type RefusalChannel } from '../ports.js';
-import { errorOutcome, okOutcome, type WriteScheduler } from '../budget/scheduler.js';
 
 // Why a message is not answered (over the per-user limit, busy, restarting), told to its asker:
 // privately where the platform allows (ReplySink.refusal); otherwise publicly, at most once per
 // user per minute, so a flood of refused messages is not answered by a flood of notices. Notices
 // have the lowest priority in the scheduler: they never take a write ahead of an answer. A notice
-// that cannot go within NOTICE_WAIT_MS is dropped (logged).
+// that cannot go within NOTICE_WAIT_MS (429s included) is dropped (logged).
 
 export const PUBLIC_NOTICE_EVERY_MS = 60_000;
 const NOTICE_WAIT_MS = 60_000;
@@ -41,30 +40,19 @@ export class Refusals {
       this.d.logger.debug({ platform: msg.place.platform }, 'refusal notice suppressed: one a minute per user');
       return 'suppressed';
     }
-    const scheduler = forParty(this.d.scheduler, party);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const give = new AbortController();
-      const timer = this.d.clock.setTimeout(() => give.abort(new Error('notice waited too long')), NOTICE_WAIT_MS);
-      try {
-        const grant = await scheduler.acquire(channel.buckets, 'notice', give.signal);
-        try {
-          grant.done(okOutcome(await channel.send(text)));
-        } catch (err) {
-          grant.done(errorOutcome(err));
-          throw err;
-        }
-        return channel.private ? 'private' : 'public';
-      } catch (err) {
-        // A 429 went to the scheduler with the grant: try again when it allows.
-        if (err instanceof PlatformRateLimitedError) continue;
-        this.d.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not tell a refusal');
-        return 'failed';
-      } finally {
-        timer.clear();
-      }
+    const give = new AbortController();
+    const timer = this.d.clock.setTimeout(() => give.abort(new Error('notice waited too long')), NOTICE_WAIT_MS);
+    try {
+      // A 429 goes back to the scheduler and the notice goes again when it allows (WriteScheduler.write).
+      await this.d.scheduler.write(channel.buckets, 'notice', () => channel.send(text), { signal: give.signal, party });
+      return channel.private ? 'private' : 'public';
+    } catch (err) {
+      if (err instanceof PlatformRateLimitedError) this.d.logger.warn('could not tell a refusal: rate limited');
+      else this.d.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not tell a refusal');
+      return 'failed';
+    } finally {
+      timer.clear();
     }
-    this.d.logger.warn('could not tell a refusal: rate limited');
-    return 'failed';
   }
 
   /** At most one public notice per party a minute: true (and counted) if this one may go. */

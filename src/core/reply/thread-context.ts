@@ -11,7 +11,7 @@ import {
   placeKey,
 } from '../ports.js';
 import type { BridgeMetrics, ContextSkipReason } from '../metrics-port.js';
-import { errorOutcome, type WriteGrant, type WriteScheduler } from '../budget/scheduler.js';
+import type { WriteScheduler } from '../budget/write-scheduler.js';
 import { cleanHistory, type ContextMode } from './upstream-message.js';
 
 // Thread context: when a new upstream conversation starts in a place that already holds
@@ -43,7 +43,7 @@ export interface ContextSettings {
 
 export const CONTEXT_OFF: ContextSettings = { mode: 'off', maxMessages: 0, maxChars: 0 };
 
-/** How long one history read (all its pages) may hold a reply up (it never waits for budget: see grantNow). */
+/** How long one history read (all its pages) may hold a reply up (it never waits for budget: see readPage). */
 export const HISTORY_TIMEOUT_MS = 2000;
 /** Pages one read takes at most: a thread of 60 messages under Slack's 15-a-call cap. */
 export const MAX_PAGES = 4;
@@ -83,24 +83,8 @@ export class HistoryCache {
   }
 }
 
+/** The reason a read that the budget cannot pay at once is taken out of the scheduler's queue. */
 const NOT_NOW = new Error('history budget cannot pay now');
-
-/**
- * A grant in the reader's buckets only if they can pay now. The scheduler grants at once when the
- * buckets have budget and nobody waits for them; otherwise it queues a waiter, which the abort
- * right after takes out again (rejecting with NOT_NOW). Context never waits for budget.
- */
-async function grantNow(scheduler: WriteScheduler, reader: HistoryReader): Promise<WriteGrant | undefined> {
-  const now = new AbortController();
-  const pending = scheduler.acquire(reader.buckets, 'first', now.signal);
-  now.abort(NOT_NOW);
-  try {
-    return await pending;
-  } catch (err) {
-    if (err === NOT_NOW) return undefined;
-    throw err;
-  }
-}
 
 export interface ThreadContextOptions {
   scheduler: WriteScheduler;
@@ -216,38 +200,40 @@ export class ThreadContext {
     page: number,
   ): Promise<PlaceMessage[] | HistoryPage | ContextSkipReason> {
     const first = page === 0;
-    let grant: WriteGrant | undefined;
-    try {
-      grant = await grantNow(this.o.scheduler, reader);
-    } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'no history read; answering without it');
-      return 'error';
-    }
-    if (grant === undefined) {
-      log.info(
-        { page },
-        first
-          ? 'the history budget cannot pay a read now; answering with the recorded messages only'
-          : 'the history budget cannot pay the next page now; answering with the pages read',
-      );
-      return 'budget';
-    }
-    const granted = grant;
     let over = false;
-    // The read goes on after a timeout (it was sent): its outcome still teaches the budget.
-    const read = reader.recent(req).then(
-      (messages) => {
-        granted.done();
-        return messages;
-      },
-      (err: unknown) => {
-        // Through the grant like every write: a 429 blocks and teaches the bucket it was granted in.
-        granted.done(errorOutcome(err));
-        const reason = err instanceof Error ? err.message : String(err);
-        if (!over) log.warn({ err: reason, page }, 'could not read the place history; answering without the rest');
-        return 'error' as const;
-      },
-    );
+    let got: PlaceMessage[] | HistoryPage = [];
+    // Context never waits for budget: the scheduler grants at once when the buckets can pay now and
+    // nobody waits for them; otherwise it queues a waiter, which the abort right after takes out
+    // again (NOT_NOW). The read goes on after a timeout (it was sent): its outcome, a 429 included,
+    // still teaches the bucket it was granted in.
+    const now = new AbortController();
+    const read = this.o.scheduler
+      .write(
+        reader.buckets,
+        'first',
+        async () => {
+          got = await reader.recent(req);
+        },
+        { signal: now.signal, attempts: 1 },
+      )
+      .then(
+        () => got,
+        (err: unknown) => {
+          if (err === NOT_NOW) {
+            log.info(
+              { page },
+              first
+                ? 'the history budget cannot pay a read now; answering with the recorded messages only'
+                : 'the history budget cannot pay the next page now; answering with the pages read',
+            );
+            return 'budget' as const;
+          }
+          const reason = err instanceof Error ? err.message : String(err);
+          if (!over) log.warn({ err: reason, page }, 'could not read the place history; answering without the rest');
+          return 'error' as const;
+        },
+      );
+    now.abort(NOT_NOW);
     return within<PlaceMessage[] | HistoryPage | ContextSkipReason>(this.o.clock, timeoutMs, read, () => {
       over = true;
       log.warn({ timeoutMs, page }, 'reading the place history took too long; answering without the rest');
