@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
-import { FairQueue, FairSlots } from '../intake/fair-slots.js';
+import { FairQueue, FairSlots } from '../intake/place-order.js';
 import type { Release } from '../intake/place-order.js';
 import type { BucketRef } from '../ports.js';
 import { RateLimitScheduler, type WritePriority } from './scheduler.js';

@@ -9,8 +9,7 @@ import {
   type WorkspaceRef,
 } from '../ports.js';
 import { MESSAGES } from '../user-messages.js';
-import { type FairSlots, partyOf } from './fair-slots.js';
-import type { PlaceOrder, Spot } from './place-order.js';
+import { type FairSlots, partyOf, type PlaceOrder, type Spot } from './place-order.js';
 import type { Refusals } from './refusals.js';
 
 // Whether a message is answered, in one step, in this order: not a bot's; the allowlist; any

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UserRateLimiter } from './admission.js';
-import { FairSlots } from './fair-slots.js';
-import { PlaceOrder } from './place-order.js';
+import { FairSlots, PlaceOrder } from './place-order.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 

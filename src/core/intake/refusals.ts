@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { WriteScheduler } from '../budget/write-scheduler.js';
-import { partyOf } from './fair-slots.js';
+import { partyOf } from './place-order.js';
 import { type Clock, type IncomingMessage, PlatformRateLimitedError, type RefusalChannel } from '../ports.js';
 
 // Why a message is not answered (over the per-user limit, busy, restarting), told to its asker:

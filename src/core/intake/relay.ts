@@ -6,10 +6,9 @@ import { forParty } from '../budget/write-scheduler.js';
 import { recordVote } from '../reply/feedback-votes.js';
 import { Admission, type Admitted } from './admission.js';
 import { drainRelay } from './drain.js';
-import { FairSlots, partyOf } from './fair-slots.js';
 import { LiveReplies, type UserStops, userStops } from './live-replies.js';
 import { postNotice } from './notices.js';
-import { PlaceOrder } from './place-order.js';
+import { FairSlots, partyOf, PlaceOrder } from './place-order.js';
 import { pruneHourly } from './pruning.js';
 import {
   type Arrival,
