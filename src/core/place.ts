@@ -1,6 +1,8 @@
 // "Where", said once. A place is where one upstream conversation lives, and the same value says
 // where a message was written, which bot answers there, where its reply is shown, and under which
 // key the conversation is stored. Connectors make places; the core and the store only carry them.
+// The functions every message runs about a place (its key, what its stored conversation
+// is expected to be) live here, so the port files around it hold types alone.
 
 export type Platform = 'slack' | 'discord' | 'playground' | 'test';
 
@@ -20,6 +22,21 @@ export interface Place {
 /** The store key of a place (conversations) and the key of its reply queue. */
 export function placeKey(p: Place): string {
   return `${p.platform}:${p.workspaceId ?? '-'}:${p.channelId}:${p.threadId ?? '-'}`;
+}
+
+/**
+ * What `replaceIfUnchanged` expects to find: `undefined` no mapping for the place at all; `null` a
+ * mapping whose upstream id is not known yet; a string, a mapping with that upstream id.
+ */
+export type ExpectedUpstreamId = string | null | undefined;
+
+/**
+ * The `expected` argument for the conversation record of a place as read by the store's `get`
+ * (undefined: none was found). Here, not in store-ports.ts, because it runs for every message and
+ * this file runs anyway (placeKey): store-ports.ts stays types only.
+ */
+export function expectedOf(rec: { upstreamId: string | undefined } | undefined): ExpectedUpstreamId {
+  return rec === undefined ? undefined : (rec.upstreamId ?? null);
 }
 
 /**

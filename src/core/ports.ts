@@ -9,7 +9,7 @@ import type { ContextMessage, ViewedItem } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
 import type { Vote } from './store-ports.js';
 
-export { type Place, type Platform, placeKey, readReplyTarget, type ReplyTarget } from './place.js';
+export * from './place.js';
 export type { ContextMessage, ViewedItem } from './chat-port.js';
 
 export interface IncomingMessage {
