@@ -1,7 +1,7 @@
 // "Where", said once. A place is where one upstream conversation lives, and the same value says
 // where a message was written, which bot answers there, where its reply is shown, and under which
 // key the conversation is stored. Connectors make places; the core and the store only carry them.
-// The functions every message runs about a place (its key, what its stored conversation
+// The functions every message runs about a place (its key, its bot, what its stored conversation
 // is expected to be) live here, so the port files around it hold types alone.
 
 export type Platform = 'slack' | 'discord' | 'playground' | 'test';
@@ -22,6 +22,43 @@ export interface Place {
 /** The store key of a place (conversations) and the key of its reply queue. */
 export function placeKey(p: Place): string {
   return `${p.platform}:${p.workspaceId ?? '-'}:${p.channelId}:${p.threadId ?? '-'}`;
+}
+
+/**
+ * One BOT_ROUTES entry as the config parsed it (config's BotRoute): the bot answering in a
+ * workspace (Slack team / Discord guild), or in one channel of it.
+ */
+export interface PlaceRoute {
+  platform: string;
+  workspaceId: string;
+  channelId?: string;
+  botId: string;
+}
+
+/**
+ * The relay's bot router: the bot for a place, most specific route first (workspace and channel,
+ * then workspace; the first of equals wins), else the default bot. The routes are indexed once
+ * here, at start, so a message costs two map lookups. Places of other platforms (the test
+ * connector) and places without a workspace (DMs) get the default.
+ */
+export function botRouter(
+  routes: readonly PlaceRoute[],
+  defaultBotId: string,
+): (place: { platform: string; workspaceId?: string; channelId: string }) => string {
+  // Keyed by platform and workspace; a platform name holds no newline, so the key is unambiguous.
+  const byWorkspace = new Map<string, { workspaceBot?: string; channelBots: Map<string, string> }>();
+  for (const r of routes) {
+    const key = `${r.platform}\n${r.workspaceId}`;
+    let w = byWorkspace.get(key);
+    if (w === undefined) byWorkspace.set(key, (w = { channelBots: new Map() }));
+    if (r.channelId === undefined) w.workspaceBot ??= r.botId;
+    else if (!w.channelBots.has(r.channelId)) w.channelBots.set(r.channelId, r.botId);
+  }
+  return (place) => {
+    if (place.workspaceId === undefined) return defaultBotId;
+    const w = byWorkspace.get(`${place.platform}\n${place.workspaceId}`);
+    return w?.channelBots.get(place.channelId) ?? w?.workspaceBot ?? defaultBotId;
+  };
 }
 
 /**
