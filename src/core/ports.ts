@@ -351,20 +351,6 @@ export type VoteResult = 'recorded' | 'not_found';
 // ---- persistence ports: see store-ports.ts ----
 export * from './store-ports.js';
 
-export interface Clock {
-  now(): number;
-  /** A cancellable timer; injected so tests control time. */
-  setTimeout(fn: () => void, ms: number): { clear(): void };
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    return { clear: () => clearTimeout(t) };
-  },
-};
-
 /**
  * Out-of-band rate-limit feedback: connectors whose SDK reports limits on its own events
  * (discord.js REST `response`/`rateLimited`, Slack 429s outside a sink write) feed the one
