@@ -1,7 +1,6 @@
 import type { Config } from './config/config.js';
-import { botRouter } from './config/routes.js';
 import type { Connector } from './core/ports.js';
-import { systemClock } from './core/ports.js';
+import { botRouter, systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/intake/relay.js';
 import { RateLimitScheduler, shareOf } from './core/budget/scheduler.js';
 import type { AsyncStore } from './store/ports.js';

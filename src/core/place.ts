@@ -1,6 +1,9 @@
 // "Where", said once. A place is where one upstream conversation lives, and the same value says
 // where a message was written, which bot answers there, where its reply is shown, and under which
 // key the conversation is stored. Connectors make places; the core and the store only carry them.
+// The functions every message runs about a place (its key, its bot, what its stored conversation
+// is expected to be) live here, and so does the process's clock, so the port files around it
+// (ports.ts, store-ports.ts) hold types alone and no message runs them.
 
 export type Platform = 'slack' | 'discord' | 'playground' | 'test';
 
@@ -20,6 +23,58 @@ export interface Place {
 /** The store key of a place (conversations) and the key of its reply queue. */
 export function placeKey(p: Place): string {
   return `${p.platform}:${p.workspaceId ?? '-'}:${p.channelId}:${p.threadId ?? '-'}`;
+}
+
+/**
+ * One BOT_ROUTES entry as the config parsed it (config's BotRoute): the bot answering in a
+ * workspace (Slack team / Discord guild), or in one channel of it.
+ */
+export interface PlaceRoute {
+  platform: string;
+  workspaceId: string;
+  channelId?: string;
+  botId: string;
+}
+
+/**
+ * The relay's bot router: the bot for a place, most specific route first (workspace and channel,
+ * then workspace; the first of equals wins), else the default bot. The routes are indexed once
+ * here, at start, so a message costs two map lookups. Places of other platforms (the test
+ * connector) and places without a workspace (DMs) get the default.
+ */
+export function botRouter(
+  routes: readonly PlaceRoute[],
+  defaultBotId: string,
+): (place: { platform: string; workspaceId?: string; channelId: string }) => string {
+  // Keyed by platform and workspace; a platform name holds no newline, so the key is unambiguous.
+  const byWorkspace = new Map<string, { workspaceBot?: string; channelBots: Map<string, string> }>();
+  for (const r of routes) {
+    const key = `${r.platform}\n${r.workspaceId}`;
+    let w = byWorkspace.get(key);
+    if (w === undefined) byWorkspace.set(key, (w = { channelBots: new Map() }));
+    if (r.channelId === undefined) w.workspaceBot ??= r.botId;
+    else if (!w.channelBots.has(r.channelId)) w.channelBots.set(r.channelId, r.botId);
+  }
+  return (place) => {
+    if (place.workspaceId === undefined) return defaultBotId;
+    const w = byWorkspace.get(`${place.platform}\n${place.workspaceId}`);
+    return w?.channelBots.get(place.channelId) ?? w?.workspaceBot ?? defaultBotId;
+  };
+}
+
+/**
+ * What `replaceIfUnchanged` expects to find: `undefined` no mapping for the place at all; `null` a
+ * mapping whose upstream id is not known yet; a string, a mapping with that upstream id.
+ */
+export type ExpectedUpstreamId = string | null | undefined;
+
+/**
+ * The `expected` argument for the conversation record of a place as read by the store's `get`
+ * (undefined: none was found). Here, not in store-ports.ts, because it runs for every message and
+ * this file runs anyway (placeKey): store-ports.ts stays types only.
+ */
+export function expectedOf(rec: { upstreamId: string | undefined } | undefined): ExpectedUpstreamId {
+  return rec === undefined ? undefined : (rec.upstreamId ?? null);
 }
 
 /**
@@ -57,3 +112,19 @@ function readPlace(value: object): Place {
   if (typeof o.threadId === 'string') place.threadId = o.threadId;
   return place;
 }
+
+// ---- time: the one clock every message reads (tests inject their own) ----
+
+export interface Clock {
+  now(): number;
+  /** A cancellable timer; injected so tests control time. */
+  setTimeout(fn: () => void, ms: number): { clear(): void };
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    return { clear: () => clearTimeout(t) };
+  },
+};

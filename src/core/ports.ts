@@ -9,7 +9,7 @@ import type { ContextMessage, ViewedItem } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
 import type { Vote } from './store-ports.js';
 
-export { type Place, type Platform, placeKey, readReplyTarget, type ReplyTarget } from './place.js';
+export * from './place.js';
 export type { ContextMessage, ViewedItem } from './chat-port.js';
 
 export interface IncomingMessage {
@@ -350,20 +350,6 @@ export type VoteResult = 'recorded' | 'not_found';
 
 // ---- persistence ports: see store-ports.ts ----
 export * from './store-ports.js';
-
-export interface Clock {
-  now(): number;
-  /** A cancellable timer; injected so tests control time. */
-  setTimeout(fn: () => void, ms: number): { clear(): void };
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    return { clear: () => clearTimeout(t) };
-  },
-};
 
 /**
  * Out-of-band rate-limit feedback: connectors whose SDK reports limits on its own events

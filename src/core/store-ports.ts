@@ -1,4 +1,4 @@
-import type { Place, Platform, ReplyTarget } from './place.js';
+import type { ExpectedUpstreamId, Place, Platform, ReplyTarget } from './place.js';
 
 // ---- persistence ports (src/store: better-sqlite3, or PostgreSQL shared by several replicas) ----
 //
@@ -15,17 +15,6 @@ export interface ConversationRecord {
   upstreamId: string | undefined;
   createdAt: number;
   lastUsedAt: number;
-}
-
-/**
- * What `replaceIfUnchanged` expects to find: `undefined` no mapping for the place at all; `null` a
- * mapping whose upstream id is not known yet; a string, a mapping with that upstream id.
- */
-export type ExpectedUpstreamId = string | null | undefined;
-
-/** The `expected` argument for a record as read by `get` (undefined: none was found). */
-export function expectedOf(rec: ConversationRecord | undefined): ExpectedUpstreamId {
-  return rec === undefined ? undefined : (rec.upstreamId ?? null);
 }
 
 export interface ConversationStore {

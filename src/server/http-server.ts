@@ -2,8 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.js';
 import { scrubSecrets } from '../scrub.js';
-import { healthz, readyz, sendJson } from './health.js';
-import type { Readiness } from './readiness.js';
+import { notReady, type Readiness } from './readiness.js';
 
 // The one HTTP server of the process: /healthz, /readyz, /metrics, and whatever a connector
 // mounts (Slack HTTP mode: /slack/events, /slack/install, /slack/oauth_redirect).
@@ -312,4 +311,49 @@ function pathOf(url: string | undefined): string {
   const end = raw.search(/[?#]/);
   const path = end === -1 ? raw : raw.slice(0, end);
   return path === '' ? '/' : path;
+}
+
+// The operator endpoints' answers, and the JSON answer every route (the playground's too) sends.
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+function healthz(res: ServerResponse): void {
+  sendJson(res, 200, { status: 'ok' });
+}
+
+function readyz(res: ServerResponse, readiness: Readiness): void {
+  let report: ReturnType<Readiness>;
+  try {
+    report = readiness();
+  } catch (err) {
+    // A broken readiness function means we cannot vouch for the process: not ready, not a crash.
+    const reason = err instanceof Error ? err.message : String(err);
+    sendJson(res, 503, { status: 'not_ready', notReady: ['readiness'], checks: { readiness: reason } });
+    return;
+  }
+  if (report.ready) {
+    sendJson(res, 200, { status: 'ready', checks: report.checks });
+  } else {
+    // `ready: false` with every check passing still needs a name to show: call it `process`.
+    const names = notReady(report.checks);
+    sendJson(res, 503, {
+      status: 'not_ready',
+      notReady: names.length > 0 ? names : ['process'],
+      checks: report.checks,
+    });
+  }
 }

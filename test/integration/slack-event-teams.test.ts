@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
-import { botRouter, parseBotRoutes } from '../../src/config/routes.js';
+import { parseBotRoutes } from '../../src/config/routes.js';
+import { botRouter } from '../../src/core/place.js';
 import type { AllowList } from '../../src/core/intake/admission.js';
 import { LogLines } from '../support/log-lines.js';
 import { BOT, type SlackStack, startSlackStack } from './slack-stack.js';
