@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { PlaceLocks, PlaceTicket, PlaceTurn } from '../core/intake/relay.js';
-import type { PlaceWrite } from '../core/budget/scheduler.js';
+import type { PlaceWrite } from '../core/budget/write-scheduler.js';
 import type { Clock } from '../core/ports.js';
 import type { PlaceLeases } from '../store/ports.js';
 

@@ -4,6 +4,7 @@ import { BUDGET } from './learning.js';
 import {
   type BudgetView,
   errorOutcome,
+  NOTHING_SENT,
   type PlaceWrite,
   okOutcome,
   PRIORITY_RANK,
@@ -13,6 +14,7 @@ import {
   type WriteOutcome,
   type WritePriority,
   type WriteScheduler,
+  unusedOutcome,
 } from './write-scheduler.js';
 import {
   type BucketRef,
@@ -22,9 +24,7 @@ import {
   type WriteResult,
 } from '../ports.js';
 
-export { errorOutcome, okOutcome, shareOf, unusedOutcome, type WriteOutcome } from './write-scheduler.js';
-export type { BudgetView, PlaceWrite, SchedulerOptions, WriteGrant, WritePriority } from './write-scheduler.js';
-export type { WriteOptions, WriteScheduler } from './write-scheduler.js';
+export { shareOf, type WriteGrant, type WriteOutcome, type WritePriority } from './write-scheduler.js';
 
 const EDIT_RANK = PRIORITY_RANK.edit;
 /** Edits leave what held finals need within this long; canAffordFinal asks it. */
@@ -151,7 +151,7 @@ export class RateLimitScheduler implements WriteScheduler {
     });
   }
 
-  async write<T extends WriteResult | void>(
+  async write<T extends WriteResult | void | typeof NOTHING_SENT>(
     buckets: readonly BucketRef[],
     priority: WritePriority,
     send: () => Promise<T>,
@@ -162,7 +162,7 @@ export class RateLimitScheduler implements WriteScheduler {
       const grant = await this.acquire(buckets, priority, opts.signal, opts.party);
       try {
         const result = await send();
-        grant.done(okOutcome(result));
+        grant.done(result === NOTHING_SENT ? unusedOutcome : okOutcome(result));
         return result;
       } catch (err) {
         grant.done(errorOutcome(err));

@@ -35,6 +35,12 @@ export type WriteOutcome =
 
 export const unusedOutcome: WriteOutcome = { ok: false, unused: true };
 
+/**
+ * What a write's `send` returns when, once granted, it finds nothing to send (the text it would
+ * carry was already shown): the grant is given back unused (WriteScheduler.write).
+ */
+export const NOTHING_SENT: unique symbol = Symbol('nothing sent');
+
 export function okOutcome(result: WriteResult | void): WriteOutcome {
   return result?.rateLimits === undefined ? { ok: true } : { ok: true, rateLimits: result.rateLimits };
 }
@@ -134,9 +140,10 @@ export interface WriteScheduler extends RateLimitObserver {
    * The whole grant handshake: acquire a grant, run `send`, report its outcome. A 429
    * (PlatformRateLimitedError) backs the bucket off and the write goes again on a new grant, at most
    * `attempts` times in all (default 3; then the 429 is thrown); any other error is reported and
-   * rethrown; an abort of `signal` while waiting rejects with its reason.
+   * rethrown; an abort of `signal` while waiting rejects with its reason. `send` may return
+   * NOTHING_SENT: the grant is given back unused.
    */
-  write<T extends WriteResult | void>(
+  write<T extends WriteResult | void | typeof NOTHING_SENT>(
     buckets: readonly BucketRef[],
     priority: WritePriority,
     send: () => Promise<T>,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { PlaceWrite } from '../budget/scheduler.js';
+import type { PlaceWrite } from '../budget/write-scheduler.js';
 import { type Arrival, type IncomingMessage, type Place, placeKey } from '../ports.js';
 
 // The order of a place's messages, in one object. A message arrives (the connector saw its

@@ -7,7 +7,7 @@ import type { IncomingMessage, InFlightBegin } from '../ports.js';
 import { placeKey } from '../ports.js';
 import type { FinishOptions } from './reply-text.js';
 import { ReplyWriter, type ReplyWriterOptions, type WriterResult } from './reply-writer.js';
-import type { WriteScheduler } from '../budget/scheduler.js';
+import type { WriteScheduler } from '../budget/write-scheduler.js';
 import { type UpstreamDeps, UpstreamReply } from './upstream-reply.js';
 import { describeChatError, type ErrorOutcome, MESSAGES, NOTE_RESERVE } from '../user-messages.js';
 

@@ -9,14 +9,7 @@ import {
   type WriteResult,
 } from '../ports.js';
 import { type FinishOptions, MessageLedger, nextWrite, ReplyText, type WritePlan } from './reply-text.js';
-import {
-  errorOutcome,
-  okOutcome,
-  unusedOutcome,
-  type WriteGrant,
-  type WritePriority,
-  type WriteScheduler,
-} from '../budget/scheduler.js';
+import { NOTHING_SENT, type WritePriority, type WriteScheduler } from '../budget/write-scheduler.js';
 import type { BridgeMetrics } from '../metrics-port.js';
 import type { Logger } from 'pino';
 
@@ -54,6 +47,9 @@ export interface ReplyWriterOptions {
   /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
   replyKey?: string;
 }
+
+/** A write that went: the platform's answer, what it carried and when it left. */
+type Written = WriteResult & { plan: Extract<WritePlan, { kind: 'write' }>; startedAt: number };
 
 export interface WriterResult {
   messageIds: string[];
@@ -205,39 +201,39 @@ export class ReplyWriter {
 
   private async write(op: 'post' | 'edit', final: boolean): Promise<void> {
     const { sink, clock, platform, metrics } = this.o;
-    const grant = await this.pacer.acquire(op, final, this.ledger.ids.length > 0);
-    if (grant === undefined) return;
-    // The text as it is when the request leaves, not as it was when the write was queued: a write
-    // that waited past the end of the upstream carries the whole reply (and is then its final).
-    const plan = this.plan();
-    if (plan.kind !== 'write') {
-      grant.done(unusedOutcome);
-      return;
-    }
-    const startedAt = clock.now();
-    const opts = this.writeOptions(plan.final, plan.next !== undefined);
-    let result: WriteResult;
+    let sent = false;
+    let done: Written | typeof NOTHING_SENT;
     try {
-      if (op === 'post') {
-        const posted = await sink.post(plan.text, opts);
-        this.ledger.posted(posted.messageId, startedAt);
-        if (!this.text.ended) this.pacer.holdFinal();
-        result = posted;
-      } else {
+      done = await this.pacer.write(op, final, this.ledger.ids.length > 0, async () => {
+        // The text as it is when the request leaves, not as it was when the write was queued: a
+        // write that waited past the end of the upstream carries the whole reply (and is its final).
+        const plan = this.plan();
+        if (plan.kind !== 'write') return NOTHING_SENT;
+        sent = true;
+        const startedAt = clock.now();
+        const opts = this.writeOptions(plan.final, plan.next !== undefined);
+        if (op === 'post') {
+          const posted = await sink.post(plan.text, opts);
+          this.ledger.posted(posted.messageId, startedAt);
+          if (!this.text.ended) this.pacer.holdFinal();
+          return { ...posted, plan, startedAt };
+        }
         // Recorded before the edit: a crash between the platform applying it and a record after
         // it would make the repair roll the message back to older text.
         this.recordProgress(plan.text);
-        result = await sink.edit(this.ledger.msg.id as string, plan.text, opts);
-      }
+        return { ...(await sink.edit(this.ledger.msg.id as string, plan.text, opts)), plan, startedAt };
+      });
     } catch (err) {
-      grant.done(errorOutcome(err));
-      await this.onWriteError(err);
+      // Not granted (an intermediate write overtaken by the end of the reply, the scheduler closed)
+      // is no error; a write that went and failed is (the scheduler already has its outcome).
+      if (sent) await this.onWriteError(err);
       return;
     }
-    grant.done(okOutcome(result));
+    if (done === NOTHING_SENT) return;
+    const { plan, startedAt, fallbacks } = done;
     this.retries = 0;
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.ledger.part > 0 ? 'continuation' : 'post');
-    for (const reason of result.fallbacks ?? []) metrics.richFallback(platform, reason);
+    for (const reason of fallbacks ?? []) metrics.richFallback(platform, reason);
     this.ledger.wrote(plan.text, plan.final, startedAt);
     if (!this.firstShown) {
       this.firstShown = true;
@@ -353,24 +349,29 @@ export class WritePacer {
   }
 
   /**
-   * A grant for one write; undefined when an intermediate write was overtaken by the end. Finals
+   * One write through the scheduler (`send` runs once granted); rejects without sending when an
+   * intermediate write was overtaken by the end or the scheduler closed. Finals
    * of a reply the user already sees come first; a post (the first text, or a post-once reply's
    * only one) after them; intermediate writes last, leaving what held finals need. A continuation
    * posted while the reply streams is one of those: its text is not final, so it costs a write
    * besides the message's final one, like an edit. Left waiting when the reply ends, it is
    * dropped and asked again as the message's final post (see ended()).
    */
-  async acquire(op: 'post' | 'edit', final: boolean, shown: boolean): Promise<WriteGrant | undefined> {
+  async write<T extends WriteResult | typeof NOTHING_SENT>(
+    op: 'post' | 'edit',
+    final: boolean,
+    shown: boolean,
+    send: () => Promise<T>,
+  ): Promise<T> {
     const priority: WritePriority = op === 'post' && !shown ? 'first' : final ? 'final' : 'edit';
     const pending = priority === 'edit' ? new AbortController() : undefined;
     this.pendingIntermediate = pending;
-    try {
-      return await this.o.scheduler.acquire(this.o.sink.buckets(op), priority, pending?.signal);
-    } catch {
-      return undefined; // an intermediate write overtaken by the end of the reply, or the scheduler closed
-    } finally {
-      if (this.pendingIntermediate === pending) this.pendingIntermediate = undefined;
-    }
+    // One attempt: after a 429 the writer plans again (the text has grown) and asks anew.
+    return this.o.scheduler
+      .write(this.o.sink.buckets(op), priority, send, { signal: pending?.signal, attempts: 1 })
+      .finally(() => {
+        if (this.pendingIntermediate === pending) this.pendingIntermediate = undefined;
+      });
   }
 
   /** From the first message on, a streaming reply will need a final edit: hold budget for it. */
