@@ -112,7 +112,7 @@ export function replicaContract(
       const first = locks(a, 'r1').join(key, { id: 'm1', at: now });
       const second = locks(b, 'r2').join(key, { id: 'm2', at: now + 1 });
       // Both in line (each join is its own round trip; the connectors ack an event only after
-      // its join, see ack-order.ts), then the younger asks first.
+      // its join, see connectors/slack/app.ts), then the younger asks first.
       await Promise.all([first.joined, second.joined]);
       const order: string[] = [];
       const signal = new AbortController().signal;

@@ -33,7 +33,7 @@ import { MESSAGES } from '../user-messages.js';
 export type { RecoveryReport } from '../reply/recovery.js';
 
 // Incoming message → admission (admission.ts) → its turn in its place (place-order.ts) → an
-// upstream slot, fair by user (fair-slots.ts) → the reply (reply/reply-to.ts), registered live
+// upstream slot, fair by user (FairSlots, place-order.ts) → the reply (reply/reply-to.ts), registered live
 // for Stop (live-replies.ts). The relay composes those parts; the place's spot is taken
 // synchronously in handle(), before the first await, so replies in one place keep the order in
 // which the connector called handle(). With several replicas, PlaceLocks extends that order
