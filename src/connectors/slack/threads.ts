@@ -15,19 +15,32 @@ export class ThreadMembership {
   constructor(
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    private readonly maxEntries = MAX_ENTRIES,
   ) {}
+
+  /** Threads remembered now (for tests and the bound). */
+  get size(): number {
+    return this.known.size;
+  }
 
   private key(team: string, channel: string, threadTs: string): string {
     return `${team}:${channel}:${threadTs}`;
   }
 
   mark(team: string, channel: string, threadTs: string): void {
-    const key = this.key(team, channel, threadTs);
+    this.remember(this.key(team, channel, threadTs), true);
+  }
+
+  /**
+   * Both answers go through here: a "no" is remembered too (5 minutes), one per thread the bot
+   * was asked about, so "no"s must count against the bound as much as "yes"es (issue 31).
+   */
+  private remember(key: string, member: boolean): void {
     this.known.delete(key);
-    this.known.set(key, { member: true, at: this.now() });
-    if (this.known.size > MAX_ENTRIES) {
-      const oldest = this.known.keys().next().value;
-      if (oldest !== undefined) this.known.delete(oldest);
+    this.known.set(key, { member, at: this.now() });
+    for (const oldest of this.known.keys()) {
+      if (this.known.size <= this.maxEntries) break;
+      this.known.delete(oldest);
     }
   }
 
@@ -56,7 +69,7 @@ export class ThreadMembership {
       return false;
     }
     if (member) this.mark(team, channel, threadTs);
-    else this.known.set(key, { member: false, at: this.now() });
+    else this.remember(key, false);
     return member;
   }
 }
