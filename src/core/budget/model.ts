@@ -383,10 +383,13 @@ export class BudgetModel extends LearnedNumbers {
    * would otherwise stay for forgetAfterMs, and a busy install opens thousands of places a minute.)
    */
   atRest(now: number, restMs: number): boolean {
+    // Refill first: it clears a platform reset (resetAt) that has passed. Checked before it, a
+    // bucket that ever read rate-limit headers (every Discord thread) was never at rest and stayed
+    // for forgetAfterMs, 10 minutes of new places (issue 31).
+    this.refill(now);
     if (this.held > 0 || this.inFlight > 0 || this.probingUp || this.resetAt !== undefined) return false;
     if (now < this.blockedUntil || (this.allowance !== undefined && now < this.allowance.until)) return false;
     if (now - this.lastActivity < Math.max(restMs, this.windowMs + this.marginMs)) return false;
-    this.refill(now);
     return this.tokens >= this.myBurst;
   }
 }
