@@ -14,7 +14,7 @@ import { formatDiscordLong, runDiscordLong } from './discord-long.js';
 import { type FloodResult, formatFlood, runFlood } from './flood.js';
 import { formatFaults, runFaults } from './faults.js';
 import { sigtermStressLine } from './sigterm-stress.js';
-import { formatSoak, runSoak, SOAK_DEFAULTS } from './soak.js';
+import { formatSoak, runSoak, SOAK_DEFAULTS, type SoakResult } from './soak.js';
 import { type HostileResult, runHostile } from './hostile.js';
 import { formatMarkdown, type MarkdownResult, runMarkdown } from './markdown.js';
 import { runNaiveLevel } from './naive.js';
@@ -81,6 +81,10 @@ const { values: args } = parseArgs({
     'soak-every': { type: 'string', default: String(SOAK_DEFAULTS.every) },
     'soak-warmup': { type: 'string', default: String(SOAK_DEFAULTS.warmupPlaces) },
     'soak-platforms': { type: 'string', default: 'slack,discord' },
+    /** Stores of the soak: sqlite, pg (a fresh database of its own on TEST_DATABASE_URL's server). */
+    'soak-store': { type: 'string', default: 'sqlite' },
+    /** A folder for a heap snapshot of the bridge at each soak sample (to diff; large files). */
+    'soak-snapshots': { type: 'string' },
   },
 });
 
@@ -308,6 +312,19 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
 /** `--soak`: only the soak section, written to bench/results/<date>-soak.json. */
 async function soakMain(log: (s: string) => void): Promise<void> {
   const started = Date.now();
+  const date = new Date().toISOString();
+  const file = args.out ?? join('bench', 'results', `${date.slice(0, 10)}-soak.json`);
+  mkdirSync(join(file, '..'), { recursive: true });
+  const write = (soak: SoakResult) => {
+    const doc = {
+      date,
+      machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
+      soak,
+      totalSeconds: round((Date.now() - started) / 1000, 1),
+    };
+    writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+    return doc;
+  };
   const soak = await runSoak(
     {
       places: Math.max(1, Number(args['soak-places'])),
@@ -316,19 +333,22 @@ async function soakMain(log: (s: string) => void): Promise<void> {
       platforms: String(args['soak-platforms'])
         .split(',')
         .filter((p): p is 'slack' | 'discord' => p === 'slack' || p === 'discord'),
+      stores: String(args['soak-store'])
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .map((s) => {
+          if (s !== 'sqlite' && s !== 'pg') throw new Error(`--soak-store: ${s} is not sqlite or pg`);
+          return s;
+        }),
+      ...(args['soak-snapshots'] !== undefined ? { snapshotDir: String(args['soak-snapshots']) } : {}),
+      // After each sample: a run cut short (the machine's deadline) still leaves its figures.
+      onProgress: (r) => write(r),
     },
     log,
   );
-  const doc = {
-    date: new Date().toISOString(),
-    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
-    soak,
-    totalSeconds: round((Date.now() - started) / 1000, 1),
-  };
+  const doc = write(soak);
   process.stdout.write(`${formatSoak(soak)}\n`);
-  const file = args.out ?? join('bench', 'results', `${doc.date.slice(0, 10)}-soak.json`);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
   log(`bench: wrote ${file} (${doc.totalSeconds} s)`);
 }
 

@@ -20,6 +20,7 @@ import {
 import type { Logger } from '../../logger.js';
 import { collectAttachments, type PlatformFile } from '../attachments.js';
 import { createDiscordClient } from './client.js';
+import { startRestSweep } from './rest-sweep.js';
 import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
 import { handleControl, isControl } from './controls.js';
 import { toPlatformError } from './errors.js';
@@ -72,6 +73,8 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   // The token is set now (not only at login) so markInterrupted works before/without start().
   client.rest.setToken(config.botToken);
   feed.attach(client.rest);
+  // Idle REST queues dropped even under steady load (rest-sweep.ts; issue 31).
+  const restSweep = startRestSweep(client.rest);
 
   let handler: MessageHandler | undefined;
   let stopping = false;
@@ -212,6 +215,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
         await client.login(config.botToken);
         await within(ready, opts.readyTimeoutMs ?? 60_000, 'the gateway to deliver the guilds');
       } catch (err) {
+        restSweep.stop();
         await client.destroy();
         throw new Error(`discord: could not connect: ${toPlatformError(err, 'login').message}`);
       }
@@ -233,6 +237,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     async shutdown(): Promise<void> {
       stopping = true;
       shards.clear();
+      restSweep.stop();
       await client.destroy();
     },
 

@@ -298,19 +298,29 @@ export class ThreadMembership {
   constructor(
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    private readonly maxEntries = MAX_KNOWN,
   ) {}
+
+  /** Threads remembered now (for tests and the bound). */
+  get size(): number {
+    return this.known.size;
+  }
 
   private key(team: string, channel: string, threadTs: string): string {
     return `${team}:${channel}:${threadTs}`;
   }
 
   mark(team: string, channel: string, threadTs: string): void {
-    const key = this.key(team, channel, threadTs);
+    this.remember(this.key(team, channel, threadTs), true);
+  }
+
+  /** Both answers count against the bound: a "no" is remembered too (issue 31), least recent dropped. */
+  private remember(key: string, member: boolean): void {
     this.known.delete(key);
-    this.known.set(key, { member: true, at: this.now() });
-    if (this.known.size > MAX_KNOWN) {
-      const oldest = this.known.keys().next().value;
-      if (oldest !== undefined) this.known.delete(oldest);
+    this.known.set(key, { member, at: this.now() });
+    for (const oldest of this.known.keys()) {
+      if (this.known.size <= this.maxEntries) break;
+      this.known.delete(oldest);
     }
   }
 
@@ -339,7 +349,7 @@ export class ThreadMembership {
       return false;
     }
     if (member) this.mark(team, channel, threadTs);
-    else this.known.set(key, { member: false, at: this.now() });
+    else this.remember(key, false);
     return member;
   }
 }

@@ -203,12 +203,13 @@ export class Bucket {
 
   /** Nothing a new one made from its lesson lacks: nothing held or out, quiet (`restMs`), full. */
   atRest(now: number, restMs: number): boolean {
-    if (this.held > 0 || this.inFlight > 0 || this.probingUp || this.headers?.resetAt !== undefined) return false;
+    // A reset that has passed counts as done, or a bucket that read headers never rests (issue 31).
+    const { t, resetAt } = this.at(now);
+    if (this.held > 0 || this.inFlight > 0 || this.probingUp || resetAt !== undefined) return false;
     const a = this.headers?.allowance;
     if (now < this.blockedUntil || (a !== undefined && now < a.until)) return false;
-    const s = this.s;
-    if (now - this.lastActivity < Math.max(restMs, s.windowMs + s.marginMs)) return false;
-    return this.at(now).t.tokens >= this.myBurst;
+    if (now - this.lastActivity < Math.max(restMs, this.s.windowMs + this.s.marginMs)) return false;
+    return t.tokens >= this.myBurst;
   }
 
   view(): BudgetView {

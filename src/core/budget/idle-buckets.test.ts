@@ -40,6 +40,25 @@ describe('per-place buckets are dropped at rest', () => {
     s.close();
   });
 
+  it('a Discord thread whose writes carried rate-limit headers is dropped at rest too', async () => {
+    const clock = new ManualClock();
+    const s = new RateLimitScheduler({ clock });
+    for (let i = 0; i < 2000; i++) {
+      const ref = thread(`H${i}`);
+      const g = await s.acquire([ref], 'final');
+      await clock.advance(5);
+      // What Discord answers on a thread's first message: 5 per 5 s, 4 left, full again in 5 s.
+      g.done({ ok: true, rateLimits: [{ bucket: ref.key, limit: 5, remaining: 4, resetAfterMs: 5000 }] });
+      await clock.advance(45);
+    }
+    // The last minute's threads (1,200) at most, not the last 10 minutes' (forgetAfterMs).
+    expect(s.stats().buckets).toBeLessThanOrEqual(1300);
+    await clock.advance(2 * MIN);
+    await write(s, thread('H-last'), clock);
+    expect(s.stats().buckets).toBe(1);
+    s.close();
+  });
+
   it('a bucket with a final held, or not yet full again, is kept', async () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock });
