@@ -138,6 +138,12 @@ export interface BucketRef {
    * from, and one at a time probes for a larger burst (budget/bucket-table.ts).
    */
   family?: string;
+  /**
+   * The key of a wider bucket this place's writes also count in (Slack: a channel's share of the
+   * workspace's chat.update). It limits nothing until a 429 of the wider one is blamed on this
+   * place by the evidence (budget/place-blame.ts).
+   */
+  placeOf?: string;
 }
 
 /** What the platform told us about a bucket on a successful write (from rate-limit headers). */

@@ -42,6 +42,22 @@ export function updateBucket(limits: SlackLimits, team: string): BucketRef {
   return { key: `slack:${team}:update`, ...limits.update };
 }
 
+/**
+ * A channel's share of the workspace's chat.update bucket (Slack documents no per-channel limit):
+ * it limits nothing until a 429 is blamed on the channel (core/budget/place-blame.ts); what one
+ * channel learns, every channel of the workspace does (a family).
+ */
+export function channelUpdateBucket(limits: SlackLimits, team: string, channel: string): BucketRef {
+  const update = updateBucket(limits, team);
+  return {
+    ...update,
+    key: `slack:${team}:${channel}:update`,
+    perPlace: true,
+    family: `${update.key}:channels`,
+    placeOf: update.key,
+  };
+}
+
 /** chat.startStream's own Tier 2 bucket; a 429 of a stream's start teaches it (the method's tier). */
 export function startBucket(limits: SlackLimits, team: string): BucketRef {
   return { key: `slack:${team}:start`, ...limits.start };

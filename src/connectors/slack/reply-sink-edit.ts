@@ -14,7 +14,7 @@ import type { Logger } from '../../logger.js';
 import { replyBlocks } from './controls.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { findPosted, formRefusal, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
-import { historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { channelUpdateBucket, historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { renderMrkdwn } from './render.js';
 import { renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
 
@@ -92,6 +92,8 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   const { channelId: channel, threadId: threadTs } = dest.place;
   const post = postBucket(deps.limits, teamOf(dest.place), channel);
   const update = updateBucket(deps.limits, teamOf(dest.place));
+  // Edits count in the channel's share of the workspace's updates too (it learns if Slack limits it).
+  const channelUpdate = channelUpdateBucket(deps.limits, teamOf(dest.place), channel);
   const working = createWorkingIndicator(dest, deps);
   const carry = createTableCarry();
   // A form Slack refused is not sent again by this reply; the plain form's extra parts, by message.
@@ -126,7 +128,8 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     needsFinalWrite: true,
     target: replyTarget(dest, 'edit'),
     // After a lost post the next one may read the thread and update instead: it pays for both.
-    buckets: (op) => (op === 'post' ? (uncertainPart !== undefined ? [post, history, update] : [post]) : [update]),
+    buckets: (op) =>
+      op === 'post' ? (uncertainPart !== undefined ? [post, history, update] : [post]) : [update, channelUpdate],
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
     async post(markdown, opts): Promise<PostResult> {

@@ -16,6 +16,7 @@ import {
   stopBucket,
   translateSlackError,
   updateBucket,
+  channelUpdateBucket,
 } from './rate-limits.js';
 import { createFormLadder, type Form, replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
@@ -55,6 +56,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   const post = postBucket(deps.limits, teamId, channel);
   const append = appendBucket(deps.limits, teamId);
   const update = updateBucket(deps.limits, teamId);
+  const channelUpdate = channelUpdateBucket(deps.limits, teamId, channel);
   // chat.stopStream is Tier 2 with a bucket of its own: its 429s teach that bucket, not appends'.
   const stop = stopBucket(deps.limits, teamId);
   // chat.startStream is Tier 2 per workspace, and posts in the channel: it pays both.
@@ -295,7 +297,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         return uncertainPart !== undefined ? [...posting, history, update] : posting;
       }
       if (current?.appendUncertain !== undefined) return [append, history];
-      return [streamsFailed || current?.edited === true ? update : append];
+      return streamsFailed || current?.edited === true ? [update, channelUpdate] : [append];
     },
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),

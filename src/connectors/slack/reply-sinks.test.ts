@@ -84,7 +84,7 @@ describe('Slack reply sinks', () => {
     expect(keys('edit')).toEqual(['slack:T0FAKE:append']);
     fake.switches.failAppendStream = 'message_not_in_streaming_state';
     await sink.edit(messageId, 'Hello world, ', first);
-    expect(keys('edit')).toEqual(['slack:T0FAKE:update']);
+    expect(keys('edit')).toEqual(['slack:T0FAKE:update', 'slack:T0FAKE:D1:update']);
     // A new message starts a stream: the channel's posts and chat.startStream's Tier 2 bucket.
     expect(keys('post')).toEqual(['slack:T0FAKE:D1:post', 'slack:T0FAKE:start']);
     await sink.edit(messageId, 'Hello world, again', last);

@@ -1,6 +1,8 @@
 import type { BucketRef, BudgetStore, Lesson } from '../ports.js';
-import { Bucket, type ProbeLock } from './bucket.js';
+import { Bucket } from './bucket.js';
 import { BUDGET } from './learning.js';
+import { blamesPlace, placeMarginMs, placeRun } from './place-blame.js';
+import { Lock } from './probe-lock.js';
 import type { BudgetView, PlaceWrite, WriteOutcome } from './write-scheduler.js';
 
 // The scheduler's buckets: each made on first use (at this replica's share, from its lesson if
@@ -29,38 +31,6 @@ export interface BucketTableOptions {
   onStoreError: (err: unknown) => void;
 }
 
-/** A family's (or one bucket's own) right to probe, and how many probes were refused in a row. */
-class Lock implements ProbeLock {
-  private prober: { key: string; until: number } | undefined;
-  private refusedInRow = 0;
-
-  get refusals(): number {
-    return this.refusedInRow;
-  }
-
-  mayProbe(key: string, now: number): boolean {
-    return this.prober === undefined || this.prober.key === key || now >= this.prober.until;
-  }
-
-  take(key: string, now: number): void {
-    this.prober = { key, until: now + BUDGET.probeHoldMs };
-  }
-
-  release(key: string): void {
-    if (this.prober?.key === key) this.prober = undefined;
-  }
-
-  /** A probe was confirmed: the backoff starts over. */
-  confirmed(): void {
-    this.refusedInRow = 0;
-  }
-
-  refused(key: string): void {
-    this.release(key);
-    this.refusedInRow++;
-  }
-}
-
 interface Family {
   readonly key: string;
   readonly lock: Lock;
@@ -72,6 +42,8 @@ export class BucketTable {
   private readonly families = new Map<string, Family>();
   private readonly lessons = new Map<string, Lesson>();
   private readonly pending = new Set<Promise<void>>();
+  /** Wider bucket → the last place a 429 of it was blamed on, until that place's block ends. */
+  private readonly placeBlames = new Map<string, { place: string; until: number }>();
   private currentShare = 1;
   private lastSweep = 0;
 
@@ -112,7 +84,8 @@ export class BucketTable {
       const perPlace = ref.perPlace === true;
       const lock = family?.lock ?? new Lock();
       const share = this.currentShare;
-      b = new Bucket({ key, limit, windowMs, marginMs, now, share, perPlace, family: family?.key, lock });
+      const placeOf = ref.placeOf;
+      b = new Bucket({ key, limit, windowMs, marginMs, now, share, perPlace, family: family?.key, lock, placeOf });
       const lesson = this.lessons.get(b.lessonKey);
       if (lesson !== undefined) b.applyLesson(lesson, now);
       family?.members.add(b);
@@ -164,11 +137,36 @@ export class BucketTable {
       if (rl.global === true) for (const b of buckets) b.block(now, rl.retryAfterMs);
       else if (target === undefined) this.limited(rl.bucket as string, rl.retryAfterMs, now);
       else {
-        target.shrink(now, grantedAt);
-        target.block(now, rl.retryAfterMs);
+        const place = this.blamedPlace(buckets, target, rl.retryAfterMs, now);
+        if (place !== undefined) place.placeBlamed(now, grantedAt, rl.retryAfterMs);
+        else {
+          target.shrink(now, grantedAt);
+          target.block(now, rl.retryAfterMs);
+        }
       }
     } else if ('unused' in outcome) for (const b of buckets) b.refund();
     for (const b of buckets) this.save(b, now, b.learned.lastLimitedAt === now);
+  }
+
+  /** The place bucket of the write a 429 of `target` is blamed on, if the evidence says so. */
+  private blamedPlace(buckets: readonly Bucket[], target: Bucket, retryAfterMs: number, now: number) {
+    const place = buckets.find((b) => b.placeOf === target.key);
+    if (place === undefined) return undefined;
+    const last = this.placeBlames.get(target.key);
+    const runs = { placeRun: placeRun(place.learned, now), wholeRun: placeRun(target.learned, now) };
+    if (!blamesPlace({ ...runs, place: place.key, last, now })) {
+      const fresh = last !== undefined && now < last.until && last.place !== place.key;
+      const wrong = fresh ? this.buckets.get(last.place) : undefined;
+      if (wrong !== undefined) {
+        // Another place refused while the last blamed one is blocked: that blame was wrong.
+        this.placeBlames.delete(target.key);
+        wrong.placeCleared(now);
+        this.save(wrong, now, true);
+      }
+      return undefined;
+    }
+    this.placeBlames.set(target.key, { place: place.key, until: now + retryAfterMs + placeMarginMs(retryAfterMs) });
+    return place;
   }
 
   /**

@@ -1,37 +1,15 @@
 import type { Lesson, RateLimitInfo } from '../ports.js';
 import * as learn from './learning.js';
 import { BUDGET, followHeaders, type HeaderBucket, type Learned, type Reference } from './learning.js';
+import { isUnlimited, placeCleared, placeLimit, placeMarginMs, restorePlace, unlimited } from './place-blame.js';
+import { refill, replay, type Tokens, tokensReadyAt } from './tokens.js';
+import type { ProbeLock } from './probe-lock.js';
 import type { BudgetView } from './write-scheduler.js';
 
 // One bucket's budget and the object that owns it. Its parts are plain values replaced by pure
 // functions: the token bucket (below), the learned numbers and the header bucket (learning.ts).
 // Queries (readiness, affords, atRest, …) only read; changes are this object's commands. The
 // numbers are the whole platform's bucket; this replica spends `share` of it (tokens are its own).
-
-/** The token bucket, numbers in and out: tokens valued at `at` (later than now during a block). */
-export type Tokens = { readonly tokens: number; readonly at: number };
-
-/** The tokens at `now`: refilled at `rate` per ms up to `burst` (none before `at`). */
-export function refill(t: Tokens, rate: number, burst: number, now: number): Tokens {
-  if (now <= t.at) return t;
-  return { tokens: Math.min(burst, t.tokens + (now - t.at) * rate), at: now };
-}
-
-/** When `need` tokens are in hand: at once, or once they refilled (never before `at`). */
-export function tokensReadyAt(t: Tokens, rate: number, need: number, now: number): number {
-  if (t.tokens >= need) return Math.max(now, t.at);
-  return Math.max(now, t.at) + Math.ceil((need - t.tokens) / rate);
-}
-
-/** Who may probe above the confirmed burst (a family's members share one; bucket-table.ts). */
-export interface ProbeLock {
-  readonly refusals: number;
-  mayProbe(key: string, now: number): boolean;
-  take(key: string, now: number): void;
-  release(key: string): void;
-  confirmed(): void;
-  refused(key: string): void;
-}
 
 /** `perPlace`, `family`: the BucketRef's; `lock`: its family's, or one of its own. */
 export interface BucketInit extends Reference {
@@ -42,11 +20,14 @@ export interface BucketInit extends Reference {
   lock: ProbeLock;
   family?: string | undefined;
   provisional?: boolean;
+  /** BucketRef.placeOf: a place's share of that wider bucket (place-blame.ts). */
+  placeOf?: string | undefined;
 }
 
 export class Bucket {
   readonly key: string;
   readonly perPlace: boolean;
+  readonly placeOf: string | undefined;
   /** Its lessons are kept (and shared) under this key: its family's, else its own. */
   readonly lessonKey: string;
   private readonly lock: ProbeLock;
@@ -68,10 +49,12 @@ export class Bucket {
   constructor(init: BucketInit) {
     this.key = init.key;
     this.perPlace = init.perPlace ?? false;
+    this.placeOf = init.placeOf;
     this.lessonKey = init.family ?? init.key;
     this.lock = init.lock;
     this.share = this.perPlace ? 1 : init.share;
     this.s = learn.startLearning(init, init.now, init.family !== undefined, init.provisional);
+    if (this.placeOf !== undefined) this.s = unlimited(this.s); // until a 429 is blamed on its place
     this.tokens = { tokens: this.myBurst, at: init.now };
     this.lastActivity = init.now;
   }
@@ -267,11 +250,13 @@ export class Bucket {
     this.setTokens(Math.min(this.tokens.tokens, this.myBurst));
   }
 
-  /** A lesson replaces the numbers: a bucket that never wrote starts full of it. */
+  /** A lesson replaces the numbers: a bucket that never wrote starts full; a place so far unlimited, at what its writes left. */
   applyLesson(l: Lesson, now: number): void {
-    this.s = learn.restore(this.s, l, now);
-    const tokens = this.grantedAt === undefined ? this.myBurst : Math.min(this.tokens.tokens, this.myBurst);
-    this.setTokens(tokens);
+    const was = this.s;
+    this.s = restorePlace(was, l, now);
+    if (isUnlimited(was) || isUnlimited(this.s))
+      return void (this.tokens = replay(was.accepted, this.myRate, this.myBurst, now));
+    this.setTokens(this.grantedAt === undefined ? this.myBurst : Math.min(this.tokens.tokens, this.myBurst));
   }
 
   /** The lesson, if it changed and is due (every `everyMs`, or forced); it counts as saved. */
@@ -357,6 +342,22 @@ export class Bucket {
     }
   }
 
+  /** The evidence said its wider bucket after all: the place's limit is forgotten (place-blame.ts). */
+  placeCleared(now: number): void {
+    this.s = placeCleared(this.s, now);
+  }
+
+  /** A 429 of its wider bucket blamed on this place: it learns its first limit, or shrinks. */
+  placeBlamed(now: number, grantedAt: number, retryAfterMs: number): void {
+    const margin = placeMarginMs(retryAfterMs);
+    if (!isUnlimited(this.s)) this.shrink(now, grantedAt);
+    else {
+      this.s = placeLimit(this.s, now, retryAfterMs, margin);
+      this.tokens = replay(this.s.accepted, this.myRate, this.myBurst, now);
+    }
+    this.block(now, retryAfterMs, margin);
+  }
+
   /** An out-of-band 429 (no write of ours): blocked and paced after, nothing learned. */
   limited(now: number, retryAfterMs: number): void {
     this.s = learn.limited(this.s, now);
@@ -367,9 +368,9 @@ export class Bucket {
    * Refused for `retryAfterMs`: after it one write goes, the rest paced. After a refused probe the
    * platform's bucket was empty at the refusal and refills through the block: finals go with that.
    */
-  block(now: number, retryAfterMs: number): void {
+  block(now: number, retryAfterMs: number, marginMs = this.s.marginMs): void {
     this.refillTo(now);
-    const end = now + retryAfterMs + this.s.marginMs;
+    const end = now + retryAfterMs + marginMs;
     this.blockedUntil = Math.max(this.blockedUntil, end);
     this.lastActivity = now;
     const at = Math.max(end, this.tokens.at);

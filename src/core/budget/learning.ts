@@ -165,7 +165,7 @@ function span(s: Learned): number {
   return s.windowMs + s.marginMs;
 }
 
-function acceptedSince(s: Learned, from: number): number {
+export function acceptedSince(s: Learned, from: number): number {
   let n = 0;
   for (let i = s.accepted.length - 1; i >= 0 && (s.accepted[i] as number) > from; i--) n++;
   return n;

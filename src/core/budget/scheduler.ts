@@ -34,8 +34,8 @@ const FINAL_HORIZON_MS = BUDGET.finalHorizonMs;
 //
 // Each bucket (bucket.ts) is a token bucket whose numbers are learned (learning.ts: the connector's
 // limit per window is a first guess, 429s shrink it, quiet pressure grows it, probes look for a
-// larger burst) or follow the platform's headers. A 429 is the bucket's that the platform names
-// (the write's first, if it names none), whatever channel the write went to. Every write's outcome
+// larger burst) or follow the platform's headers. A 429 is the bucket's the platform names (else the
+// write's first), or, by the evidence, the write's place's (place-blame.ts). Every write's outcome
 // comes back through its grant's done(): accepted (with headers), refused (429) or failed.
 //
 // Waiters are served by priority (final > first > edit > notice), and within a priority in turn by
@@ -225,7 +225,6 @@ export class RateLimitScheduler implements WriteScheduler {
     });
   }
 
-  /** Numbers for tests and metrics. */
   stats(): { buckets: number; waiting: number } {
     return { buckets: this.buckets.size, waiting: this.waiters.length };
   }
@@ -275,8 +274,8 @@ export class RateLimitScheduler implements WriteScheduler {
   }
 
   /**
-   * Grant every waiter that can go, in priority order and in turn by party. A waiter that cannot
-   * go reserves its buckets, so a later waiter cannot take the budget it is waiting for.
+   * Grant every waiter that can go, in priority order and in turn by party. A waiter that cannot go
+   * reserves its buckets (for the budget it waits for); waiting for its place's limit only, only those.
    */
   private serve(): void {
     const now = this.clock.now();
@@ -296,7 +295,8 @@ export class RateLimitScheduler implements WriteScheduler {
         this.servedParty(w.party, now);
         granted.set(w, this.grantAll(states, now));
       } else {
-        for (const b of w.buckets) reserved.add(b.key);
+        const onlyPlace = states.every((s, i) => (ready[i] as number) <= now || s.placeOf !== undefined);
+        for (const [i, b] of w.buckets.entries()) if (!onlyPlace || (ready[i] as number) > now) reserved.add(b.key);
         nextAt = Math.min(nextAt, at);
       }
     }
