@@ -2,8 +2,7 @@ import type { BucketRef, BudgetStore, Lesson } from '../ports.js';
 import { Bucket } from './bucket.js';
 import { BUDGET } from './learning.js';
 import { blamesPlace, placeMarginMs, placeRun } from './place-blame.js';
-import { Lock } from './probe-lock.js';
-import type { BudgetView, PlaceWrite, WriteOutcome } from './write-scheduler.js';
+import type { BudgetView, PlaceWrite, ProbeLock, WriteOutcome } from './write-scheduler.js';
 
 // The scheduler's buckets: each made on first use (at this replica's share, from its lesson if
 // there is one), forgotten when idle (its lesson is kept), and kept in step with the lessons of
@@ -288,5 +287,37 @@ export class BucketTable {
 
   view(key: string): BudgetView | undefined {
     return this.buckets.get(key)?.view();
+  }
+}
+
+/** A family's (or one bucket's own) right to probe, and how many probes were refused in a row. */
+export class Lock implements ProbeLock {
+  private prober: { key: string; until: number } | undefined;
+  private refusedInRow = 0;
+
+  get refusals(): number {
+    return this.refusedInRow;
+  }
+
+  mayProbe(key: string, now: number): boolean {
+    return this.prober === undefined || this.prober.key === key || now >= this.prober.until;
+  }
+
+  take(key: string, now: number): void {
+    this.prober = { key, until: now + BUDGET.probeHoldMs };
+  }
+
+  release(key: string): void {
+    if (this.prober?.key === key) this.prober = undefined;
+  }
+
+  /** A probe was confirmed: the backoff starts over. */
+  confirmed(): void {
+    this.refusedInRow = 0;
+  }
+
+  refused(key: string): void {
+    this.release(key);
+    this.refusedInRow++;
   }
 }

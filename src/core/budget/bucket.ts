@@ -2,9 +2,7 @@ import type { Lesson, RateLimitInfo } from '../ports.js';
 import * as learn from './learning.js';
 import { BUDGET, followHeaders, type HeaderBucket, type Learned, type Reference } from './learning.js';
 import { isUnlimited, placeCleared, placeLimit, placeMarginMs, restorePlace, unlimited } from './place-blame.js';
-import { refill, replay, type Tokens, tokensReadyAt } from './tokens.js';
-import type { ProbeLock } from './probe-lock.js';
-import type { BudgetView } from './write-scheduler.js';
+import { type BudgetView, type ProbeLock, refill, replay, type Tokens, tokensReadyAt } from './write-scheduler.js';
 
 // One bucket's budget and the object that owns it. Its parts are plain values replaced by pure
 // functions: the token bucket (below), the learned numbers and the header bucket (learning.ts).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refill, tokensReadyAt } from './tokens.js';
+import { refill, tokensReadyAt } from './write-scheduler.js';
 import * as learn from './learning.js';
 import { BUDGET, type Learned } from './learning.js';
 
