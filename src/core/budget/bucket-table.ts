@@ -268,6 +268,8 @@ export class BucketTable {
       // An empty family is forgotten too, unless it remembers refused probes (their backoff).
       if (family?.members.size === 0 && family.lock.refusals === 0) this.families.delete(b.lessonKey);
     }
+    // A blame whose block is over says nothing any more (one per workspace at most, but workspaces come and go).
+    for (const [key, blame] of this.placeBlames) if (now >= blame.until) this.placeBlames.delete(key);
   }
 
   /** This replica's last writes in per-place buckets (BucketRef.perPlace), to hand a place over. */
