@@ -30,10 +30,13 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
+# MALLOC_ARENA_MAX and --max-semi-space-size: memory (docs/performance.md, "Memory"); the same
+# as `npm start` and the package's command.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    DATABASE_PATH=/data/bridge.db
+    DATABASE_PATH=/data/bridge.db \
+    MALLOC_ARENA_MAX=2
 COPY --from=build --chown=root:root /app/package.json ./package.json
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
@@ -48,4 +51,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["tini", "--"]
-CMD ["node", "dist/cli.js", "start"]
+CMD ["node", "--max-semi-space-size=4", "dist/cli.js", "start"]

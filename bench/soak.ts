@@ -64,6 +64,8 @@ export interface SoakResult {
 export const SOAK_DEFAULTS = { places: 50_000, every: 5_000, users: 300, batch: 64, warmupPlaces: 10_000 };
 
 const DIRECTIVES = '[long 300] [chunks 1] [delay 0]';
+/** When Slack sends an unacknowledged event again: the first delivery, then its three retries. */
+const SLACK_RETRY_AFTER_MS = [0, 0, 60_000, 300_000];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A Chrome DevTools Protocol session over the bridge's inspector WebSocket. */
@@ -125,6 +127,8 @@ async function inspector(bridge: BridgeProcess): Promise<{
 interface Place {
   /** Whether the bot's reply in it shows the upstream's text exactly. */
   done(): boolean;
+  /** What the fake saw of a place not exact: for the notes, so that a loss explains itself. */
+  why(): string;
 }
 
 async function soakOne(
@@ -146,6 +150,7 @@ async function soakOne(
   });
   const notes: string[] = [];
   let undelivered = 0;
+  let retrying = 0;
   let send: (i: number) => Place;
   let env: Record<string, string>;
   let close: () => Promise<void>;
@@ -165,10 +170,38 @@ async function soakOne(
       const posted = fake.userPost({ channel, user, text: `<@${fake.botUserId}> soak-${i} ${DIRECTIVES}` });
       // An event the fake could not deliver (its socket reconnecting) is counted: a reply missing
       // for that reason is the bench's, not the bridge's.
-      const lost = () => void (undelivered += 1);
-      if (posted.mention) void fake.sendEvent(posted.mention).catch(lost);
-      void fake.sendEvent(posted.message).catch(lost);
-      return { done: () => fake.botMessages(channel, posted.ts).at(-1)?.text === shown };
+      const acks: string[] = [];
+      // As Slack delivers: an envelope not acked in time (the app's socket reconnecting, or too
+      // busy to answer) is sent again with the same event_id, at once, after 1 minute and after 5
+      // (docs.slack.dev, Events API retries); a bridge must answer it once, however many arrive.
+      const deliver = async (event: Record<string, unknown>, what: string) => {
+        const body = fake.envelope(event);
+        for (let attempt = 0; attempt < SLACK_RETRY_AFTER_MS.length; attempt++) {
+          if (attempt > 0) {
+            retrying += 1;
+            await sleep(SLACK_RETRY_AFTER_MS[attempt] ?? 0);
+            retrying -= 1;
+          }
+          try {
+            await fake.deliverEvent(body, attempt > 0 ? { retryNum: attempt, retryReason: 'timeout' } : {});
+            acks.push(attempt > 0 ? `${what} acked on retry ${attempt}` : `${what} acked`);
+            return;
+          } catch (err) {
+            undelivered += 1;
+            acks.push(`${what}: ${String(err)}`);
+          }
+        }
+      };
+      if (posted.mention) void deliver(posted.mention, 'app_mention');
+      void deliver(posted.message, 'message');
+      return {
+        done: () => fake.botMessages(channel, posted.ts).at(-1)?.text === shown,
+        why: () => {
+          const last = fake.botMessages(channel, posted.ts).at(-1)?.text;
+          const all = fake.botMessages(channel).length;
+          return `${channel} at ${Date.now() - t0} ms: ${acks.join(', ') || 'no ack yet'}; bot messages in channel ${all}; last in thread ${last === undefined ? 'none' : JSON.stringify(last.slice(0, 60))}`;
+        },
+      };
     };
     close = () => fake.close();
   } else {
@@ -193,7 +226,13 @@ async function soakOne(
         mentionsBot: true,
       });
       const thread = String(json.id);
-      return { done: () => fake.botMessages(thread).at(-1)?.content === expected };
+      return {
+        done: () => fake.botMessages(thread).at(-1)?.content === expected,
+        why: () => {
+          const last = fake.botMessages(thread).at(-1)?.content;
+          return `thread ${thread}: last bot message ${last === undefined ? 'none' : JSON.stringify(last.slice(0, 60))}`;
+        },
+      };
     };
     close = () => fake.close();
   }
@@ -283,15 +322,18 @@ async function soakOne(
       }
     }
     const lastCall = Date.now();
-    while (late.length > 0 && Date.now() - lastCall < 120_000) {
+    // Two minutes, or as long as Slack would still retry an event not acked (5 minutes at most).
+    while (late.length > 0 && (Date.now() - lastCall < 120_000 || (retrying > 0 && Date.now() - lastCall < 330_000))) {
       await sleep(200);
       const before = late.length;
       late = late.filter((p) => !p.done());
       exact += before - late.length;
     }
-    if (undelivered > 0) notes.push(`${undelivered} events the fake Slack could not deliver`);
+    if (undelivered > 0) notes.push(`${undelivered} deliveries of an event not acked (Slack sends it again)`);
     if (lateCount > 0) notes.push(`${lateCount} replies took longer than 30 s after their batch was sent`);
     if (late.length > 0) notes.push(`${late.length} replies not exact 2 minutes after the last place`);
+    for (const p of late.slice(0, 3)) notes.push(`not exact: ${p.why()}`);
+    if (late.length > 3) notes.push(`not exact, the last: ${late.at(-1)?.why()}`);
   } finally {
     cdp?.close();
     await bridge?.stop().catch(() => null);

@@ -1,5 +1,6 @@
-#!/usr/bin/env node
-// The package's command. The TypeScript is compiled to dist/ by `npm ci` (the prepare script);
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
+// The package's command, with the image's memory settings (docs/performance.md, "Memory").
+// The TypeScript is compiled to dist/ by `npm ci` (the prepare script);
 // when dist/ is missing or older than src/ (a `git pull` since) and the TypeScript compiler is
 // installed, it is rebuilt here first, so a stale build never runs silently.
 import { execFileSync } from 'node:child_process';

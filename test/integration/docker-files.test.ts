@@ -12,6 +12,7 @@ import { parseArgs as parseEmulatorArgs } from '../../src/cli/emulator.js';
 import { silentLogger } from '../../src/logger.js';
 import { createHttpServer } from '../../src/server/http-server.js';
 import { createMetrics } from '../../src/server/metrics.js';
+import { BRIDGE_ENV, BRIDGE_NODE_FLAGS } from '../../bench/bridge-process.js';
 
 // No Docker engine in the test environment: these check that the Dockerfile, compose file and
 // .env.example agree with the code (scripts, paths, variable names, flags), and run the image's
@@ -38,15 +39,36 @@ describe('Dockerfile', () => {
   });
 
   it('starts the compiled CLI, as a non-root user under tini, with the database on the /data volume', () => {
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/cli\.js", "start"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", (?:"--[\w=-]+", )*"dist\/cli\.js", "start"\]$/m);
     // The same entry as the package's command (bin/assistant-bridge.js) and `npm start`.
     expect(read('bin/assistant-bridge.js')).toContain("import('../dist/cli.js')");
-    expect(scripts.start).toContain('node dist/cli.js start');
+    expect(scripts.start).toMatch(/node (?:--[\w=-]+ )*dist\/cli\.js start/);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["tini", "--"\]$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/DATABASE_PATH=\/data\/bridge\.db/);
     expect(dockerfile).toMatch(/^VOLUME \["\/data"\]$/m);
     expect(dockerfile).toMatch(/^EXPOSE 3000$/m);
+  });
+
+  it('runs node with the memory settings the bench measures, wherever the bridge starts', async () => {
+    // The image (CMD and ENV), `npm start` and the package's command (its shebang) alike.
+    const cmd = /^CMD \[(.*)\]$/m.exec(dockerfile)?.[1] ?? '';
+    const shebang = read('bin/assistant-bridge.js').split('\n')[0] ?? '';
+    for (const flag of BRIDGE_NODE_FLAGS) {
+      expect(cmd).toContain(`"${flag}"`);
+      expect(scripts.start).toContain(` ${flag} `);
+      expect(shebang).toContain(` ${flag}`);
+    }
+    for (const [name, value] of Object.entries(BRIDGE_ENV)) {
+      expect(dockerfile).toMatch(new RegExp(`^\\s+${name}=${value}\\b`, 'm'));
+      expect(scripts.start).toContain(`${name}=${value} node`);
+      expect(shebang).toContain(`${name}=${value} node`);
+    }
+    // The shebang runs as written (GNU env -S, as in the image): the command answers.
+    const { stdout } = await promisify(execFile)(join(ROOT, 'bin', 'assistant-bridge.js'), ['help'], {
+      timeout: 20_000,
+    });
+    expect(stdout).toMatch(/^usage: assistant-bridge/);
   });
 
   it('keeps no better-sqlite3 build leftovers or empty folders, and the addon still loads', () => {
