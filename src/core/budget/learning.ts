@@ -50,8 +50,12 @@ export const BUDGET = {
   finalHorizonMs: 2000,
   /** A bucket with no activity for this long is forgotten (its lesson is kept). */
   forgetAfterMs: 10 * MINUTE,
-  /** A per-place bucket at rest this long is forgotten (Bucket.atRest). */
-  perPlaceRestMs: 60_000,
+  /**
+   * A per-place bucket at rest this long (and a window) is forgotten (Bucket.atRest): full again
+   * with nothing held, it is what a new one made from the family's lesson would be. Each new place
+   * a second keeps this many seconds of buckets (soak: a minute's were 3,700 at 65 places/s).
+   */
+  perPlaceRestMs: 10_000,
   /** A bucket's lesson is written at most this often (a 429's at once). */
   saveEveryMs: 5000,
   /** Lessons kept in memory (oldest forgotten first). */
