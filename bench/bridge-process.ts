@@ -49,7 +49,7 @@ function procCpu(pid: number): number {
 
 /**
  * How every way of starting the bridge runs node (the image's CMD and ENV, `npm start`, the
- * package's command; test/deploy/runtime-tuning.test.ts holds them together), so the bench
+ * package's command; test/integration/docker-files.test.ts holds them together), so the bench
  * measures what an operator runs. `BENCH_BRIDGE_UNTUNED=1` leaves both out, for comparison.
  * - A young generation of at most 2 x 4 MB semi-spaces instead of V8's 2 x 16: at 64 replies at
  *   once its pages were most of the peak above the retained heap (soak peak RSS 155 -> 139 MB).
