@@ -86,10 +86,50 @@ export interface SendResult {
  */
 export type EndReason = 'too_long';
 
-/** What a streamed reply yields, in order. The iterator ends after `end`; errors are thrown. */
+/**
+ * One step of an assistant's work (a tool call, a web search, a named phase of an agent): shown
+ * while it runs, never as answer text. The same `id` again updates the step (its state, its title).
+ */
+export interface AgentStep {
+  id: string;
+  /** What the user reads: "Searching the web", "get_weather". Never the tool's arguments or output. */
+  title: string;
+  state: 'running' | 'done' | 'failed';
+}
+
+/** A source the answer cites (a URL citation, a `source` event). */
+export interface AgentSource {
+  url: string;
+  title?: string;
+}
+
+/**
+ * An image or file the assistant made or points at. At most one of `url` (https) and `data` is
+ * set; neither: the file could not be carried (over the size cap, or not https), only named.
+ */
+export interface AgentFile {
+  name: string;
+  /** Bytes, when the upstream said or sent them (also when `data` was left out as too large). */
+  size?: number;
+  /** MIME type when known (`image/png`); an image is one whose type starts with `image/`. */
+  mime?: string;
+  /** An https URL the platform shows (the bridge never fetches it itself). */
+  url?: string;
+  /** The bytes the upstream sent inline (a data URL or base64 in the event). */
+  data?: Uint8Array;
+}
+
+/**
+ * What a streamed reply yields, in order. The iterator ends after `end`; errors are thrown.
+ * `step`, `source` and `file` are an agent's work beside the answer; a consumer that shows only
+ * text ignores them (they are never text).
+ */
 export type StreamEvent =
   | { type: 'text'; text: string }
   | { type: 'ids'; conversationId?: string; messageId?: string }
+  | { type: 'step'; step: AgentStep }
+  | { type: 'source'; source: AgentSource }
+  | { type: 'file'; file: AgentFile }
   | { type: 'end'; reason?: EndReason };
 
 export interface ChatStream extends AsyncIterable<StreamEvent> {

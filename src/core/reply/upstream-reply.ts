@@ -232,7 +232,7 @@ export class UpstreamReply {
         if (ev.messageId !== undefined) this.replyMessageId = ev.messageId;
         if (ev.conversationId !== undefined) named = true;
         this.capture(ev.conversationId);
-      } else {
+      } else if (ev.type === 'end') {
         if (ev.reason === 'too_long') this.capped = true;
         break;
       }
