@@ -1,8 +1,10 @@
-import type { EndReason, StreamEvent } from '../core/chat-port.js';
+import type { AgentFile, AgentSource, AgentStep, EndReason, StreamEvent } from '../core/chat-port.js';
+import { AgentReader, type AgentSink, carriesReplyIds, protocolOf } from './agent-events.js';
 
 // The rules of CONTRACT.md §4 "Upstream streams" that every stream format shares: what a decoder
 // is (StreamDecoder), and how one event (an SSE event, an NDJSON line, a streamed JSON object)
-// becomes text, ids, the end, or an error. The decoders (stream-reader.ts's SSE one, ndjson.ts,
+// becomes text, ids, the end, or an error; an agent's events (steps, sources, files) are read by
+// agent-events.ts, before the tolerant rules here get what no known protocol claims. The decoders (stream-reader.ts's SSE one, ndjson.ts,
 // json-stream.ts, text.ts) implement it; stream-reader.ts's `createDecoder` picks one.
 
 /** What a decoder produces: the port's events, plus an in-band error the reader turns into a ChatError. */
@@ -36,6 +38,11 @@ export interface DecoderOptions {
    */
   maxBuffered?: number | undefined;
   counter?: DecodeCounter | undefined;
+  /**
+   * The largest file an agent event may carry inline (base64 or a data URL), in bytes; a larger
+   * one is passed on named, without its bytes. Default 8 MB (agent-files.ts).
+   */
+  maxFileBytes?: number | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -119,11 +126,16 @@ function errorOf(obj: Json, named: boolean): { message: string; code?: string } 
  * Collects the events of one stream: applies the rules, drops empty text, repeats no unchanged
  * ids, merges adjacent text pieces of one push, and ignores everything after the end or an error.
  */
-export class EventCollector {
+export class EventCollector implements AgentSink {
   private out: DecodedEvent[] = [];
   private stopped = false;
   private lastConversationId: string | undefined;
   private lastMessageId: string | undefined;
+  private readonly agent: AgentReader;
+
+  constructor(opts: DecoderOptions = {}) {
+    this.agent = new AgentReader(this, opts.maxFileBytes);
+  }
 
   get done(): boolean {
     return this.stopped;
@@ -142,8 +154,22 @@ export class EventCollector {
     else this.out.push({ type: 'text', text });
   }
 
+  step(step: AgentStep): void {
+    if (!this.stopped) this.out.push({ type: 'step', step });
+  }
+
+  source(source: AgentSource): void {
+    if (!this.stopped) this.out.push({ type: 'source', source });
+  }
+
+  file(file: AgentFile): void {
+    if (!this.stopped) this.out.push({ type: 'file', file });
+  }
+
   end(reason?: EndReason): void {
     if (this.stopped) return;
+    // Nothing of a finished reply is still at work.
+    this.agent.finish();
     this.stopped = true;
     this.out.push(reason === undefined ? { type: 'end' } : { type: 'end', reason });
   }
@@ -158,6 +184,13 @@ export class EventCollector {
   json(obj: Json, eventName?: string): void {
     if (this.stopped) return;
     const name = eventName?.toLowerCase();
+    const protocol = name === 'error' ? undefined : protocolOf(obj, name);
+    // A chunk of a chat completion may still be an error; an agent event's own `error` field is not.
+    if (protocol !== undefined && protocol !== 'chat') {
+      if (carriesReplyIds(protocol, obj)) this.ids(idsOf(obj));
+      this.agent.read(protocol, obj, name);
+      return;
+    }
     const err = errorOf(obj, name === 'error');
     if (err) {
       this.error(err.message, err.code);
@@ -171,6 +204,10 @@ export class EventCollector {
       return;
     }
     if (name && IGNORED_NAMES.has(name)) return;
+    if (protocol === 'chat') {
+      this.agent.read(protocol, obj, name);
+      return;
+    }
     const text = textOf(obj);
     if (text !== undefined) this.text(text);
   }
@@ -185,6 +222,7 @@ export class EventCollector {
     }
     const name = eventName?.toLowerCase();
     if (name === 'error') this.error(data === '' ? 'upstream stream error' : data);
+    else if (name && protocolOf({}, name) === 'seed') this.agent.readPlain(name, data);
     else if (data.trim() === '[DONE]' || (name && END_NAMES.has(name))) this.end();
     else if (!(name && IGNORED_NAMES.has(name))) this.text(data);
   }

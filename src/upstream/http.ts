@@ -36,6 +36,11 @@ export interface UpstreamClientOptions {
    * a one-response body is not read past bytesForChars(maxReplyChars). Unset: unbounded.
    */
   maxReplyChars?: number | undefined;
+  /**
+   * The largest file an agent event of a stream may carry inline (bytes); a larger one is passed
+   * on named only. Unset: 8 MB.
+   */
+  maxFileBytes?: number | undefined;
 }
 
 export interface CallSpec {
@@ -77,6 +82,7 @@ export class UpstreamHttp {
   private readonly policy: RetryPolicy;
   private readonly log: Logger;
   private readonly maxReplyChars: number | undefined;
+  private readonly maxFileBytes: number | undefined;
   readonly redact: (text: string) => string;
 
   constructor(opts: UpstreamClientOptions) {
@@ -92,6 +98,7 @@ export class UpstreamHttp {
     this.log = opts.logger ?? silentLogger;
     this.redact = keyRedactor(opts.apiKey);
     this.maxReplyChars = opts.maxReplyChars;
+    this.maxFileBytes = opts.maxFileBytes;
     this.policy = retryPolicy(opts.retry, opts.sleep, opts.random);
     const notify = opts.onRetry;
     this.policy.onRetry = (err, attempt, waitMs) => {
@@ -163,6 +170,7 @@ export class UpstreamHttp {
         redact: this.redact,
         onClose: call.unlink,
         maxChars: this.maxReplyChars,
+        maxFileBytes: this.maxFileBytes,
       });
     } catch (err) {
       call.unlink();

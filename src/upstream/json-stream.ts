@@ -60,7 +60,7 @@ type Mode =
 
 export class JsonStreamDecoder implements StreamDecoder {
   private readonly utf8 = new TextDecoder('utf-8');
-  private readonly events = new EventCollector();
+  private readonly events: EventCollector;
   private mode: Mode = 'between';
   /** Raw text since the start of the line the current object began on (or of the blank line so far). */
   private held: string[] = [];
@@ -76,7 +76,9 @@ export class JsonStreamDecoder implements StreamDecoder {
   /** Text mode: the last piece ended with CR, dropped if an LF comes next (CRLF → LF). */
   private pendingCr = false;
 
-  constructor(private readonly opts: DecoderOptions = {}) {}
+  constructor(private readonly opts: DecoderOptions = {}) {
+    this.events = new EventCollector(opts);
+  }
 
   push(chunk: Uint8Array): DecodedEvent[] {
     this.feed(this.utf8.decode(chunk, { stream: true }));

@@ -10,13 +10,15 @@ import type { DecoderOptions, StreamDecoder } from './event-rules.js';
 
 export class JsonLinesDecoder implements StreamDecoder {
   private readonly utf8 = new TextDecoder('utf-8');
-  private readonly events = new EventCollector();
+  private readonly events: EventCollector;
   private partial = '';
   /** The first non-blank line, when it is no object and the next line has not decided it yet. */
   private preamble: string | undefined;
   private firstLine = true;
 
-  constructor(private readonly opts: DecoderOptions = {}) {}
+  constructor(private readonly opts: DecoderOptions = {}) {
+    this.events = new EventCollector(opts);
+  }
 
   push(chunk: Uint8Array): DecodedEvent[] {
     this.feed(this.utf8.decode(chunk, { stream: true }));

@@ -1,6 +1,7 @@
 import { ChatError, type ChatStream, type EndReason, type StreamEvent } from '../core/chat-port.js';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { type DecodedEvent, type DecoderOptions, EventCollector, type StreamDecoder } from './event-rules.js';
+import { DEFAULT_MAX_FILE_BYTES } from './agent-files.js';
 import { JsonStreamDecoder } from './json-stream.js';
 import { JsonLinesDecoder } from './ndjson.js';
 import { PlainTextDecoder } from './text.js';
@@ -9,7 +10,8 @@ import { PlainTextDecoder } from './text.js';
 // part owns the connection: a body that fails (reset, idle timeout) after the headers is an
 // `interrupted` reply, an `error` event is a `stream_error`, and every way out releases the socket.
 // It also bounds a reply: past maxChars of text (or a decoder holding back too much) it stops
-// reading, aborts the request and ends with `{ type: 'end', reason: 'too_long' }`.
+// reading, aborts the request and ends with `{ type: 'end', reason: 'too_long' }`. An agent's steps,
+// sources and files pass through beside the text and do not count toward that cap.
 // Which decoder a content type gets (`formatOf`, `createDecoder`) is here too, with the SSE
 // decoder, the usual one; a whole (one-response) body is read by `parseBody`.
 
@@ -19,6 +21,9 @@ import { PlainTextDecoder } from './text.js';
  * Bounds what a decoder holds back in a stream, and a one-response (A1/B1) body before it is parsed.
  */
 export const bytesForChars = (maxChars: number): number => 4 * maxChars + 64 * 1024;
+
+/** Characters of base64 for `bytes` bytes. */
+const base64Length = (bytes: number): number => 4 * Math.ceil(bytes / 3);
 
 /** The first `n` UTF-16 units of `text`, without half a surrogate pair at the end. */
 export function cutText(text: string, n: number): string {
@@ -46,6 +51,8 @@ export interface StreamSource {
   drainMs?: number;
   /** CHAT_REPLY_MAX_CHARS: the most reply text taken; beyond it the reply ends as too_long. */
   maxChars?: number | undefined;
+  /** The largest file an agent event may carry inline, in bytes (DecoderOptions.maxFileBytes). */
+  maxFileBytes?: number | undefined;
 }
 
 const DRAIN_MS = 1_000;
@@ -82,10 +89,14 @@ function cutMessage(err: unknown, endpoint: string): string {
 
 async function* read(src: StreamSource, isCancelled: () => boolean, close: () => void): AsyncGenerator<StreamEvent> {
   const maxChars = src.maxChars;
-  const decoder = createDecoder(
-    src.contentType,
-    maxChars !== undefined ? { maxBuffered: bytesForChars(maxChars) } : {},
-  );
+  const maxFileBytes = src.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  // An event may hold a file inline: one up to the file cap in base64 is read whole. A larger one
+  // is named without its bytes while it fits the text's bound too; past both, it ends the reply as
+  // too long, as an endless line does.
+  const decoder = createDecoder(src.contentType, {
+    maxFileBytes,
+    ...(maxChars !== undefined ? { maxBuffered: bytesForChars(maxChars) + base64Length(maxFileBytes) } : {}),
+  });
   const body = src.body[Symbol.asyncIterator]();
   let sawText = false;
   let chars = 0;
@@ -244,12 +255,13 @@ export function parseBody(text: string, contentType: string | undefined): unknow
 
 export class SseDecoder implements StreamDecoder {
   private readonly utf8 = new TextDecoder('utf-8');
-  private readonly events = new EventCollector();
+  private readonly events: EventCollector;
   private readonly parser: EventSourceParser;
   /** The previous piece ended with CR: an LF opening the next piece belongs to that line end. */
   private afterCr = false;
 
   constructor(private readonly opts: DecoderOptions = {}) {
+    this.events = new EventCollector(opts);
     const counter = opts.counter;
     this.parser = createParser({
       onEvent: (e) => {
