@@ -11,18 +11,53 @@ export interface Directives {
   /** `[table R]` with `[cols C]`: a Markdown table of R rows and C columns (words before and after). */
   table?: number;
   cols?: number;
+  /** `[steps]`, `[sources]`, `[image]`, `[file]`, `[agent]`: the stream shows an agent's work too (agent-replies.ts). */
+  agent?: AgentParts;
+  /** `[protocol NAME]`: the stream speaks that agent protocol instead of the seed's shapes (protocol-writers.ts). */
+  protocol?: AgentProtocol;
 }
 
-const DIRECTIVE = /\[(long|chunks|delay|cut|stall|error|status|table|cols)\s+(\d{1,9})\]/gi;
+/** What of an agent's work a reply streams beside its text. */
+export interface AgentParts {
+  steps?: true;
+  sources?: true;
+  image?: true;
+  file?: true;
+  reasoning?: true;
+}
 
-/** Reads `[name N]` directives anywhere in the message; the first of each name wins. */
+export type AgentProtocol = 'responses' | 'chat-completions' | 'ai-sdk' | 'ag-ui' | 'anthropic';
+export const AGENT_PROTOCOLS: readonly AgentProtocol[] = [
+  'responses',
+  'chat-completions',
+  'ai-sdk',
+  'ag-ui',
+  'anthropic',
+];
+
+type NumericDirective = 'long' | 'chunks' | 'delay' | 'cut' | 'stall' | 'error' | 'status' | 'table' | 'cols';
+const DIRECTIVE = /\[(long|chunks|delay|cut|stall|error|status|table|cols)\s+(\d{1,9})\]/gi;
+const AGENT_DIRECTIVE = /\[(steps|sources|image|file|agent)\]/gi;
+const PROTOCOL_DIRECTIVE = /\[protocol\s+(responses|chat-completions|ai-sdk|ag-ui|anthropic)\]/i;
+
+/** Reads `[name N]` directives anywhere in the message (the first of each name wins), and the agent ones. */
 export function parseDirectives(message: string): Directives {
   const out: Directives = {};
   for (const m of message.matchAll(DIRECTIVE)) {
-    const name = (m[1] ?? '').toLowerCase() as keyof Directives;
+    const name = (m[1] ?? '').toLowerCase() as NumericDirective;
     const value = Number(m[2]);
     if (out[name] === undefined) out[name] = value;
   }
+  const agent: AgentParts = {};
+  for (const m of message.matchAll(AGENT_DIRECTIVE)) {
+    const name = (m[1] ?? '').toLowerCase();
+    if (name === 'agent')
+      Object.assign(agent, { steps: true, sources: true, image: true, file: true, reasoning: true });
+    else agent[name as keyof AgentParts] = true;
+  }
+  if (Object.keys(agent).length > 0) out.agent = agent;
+  const protocol = PROTOCOL_DIRECTIVE.exec(message)?.[1];
+  if (protocol !== undefined) out.protocol = protocol.toLowerCase() as AgentProtocol;
   return out;
 }
 

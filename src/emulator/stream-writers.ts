@@ -1,5 +1,7 @@
 // The wire shapes of A2/B2 streams, one writer per stream format. A writer only makes bytes;
-// the timing, faults and socket handling live in stream.ts.
+// the timing, faults and socket handling live in stream.ts. An agent's work (agent-replies.ts)
+// goes out as the seed's named events (CONTRACT.md §4): `status`, `source`, `file`, `reasoning`.
+import type { ReplyPart } from './agent-replies.js';
 import type { StreamFormat } from './types.js';
 
 /** Ids a frame may carry; which are set depends on the form and on `streamIds`. */
@@ -19,9 +21,11 @@ export interface StreamWriter {
   done(ids: FrameIds): string;
   /** A stream error event, or undefined when the format has none (then the connection is cut). */
   error(message: string, code: string): string | undefined;
+  /** One part of an agent reply (text is `delta`); empty when the format cannot carry it (plain). */
+  part(part: ReplyPart): string;
 }
 
-function idFields(ids: FrameIds, snake: boolean): Record<string, string> {
+export function idFields(ids: FrameIds, snake: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   if (ids.conversationId !== undefined) out[snake ? 'conversation_id' : 'conversationId'] = ids.conversationId;
   if (ids.sessionId !== undefined) out.session_id = ids.sessionId;
@@ -32,6 +36,36 @@ function idFields(ids: FrameIds, snake: boolean): Record<string, string> {
 
 const sse = (data: string, event?: string) => `${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
 
+/** A part other than text as the seed's named event: its name and its JSON fields. */
+function namedEvent(part: Exclude<ReplyPart, { kind: 'text' }>): { name: string; fields: Record<string, string> } {
+  switch (part.kind) {
+    case 'reasoning':
+      return { name: 'reasoning', fields: { text: part.text } };
+    case 'step':
+      return { name: 'status', fields: { id: part.id, text: part.title, state: part.state } };
+    case 'source':
+      return { name: 'source', fields: { url: part.url, title: part.title } };
+    case 'file': {
+      const where: Record<string, string> = part.url !== undefined ? { url: part.url } : { data: part.base64 ?? '' };
+      return { name: 'file', fields: { name: part.name, mime: part.mime, ...where } };
+    }
+  }
+}
+
+/** SSE: `event: <name>` with the JSON fields as data. */
+function ssePart(writer: Pick<StreamWriter, 'delta'>, part: ReplyPart): string {
+  if (part.kind === 'text') return writer.delta(part.text);
+  const { name, fields } = namedEvent(part);
+  return sse(JSON.stringify(fields), name);
+}
+
+/** JSON lines: `{"type":"<name>", …fields}`. */
+function linePart(part: ReplyPart): string {
+  if (part.kind === 'text') return `${JSON.stringify({ delta: part.text })}\n`;
+  const { name, fields } = namedEvent(part);
+  return `${JSON.stringify({ type: name, ...fields })}\n`;
+}
+
 /** `data: {json}` events: start, delta…, done. */
 export const sseJson: StreamWriter = {
   contentType: 'text/event-stream; charset=utf-8',
@@ -39,6 +73,7 @@ export const sseJson: StreamWriter = {
   delta: (text) => sse(JSON.stringify({ type: 'delta', delta: text })),
   done: (ids) => sse(JSON.stringify({ type: 'done', ...idFields(ids, false) })),
   error: (message, code) => sse(JSON.stringify({ type: 'error', error: message, code }), 'error'),
+  part: (part) => ssePart(sseJson, part),
 };
 
 /** `data: <text>` events (one `data:` line per text line), then `data: [DONE]`. */
@@ -52,6 +87,7 @@ export const sseText: StreamWriter = {
       .join('\n')}\n\n`,
   done: () => 'data: [DONE]\n\n',
   error: (message) => sse(message.replace(/\n/g, ' '), 'error'),
+  part: (part) => ssePart(sseText, part),
 };
 
 /** One JSON object a line: `{"delta":…}` lines, then `{"done":true,…}`. */
@@ -61,6 +97,7 @@ export const ndjson: StreamWriter = {
   delta: (text) => `${JSON.stringify({ delta: text })}\n`,
   done: (ids) => `${JSON.stringify({ done: true, ...idFields(ids, true) })}\n`,
   error: (message, code) => `${JSON.stringify({ error: message, code })}\n`,
+  part: linePart,
 };
 
 /**
@@ -80,6 +117,7 @@ export const plain: StreamWriter = {
   delta: (text) => text,
   done: () => '',
   error: () => undefined,
+  part: (part) => (part.kind === 'text' ? part.text : ''),
 };
 
 export function writerFor(format: StreamFormat): StreamWriter {

@@ -18,6 +18,8 @@ export interface StreamPlan extends StreamFaults {
   startIds: FrameIds;
   doneIds: FrameIds;
   text: string;
+  /** The chunks as written frames, when the reply is more than text pieces (an agent's work, a protocol). */
+  frames?: string[] | undefined;
   pieces?: number | undefined;
   delayMs: number;
   splitWrites: boolean;
@@ -87,9 +89,11 @@ export async function runStream(
     res.flushHeaders();
     await write(plan.writer.start(plan.startIds));
 
-    const chunks: (string | Buffer)[] = plan.bytes
-      ? splitBytes(Buffer.from(plan.text, 'utf8'), plan.pieces)
-      : splitText(plan.text, plan.pieces).map((t) => plan.writer.delta(t));
+    const chunks: (string | Buffer)[] =
+      plan.frames ??
+      (plan.bytes
+        ? splitBytes(Buffer.from(plan.text, 'utf8'), plan.pieces)
+        : splitText(plan.text, plan.pieces).map((t) => plan.writer.delta(t)));
 
     for (let written = 0; ; written++) {
       if (gone.signal.aborted) return 'gone';

@@ -6,6 +6,8 @@ import { codeForStatus, messageForStatus } from './faults.js';
 import { type Directives, parseDirectives, replyText } from './replies.js';
 import type { ChatCall } from './context.js';
 import type { Conversation } from './state.js';
+import { agentReplyParts } from './agent-replies.js';
+import { protocolWriter } from './protocol-writers.js';
 import { runStream, type StreamFaults } from './stream.js';
 import { type FrameIds, writerFor } from './stream-writers.js';
 import type { ChatEndpoint, Fault } from './types.js';
@@ -147,7 +149,14 @@ export async function streamTurn(
   reveal: { headers: Record<string, string>; startIds: FrameIds; doneIds: FrameIds },
 ): Promise<void> {
   ctx.store.addMessage(conv, 'user', turn.message, turn.metadata);
-  const writer = writerFor(ctx.opts.streamFormat);
+  const { protocol, agent, chunks } = turn.directives;
+  const writer = protocol ? protocolWriter(protocol, ctx.opts.streamFormat) : writerFor(ctx.opts.streamFormat);
+  const bytes = protocol === undefined && ctx.opts.streamFormat === 'plain';
+  // An agent's work or a protocol: each part a frame (a plain stream has no events, only its text).
+  const frames =
+    (protocol !== undefined || agent !== undefined) && !bytes
+      ? agentReplyParts(turn.text, chunks, agent).map((part) => writer.part(part))
+      : undefined;
   const doneIds: FrameIds = { ...reveal.doneIds };
   call.record.status = 200;
   await runStream(
@@ -155,12 +164,13 @@ export async function streamTurn(
     call.res,
     {
       writer,
-      bytes: ctx.opts.streamFormat === 'plain',
+      bytes,
       headers: { 'content-type': writer.contentType, ...reveal.headers },
       startIds: reveal.startIds,
       doneIds,
       text: turn.text,
-      pieces: turn.directives.chunks,
+      frames,
+      pieces: chunks,
       delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
       splitWrites: ctx.opts.splitWrites,
       ...turn.faults,

@@ -98,6 +98,18 @@ describe("the leaks of issue 36's table are gone", () => {
     expect(seen(decodeAll(SSE, body)).text).toBe('Hello world.');
   });
 
+  it("Chat Completions: a tool's answer streamed as a `tool` delta ends its step and is not text", () => {
+    const chunk = (delta: Record<string, unknown>) => data({ object: 'chat.completion.chunk', choices: [{ delta }] });
+    const body = sse([
+      chunk({ tool_calls: [{ index: 0, id: 'c1', function: { name: 'lookup', arguments: 'ARGS-LEAK' } }] }),
+      chunk({ role: 'tool', tool_call_id: 'c1', content: 'OUTPUT-LEAK' }),
+      chunk({ content: 'Hello world.' }),
+    ]);
+    const s = seen(decodeAll(SSE, body));
+    expect(s.text).toBe('Hello world.');
+    expect(s.steps.map((x) => x.state)).toEqual(['running', 'done']);
+  });
+
   it('Anthropic: the tool is a step while it runs', () => {
     const body = sse([
       data({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'tu', name: 'lookup' } }),

@@ -145,18 +145,18 @@ function isChatChunk(obj: Json): boolean {
     delta.reasoning_content !== undefined ||
     delta.reasoning !== undefined ||
     delta.annotations !== undefined ||
+    delta.role === 'tool' ||
     typeof choice?.finish_reason === 'string'
   );
 }
 
 /**
  * Whether an event's ids (`messageId`, …) are the reply's. An event about a tool call names the
- * tool's message, and AG-UI's reasoning and tool messages have ids of their own: only its text
- * messages name the reply.
+ * tool's message, and AG-UI's reasoning messages have ids of their own.
  */
 export function carriesReplyIds(protocol: Protocol, obj: Json): boolean {
   if (typeof obj.toolCallId === 'string' || typeof obj.tool_call_id === 'string') return false;
-  return protocol !== 'ag-ui' || str(obj.type)?.startsWith('TEXT_MESSAGE_') === true;
+  return protocol !== 'ag-ui' || !/^(?:THINKING|REASONING)_/.test(str(obj.type) ?? '');
 }
 
 /** One reply's agent events: the protocol readers, and what they must remember between events. */
@@ -357,6 +357,11 @@ export class AgentReader {
   private chat(obj: Json): void {
     const choice = Array.isArray(obj.choices) && isObject(obj.choices[0]) ? obj.choices[0] : undefined;
     const delta = objectAt(choice, 'delta') ?? {};
+    if (delta.role === 'tool') {
+      // A tool's answer, streamed by a service that runs its tools: that call is done; never text.
+      this.stepEnded(str(delta.tool_call_id), 'done');
+      return;
+    }
     if (Array.isArray(delta.tool_calls)) {
       for (const call of delta.tool_calls) {
         if (!isObject(call)) continue;
