@@ -312,6 +312,41 @@ describe('files', () => {
   });
 });
 
+describe('bounds a reply', () => {
+  const line = (obj: Record<string, unknown>) => `${JSON.stringify(obj)}\n`;
+
+  it('at most 100 steps and 50 sources; a known step still updates; long ids and titles are cut', () => {
+    let body = '';
+    for (let i = 0; i < 120; i++) body += line({ type: 'status', id: `s${i}`, text: `step ${i}` });
+    body += line({ type: 'status', id: 's0', state: 'done' });
+    for (let i = 0; i < 60; i++) body += line({ type: 'source', url: `https://s.example/${i}` });
+    const s = seen(decodeAll(NDJSON, body));
+    const ids = new Set(s.steps.map((x) => x.id));
+    expect(ids.size).toBe(100);
+    expect(s.steps.filter((x) => x.id === 's0').map((x) => x.state)).toEqual(['running', 'done']);
+    expect(s.sources).toHaveLength(50);
+    const long = seen(decodeAll(NDJSON, line({ type: 'tool', id: 'i'.repeat(500), name: 't'.repeat(500) })));
+    expect(long.steps.map((x) => [x.id.length, x.title.length, x.state])).toEqual([
+      [200, 200, 'running'],
+      [200, 200, 'done'],
+    ]);
+  });
+
+  it('inline bytes: at most three files at the cap a reply, later ones only named', () => {
+    const b64 = Buffer.alloc(1000, 1).toString('base64');
+    const body = Array.from({ length: 5 }, (_v, i) => line({ type: 'file', name: `f${i}`, data: b64 })).join('');
+    const d = createDecoder(NDJSON, { maxFileBytes: 1000 });
+    const files = seen([...d.push(enc.encode(body)), ...d.finish()]).files;
+    expect(files.map((f) => [f.name, f.size, f.data?.byteLength])).toEqual([
+      ['f0', 1000, 1000],
+      ['f1', 1000, 1000],
+      ['f2', 1000, 1000],
+      ['f3', 1000, undefined],
+      ['f4', 1000, undefined],
+    ]);
+  });
+});
+
 describe('plain services keep the tolerant rules', () => {
   it('a message type, a bare delta, a chat completion delta and unknown types are text as before', () => {
     const body =

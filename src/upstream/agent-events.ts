@@ -29,6 +29,7 @@ type Protocol = 'seed' | 'responses' | 'chat' | 'ai-sdk' | 'ag-ui' | 'anthropic'
 const MAX_STEPS = 100;
 const MAX_SOURCES = 50;
 const MAX_TITLE = 200;
+const MAX_ID = 200;
 const MAX_URL = 4096;
 
 const SEED_NAMES = new Set(['status', 'tool', 'source', 'file', 'reasoning']);
@@ -212,10 +213,11 @@ export class AgentReader {
   // ---- the shared parts ----
 
   /** A step's news: sent when it is new or changed. Unknown ids past MAX_STEPS are ignored. */
-  private step(id: string, newTitle: string | undefined, state: AgentStep['state']): void {
+  private step(rawId: string, newTitle: string | undefined, state: AgentStep['state']): void {
+    const id = rawId.slice(0, MAX_ID);
     const known = this.steps.get(id);
     if (!known && this.steps.size >= MAX_STEPS) return;
-    const step: AgentStep = { id: id.slice(0, MAX_TITLE), title: newTitle ?? known?.title ?? 'Working', state };
+    const step: AgentStep = { id, title: newTitle ?? known?.title ?? 'Working', state };
     if (known && known.title === step.title && known.state === step.state) return;
     this.steps.set(id, step);
     this.sink.step({ ...step });
@@ -223,7 +225,7 @@ export class AgentReader {
 
   /** Marks a known step; an unknown id is no news (its start was not seen or not shown). */
   private stepEnded(id: string | undefined, state: 'done' | 'failed'): void {
-    if (id !== undefined && this.steps.has(id)) this.step(id, undefined, state);
+    if (id !== undefined && this.steps.has(id.slice(0, MAX_ID))) this.step(id, undefined, state);
   }
 
   /** Every step still running becomes `state`. */
@@ -367,7 +369,8 @@ export class AgentReader {
         if (!isObject(call)) continue;
         const index = typeof call.index === 'number' ? call.index : 0;
         const given = str(call.id);
-        if (given !== undefined && given !== '') this.chatCalls.set(index, given);
+        const room = this.chatCalls.has(index) || this.chatCalls.size < MAX_STEPS;
+        if (given !== undefined && given !== '' && room) this.chatCalls.set(index, given);
         const id = this.chatCalls.get(index) ?? `call-${index}`;
         const name = title(objectAt(call, 'function')?.name);
         if (!this.steps.has(id) && name !== undefined) this.step(id, name, 'running');
