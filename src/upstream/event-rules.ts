@@ -3,9 +3,10 @@ import { AgentReader, type AgentSink, carriesReplyIds, protocolOf } from './agen
 
 // The rules of CONTRACT.md §4 "Upstream streams" that every stream format shares: what a decoder
 // is (StreamDecoder), and how one event (an SSE event, an NDJSON line, a streamed JSON object)
-// becomes text, ids, the end, or an error; an agent's events (steps, sources, files) are read by
-// agent-events.ts, before the tolerant rules here get what no known protocol claims. The decoders (stream-reader.ts's SSE one, ndjson.ts,
-// json-stream.ts, text.ts) implement it; stream-reader.ts's `createDecoder` picks one.
+// becomes text, ids, the end, or an error. An agent's events (steps, sources, files) are read by
+// agent-events.ts first; the tolerant rules here get what no known protocol claims. The decoders
+// (stream-reader.ts's SSE one, ndjson.ts, json-stream.ts, text.ts) implement it;
+// stream-reader.ts's `createDecoder` picks one.
 
 /** What a decoder produces: the port's events, plus an in-band error the reader turns into a ChatError. */
 export type DecodedEvent = StreamEvent | { type: 'error'; message: string; code?: string };
