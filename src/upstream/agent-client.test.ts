@@ -48,6 +48,8 @@ describe('an agent reply through the client, both forms', () => {
           const sources = got.events.flatMap((e) => (e.type === 'source' ? [e.source] : []));
           expect(steps, fixture.protocol).toEqual(fixture.steps);
           expect(sources, fixture.protocol).toEqual(fixture.sources);
+          const files = got.events.flatMap((e) => (e.type === 'file' ? [e.file] : []));
+          expect(files, fixture.protocol).toEqual(fixture.files);
           expect(got.events.at(-1), fixture.protocol).toEqual({ type: 'end' });
           await service?.close();
           await server?.close();

@@ -42,7 +42,13 @@ describe('an agent reply, in every protocol and stream format, split anywhere', 
     for (const format of FORMATS) {
       it(`${fixture.protocol} as ${format}`, () => {
         const bytes = enc.encode(encodeFrames(fixture.frames, format));
-        const want = { text: ANSWER, steps: fixture.steps, sources: fixture.sources, files: [], last: 'end' };
+        const want = {
+          text: ANSWER,
+          steps: fixture.steps,
+          sources: fixture.sources,
+          files: fixture.files,
+          last: 'end',
+        };
         expect(seen(decodeSplit(CONTENT_TYPES[format], bytes, []))).toEqual(want);
         fc.assert(
           fc.property(cutsOf(bytes), (cuts) => {

@@ -1,4 +1,4 @@
-import type { AgentSource, AgentStep } from '../../src/core/chat-port.js';
+import type { AgentFile, AgentSource, AgentStep } from '../../src/core/chat-port.js';
 
 // One short agent reply in each protocol the upstream reader knows: two tool calls, some
 // reasoning, the answer "Hello world." and two sources. Reasoning, tool arguments and tool output
@@ -20,11 +20,26 @@ export interface AgentFixture {
   frames: Frame[];
   steps: AgentStep[];
   sources: AgentSource[];
+  /** The files it carries, where the protocol has a way to. */
+  files: AgentFile[];
 }
 
 export const ANSWER = 'Hello world.';
 const SRC_A = { url: 'https://docs.example/a', title: 'Doc A' };
 const SRC_B = { url: 'https://news.example/b', title: 'News B' };
+const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+const PNG_B64 = Buffer.from(PNG).toString('base64');
+const CSV = 'a,b\n1,2\n';
+const CSV_B64 = Buffer.from(CSV).toString('base64');
+const IMAGE_URL = 'https://cdn.example/charts/chart.png';
+const pngFile: AgentFile = { name: 'image.png', mime: 'image/png', size: PNG.length, data: new Uint8Array(PNG) };
+const csvFile: AgentFile = {
+  name: 'table.csv',
+  mime: 'text/csv',
+  size: CSV.length,
+  data: new Uint8Array(Buffer.from(CSV)),
+};
+const urlImage: AgentFile = { name: 'chart.png', mime: 'image/png', url: IMAGE_URL };
 const run = (id: string, title: string): AgentStep => ({ id, title, state: 'running' });
 const done = (id: string, title: string): AgentStep => ({ id, title, state: 'done' });
 
@@ -94,6 +109,16 @@ const responses: AgentFixture = {
       item: { type: 'message', id: 'msg_1', content: [{ type: 'output_text', text: ANSWER }] },
     }),
     named({
+      type: 'response.output_item.done',
+      item: {
+        type: 'image_generation_call',
+        id: 'ig_1',
+        status: 'completed',
+        result: PNG_B64,
+        revised_prompt: 'ARGS-LEAK',
+      },
+    }),
+    named({
       type: 'response.completed',
       response: { id: 'resp_1', status: 'completed', output: [{ type: 'function_call', call_id: 'call_1' }] },
     }),
@@ -103,8 +128,10 @@ const responses: AgentFixture = {
     done('ws_1', 'Searching the web'),
     run('call_1', 'get_weather'),
     done('call_1', 'get_weather'),
+    done('ig_1', 'Generating an image'),
   ],
   sources: [SRC_A, SRC_B],
+  files: [pngFile],
 };
 
 const chunk = (delta: Json, finish: string | null = null): Frame => ({
@@ -143,6 +170,7 @@ const chatCompletions: AgentFixture = {
     done('call_2', 'get_weather'),
   ],
   sources: [SRC_A, SRC_B],
+  files: [],
 };
 
 const aiSdkTool = (id: string, name: string): Frame[] => [
@@ -171,6 +199,8 @@ const aiSdk: AgentFixture = {
     { data: { type: 'source-url', sourceId: 's1', ...SRC_A } },
     { data: { type: 'source-url', sourceId: 's2', ...SRC_B } },
     { data: { type: 'data-weather', data: { note: 'OUTPUT-LEAK' } } },
+    { data: { type: 'file', url: IMAGE_URL, mediaType: 'image/png' } },
+    { data: { type: 'file', url: `data:image/png;base64,${PNG_B64}`, mediaType: 'image/png' } },
     { data: { type: 'finish-step' } },
     { data: { type: 'finish' } },
     { data: '[DONE]' },
@@ -182,6 +212,7 @@ const aiSdk: AgentFixture = {
     done('call_2', 'get_weather'),
   ],
   sources: [SRC_A, SRC_B],
+  files: [urlImage, pngFile],
 };
 
 const agUiTool = (id: string, name: string): Frame[] => [
@@ -212,6 +243,7 @@ const agUi: AgentFixture = {
     { data: { type: 'TEXT_MESSAGE_END', messageId: 'm1' } },
     { data: { type: 'CUSTOM', name: 'source', value: SRC_A } },
     { data: { type: 'CUSTOM', name: 'source', value: SRC_B } },
+    { data: { type: 'CUSTOM', name: 'file', value: { name: 'table.csv', mime: 'text/csv', data: CSV_B64 } } },
     { data: { type: 'RUN_FINISHED', threadId: 'th_1', runId: 'run_1' } },
   ],
   steps: [
@@ -223,6 +255,7 @@ const agUi: AgentFixture = {
     done('step:research', 'research'),
   ],
   sources: [SRC_A, SRC_B],
+  files: [csvFile],
 };
 
 const block = (index: number, content_block: Json): Frame =>
@@ -275,6 +308,7 @@ const anthropic: AgentFixture = {
     done('toolu_2', 'get_weather'),
   ],
   sources: [SRC_A, SRC_B],
+  files: [],
 };
 
 const seed = (type: string, data: Json): Frame => ({ event: type, data: { type, ...data }, nameOnly: true });
@@ -292,6 +326,8 @@ const seedForms: AgentFixture = {
     { data: { type: 'delta', delta: ' world.' } },
     seed('source', SRC_A),
     seed('source', SRC_B),
+    seed('file', { name: 'table.csv', mime: 'text/csv', data: CSV_B64 }),
+    seed('file', { name: 'chart.png', mime: 'image/png', url: IMAGE_URL }),
     { data: { type: 'done', conversationId: 'c1', messageId: 'm1' } },
   ],
   steps: [
@@ -301,6 +337,7 @@ const seedForms: AgentFixture = {
     done('t1', 'get_weather'),
   ],
   sources: [SRC_A, SRC_B],
+  files: [csvFile, urlImage],
 };
 
 export const AGENT_FIXTURES: readonly AgentFixture[] = [responses, chatCompletions, aiSdk, agUi, anthropic, seedForms];
