@@ -113,6 +113,20 @@ describe('[protocol NAME]', () => {
         }
       });
 
+  it('frames written in halves (split mid-character) read the same', async () => {
+    emu.setOptions({ streamFormat: 'sse-json', splitWrites: true });
+    try {
+      for (const protocol of AGENT_PROTOCOLS) {
+        const got = await ask(b, `Grüße 🌍 [agent] [protocol ${protocol}]`);
+        expect(got.text, protocol).toBe(`You said: Grüße 🌍 [agent] [protocol ${protocol}]`);
+        expect(got.steps, protocol).toEqual(namedSteps);
+        expect(got.sources, protocol).toEqual(sources);
+      }
+    } finally {
+      emu.setOptions({ splitWrites: false });
+    }
+  });
+
   it('a protocol stream error is an upstream error', async () => {
     for (const protocol of AGENT_PROTOCOLS) {
       const got = await ask(a, `x [protocol ${protocol}] [error 2]`);
