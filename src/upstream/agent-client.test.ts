@@ -76,6 +76,22 @@ describe('the reply cap counts text only', () => {
     expect(file?.type === 'file' && file.file.data?.byteLength).toBe(5000);
   });
 
+  it('a file far larger than the text bound still fits: the reader holds one file at the cap beside the text', async () => {
+    const b64 = Buffer.alloc(300_000, 2).toString('base64');
+    for (const [type, body] of [
+      ['text/event-stream', `event: file\ndata: {"name":"big.bin","data":"${b64}"}\n\ndata: {"delta":"ok"}\n\n`],
+      ['application/x-ndjson', `{"type":"file","name":"big.bin","data":"${b64}"}\n{"delta":"ok"}\n`],
+      ['application/json', `{\n "type": "file",\n "name": "big.bin",\n "data": "${b64}"\n}\n{"delta":"ok"}\n`],
+    ] as const) {
+      const got = await streamOf(body, type, 'a', { maxReplyChars: 100 });
+      expect(got.text, type).toBe('ok');
+      const file = got.events.find((e) => e.type === 'file');
+      expect(file?.type === 'file' && file.file.data?.byteLength, type).toBe(300_000);
+      await service?.close();
+      await server?.close();
+    }
+  });
+
   it('maxFileBytes reaches the reader: a larger file is named with its size, without bytes', async () => {
     const b64 = Buffer.alloc(5000, 1).toString('base64');
     const body = `{"type":"file","name":"blob.bin","data":"${b64}"}\n{"delta":"ok"}\n`;
