@@ -109,10 +109,10 @@ export class ReplyWriter {
   private stepsChanged(): void {
     const { sink, work } = this.o;
     if (work === undefined || this.text.ended) return;
-    if (!this.firstShown && sink.showStep !== undefined) {
-      const running = work.running();
+    // Between two steps none runs for a moment: the indicator keeps naming the last one.
+    const running = work.running();
+    if (!this.firstShown && sink.showStep !== undefined && running !== undefined)
       this.working = this.working.then(() => sink.showStep?.(running)).catch(() => {});
-    }
     if (sink.showsSteps === true) this.kick();
   }
 
