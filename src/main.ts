@@ -179,6 +179,8 @@ export async function buildBridge(
       ...(config.upstream.maxMessageChars !== undefined ? { maxMessageChars: config.upstream.maxMessageChars } : {}),
       context: config.upstream.context,
       feedback: config.service.feedback,
+      showSteps: config.service.showSteps,
+      showSources: config.service.showSources,
       conversationRetentionDays: config.service.conversationRetentionDays,
       userMessagesPerMinute: config.service.userMessagesPerMinute,
       maxConcurrentReplies: config.service.maxConcurrentReplies,

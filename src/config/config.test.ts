@@ -32,6 +32,8 @@ describe('config', () => {
       streamEditIntervalMs: 1000,
       attachmentMaxBytes: 200_000,
       feedback: true,
+      showSteps: true,
+      showSources: true,
       conversationRetentionDays: 90,
     });
     expect(c.discord).toMatchObject({ apiUrl: 'https://discord.com/api', replyMode: 'thread', allowedGuilds: [] });

@@ -83,6 +83,10 @@ export interface ServiceConfig {
   attachmentMaxBytes: number;
   /** FEEDBACK: finished replies carry thumbs up/down. */
   feedback: boolean;
+  /** SHOW_STEPS: an agent's steps (tool calls, searches) shown while they run. */
+  showSteps: boolean;
+  /** SHOW_SOURCES: the sources an answer cites, listed after it. */
+  showSources: boolean;
   /** CONVERSATION_RETENTION_DAYS: a conversation mapping unused this long is deleted. */
   conversationRetentionDays: number;
 }
@@ -274,6 +278,8 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
       attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
       feedback: raw.FEEDBACK === 'on',
+      showSteps: raw.SHOW_STEPS === 'on',
+      showSources: raw.SHOW_SOURCES === 'on',
       conversationRetentionDays: raw.CONVERSATION_RETENTION_DAYS,
     },
     postgres: raw.DATABASE_URL !== undefined ? { url: raw.DATABASE_URL } : undefined,

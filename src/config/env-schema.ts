@@ -178,6 +178,9 @@ export const envSchema = z.object({
   REPLICA_ID: optionalString,
   REPLICA_LEASE_SECONDS: intVar(15, 1, 3600),
   FEEDBACK: enumVar(['on', 'off'], 'on'),
+  // An agent's work beside the answer (issue 36): its steps while they run, the sources it cites.
+  SHOW_STEPS: enumVar(['on', 'off'], 'on'),
+  SHOW_SOURCES: enumVar(['on', 'off'], 'on'),
   // Months of uptime (issue 31): peers whose X-Forwarded-For is believed; idle conversations kept.
   TRUST_PROXY: optionalString,
   CONVERSATION_RETENTION_DAYS: intVar(90, 1, 36_500),

@@ -5,12 +5,12 @@
 import type { MonospaceOptions } from './reply/tables.js';
 
 import type { Attachment } from './reply/attachments.js';
-import type { ContextMessage, ViewedItem } from './chat-port.js';
+import type { AgentFile, AgentStep, ContextMessage, ViewedItem } from './chat-port.js';
 import type { Place, Platform, ReplyTarget } from './place.js';
 import type { Vote } from './store-ports.js';
 
 export * from './place.js';
-export type { ContextMessage, ViewedItem } from './chat-port.js';
+export type { AgentFile, AgentStep, ContextMessage, ViewedItem } from './chat-port.js';
 
 export interface IncomingMessage {
   /**
@@ -217,6 +217,14 @@ export interface WriteOptions {
   last?: boolean;
   /** With `last`: show thumbs up/down (FEEDBACK on, the reply finished). */
   feedback?: boolean;
+  /**
+   * SHOW_STEPS, for a sink that `showsSteps`: the agent's steps so far (oldest first), given on
+   * every write that is not `final` once there are any; a final write never has them (the step
+   * line goes away). Such a write may have empty text: steps before any answer text.
+   */
+  steps?: readonly AgentStep[];
+  /** With `last`: the images and files the sink said it shows (`ReplySink.showsFile`), to show with it. */
+  files?: readonly AgentFile[];
 }
 
 /**
@@ -243,6 +251,22 @@ export interface ReplySink {
   buckets(op: 'post' | 'edit'): BucketRef[];
   /** Show that work started (typing, assistant status, reaction). Must not throw. */
   showWorking(): Promise<void>;
+  /**
+   * The sink shows an agent's steps in the reply's messages (`WriteOptions.steps`): a step that
+   * runs before any answer text is posted as a message of its own, edited into the answer later.
+   * Such writes are intermediate ones, the first dropped when budgets are short.
+   */
+  readonly showsSteps?: boolean;
+  /**
+   * While nothing is shown yet (the working indicator is up), name the running step there, or
+   * none (`undefined`): Slack's assistant status. Costs no write budget. Must not throw.
+   */
+  showStep?(step: AgentStep | undefined): Promise<void>;
+  /**
+   * The sink shows this image or file itself with the reply's last write (`WriteOptions.files`):
+   * an image URL as an image, bytes as an upload. Absent or false: the reply names it in a line.
+   */
+  showsFile?(file: AgentFile): boolean;
   /** Stop the working indicator. Must not throw. */
   clearWorking(): Promise<void>;
   post(text: string, opts: WriteOptions): Promise<PostResult>;

@@ -13,8 +13,16 @@ import type { ChatForm } from '../../src/upstream/index.js';
 // the emulator). Each request is answered by `script(req)`; Form A assigns `conv-N` ids to new
 // conversations. A reply can be held at a gate to test ordering and shutdown.
 
+/** One event of a scripted stream, or a pause until `gate` resolves (a tool that runs a while). */
+export type ScriptedEvent = StreamEvent | { type: 'gate'; gate: Promise<void> };
+
 export interface ScriptedReply {
   chunks?: string[];
+  /**
+   * The whole stream, in order, instead of `chunks` (steps, sources, files beside the text; `send`
+   * answers with the text events joined). The end event is added.
+   */
+  events?: ScriptedEvent[];
   /** Thrown by stream()/send() before any text (the request was refused). */
   refuse?: ChatError;
   /** Thrown by the iterator after the chunks. */
@@ -55,8 +63,9 @@ export class FakeChat implements ChatService {
     const { reply, conv } = this.take(req, 'send');
     if (reply.refuse !== undefined) throw reply.refuse;
     if (reply.failAfter !== undefined) throw reply.failAfter;
+    const texts = reply.events?.flatMap((e) => (e.type === 'text' ? [e.text] : []));
     const res: SendResult = {
-      text: (reply.chunks ?? []).join(''),
+      text: (texts ?? reply.chunks ?? []).join(''),
       conversationId: conv,
       messageId: `m-${this.requests.length}`,
     };
@@ -71,6 +80,11 @@ export class FakeChat implements ChatService {
     const signal = req.signal;
     let cancelled = false;
     async function* events(): AsyncGenerator<StreamEvent> {
+      for (const [i, ev] of (reply.events ?? []).entries()) {
+        if (cancelled || signal?.aborted) throw new ChatError('interrupted', 'cancelled', { partial: i > 0 });
+        if (ev.type === 'gate') await ev.gate;
+        else yield ev;
+      }
       const chunks = reply.chunks ?? [];
       for (let i = 0; i < chunks.length; i++) {
         if (cancelled || signal?.aborted) throw new ChatError('interrupted', 'cancelled', { partial: i > 0 });

@@ -10,6 +10,7 @@ import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/intake/relay.js';
 import { silentLogger } from '../../src/logger.js';
 import { type ChatForm, createChatService } from '../../src/upstream/index.js';
+import type { ChatService } from '../../src/core/chat-port.js';
 
 /**
  * Relay settings for tests: no allowlists, limits out of the way. A test overrides what it is about.
@@ -36,15 +37,19 @@ export function relayToEmulator(opts: {
   botFor?: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   settings?: Partial<RelaySettings>;
   metrics?: BridgeMetrics;
+  /** A chat service in place of the real client to the emulator (a scripted agent stream). */
+  chat?: ChatService;
 }): Relay {
-  const chat = createChatService({
-    url: opts.url,
-    apiKey: opts.apiKey,
-    form: opts.form,
-    requestTimeoutMs: 5000,
-    streamIdleTimeoutMs: 5000,
-    logger: silentLogger,
-  });
+  const chat =
+    opts.chat ??
+    createChatService({
+      url: opts.url,
+      apiKey: opts.apiKey,
+      form: opts.form,
+      requestTimeoutMs: 5000,
+      streamIdleTimeoutMs: 5000,
+      logger: silentLogger,
+    });
   const botId = opts.botId ?? 'demo-bot';
   return createRelay({
     chat,

@@ -5,17 +5,20 @@ import { FakeChat } from './fake-chat.js';
 import { ManualClock } from './manual-clock.js';
 import { type MemoryStore, openMemoryStore } from './memory-store.js';
 import { testRelaySettings } from './relay-settings.js';
-import { TestConnector } from './test-connector.js';
+import { TestConnector, type TestConnectorOptions } from './test-connector.js';
 
 /**
  * A relay on the memory store, the fake chat (Form B) and a started test connector, under a manual
  * clock; `deps` (or what it makes of the store) replaces or adds to what the relay is built from.
  */
-export function relayWorld(deps: Partial<RelayDeps> | ((store: MemoryStore) => Partial<RelayDeps>) = {}) {
+export function relayWorld(
+  deps: Partial<RelayDeps> | ((store: MemoryStore) => Partial<RelayDeps>) = {},
+  connector: Omit<TestConnectorOptions, 'clock'> = {},
+) {
   const clock = new ManualClock();
   const chat = new FakeChat('b');
   const store = openMemoryStore();
-  const conn = new TestConnector({ clock, bucketLimit: 50 });
+  const conn = new TestConnector({ clock, bucketLimit: 50, ...connector });
   const relay = createRelay({
     chat,
     botFor: () => 'demo-bot',

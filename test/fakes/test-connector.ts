@@ -1,4 +1,6 @@
 import {
+  type AgentFile,
+  type AgentStep,
   type BucketRef,
   type Clock,
   type Connector,
@@ -33,6 +35,20 @@ export interface TestConnectorOptions {
   needsFinalWrite?: boolean;
   /** Report X-RateLimit-like headers (limit, remaining, reset-after) on every write. Default true. */
   reportHeaders?: boolean;
+  /**
+   * The sinks show an agent's steps (ReplySink.showsSteps): a message's content ends with a line
+   * `-# <running step>…` while the writes carry steps, like Discord's.
+   */
+  showsSteps?: boolean;
+  /** The sinks show image URLs themselves (ReplySink.showsFile). */
+  showsImages?: boolean;
+}
+
+/** The step line the test sinks show: the running step, or the last one when none runs. */
+export function testStepLine(steps: readonly AgentStep[] | undefined): string {
+  if (steps === undefined || steps.length === 0) return '';
+  const running = [...steps].reverse().find((s) => s.state === 'running');
+  return running !== undefined ? `-# ${running.title}…` : '';
 }
 
 export interface RecordedWrite {
@@ -47,6 +63,8 @@ export interface RecordedWrite {
   replyKey?: string;
   last?: boolean;
   feedback?: boolean;
+  steps?: readonly AgentStep[];
+  files?: readonly AgentFile[];
 }
 
 export interface RecordedMessage {
@@ -58,6 +76,8 @@ export interface RecordedMessage {
   writes: number;
   postedAt: number;
   interruptedByRecovery: boolean;
+  /** Images shown with the message (its last write's files). */
+  files?: readonly AgentFile[];
 }
 
 export type MessageInit = Partial<Omit<IncomingMessage, 'sink'>> & { text: string; channelId?: string };
@@ -83,6 +103,10 @@ export class TestConnector implements Connector {
   private readonly maxMessageAgeMs: number | undefined;
   private readonly needsFinalWrite: boolean;
   private readonly reportHeaders: boolean;
+  private readonly showsSteps: boolean;
+  private readonly showsImages: boolean;
+  /** Steps named in the working indicator (ReplySink.showStep), by channel. */
+  readonly statusShown: string[] = [];
   private readonly log = new Map<string, number[]>();
   private nextMessageId = 1;
   private nextEventId = 1;
@@ -97,6 +121,8 @@ export class TestConnector implements Connector {
     this.maxMessageAgeMs = opts.maxMessageAgeMs;
     this.needsFinalWrite = opts.needsFinalWrite ?? false;
     this.reportHeaders = opts.reportHeaders ?? true;
+    this.showsSteps = opts.showsSteps ?? false;
+    this.showsImages = opts.showsImages ?? false;
   }
 
   async start(handler: MessageHandler): Promise<void> {
@@ -153,6 +179,19 @@ export class TestConnector implements Connector {
     };
     if (this.maxMessageAgeMs !== undefined) Object.assign(sink, { maxMessageAgeMs: this.maxMessageAgeMs });
     if (this.needsFinalWrite) Object.assign(sink, { needsFinalWrite: true });
+    if (this.showsSteps) {
+      Object.assign(sink, {
+        showsSteps: true,
+        showStep: async (step: AgentStep | undefined) => {
+          this.statusShown.push(step?.title ?? '');
+        },
+      });
+    }
+    if (this.showsImages) {
+      Object.assign(sink, {
+        showsFile: (f: AgentFile) => f.url !== undefined && (f.mime ?? '').startsWith('image/'),
+      });
+    }
     return sink;
   }
 
@@ -218,8 +257,13 @@ export class TestConnector implements Connector {
     }
     times.push(now);
     this.log.set(channelKey, times);
-    if (text.trim() === '') this.violations.push(`${op} with empty text in ${channelKey}`);
+    const line = testStepLine(opts.steps);
+    if (opts.steps !== undefined && !this.showsSteps) this.violations.push(`${op} with steps to a sink without them`);
+    if (opts.final && opts.steps !== undefined) this.violations.push(`final ${op} with steps in ${channelKey}`);
+    const shown = line === '' ? text : text === '' ? line : `${text}\n${line}`;
+    if (shown.trim() === '') this.violations.push(`${op} with empty text in ${channelKey}`);
     if (text.length > this.maxChars) this.violations.push(`${op} of ${text.length} chars in ${channelKey}`);
+    text = shown;
     let id = messageId;
     if (op === 'post') {
       id = `msg-${this.nextMessageId++}`;
@@ -232,6 +276,7 @@ export class TestConnector implements Connector {
         writes: 1,
         postedAt: now,
         interruptedByRecovery: false,
+        ...(opts.files !== undefined ? { files: opts.files } : {}),
       });
     } else {
       const m = id === undefined ? undefined : this.messages.get(id);
@@ -242,6 +287,7 @@ export class TestConnector implements Connector {
         m.content = text;
         m.final = opts.final;
         m.writes++;
+        if (opts.files !== undefined) m.files = opts.files;
       }
     }
     this.writes.push({
@@ -255,6 +301,8 @@ export class TestConnector implements Connector {
       ...(opts.replyKey !== undefined ? { replyKey: opts.replyKey } : {}),
       ...(opts.last !== undefined ? { last: opts.last } : {}),
       ...(opts.feedback !== undefined ? { feedback: opts.feedback } : {}),
+      ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
+      ...(opts.files !== undefined ? { files: opts.files } : {}),
     });
     const res: PostResult = { messageId: id as string };
     if (this.reportHeaders) {

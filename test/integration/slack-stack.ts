@@ -2,6 +2,7 @@ import type { SlackConfig, SlackStreaming } from '../../src/config/config.js';
 import { createSlackConnector, type SlackConnector } from '../../src/connectors/slack/connector.js';
 import type { SlackLimits } from '../../src/connectors/slack/rate-limits.js';
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
+import type { ChatService } from '../../src/core/chat-port.js';
 import type { HandleResult, IncomingMessage, MessageHandler, Place, StopResult } from '../../src/core/ports.js';
 import type { Relay, RelaySettings } from '../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
@@ -48,6 +49,8 @@ export interface SlackStackOptions {
   bots?: string[];
   /** The emulator's longest accepted message (its default is 4,000). */
   maxMessageChars?: number;
+  /** The upstream, in place of the real client to the emulator (a scripted agent stream). */
+  chat?: ChatService;
 }
 
 export interface SlackStack {
@@ -93,6 +96,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     botId: BOT,
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
+    ...(opts.chat !== undefined ? { chat: opts.chat } : {}),
     settings: {
       userMessagesPerMinute: 1000,
       streamEditIntervalMs: opts.editIntervalMs ?? 100,

@@ -16,6 +16,7 @@ import type { MonospaceOptions } from '../../core/reply/tables.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import type { ThreadFromMessage } from './events.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
+import { imageEmbeds, showsImage, withStepLine } from './agent-parts.js';
 import {
   type Body,
   createPlainFallback,
@@ -99,10 +100,19 @@ export function replyComponents(opts: WriteOptions): unknown[] | undefined {
 /** Upstream text must never ping anyone: sent on every create and edit (edits re-parse otherwise). */
 export const NO_MENTIONS = { parse: [] as string[] };
 
-/** An edit of a reply's message: its text, no pings, its buttons (Stop, votes) when it has any. */
+/**
+ * An edit of a reply's message: its text (with the running step's line while it streams), no
+ * pings, its buttons (Stop, votes) when it has any, the images of its last write.
+ */
 export function editBody(text: string, opts: WriteOptions): Record<string, unknown> {
   const components = replyComponents(opts);
-  return { content: text, allowed_mentions: NO_MENTIONS, ...(components !== undefined ? { components } : {}) };
+  const embeds = imageEmbeds(opts.files);
+  return {
+    content: withStepLine(text, opts.steps),
+    allowed_mentions: NO_MENTIONS,
+    ...(components !== undefined ? { components } : {}),
+    ...(embeds !== undefined ? { embeds } : {}),
+  };
 }
 
 /** Where a place's replies are written: its thread (thread mode, or a thread the user wrote in), else its channel. */
@@ -128,6 +138,9 @@ export class ChannelReplySink implements ReplySink {
   readonly needsFinalWrite = true;
   /** Discord has no table: aligned code blocks, by display width (CJK, emoji), cut by columns to fit a message. */
   readonly monospaceTables: MonospaceOptions = DISCORD_TABLES;
+  /** The running step shows as a `-#` line under the text (agent-parts.ts). */
+  readonly showsSteps = true;
+  readonly showsFile = showsImage;
   readonly target: ReplyTarget;
   private readonly channelId: string;
   private readonly bucket: BucketRef;
@@ -221,12 +234,14 @@ export class ChannelReplySink implements ReplySink {
     try {
       await this.ensureThread();
       const body: Record<string, unknown> = {
-        content: text,
+        content: withStepLine(text, opts.steps),
         allowed_mentions: NO_MENTIONS,
         ...nonceFields(this.nonce(this.posts)),
       };
       const components = replyComponents(opts);
       if (components !== undefined) body.components = components;
+      const embeds = imageEmbeds(opts.files);
+      if (embeds !== undefined) body.embeds = embeds;
       if (opts.part === 0 && this.init.replyTo) {
         body.message_reference = {
           message_id: this.init.replyTo.messageId,

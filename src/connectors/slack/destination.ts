@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import { type Clock, type Place, type RefusalChannel, systemClock } from '../../core/ports.js';
+import { type AgentStep, type Clock, type Place, type RefusalChannel, systemClock } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
 import type { AgentSessionTurn } from './agent-sessions.js';
 import { ephemeralBucket, type SlackLimits, translateSlackError } from './rate-limits.js';
@@ -90,6 +90,8 @@ export const LOADING_MESSAGES = ['Thinking…', 'Still working on it…', 'Putti
 export interface WorkingIndicator {
   show(): Promise<void>;
   clear(): Promise<void>;
+  /** The assistant status names the running step ("Searching the web…"), or goes back to thinking. */
+  step(step: AgentStep | undefined): Promise<void>;
 }
 
 export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): WorkingIndicator {
@@ -99,21 +101,25 @@ export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): 
   let reacted = false;
   const clock = deps.clock ?? systemClock;
   let refresh: { clear(): void } | undefined;
+  /** What the status says while it shows: thinking, or the running step. */
+  let current = STATUS;
   const setStatus = (status: string): Promise<boolean> => {
     const thread_ts = threadTs ?? '';
+    // A step's status shows as itself; Slack's rotating loading messages would hide it.
+    const loading = status === STATUS ? LOADING_MESSAGES : [status];
     return quietly('setStatus', () =>
       dest.client.assistant.threads.setStatus({
         channel_id: channel,
         thread_ts,
         status,
-        ...(status === '' ? {} : { loading_messages: LOADING_MESSAGES }),
+        ...(status === '' ? {} : { loading_messages: loading }),
       }),
     );
   };
   const scheduleRefresh = () => {
     refresh = clock.setTimeout(() => {
       if (!shown) return;
-      void setStatus(STATUS).then(() => {
+      void setStatus(current).then(() => {
         if (shown) scheduleRefresh();
       });
     }, STATUS_REFRESH_MS);
@@ -147,6 +153,13 @@ export function createWorkingIndicator(dest: SlackDestination, deps: SinkDeps): 
         reacted = true;
       }
       await react();
+    },
+    async step(step) {
+      // Only the status can name a step (a reaction cannot); and only while it shows.
+      const next = step !== undefined ? `${step.title}…` : STATUS;
+      if (!shown || reacted || !dest.assistant || !threadTs || next === current) return;
+      current = next;
+      await setStatus(next);
     },
     async clear() {
       if (!shown) return;

@@ -346,7 +346,10 @@ export function renderMrkdwn(markdown: string): string {
  * ends inside a word (see `stablePrefixEnd`).
  */
 export function renderMarkdownText(markdown: string): string {
-  return breakBroadcasts(markdown.replace(/<(?=[!@#])/g, `<${ZWSP}`));
+  // A link destination in angle brackets (CommonMark; the core writes sources so, which keeps
+  // Discord from previewing them) is written plainly: Slack's Markdown may not know the brackets.
+  const links = markdown.includes('](<') ? markdown.replace(/\]\(<([^<>\s]+)>\)/g, ']($1)') : markdown;
+  return breakBroadcasts(links.replace(/<(?=[!@#])/g, `<${ZWSP}`));
 }
 
 /**

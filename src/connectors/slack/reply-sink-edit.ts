@@ -11,7 +11,8 @@ import {
 } from '../../core/ports.js';
 import { delimiterRow, findTables, splitRow } from '../../core/reply/split.js';
 import type { Logger } from '../../logger.js';
-import { replyBlocks } from './controls.js';
+import { replyBlocks, textBlocks } from './controls.js';
+import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-parts.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { findPosted, formRefusal, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
 import { channelUpdateBucket, historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
@@ -48,6 +49,13 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
   let renderedOnce: string | undefined;
   const rendered = () => (renderedOnce ??= tables ? renderWithTables(text, renderMrkdwn) : renderMrkdwn(text));
   const rich = opts.final && tables ? tableMessage(text, renderMrkdwn) : undefined;
+  // An agent's running step as a context line, the images of the last write (agent-parts.ts).
+  const withText = /\S/.test(text);
+  const step = stepBlock(opts.steps, withText);
+  const extra = [...(step !== undefined ? [step] : []), ...imageBlocks(opts.files)];
+  const words = stepWords(opts.steps, withText);
+  // `text` is the notification's words: a message of steps alone names its step.
+  const fallback = () => (withText ? rendered() : escapeMrkdwn(words) || '…');
   const forms: Form[] = [];
   if (rich !== undefined) {
     forms.push({
@@ -55,7 +63,7 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
       build: () => ({
         args: {
           text: rendered(),
-          ...(rich.blocks.length > 0 || update ? { blocks: rich.blocks } : {}),
+          ...(rich.blocks.length > 0 || update || extra.length > 0 ? { blocks: [...rich.blocks, ...extra] } : {}),
           attachments: [{ blocks: replyBlocks(rendered(), opts, rich.attachment) ?? rich.attachment }],
         },
       }),
@@ -65,10 +73,12 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
     level: 1,
     build: () => {
       const tableBlocks = opts.final && tables ? tableMessageBlocks(text, renderMrkdwn) : undefined;
-      const blocks = replyBlocks(rendered(), opts, tableBlocks);
+      // No text yet (steps alone): no section, which Slack refuses empty.
+      let blocks = replyBlocks(rendered(), opts, tableBlocks ?? (withText ? undefined : []));
+      if (extra.length > 0) blocks = withAgentBlocks(blocks ?? textBlocks(rendered()), extra);
       return {
         args: {
-          text: rendered(),
+          text: fallback(),
           ...(blocks !== undefined ? { blocks } : {}),
           ...(update && rich !== undefined ? { attachments: [] } : {}),
         },
@@ -78,9 +88,11 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
   forms.push({
     level: 2,
     build: () => {
-      const [first = '…', ...rest] = plainTexts(text);
+      const [first = '…', ...rest] = withText ? plainTexts(text) : [];
+      const line = words === '' ? '' : `_${escapeMrkdwn(words)}_`;
+      const shown = withText ? (line === '' ? first : `${first}\n${line}`) : line || first;
       return {
-        args: { text: first, ...(update ? { blocks: [], attachments: [] } : {}) },
+        args: { text: shown, ...(update ? { blocks: [], attachments: [] } : {}) },
         ...(opts.final && rest.length > 0 ? { overflow: rest } : {}),
       };
     },
@@ -126,6 +138,10 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
     needsFinalWrite: true,
+    // The running step as a context line under the text (agent-parts.ts); images as image blocks.
+    showsSteps: true,
+    showStep: (step) => working.step(step),
+    showsFile: showsImage,
     target: replyTarget(dest, 'edit'),
     // After a lost post the next one may read the thread and update instead: it pays for both.
     buckets: (op) =>

@@ -24,6 +24,7 @@ import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
 import { findStarted, formRefusal, isUncertain, plainTexts, postOverflow, readShown } from './failed-writes.js';
 import { historyBucket } from './rate-limits.js';
+import { imageBlocks, showsImage, stepWords, TaskTimeline } from './agent-parts.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
 // chat.stopStream. The pump gives the full text of the current message each time; this sink
@@ -80,6 +81,16 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   // Markdown Slack refused for its form goes again as plain `text` (reply-sink-edit.ts createFormLadder).
   const ladder = createFormLadder(deps.logger);
   const overflowPosted = new Map<string, string[]>();
+  /** Each stream's task timeline (an agent's steps), by message. */
+  const timelines = new Map<string, TaskTimeline>();
+  const timelineOf = (ts: string): TaskTimeline => {
+    let t = timelines.get(ts);
+    if (t === undefined) timelines.set(ts, (t = new TaskTimeline()));
+    return t;
+  };
+  /** A message of steps alone outside a stream (posted or edited) shows the step in words. */
+  const orStep = (text: string, opts: WriteOptions): string =>
+    /\S/.test(text) ? text : stepWords(opts.steps, false) || text;
 
   /** A write's forms: `markdown_text`, then plain mrkdwn `text` parts (the rest posted on a final write). */
   function markdownForms(text: string, final: boolean, update: boolean): Form[] {
@@ -150,7 +161,9 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     // Found: if the write below fails, the post's retry finishes this message (never looks again).
     uncertainPart = undefined;
     startedPart = { part: opts.part, ts };
-    const written = streaming ? await edit(ts, text, opts) : await replaceByEdit(ts, state, text, opts.final);
+    const written = streaming
+      ? await edit(ts, text, opts)
+      : await replaceByEdit(ts, state, orStep(text, opts), opts.final);
     startedPart = undefined;
     return { messageId: ts, ...written };
   }
@@ -194,21 +207,21 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     const state = messages.get(messageId);
     if (!state) {
       // Not made by this sink (a restart): an edit is all that is possible.
-      return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, text, opts.final);
+      return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, orStep(text, opts), opts.final);
     }
     if (state.streaming && deps.session?.streamStopped?.(channel, messageId) === true) {
       // Slack stopped this stream (agent_session_stopped named it): an append would fail with
       // message_not_in_streaming_state, so the message is finished by an edit right away.
       state.streaming = false;
-      return replaceByEdit(messageId, state, text, opts.final);
+      return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
     }
-    if (state.edited) return replaceByEdit(messageId, state, text, opts.final);
+    if (state.edited) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
     const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
     const rendered = renderMarkdownText(committed);
     if (!rendered.startsWith(state.shown)) {
       // The text changed in what was already shown: only a full replacement is right.
       if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
-      return replaceByEdit(messageId, state, text, opts.final);
+      return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
     }
     if (state.appendUncertain !== undefined) {
       // An append whose answer was lost: what the message shows says whether it took effect.
@@ -221,12 +234,20 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       }
       delete state.appendUncertain;
       if (now === was) state.shown = was;
-      else if (now !== state.shown) return replaceByEdit(messageId, state, text, opts.final);
-      if (!rendered.startsWith(state.shown)) return replaceByEdit(messageId, state, text, opts.final);
+      else if (now !== state.shown) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
+      if (!rendered.startsWith(state.shown)) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
     }
     const suffix = rendered.slice(state.shown.length);
+    // Steps that changed join the append as task_update chunks (with no new text: alone).
+    const timeline = timelineOf(messageId);
+    const tasks = state.streaming ? timeline.changes(opts.steps) : [];
     try {
-      if (suffix !== '') {
+      if (tasks.length > 0) {
+        const text = suffix !== '' ? [{ type: 'markdown_text' as const, text: suffix }] : [];
+        await dest.client.chat.appendStream({ channel: channel, ts: messageId, chunks: [...text, ...tasks] });
+        timeline.shown(tasks);
+        state.shown = rendered;
+      } else if (suffix !== '') {
         await dest.client.chat.appendStream({ channel: channel, ts: messageId, markdown_text: suffix });
         state.shown = rendered;
       }
@@ -239,23 +260,28 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       const rethrow = streamFailure(err, append.key);
       if (rethrow) throw rethrow;
       // Refused (not in streaming state, ...): the edit replaces the whole text.
-      return replaceByEdit(messageId, state, text, opts.final);
+      return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
     }
     if (opts.final && state.streaming) {
       // Slack's streams accept a `blocks` chunk on start, append and stop; this sink streams text
       // only and gives the finished reply's feedback buttons with stopStream. The Stop while it
       // streams is the agent session's (`stop` written in the thread works everywhere).
       const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
-      const stopArgs = { channel: channel, ts: messageId };
+      // The timeline's open steps end complete; the last write's images show above the buttons.
+      const closing = timeline.closing();
+      const images = imageBlocks(opts.files);
+      const stopArgs = { channel: channel, ts: messageId, ...(closing.length > 0 ? { chunks: closing } : {}) };
+      const blocks = [
+        ...images,
+        ...(withFeedback && opts.replyKey !== undefined ? [feedbackBlock(opts.replyKey)] : []),
+      ];
       try {
         try {
-          await dest.client.chat.stopStream({
-            ...stopArgs,
-            ...(withFeedback && opts.replyKey !== undefined ? { blocks: [feedbackBlock(opts.replyKey)] } : {}),
-          });
+          await dest.client.chat.stopStream({ ...stopArgs, ...(blocks.length > 0 ? { blocks } : {}) });
+          timeline.shown(closing);
         } catch (err) {
-          // Feedback buttons Slack refused: the stream still ends, without them.
-          const refused = withFeedback ? formRefusal(err) : undefined;
+          // Feedback buttons or images Slack refused: the stream still ends, without them.
+          const refused = blocks.length > 0 ? formRefusal(err) : undefined;
           if (refused === undefined) throw err;
           ladder.note(refused);
           await dest.client.chat.stopStream(stopArgs);
@@ -274,7 +300,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         }
         const rethrow = streamFailure(err, stop.key);
         if (rethrow) throw rethrow;
-        return replaceByEdit(messageId, state, text, opts.final);
+        return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
       }
     }
     return ladder.take();
@@ -301,6 +327,10 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     },
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
+    // An agent's steps: the stream's task timeline, and the assistant status before it starts.
+    showsSteps: true,
+    showStep: (step) => working.step(step),
+    showsFile: showsImage,
 
     async post(text, opts): Promise<PostResult> {
       if (startedPart?.part === opts.part) {
@@ -315,18 +345,30 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         uncertainPart = undefined;
         if (adopted !== undefined) return adopted;
       }
-      if (streamsFailed) return postMarkdown(text, opts.part, opts.final);
+      if (streamsFailed) return postMarkdown(orStep(text, opts), opts.part, opts.final);
       const rendered = renderMarkdownText(text);
+      // An agent's steps start the stream's timeline (with no text yet: the timeline alone).
+      const timeline = new TaskTimeline();
+      const tasks = timeline.changes(opts.steps);
+      const content =
+        tasks.length > 0
+          ? {
+              chunks: [...(rendered !== '' ? [{ type: 'markdown_text' as const, text: rendered }] : []), ...tasks],
+              task_display_mode: 'timeline',
+            }
+          : { markdown_text: rendered };
       let ts: string;
       try {
         const res = await dest.client.chat.startStream({
           channel: channel,
           thread_ts: threadTs,
-          markdown_text: rendered,
+          ...content,
           recipient_user_id: dest.userId,
           recipient_team_id: dest.userTeamId ?? teamId,
         });
         ts = res.ts ?? '';
+        timeline.shown(tasks);
+        timelines.set(ts, timeline);
       } catch (err) {
         const translated = translateSlackError(err, start.key);
         if (isUncertain(translated)) {
@@ -337,7 +379,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         const rethrow = streamFailure(err, start.key);
         if (rethrow) throw rethrow;
         streamsFailed = true;
-        return postMarkdown(text, opts.part, opts.final);
+        return postMarkdown(orStep(text, opts), opts.part, opts.final);
       }
       markPosted();
       const state: StreamState = { shown: rendered, streaming: true, edited: false };

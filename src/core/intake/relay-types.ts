@@ -46,6 +46,10 @@ export interface RelaySettings {
   streamEditIntervalMs: number;
   /** FEEDBACK: finished replies carry thumbs up/down. Default false (main.ts passes the config). */
   feedback?: boolean;
+  /** SHOW_STEPS: an agent's steps shown while they run. Default true. */
+  showSteps?: boolean;
+  /** SHOW_SOURCES: the sources an answer cites listed after it. Default true. */
+  showSources?: boolean;
   /** CONVERSATION_RETENTION_DAYS: mappings unused this long are deleted. Default 90. */
   conversationRetentionDays?: number;
   /** Messages waiting per place besides the one being answered. Default 10. */

@@ -308,6 +308,7 @@ async function answer(p: Parts, msg: IncomingMessage, text: string): Promise<Han
         ...(deps.replicaId !== undefined ? { owner: deps.replicaId } : {}),
         stop: entry.stop.signal,
         feedback: { store: deps.feedback, show: settings.feedback === true },
+        agent: { steps: settings.showSteps !== false, sources: settings.showSources !== false },
         context: p.threadContext,
         ...(settings.maxMessageChars !== undefined ? { maxMessageChars: settings.maxMessageChars } : {}),
         ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),

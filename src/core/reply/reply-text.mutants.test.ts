@@ -109,16 +109,16 @@ describe('MessageLedger', () => {
 
   it('records each message posted and written, and starts the next one fresh', () => {
     const l = new MessageLedger();
-    expect(l.msg).toEqual({ id: undefined, sent: '', final: false, lastWriteAt: 0, createdAt: 0 });
+    expect(l.msg).toEqual({ id: undefined, sent: '', final: false, lastWriteAt: 0, createdAt: 0, steps: 0 });
     l.posted('m1', 100);
     l.wrote('hello', false, 150);
-    expect(l.msg).toEqual({ id: 'm1', sent: 'hello', final: false, lastWriteAt: 150, createdAt: 100 });
+    expect(l.msg).toEqual({ id: 'm1', sent: 'hello', final: false, lastWriteAt: 150, createdAt: 100, steps: 0 });
     l.wrote('hello!', true, 200);
-    expect(l.msg).toEqual({ id: 'm1', sent: 'hello!', final: true, lastWriteAt: 200, createdAt: 100 });
+    expect(l.msg).toEqual({ id: 'm1', sent: 'hello!', final: true, lastWriteAt: 200, createdAt: 100, steps: 0 });
     expect(l.part).toBe(0);
     l.nextMessage();
     expect(l.part).toBe(1);
-    expect(l.msg).toEqual({ id: undefined, sent: '', final: false, lastWriteAt: 0, createdAt: 0 });
+    expect(l.msg).toEqual({ id: undefined, sent: '', final: false, lastWriteAt: 0, createdAt: 0, steps: 0 });
     l.posted('m2', 300);
     expect(l.ids).toEqual(['m1', 'm2']);
   });

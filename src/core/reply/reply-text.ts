@@ -13,6 +13,13 @@ export interface FinishOptions {
   replacement?: string;
   /** The last write shows thumbs up/down (WriteOptions.feedback). */
   feedback?: boolean;
+  /**
+   * Put after the text and before the note (an agent's sources, files it names); with no text,
+   * it is the reply when `replacement` is absent, else after it.
+   */
+  appendix?: string;
+  /** The reply when it has no text, in place of `replacement` (images the sink shows, named). */
+  bare?: string;
 }
 
 export const hasText = (s: string): boolean => /\S/.test(s);
@@ -58,8 +65,11 @@ export class ReplyText {
     if (this.endedFlag) return;
     this.endedFlag = true;
     this.feedback = opts.feedback === true;
+    const appendix = opts.appendix !== undefined && hasText(opts.appendix) ? opts.appendix : undefined;
     if (this.started) {
-      // A code block the cut left open is closed first, so that the note is not shown as code.
+      // A code block the cut left open is closed first, so that neither the appendix nor the note
+      // is shown as code.
+      if (appendix !== undefined) this.appended += fenceCloser(this.content()) + appendix;
       if (opts.note !== undefined) {
         this.appended += fenceCloser(this.content());
         this.noteStart = this.content().length;
@@ -67,9 +77,13 @@ export class ReplyText {
       }
       return;
     }
-    const text = opts.replacement ?? opts.note?.trimStart();
+    const text = opts.bare ?? opts.replacement ?? opts.note?.trimStart();
     if (text !== undefined && hasText(text)) {
       this.appended = text;
+      this.started = true;
+    }
+    if (appendix !== undefined) {
+      this.appended = this.started ? this.appended + appendix : appendix.trimStart();
       this.started = true;
     }
   }
@@ -86,9 +100,18 @@ export interface MessageState {
   final: boolean;
   lastWriteAt: number;
   createdAt: number;
+  /** The version of the agent's steps the message shows (AgentWork.version); 0: none. */
+  steps: number;
 }
 
-const freshMessage = (): MessageState => ({ id: undefined, sent: '', final: false, lastWriteAt: 0, createdAt: 0 });
+const freshMessage = (): MessageState => ({
+  id: undefined,
+  sent: '',
+  final: false,
+  lastWriteAt: 0,
+  createdAt: 0,
+  steps: 0,
+});
 
 /** Where the current message starts in the reply's text, and what each message was sent. */
 export class MessageLedger {
@@ -120,10 +143,11 @@ export class MessageLedger {
     this.ids.push(id);
   }
 
-  wrote(text: string, final: boolean, at: number): void {
+  wrote(text: string, final: boolean, at: number, steps = 0): void {
     this.msg.sent = text;
     this.msg.final = final;
     this.msg.lastWriteAt = at;
+    this.msg.steps = final ? 0 : steps;
   }
 
   /** The current message's text ends after `consumed` chars of desired(); the rest starts with `reopen`. */

@@ -6,6 +6,8 @@ import type { BridgeMetrics } from '../metrics-port.js';
 import type { IncomingMessage, InFlightBegin } from '../ports.js';
 import { placeKey } from '../ports.js';
 import type { FinishOptions } from './reply-text.js';
+import { agentAppendix, type AgentWork } from './agent-work.js';
+import type { AgentFile } from '../chat-port.js';
 import { ReplyWriter, type ReplyWriterOptions, type WriterResult } from './reply-writer.js';
 import type { WriteScheduler } from '../budget/write-scheduler.js';
 import { type UpstreamDeps, UpstreamReply } from './upstream-reply.js';
@@ -139,6 +141,7 @@ function driveWriter(deps: ReplyDeps, run: ReplyRun, signal: AbortSignal, limit:
     limit,
     ...(deps.replyKey !== undefined ? { replyKey: deps.replyKey } : {}),
     feedback: deps.feedback?.show === true && deps.replyKey !== undefined,
+    work: reply.work,
   });
 }
 
@@ -290,6 +293,7 @@ export async function pump(source: ReplySource, opts: PumpOptions): Promise<Pump
     stops.dispose();
   }
   if (opts.feedback === true && end.outcome === 'done' && end.sourceError === undefined) end.finish.feedback = true;
+  if (opts.work !== undefined) withAgentAppendix(end.finish, opts.work, opts);
   const result = await writer.finish(end.finish);
   const out: PumpResult = { ...result, outcome: result.error !== undefined ? 'failed' : end.outcome };
   if (end.sourceError !== undefined) out.sourceError = end.sourceError;
@@ -359,6 +363,19 @@ function stoppedEnding(why: Stop, opts: PumpOptions): Ending {
   if (why === 'limit') return { outcome: 'done', finish: noted(String(opts.limit?.reason ?? '')) };
   if (why === 'abort') return { outcome: 'interrupted', finish: noted(opts.interruptedNote) };
   return { outcome: 'failed', finish: {} };
+}
+
+/**
+ * The agent's sources and the files the sink does not show, after the text. A reply with no text
+ * but images the sink shows is those images, named, rather than the empty-reply notice.
+ */
+function withAgentAppendix(finish: FinishOptions, work: AgentWork, opts: PumpOptions): void {
+  const shows = (f: AgentFile) => opts.sink.showsFile?.(f) === true;
+  const appendix = agentAppendix(work, shows);
+  const shown = work.files.filter(shows);
+  if (finish.replacement !== undefined && finish.replacement === opts.emptyReplacement && shown.length > 0)
+    finish.bare = shown.map((f) => f.name).join('\n');
+  if (appendix !== '') finish.appendix = appendix;
 }
 
 /** A note after the text so far, or (trimmed) the reply when it has none. */

@@ -8,10 +8,12 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '../ports.js';
-import { type FinishOptions, MessageLedger, nextWrite, ReplyText, type WritePlan } from './reply-text.js';
+import { type FinishOptions, hasText, MessageLedger, nextWrite, ReplyText, type WritePlan } from './reply-text.js';
 import { NOTHING_SENT, type WritePriority, type WriteScheduler } from '../budget/write-scheduler.js';
 import type { BridgeMetrics } from '../metrics-port.js';
 import type { Logger } from 'pino';
+import type { AgentWork } from './agent-work.js';
+import type { AgentFile } from '../chat-port.js';
 
 // Shows one reply on the platform while its text grows: nothing before there is non-whitespace
 // text; the first text posted at once; then edits of the message at most once per edit interval,
@@ -46,10 +48,15 @@ export interface ReplyWriterOptions {
   onFirstText?: (at: number) => void;
   /** The reply's key, passed to every write (WriteOptions.replyKey) for the sink's controls. */
   replyKey?: string;
+  /**
+   * The agent's work beside the text: its steps shown while the reply streams (a sink that
+   * `showsSteps`), the files the sink shows given to the reply's last write.
+   */
+  work?: AgentWork;
 }
 
 /** A write that went: the platform's answer, what it carried and when it left. */
-type Written = WriteResult & { plan: Extract<WritePlan, { kind: 'write' }>; startedAt: number };
+type Written = WriteResult & { plan: Extract<WritePlan, { kind: 'write' }>; startedAt: number; steps: number };
 
 export interface WriterResult {
   messageIds: string[];
@@ -77,7 +84,11 @@ export class ReplyWriter {
   private wakeOnEnd: (() => void) | undefined;
   private working: Promise<void> = Promise.resolve();
   private firstShown = false;
+  /** The first write with answer text went (a write of steps alone does not count). */
+  private firstTextShown = false;
   private yielded = false;
+  /** The files the sink shows went with the reply's last write. */
+  private filesShown = false;
 
   /** Resolves once a write failed for good: the reader of the upstream should stop then. */
   readonly failed: Promise<void>;
@@ -88,6 +99,35 @@ export class ReplyWriter {
     this.failed = new Promise<void>((resolve) => (this.markFailed = resolve));
     this.text = new ReplyText(opts.prefix);
     this.pacer = new WritePacer(opts);
+    opts.work?.onSteps(() => this.stepsChanged());
+  }
+
+  /**
+   * The agent's steps changed: named in the working indicator while nothing is shown, and written
+   * into the reply's message (a sink that shows steps) by the loop, paced like an edit.
+   */
+  private stepsChanged(): void {
+    const { sink, work } = this.o;
+    if (work === undefined || this.text.ended) return;
+    // Between two steps none runs for a moment: the indicator keeps naming the last one.
+    const running = work.running();
+    if (!this.firstShown && sink.showStep !== undefined && running !== undefined)
+      this.working = this.working.then(() => sink.showStep?.(running)).catch(() => {});
+    if (sink.showsSteps === true) this.kick();
+  }
+
+  /** The sink shows steps, there are some, and the current message does not show them as they are. */
+  private stepsDue(): boolean {
+    const { sink, work } = this.o;
+    if (work === undefined || sink.showsSteps !== true || work.steps.length === 0 || this.text.ended) return false;
+    return this.ledger.msg.steps !== work.version && !this.ledger.msg.final;
+  }
+
+  /** Files the sink shows itself, not yet given to it. */
+  private filesDue(): readonly AgentFile[] {
+    const { sink, work } = this.o;
+    if (this.filesShown || work === undefined || sink.showsFile === undefined) return [];
+    return work.files.filter((f) => sink.showsFile?.(f) === true);
   }
 
   /** Show the working indicator (not awaited: it must not delay the upstream request). */
@@ -130,8 +170,23 @@ export class ReplyWriter {
     }
   }
 
-  /** The current message's next write, from the text as it is now. */
+  /**
+   * The current message's next write, from the text as it is now; and the agent's steps: a
+   * message that waits for text shows changed steps by a write of its text as it is (no text yet:
+   * a post of the steps alone), and a message that shows steps, or a last message owing the
+   * sink's files, has its final write even when its text did not change.
+   */
   private plan(): WritePlan {
+    const plan = this.textPlan();
+    const { msg } = this.ledger;
+    if (plan.kind === 'wait' && this.stepsDue())
+      return { kind: 'write', text: msg.id !== undefined ? msg.sent : '', final: false };
+    if (plan.kind === 'done' && msg.id !== undefined && !msg.final && (msg.steps !== 0 || this.filesDue().length > 0))
+      return { kind: 'write', text: msg.sent, final: true };
+    return plan;
+  }
+
+  private textPlan(): WritePlan {
     const rolloverAt = this.ledger.rolloverAt(this.o.sink.maxMessageAgeMs, this.o.editIntervalMs);
     return nextWrite(this.text, this.ledger, {
       maxChars: this.o.sink.maxChars,
@@ -181,7 +236,9 @@ export class ReplyWriter {
         continue;
       }
       this.yielded = false;
-      await this.write(posted ? 'edit' : 'post', plan.final);
+      // A write of steps alone (no text a user is owed) is an intermediate one, even as a post.
+      const stepsOnly = !plan.final && plan.text === this.ledger.msg.sent;
+      await this.write(posted ? 'edit' : 'post', plan.final, stepsOnly);
     }
   }
 
@@ -192,19 +249,24 @@ export class ReplyWriter {
   private writeOptions(final: boolean, continues: boolean): WriteOptions {
     const opts: WriteOptions = { final, part: this.ledger.part };
     if (this.o.replyKey !== undefined) opts.replyKey = this.o.replyKey;
+    const { work, sink } = this.o;
+    if (!final && work !== undefined && sink.showsSteps === true && work.steps.length > 0)
+      opts.steps = work.steps.slice();
     if (final && !continues && this.text.ended) {
       opts.last = true;
       if (this.text.feedback) opts.feedback = true;
+      const files = this.filesDue();
+      if (files.length > 0) opts.files = files;
     }
     return opts;
   }
 
-  private async write(op: 'post' | 'edit', final: boolean): Promise<void> {
+  private async write(op: 'post' | 'edit', final: boolean, stepsOnly = false): Promise<void> {
     const { sink, clock, platform, metrics } = this.o;
     let sent = false;
     let done: Written | typeof NOTHING_SENT;
     try {
-      done = await this.pacer.write(op, final, this.ledger.ids.length > 0, async () => {
+      done = await this.pacer.write(op, final, this.ledger.ids.length > 0 || stepsOnly, async () => {
         // The text as it is when the request leaves, not as it was when the write was queued: a
         // write that waited past the end of the upstream carries the whole reply (and is its final).
         const plan = this.plan();
@@ -212,16 +274,18 @@ export class ReplyWriter {
         sent = true;
         const startedAt = clock.now();
         const opts = this.writeOptions(plan.final, plan.next !== undefined);
+        const steps = opts.steps !== undefined ? (this.o.work?.version ?? 0) : 0;
+        if (opts.files !== undefined) this.filesShown = true;
         if (op === 'post') {
           const posted = await sink.post(plan.text, opts);
           this.ledger.posted(posted.messageId, startedAt);
           if (!this.text.ended) this.pacer.holdFinal();
-          return { ...posted, plan, startedAt };
+          return { ...posted, plan, startedAt, steps };
         }
         // Recorded before the edit: a crash between the platform applying it and a record after
         // it would make the repair roll the message back to older text.
         this.recordProgress(plan.text);
-        return { ...(await sink.edit(this.ledger.msg.id as string, plan.text, opts)), plan, startedAt };
+        return { ...(await sink.edit(this.ledger.msg.id as string, plan.text, opts)), plan, startedAt, steps };
       });
     } catch (err) {
       // Not granted (an intermediate write overtaken by the end of the reply, the scheduler closed)
@@ -230,15 +294,18 @@ export class ReplyWriter {
       return;
     }
     if (done === NOTHING_SENT) return;
-    const { plan, startedAt, fallbacks } = done;
+    const { plan, startedAt, fallbacks, steps } = done;
     this.retries = 0;
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.ledger.part > 0 ? 'continuation' : 'post');
     for (const reason of fallbacks ?? []) metrics.richFallback(platform, reason);
-    this.ledger.wrote(plan.text, plan.final, startedAt);
+    this.ledger.wrote(plan.text, plan.final, startedAt, steps);
     if (!this.firstShown) {
       this.firstShown = true;
-      const at = clock.now();
       void this.working.then(() => sink.clearWorking()).catch(() => {});
+    }
+    if (!this.firstTextShown && hasText(plan.text)) {
+      this.firstTextShown = true;
+      const at = clock.now();
       if (this.o.receivedAt !== undefined)
         metrics.platformFirstText(platform, Math.max(0, at - this.o.receivedAt) / 1000);
       this.o.onFirstText?.(at);

@@ -13,6 +13,7 @@ import {
   pendingVotes,
 } from './upstream-message.js';
 import { MESSAGES } from '../user-messages.js';
+import { AgentWork, type AgentWorkSettings } from './agent-work.js';
 
 // What one reply asks the upstream and reads back: the composed message (the user's words, and
 // for a new conversation in a place with earlier messages that history as context), the user's
@@ -39,6 +40,8 @@ export interface UpstreamDeps {
   /** FEEDBACK: votes are stored here, and pending ones go upstream with the voter's next message. */
   feedback?: { store: FeedbackStore | undefined; show: boolean };
   hooks?: ReplyHooks;
+  /** SHOW_STEPS, SHOW_SOURCES: which of an agent's work the reply shows. Absent: both. */
+  agent?: AgentWorkSettings;
 }
 
 /** Timing taps for tests and benchmarks. */
@@ -74,6 +77,8 @@ export class UpstreamReply {
   private contextRead = false;
   private readonly upstream = new AbortController();
   private current: ChatStream | undefined;
+  /** The agent's steps, sources and files the upstream sent beside the text. */
+  readonly work: AgentWork;
 
   constructor(
     private readonly deps: UpstreamDeps,
@@ -83,6 +88,7 @@ export class UpstreamReply {
     this.conv = conv;
     this.renewed = conv.renewed;
     this.composed = this.compose();
+    this.work = new AgentWork(deps.agent ?? { steps: true, sources: true });
   }
 
   /** Put before the reply's text: the note that its conversation is a new one. */
@@ -235,7 +241,9 @@ export class UpstreamReply {
       } else if (ev.type === 'end') {
         if (ev.reason === 'too_long') this.capped = true;
         break;
-      }
+      } else if (ev.type === 'step') this.work.step(ev.step);
+      else if (ev.type === 'source') this.work.source(ev.source);
+      else if (ev.type === 'file') this.work.file(ev.file);
     }
     if (this.conv.fresh && chat.capabilities.idsFromReplies && !named) conversations.noIdFromStream();
   }

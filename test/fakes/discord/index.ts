@@ -96,6 +96,8 @@ export interface ShownMessage {
   ephemeral?: boolean;
   /** The message's buttons as last written. */
   components: unknown[];
+  /** The message's embeds as last written. */
+  embeds: unknown[];
 }
 
 export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
@@ -396,6 +398,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
         ...(m.interactionId === undefined ? {} : { interactionId: m.interactionId }),
         ...(m.ephemeral === undefined ? {} : { ephemeral: m.ephemeral }),
         components: m.components ?? [],
+        embeds: m.embeds ?? [],
       }));
     },
     botMessages(channelId: string): ShownMessage[] {

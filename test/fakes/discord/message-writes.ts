@@ -4,6 +4,7 @@ import { channelJson, messageJson } from './payloads.js';
 import type { FakeRateLimiter } from './rate-limit.js';
 import { ChannelKind, type FakeDiscordState, type FakeMessage } from './state.js';
 import { NonceMemory } from './nonce.js';
+import { embedsOf } from './embeds.js';
 
 // Message writes of the bot: channel messages, threads, interaction responses and follow-ups.
 // Create and edit in one channel share a bucket (as observed on Discord); a webhook token has its own.
@@ -30,6 +31,7 @@ export class MessageWrites {
     const again = earlier === undefined ? undefined : this.state.messages.get(earlier);
     if (again !== undefined) return { status: 200, body: messageJson(again, this.state), headers };
     const content = this.content(body);
+    const embeds = embedsOf(body);
     const m: FakeMessage = {
       id: this.state.nextId(),
       channelId: channel.id,
@@ -39,6 +41,7 @@ export class MessageWrites {
       allowedMentions: body.allowed_mentions,
       messageReference: body.message_reference,
       ...(Array.isArray(body.components) ? { components: body.components as unknown[] } : {}),
+      ...(embeds !== undefined ? { embeds } : {}),
       createdAt: Date.now(),
       edits: 0,
     };
@@ -191,8 +194,10 @@ export class MessageWrites {
   }
 
   private applyEdit(m: FakeMessage, body: Record<string, unknown>): void {
+    const embeds = embedsOf(body);
     if ('content' in body) m.content = this.content(body);
     if (Array.isArray(body.components)) m.components = body.components as unknown[];
+    if (embeds !== undefined) m.embeds = embeds;
     m.allowedMentions = body.allowed_mentions;
     m.editedAt = Date.now();
     m.edits += 1;

@@ -117,7 +117,7 @@ export function messageJson(m: FakeMessage, state: FakeDiscordState, mentions: F
     mentions: mentions.map(userJson),
     mention_roles: [],
     attachments: [],
-    embeds: [],
+    embeds: m.embeds ?? [],
     components: m.components ?? [],
     pinned: false,
     type: m.messageReference ? 19 : 0,

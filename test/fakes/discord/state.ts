@@ -64,6 +64,8 @@ export interface FakeMessage {
   ephemeral?: boolean;
   /** Buttons as last written (an edit without `components` keeps them). */
   components?: unknown[];
+  /** Embeds as last written (an edit without `embeds` keeps them). */
+  embeds?: unknown[];
   createdAt: number;
   editedAt?: number;
   edits: number;

@@ -28,6 +28,9 @@ export function shownBlocks(blocks: readonly Block[]): string {
     .map((b) => {
       if (b.type === 'section') return (b.text as { text: string }).text;
       if (b.type === 'table') return (b.rows as Cell[][]).map((r) => r.map(cellText).join(' | ')).join('\n');
+      // A context line (an agent's running step) shows its texts; an image its alternative text.
+      if (b.type === 'context') return ((b.elements ?? []) as { text?: string }[]).map((e) => e.text ?? '').join(' ');
+      if (b.type === 'image') return `[image: ${String(b.alt_text)}]`;
       return '';
     })
     .join('\n');

@@ -1,3 +1,4 @@
+import type { FakeTimeline } from './stream-chunks.js';
 // The fake's data: tokens, channels and their messages. Text is what a user would see.
 
 export interface FakeMessage {
@@ -22,6 +23,10 @@ export interface FakeMessage {
   attachments?: Record<string, unknown>[];
   /** The message's `metadata` (event_type, event_payload) as posted. */
   metadata?: Record<string, unknown>;
+  /** A native stream's task timeline (`task_update` chunks, stream-chunks.ts). */
+  timeline?: FakeTimeline;
+  /** chat.startStream's `task_display_mode`. */
+  taskDisplayMode?: string;
 }
 
 /** A chat.postEphemeral: only `user` sees it, and it is not a message of the channel. */

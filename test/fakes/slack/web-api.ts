@@ -7,6 +7,7 @@ import type { FakeMessage, FakePrompts, FakeState, TokenInfo } from './state.js'
 import { isWriteMethod, type WriteLog } from './write-log.js';
 import type { FaultSource } from '../chaos.js';
 import { maybeLoseAnswer, metadataOf, wantsMetadata } from './lost-answers.js';
+import { applyTasks, chunksError, taskUpdates } from './stream-chunks.js';
 
 // The fake Web API: one POST /api/<method> per call, form-encoded or JSON, bearer or body token.
 // Answers like Slack does: HTTP 200 with {ok:false,error} for API errors, 429 + Retry-After.
@@ -83,6 +84,12 @@ const req = (a: Args, k: string): string => {
   if (v === undefined || v === '') throw new ApiError(k === 'channel' ? 'channel_not_found' : `missing_${k}`);
   return v;
 };
+
+/** A stream call's chunks as Slack checks them (stream-chunks.ts). */
+function streamChunksChecked(a: Args): void {
+  const error = chunksError(a);
+  if (error !== undefined) throw new ApiError(error);
+}
 
 function chunkText(a: Args): string | undefined {
   const md = str(a, 'markdown_text');
@@ -217,6 +224,7 @@ const handlers: Record<string, Handler> = {
     if (!isDm && (str(a, 'recipient_user_id') === undefined || str(a, 'recipient_team_id') === undefined)) {
       throw new ApiError('missing_recipient_user_id');
     }
+    streamChunksChecked(a);
     const text = chunkText(a) ?? '';
     const m = c.state.add({
       channel,
@@ -227,22 +235,33 @@ const handlers: Record<string, Handler> = {
       threadTs,
       streaming: true,
     });
+    const timeline = applyTasks(undefined, taskUpdates(a));
+    if (timeline !== undefined) m.timeline = timeline;
+    const mode = str(a, 'task_display_mode');
+    if (mode !== undefined) m.taskDisplayMode = mode;
     return { channel, ts: m.ts };
   },
   'chat.appendStream': (c, a) => {
     const m = existing(c, a);
     if (c.switches.failAppendStream) throw new ApiError(c.switches.failAppendStream);
     if (!m.streaming) throw new ApiError('message_not_in_streaming_state');
+    streamChunksChecked(a);
     const add = chunkText(a);
     if (add === undefined) throw new ApiError('invalid_arguments');
-    c.state.setText(m, m.text + add, 'markdown');
+    // A call of task updates alone changes the timeline, not the text (nor its versions).
+    if (add !== '') c.state.setText(m, m.text + add, 'markdown');
+    const timeline = applyTasks(m.timeline, taskUpdates(a));
+    if (timeline !== undefined) m.timeline = timeline;
     return { channel: m.channel, ts: m.ts };
   },
   'chat.stopStream': (c, a) => {
     const m = existing(c, a);
     if (!m.streaming) throw new ApiError('message_not_in_streaming_state');
+    streamChunksChecked(a);
     const add = chunkText(a);
     if (add) c.state.setText(m, m.text + add, 'markdown');
+    const timeline = applyTasks(m.timeline, taskUpdates(a));
+    if (timeline !== undefined) m.timeline = timeline;
     const blocks = blocksOf(a);
     if (blocks !== undefined) m.blocks = blocks;
     m.streaming = false;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import type { DiscordConnector } from '../../../src/connectors/discord/index.js';
 import type { BridgeMetrics } from '../../../src/core/metrics-port.js';
+import type { ChatService } from '../../../src/core/chat-port.js';
 import type { Relay, RelaySettings } from '../../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
 import { openStore, type SqliteStore } from '../../../src/store/sqlite/index.js';
@@ -29,6 +30,8 @@ export interface StackOptions {
   attachmentMaxBytes?: number;
   /** The relay's metrics (default none). */
   metrics?: BridgeMetrics;
+  /** The upstream, in place of the real client to the emulator (a scripted agent stream). */
+  chat?: ChatService;
 }
 
 export interface Stack {
@@ -65,6 +68,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       store,
       botId: BOT,
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
+      ...(opts.chat !== undefined ? { chat: opts.chat } : {}),
       settings: {
         userMessagesPerMinute: 100,
         streamEditIntervalMs: opts.editIntervalMs ?? 100,

@@ -1,0 +1,106 @@
+import { afterEach, expect, it } from 'vitest';
+import { FakeChat, type ScriptedEvent } from '../fakes/fake-chat.js';
+import { mention } from './discord/harness.js';
+import { type Stack, type StackOptions, startStack } from './discord/stack.js';
+
+// An agent's reply on Discord, through real discord.js against the fake Discord and the real
+// relay, writer and sink, the upstream a scripted agent stream: the running step as a `-#` line
+// while its tool runs, edited in place and gone at the end; the answer exactly; the sources as a
+// numbered list of links Discord shows without previews; an image URL as an embed image.
+
+let s: Stack | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+const ANN = '200000000000000001';
+const ANSWER =
+  'Hello world.\n\n**Sources**\n1. [Example A](<https://example.com/a>)\n2. [b.example.org](<https://b.example.org/x>)';
+
+function gate(): { promise: Promise<void>; open(): void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+/** Two tool calls (the second running until `tool` opens), two sources, the answer. */
+function agentReply(tool: Promise<void>): ScriptedEvent[] {
+  return [
+    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'running' } },
+    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'done' } },
+    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'running' } },
+    { type: 'gate', gate: tool },
+    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'done' } },
+    { type: 'source', source: { url: 'https://example.com/a', title: 'Example A' } },
+    { type: 'source', source: { url: 'https://b.example.org/x' } },
+    { type: 'text', text: 'Hello ' },
+    { type: 'text', text: 'world.' },
+  ];
+}
+
+async function ask(events: ScriptedEvent[], opts: StackOptions = {}) {
+  const chat = new FakeChat('b');
+  chat.script = () => ({ events });
+  s = await startStack({ ...opts, chat });
+  const { fake, channelId } = s;
+  const user = fake.dispatchMessage({
+    channelId,
+    authorId: ANN,
+    content: mention(fake, 'weather?'),
+    mentionsBot: true,
+  });
+  const threadId = String(user.id);
+  const replies = () => fake.botMessages(threadId).filter((m) => !m.ephemeral);
+  return { stack: s, fake, threadId, replies };
+}
+
+it('the running step shows as a -# line while its tool runs; the answer and its sources replace it', async () => {
+  const tool = gate();
+  const { fake, replies } = await ask(agentReply(tool.promise));
+  await fake.waitUntil(() => replies()[0]?.content === '-# get_weather…', 10_000, 'the step line');
+  tool.open();
+  await fake.waitUntil(() => replies()[0]?.content === ANSWER, 10_000, 'the answer with its sources');
+  expect(replies()).toHaveLength(1);
+  const [reply] = replies();
+  // Edited in place: the step line's message became the answer.
+  expect(reply?.edits).toBeGreaterThanOrEqual(1);
+  expect(reply?.content).not.toContain('-#');
+  expect(reply?.embeds).toEqual([]);
+  // No write of the reply ever pinged anyone or carried a tool's arguments (there were none to leak).
+  const written = fake.record.filter((w) => w.messageId === reply?.id).map((w) => w.content ?? '');
+  expect(written.every((c) => !c.includes('{'))).toBe(true);
+});
+
+it('SHOW_STEPS=off: no step line is ever written; the answer and its sources only', async () => {
+  const tool = gate();
+  tool.open();
+  const { fake, replies } = await ask(agentReply(tool.promise), { relaySettings: { showSteps: false } });
+  await fake.waitUntil(() => replies()[0]?.content === ANSWER, 10_000, 'the answer with its sources');
+  const ids = new Set(replies().map((m) => m.id));
+  expect(
+    fake.record.filter((w) => w.messageId !== undefined && ids.has(w.messageId)).map((w) => w.content),
+  ).not.toContainEqual(expect.stringContaining('-#'));
+  expect(replies()).toHaveLength(1);
+});
+
+it('SHOW_SOURCES=off: the answer alone', async () => {
+  const tool = gate();
+  tool.open();
+  const { fake, replies } = await ask(agentReply(tool.promise), { relaySettings: { showSources: false } });
+  await fake.waitUntil(() => replies()[0]?.content === 'Hello world.', 10_000, 'the answer');
+  expect(replies()).toHaveLength(1);
+});
+
+it('an image URL shows as an embed image on the answer; another file as a line naming it', async () => {
+  const events: ScriptedEvent[] = [
+    { type: 'text', text: 'Here is the chart.' },
+    { type: 'file', file: { name: 'chart.png', mime: 'image/png', url: 'https://cdn.example.com/chart.png' } },
+    { type: 'file', file: { name: 'notes.txt', mime: 'text/plain', url: 'https://cdn.example.com/notes.txt' } },
+  ];
+  const { fake, replies } = await ask(events);
+  const want = 'Here is the chart.\n\n📎 [notes.txt](<https://cdn.example.com/notes.txt>)';
+  await fake.waitUntil(() => replies()[0]?.content === want, 10_000, 'the answer');
+  await fake.waitUntil(() => (replies()[0]?.embeds.length ?? 0) > 0, 10_000, 'the image');
+  expect(replies()[0]?.embeds).toEqual([{ image: { url: 'https://cdn.example.com/chart.png' }, title: 'chart.png' }]);
+});
