@@ -111,6 +111,8 @@ export async function buildBridge(
       publicHosts: playground.publicHosts,
       bindHost: config.service.host,
       limits: playground.limits,
+      emulator: playground.emulator,
+      feedback: store.feedback,
       logger: componentLogger(root, 'playground'),
     });
     connectors.push(p);

@@ -15,7 +15,9 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
+import type { AgentFile, AgentSource, AgentStep } from '../../core/chat-port.js';
 import type { Logger } from '../../logger.js';
+import { pageFile, type TurnListener, TurnEvents } from './turn-events.js';
 import type { AskView, ReplyListener, ReplyState, ReplyView } from './history-merge.js';
 import { type ClaimResult, ConversationTable, MAX_CONVERSATIONS } from './conversation-table.js';
 
@@ -41,6 +43,8 @@ export interface PlaygroundConnector extends Connector {
   /** A message typed in the page by `user`. Returns once the relay has it (the reply streams on). */
   send(conversation: string, text: string, user: string): { eventId: string };
   stopReply(replyKey: string, user: string): Promise<StopResult>;
+  /** Stop whatever reply `user`'s turn in `conversation` writes, also before its first word. */
+  stopConversation(conversation: string, user: string): Promise<StopResult>;
   voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult>;
   resetConversation(conversation: string): Promise<void>;
   /** The replies of a conversation still kept in memory (streaming ones first of all). */
@@ -49,6 +53,8 @@ export interface PlaygroundConnector extends Connector {
   asked(conversation: string): AskView[];
   /** Follow a conversation's writes; returns the unsubscribe function. */
   subscribe(conversation: string, listener: ReplyListener): () => void;
+  /** Follow a conversation's turns: working/done, steps, sources, files (turn-events.ts). */
+  subscribeTurns(conversation: string, listener: TurnListener): () => void;
   placeOf(conversation: string): Place;
 }
 
@@ -75,6 +81,7 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   const table = new ConversationTable(opts.maxConversations ?? MAX_CONVERSATIONS);
   /** Replies whose Stop was pressed: their final write shows `stopped`. */
   const stopRequested = new Set<string>();
+  const turns = new TurnEvents((err) => logger.warn({ err }, 'playground: a turn listener failed'));
 
   const placeOf = (conversation: string): Place => ({ platform: 'playground', channelId: conversation });
 
@@ -136,8 +143,32 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     buckets(): BucketRef[] {
       return [this.bucket];
     }
-    async showWorking(): Promise<void> {}
+    async showWorking(): Promise<void> {
+      turns.emit(this.conversation, { kind: 'turn', eventId: this.eventId, state: 'working' });
+    }
     async clearWorking(): Promise<void> {}
+
+    // ---- issue 36 adapter (agent display): the lead connects these at merge ----
+    // The core's agent-display work hands an agent's steps, sources and files to sinks; these are
+    // the playground's ends of it, under names to be matched to that ReplySink method at merge.
+    // Each goes to the page as `event: step|sources|file` for this turn (turn-events.ts).
+    /** The reply's steps so far (each by id, its latest state), every time one changes. */
+    async showSteps(steps: readonly AgentStep[]): Promise<void> {
+      turns.emit(this.conversation, { kind: 'step', eventId: this.eventId, steps: steps.map((st) => ({ ...st })) });
+    }
+    /** The sources the answer cites (shown after it). */
+    async showSources(sources: readonly AgentSource[]): Promise<void> {
+      turns.emit(this.conversation, {
+        kind: 'sources',
+        eventId: this.eventId,
+        sources: sources.map((src) => ({ ...src })),
+      });
+    }
+    /** A file or image the assistant made: a link or a download in the page. */
+    async showFile(file: AgentFile): Promise<void> {
+      turns.emit(this.conversation, { kind: 'file', eventId: this.eventId, file: pageFile(file) });
+    }
+    // ---- end of the issue 36 adapter ----
 
     async post(text: string, o: WriteOptions): Promise<PostResult> {
       const view: ReplyView = {
@@ -270,6 +301,7 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
             if (r.status === 'failed') sink.settle('error');
             else if (r.status === 'interrupted') sink.settle('interrupted');
             else if (r.status === 'stopped') sink.settle('stopped');
+            return r.status;
           },
           (err: unknown) => {
             logger.error(
@@ -277,8 +309,11 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
               'playground: handler failed',
             );
             sink.settle('error');
+            return 'failed';
           },
-        );
+        )
+        // After the reply's last state: the page's typing indicator and early Stop end here.
+        .then((result) => turns.emit(conversation, { kind: 'turn', eventId, state: 'done', result }));
       return { eventId };
     },
 
@@ -288,6 +323,11 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       const result = await handler.stop(replyKey, user);
       if (result !== 'stopped') stopRequested.delete(replyKey);
       return result;
+    },
+
+    async stopConversation(conversation: string, user: string): Promise<StopResult> {
+      if (handler?.stopPlace === undefined) return 'not_found';
+      return handler.stopPlace(placeOf(conversation), user);
     },
 
     async voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult> {
@@ -317,6 +357,10 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       const set = table.ensure(conversation).listeners;
       set.add(listener);
       return () => set.delete(listener);
+    },
+
+    subscribeTurns(conversation: string, listener: TurnListener): () => void {
+      return turns.subscribe(conversation, listener);
     },
 
     placeOf,
