@@ -196,7 +196,9 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       view.writes += 1;
       if (o.replyKey !== undefined) view.replyKey = o.replyKey;
       if (o.final) {
-        const stopped = o.replyKey !== undefined && stopRequested.has(o.replyKey);
+        // A Stop by conversation (before the first word) names no key: the reply written there is it.
+        const byPlace = stopRequested.delete(`conversation:${this.conversation}`);
+        const stopped = byPlace || (o.replyKey !== undefined && stopRequested.has(o.replyKey));
         view.state = stopped ? 'stopped' : 'final';
         view.feedback = o.last === true && o.feedback === true;
       } else {
@@ -327,7 +329,11 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
 
     async stopConversation(conversation: string, user: string): Promise<StopResult> {
       if (handler?.stopPlace === undefined) return 'not_found';
-      return handler.stopPlace(placeOf(conversation), user);
+      const key = `conversation:${conversation}`;
+      stopRequested.add(key);
+      const result = await handler.stopPlace(placeOf(conversation), user);
+      if (result !== 'stopped') stopRequested.delete(key);
+      return result;
     },
 
     async voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult> {
