@@ -26,8 +26,8 @@ export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0
 export function pageWithToken(token: string, facts?: PageFacts): string {
   const upstream = facts?.emulator === true ? 'emulator' : 'service';
   const meta =
-    `<meta name="${TOKEN_META}" content="${escapeAttr(token)}">\n` +
-    `<meta name="playground-upstream" content="${upstream}">\n`;
+    `<meta name="playground-upstream" content="${upstream}">\n` +
+    `<meta name="${TOKEN_META}" content="${escapeAttr(token)}">\n`;
   const at = PAGE_HTML.indexOf('</head>');
   return at < 0 ? meta + PAGE_HTML : PAGE_HTML.slice(0, at) + meta + PAGE_HTML.slice(at);
 }
