@@ -41,7 +41,9 @@ export interface PlaygroundConnector extends Connector {
    */
   claim(conversation: string, user: string): ClaimResult;
   /** A message typed in the page by `user`. Returns once the relay has it (the reply streams on). */
-  send(conversation: string, text: string, user: string): { eventId: string };
+  send(conversation: string, text: string, user: string, bot?: string): { eventId: string };
+  /** The bot the conversation's page picked (one of the options' `bots`), if any. */
+  botOf(conversation: string): string | undefined;
   stopReply(replyKey: string, user: string): Promise<StopResult>;
   /** Stop whatever reply `user`'s turn in `conversation` writes, also before its first word. */
   stopConversation(conversation: string, user: string): Promise<StopResult>;
@@ -63,6 +65,8 @@ export interface PlaygroundOptions {
   now?: () => number;
   /** Writes per second allowed in one conversation: generous, the page is local. */
   writesPerSecond?: number;
+  /** Bots a page may pick (a picker shows when there are several). */
+  bots?: readonly string[];
   /** Conversations kept in memory (least recently used forgotten first). Default 500. */
   maxConversations?: number;
 }
@@ -81,6 +85,8 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   const table = new ConversationTable(opts.maxConversations ?? MAX_CONVERSATIONS);
   /** Replies whose Stop was pressed: their final write shows `stopped`. */
   const stopRequested = new Set<string>();
+  /** The bot each conversation's page picked; bounded like the conversations kept. */
+  const picked = new Map<string, string>();
   const turns = new TurnEvents((err) => logger.warn({ err }, 'playground: a turn listener failed'));
 
   const placeOf = (conversation: string): Place => ({ platform: 'playground', channelId: conversation });
@@ -264,9 +270,14 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       return table.claim(conversation, user);
     },
 
-    send(conversation: string, text: string, user: string): { eventId: string } {
+    send(conversation: string, text: string, user: string, bot?: string): { eventId: string } {
       const h = handler;
       if (h === undefined || stopping) throw new Error('the playground is not running');
+      if (bot !== undefined && (opts.bots ?? []).length > 1 && opts.bots?.includes(bot) === true) {
+        picked.delete(conversation);
+        picked.set(conversation, bot);
+        if (picked.size > (opts.maxConversations ?? MAX_CONVERSATIONS)) picked.delete(picked.keys().next().value ?? '');
+      }
       const eventId = randomUUID();
       const place = placeOf(conversation);
       const sink = new PlaygroundSink(conversation, eventId);
@@ -363,6 +374,10 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       const set = table.ensure(conversation).listeners;
       set.add(listener);
       return () => set.delete(listener);
+    },
+
+    botOf(conversation: string): string | undefined {
+      return picked.get(conversation);
     },
 
     subscribeTurns(conversation: string, listener: TurnListener): () => void {

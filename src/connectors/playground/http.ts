@@ -281,7 +281,8 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
             sendJson(res, 400, { error: 'bad_message' });
             return;
           }
-          sendJson(res, 202, connector.send(conversation, text, user));
+          const bot = typeof body.bot === 'string' ? body.bot : undefined;
+          sendJson(res, 202, connector.send(conversation, text, user, bot));
           return;
         }
         case '/playground/api/stop':

@@ -50,6 +50,8 @@ export interface PlaygroundWiring {
   limits?: PlaygroundLimits | undefined;
   /** The built-in emulator is the upstream (the page then offers its commands). */
   emulator?: boolean | undefined;
+  /** The bots a page may pick from (the default bot and those BOT_ROUTES names): a picker when several. */
+  bots?: string[] | undefined;
   /** Where votes are kept (a reload shows a browser its own votes). */
   feedback?: FeedbackStore | undefined;
   logger: Logger;
@@ -60,6 +62,7 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
   const l = w.limits ?? {};
   const connector = createPlaygroundConnector({
     logger: w.logger,
+    ...(w.bots !== undefined ? { bots: w.bots } : {}),
     ...(l.conversations !== undefined ? { maxConversations: l.conversations } : {}),
   });
   const streamLimits: Partial<StreamLimits> = {};
@@ -67,7 +70,12 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
   if (l.streams !== undefined) streamLimits.total = l.streams;
   if (l.streamIdleMs !== undefined) streamLimits.idleMs = l.streamIdleMs;
   if (l.keepaliveMs !== undefined) streamLimits.keepaliveMs = l.keepaliveMs;
-  const routes = createPlaygroundRoutes({ ...w, connector, streamLimits, facts: { emulator: w.emulator === true } });
+  const routes = createPlaygroundRoutes({
+    ...w,
+    connector,
+    streamLimits,
+    facts: { emulator: w.emulator === true, bots: w.bots ?? [] },
+  });
   w.server.mount('/', routes.page);
   w.server.mount('/favicon.ico', routes.favicon);
   w.server.mount('/playground', routes.api);

@@ -24,6 +24,8 @@ let loaded = false;
 let buffered = [];
 /** The built-in emulator answers (the bridge says so in the page): its commands make good demos. */
 const EMULATOR = (document.querySelector('meta[name="playground-upstream"]') || {}).content === 'emulator';
+/** The bots a conversation may go to (BOT_ROUTES names several): the first is the default. */
+const BOTS = ((document.querySelector('meta[name="playground-bots"]') || {}).content || '').split(',').filter(Boolean);
 
 // ---- requests ----
 /** The per-process secret the bridge writes into the page; sent with every request. */
@@ -141,7 +143,7 @@ async function deliver(el, text, conversation, pending) {
   const wait = pending || addPending(conversation);
   try {
     await liveStream(conversation);
-    const r = await api('api/send', { conversation: conversation, text: text });
+    const r = await api('api/send', BOTS.length > 1 ? { conversation: conversation, text: text, bot: botOf(conversation) } : { conversation: conversation, text: text });
     el.setAttribute('data-state', 'sent');
     if (old) old.remove();
     if (typeof r.eventId === 'string') pendingKnown(wait, r.eventId); else wait.remove();
@@ -176,6 +178,25 @@ function fitBox() {
   const box = $('message');
   box.style.height = 'auto';
   box.style.height = Math.min(box.scrollHeight, 192) + 'px';
+}
+
+// ---- the bot picker (when BOT_ROUTES names several bots) ----
+/** The bot a conversation goes to: picked in this browser (kept with the conversation list), else the default. */
+function botOf(id) {
+  const c = loadList().find((x) => x.id === id);
+  return c && BOTS.includes(c.bot) ? c.bot : BOTS[0];
+}
+function pickers() {
+  if (BOTS.length < 2) return;
+  const sel = $('bot');
+  for (const b of BOTS) { const o = document.createElement('option'); o.value = b; o.textContent = b; sel.appendChild(o); }
+  $('bot-pick').hidden = false;
+  sel.addEventListener('change', () => {
+    const list = loadList();
+    const c = list.find((x) => x.id === current);
+    if (c) { c.bot = sel.value; saveList(list); }
+    status('Messages here now go to ' + sel.value + '.');
+  });
 }
 
 // ---- the welcome screen ----
@@ -274,6 +295,7 @@ function open(id) {
   current = id;
   if (location.hash.slice(1) !== id) history.replaceState(null, '', '#' + id);
   remember(id);
+  if (BOTS.length > 1) $('bot').value = botOf(id);
   loaded = false;
   $('log').textContent = '';
   updateEmpty();
@@ -321,6 +343,7 @@ const START_JS = String.raw`
 // ---- wiring ----
 for (const b of document.querySelectorAll('button[data-icon]')) b.prepend(icon(b.getAttribute('data-icon')));
 welcome();
+pickers();
 $('composer').addEventListener('submit', (e) => { e.preventDefault(); send(); });
 $('message').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); } });
 $('message').addEventListener('input', fitBox);

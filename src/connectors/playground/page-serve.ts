@@ -12,6 +12,8 @@ export const TOKEN_META = 'playground-token';
 export interface PageFacts {
   /** The built-in emulator answers (no CHAT_API_URL): the page offers its commands as demos. */
   emulator: boolean;
+  /** The bots the page may pick from (a picker when there are several; the first is the default). */
+  bots?: readonly string[];
 }
 
 /** The playground's icon: a speech bubble, inline SVG (served at /favicon.ico and /playground/icon.svg). */
@@ -25,8 +27,10 @@ export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0
 /** The page with this browser's token in it (and, in `<meta name="playground-upstream">`, which upstream answers). */
 export function pageWithToken(token: string, facts?: PageFacts): string {
   const upstream = facts?.emulator === true ? 'emulator' : 'service';
+  const bots = facts?.bots ?? [];
   const meta =
     `<meta name="playground-upstream" content="${upstream}">\n` +
+    (bots.length > 1 ? `<meta name="playground-bots" content="${escapeAttr(bots.join(','))}">\n` : '') +
     `<meta name="${TOKEN_META}" content="${escapeAttr(token)}">\n`;
   const at = PAGE_HTML.indexOf('</head>');
   return at < 0 ? meta + PAGE_HTML : PAGE_HTML.slice(0, at) + meta + PAGE_HTML.slice(at);

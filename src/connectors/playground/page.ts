@@ -31,6 +31,7 @@ export const PAGE_HTML = `<!doctype html>
   <header>
     <button type="button" id="menu" class="icon-btn narrow-only" aria-label="Show conversations" aria-controls="sidebar" aria-expanded="false" data-icon="menu"></button>
     <span id="title"></span>
+    <label id="bot-pick" class="bot-pick" hidden>Bot <select id="bot" aria-label="Bot"></select></label>
     <button type="button" id="reset" class="btn btn-ghost" aria-label="Reset conversation" data-icon="reset">Reset</button>
   </header>
   <p id="connection" role="status" hidden></p>
@@ -180,6 +181,8 @@ textarea:focus-visible { outline: none; }
 .send-btn:hover { opacity: .85; }
 .composer-hint { margin: .3rem 0 0; text-align: center; font-size: .75rem; color: var(--fg-soft); }
 #status { margin: 0 1rem .4rem; font-size: .8rem; color: var(--fg-soft); min-height: 1em; text-align: center; }
+.bot-pick { display: inline-flex; align-items: center; gap: .35rem; font-size: .8rem; color: var(--fg-soft); }
+.bot-pick select { font: inherit; font-size: .875rem; color: var(--fg); background: var(--bg); border: 1px solid var(--border); border-radius: 8px; padding: .25rem .4rem; max-width: 10rem; }
 .narrow-only { display: none; }
 .offscreen { position: fixed; left: -9999px; top: 0; }
 @media (max-width: 700px) {
