@@ -111,6 +111,9 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
         await shot(page, `welcome-${width}`);
         const overflow = await page.evaluate('document.documentElement.scrollWidth');
         expect(overflow).toBe(width);
+        // Every prompt whole within the window (a long one is cut with an ellipsis, not by the edge).
+        const rights = await page.$$eval('#prompts button', (bs) => bs.map((b) => b.getBoundingClientRect().right));
+        for (const r of rights) expect(r).toBeLessThanOrEqual(width);
 
         await page.click('#prompts button:first-child');
         await page.waitForSelector('[data-reply][data-state="final"] table', { timeout: 20_000 });

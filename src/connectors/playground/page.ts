@@ -107,7 +107,7 @@ body.empty #log { display: none; }
 #welcome h2 { margin: .25rem 0 0; font-size: 1.6rem; font-weight: 600; }
 #welcome p { margin: 0 0 .75rem; color: var(--fg-soft); max-width: 32rem; }
 #prompts { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: .6rem; width: min(40rem, 100%); }
-.prompt { text-align: left; border: 1px solid var(--border); background: var(--bg); border-radius: 14px; padding: .7rem .9rem; display: flex; flex-direction: column; gap: .15rem; }
+.prompt { min-width: 0; text-align: left; border: 1px solid var(--border); background: var(--bg); border-radius: 14px; padding: .7rem .9rem; display: flex; flex-direction: column; gap: .15rem; }
 .prompt:hover { background: var(--bg-soft); }
 .prompt strong { font-size: .9rem; }
 .prompt span { font-size: .8rem; color: var(--fg-soft); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 100%; }
@@ -200,7 +200,7 @@ textarea:focus-visible { outline: none; }
   .msg.user .controls { opacity: 1; }
   form { padding: .4rem .5rem .2rem; }
   .composer-hint { display: none; }
-  #prompts { grid-template-columns: 1fr; }
+  #prompts { grid-template-columns: minmax(0, 1fr); }
   #welcome h2 { font-size: 1.35rem; }
   #status { margin: 0 .5rem .3rem; }
 }
