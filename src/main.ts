@@ -100,20 +100,27 @@ export async function buildBridge(
     });
     connectors.push(slack);
   }
+  const routeBots = botRouter(config.upstream.routes, config.upstream.botId);
+  /** Which bot answers in a place: in the playground, the one its page picked (when routes name several). */
+  let botFor = routeBots;
   if (playground?.enabled) {
     const p = mountPlayground({
       server,
       chat,
       conversations: store.conversations,
-      botFor: botRouter(config.upstream.routes, config.upstream.botId),
+      botFor: routeBots,
+      bots: [...new Set([config.upstream.botId, ...config.upstream.routes.map((r) => r.botId)])],
       allowRemote: playground.allowRemote,
       token: playground.token,
       publicHosts: playground.publicHosts,
       bindHost: config.service.host,
       limits: playground.limits,
+      emulator: playground.emulator,
+      feedback: store.feedback,
       logger: componentLogger(root, 'playground'),
     });
     connectors.push(p);
+    botFor = (place) => (place.platform === 'playground' ? p.botOf(place.channelId) : undefined) ?? routeBots(place);
   }
   for (const c of connectors) {
     c.setBudgetShare?.(scheduler.share);
@@ -138,7 +145,7 @@ export async function buildBridge(
 
   const relay = createRelay({
     chat,
-    botFor: botRouter(config.upstream.routes, config.upstream.botId),
+    botFor,
     conversations: store.conversations,
     events: store.events,
     inflight: store.inflight,

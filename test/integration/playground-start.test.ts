@@ -35,7 +35,8 @@ async function finalReply(base: string, conversation: string): Promise<{ text: s
   expect(stream.headers['content-type']).toContain('text/event-stream');
   const sent = await post(port, 'send', pageHeaders(s), { conversation, text: 'hello there' });
   expect(sent.status).toBe(202);
-  const last = await stream.next((e) => (e.data as { state: string }).state !== 'streaming');
+  // Replies only: the stream also says how the turn goes (event: turn, see turn-events.ts).
+  const last = await stream.next((e) => e.event === 'reply' && (e.data as { state: string }).state !== 'streaming');
   stream.close();
   return last.data as { text: string; state: string };
 }

@@ -15,7 +15,9 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
+import type { AgentFile, AgentSource, AgentStep } from '../../core/chat-port.js';
 import type { Logger } from '../../logger.js';
+import { pageFile, type TurnListener, TurnEvents } from './turn-events.js';
 import type { AskView, ReplyListener, ReplyState, ReplyView } from './history-merge.js';
 import { type ClaimResult, ConversationTable, MAX_CONVERSATIONS } from './conversation-table.js';
 
@@ -39,8 +41,12 @@ export interface PlaygroundConnector extends Connector {
    */
   claim(conversation: string, user: string): ClaimResult;
   /** A message typed in the page by `user`. Returns once the relay has it (the reply streams on). */
-  send(conversation: string, text: string, user: string): { eventId: string };
+  send(conversation: string, text: string, user: string, bot?: string): { eventId: string };
+  /** The bot the conversation's page picked (one of the options' `bots`), if any. */
+  botOf(conversation: string): string | undefined;
   stopReply(replyKey: string, user: string): Promise<StopResult>;
+  /** Stop whatever reply `user`'s turn in `conversation` writes, also before its first word. */
+  stopConversation(conversation: string, user: string): Promise<StopResult>;
   voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult>;
   resetConversation(conversation: string): Promise<void>;
   /** The replies of a conversation still kept in memory (streaming ones first of all). */
@@ -49,6 +55,8 @@ export interface PlaygroundConnector extends Connector {
   asked(conversation: string): AskView[];
   /** Follow a conversation's writes; returns the unsubscribe function. */
   subscribe(conversation: string, listener: ReplyListener): () => void;
+  /** Follow a conversation's turns: working/done, steps, sources, files (turn-events.ts). */
+  subscribeTurns(conversation: string, listener: TurnListener): () => void;
   placeOf(conversation: string): Place;
 }
 
@@ -57,6 +65,8 @@ export interface PlaygroundOptions {
   now?: () => number;
   /** Writes per second allowed in one conversation: generous, the page is local. */
   writesPerSecond?: number;
+  /** Bots a page may pick (a picker shows when there are several). */
+  bots?: readonly string[];
   /** Conversations kept in memory (least recently used forgotten first). Default 500. */
   maxConversations?: number;
 }
@@ -75,6 +85,9 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   const table = new ConversationTable(opts.maxConversations ?? MAX_CONVERSATIONS);
   /** Replies whose Stop was pressed: their final write shows `stopped`. */
   const stopRequested = new Set<string>();
+  /** The bot each conversation's page picked; bounded like the conversations kept. */
+  const picked = new Map<string, string>();
+  const turns = new TurnEvents((err) => logger.warn({ err }, 'playground: a turn listener failed'));
 
   const placeOf = (conversation: string): Place => ({ platform: 'playground', channelId: conversation });
 
@@ -136,8 +149,32 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     buckets(): BucketRef[] {
       return [this.bucket];
     }
-    async showWorking(): Promise<void> {}
+    async showWorking(): Promise<void> {
+      turns.emit(this.conversation, { kind: 'turn', eventId: this.eventId, state: 'working' });
+    }
     async clearWorking(): Promise<void> {}
+
+    // ---- issue 36 adapter (agent display): the lead connects these at merge ----
+    // The core's agent-display work hands an agent's steps, sources and files to sinks; these are
+    // the playground's ends of it, under names to be matched to that ReplySink method at merge.
+    // Each goes to the page as `event: step|sources|file` for this turn (turn-events.ts).
+    /** The reply's steps so far (each by id, its latest state), every time one changes. */
+    async showSteps(steps: readonly AgentStep[]): Promise<void> {
+      turns.emit(this.conversation, { kind: 'step', eventId: this.eventId, steps: steps.map((st) => ({ ...st })) });
+    }
+    /** The sources the answer cites (shown after it). */
+    async showSources(sources: readonly AgentSource[]): Promise<void> {
+      turns.emit(this.conversation, {
+        kind: 'sources',
+        eventId: this.eventId,
+        sources: sources.map((src) => ({ ...src })),
+      });
+    }
+    /** A file or image the assistant made: a link or a download in the page. */
+    async showFile(file: AgentFile): Promise<void> {
+      turns.emit(this.conversation, { kind: 'file', eventId: this.eventId, file: pageFile(file) });
+    }
+    // ---- end of the issue 36 adapter ----
 
     async post(text: string, o: WriteOptions): Promise<PostResult> {
       const view: ReplyView = {
@@ -165,7 +202,9 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       view.writes += 1;
       if (o.replyKey !== undefined) view.replyKey = o.replyKey;
       if (o.final) {
-        const stopped = o.replyKey !== undefined && stopRequested.has(o.replyKey);
+        // A Stop by conversation (before the first word) names no key: the reply written there is it.
+        const byPlace = stopRequested.delete(`conversation:${this.conversation}`);
+        const stopped = byPlace || (o.replyKey !== undefined && stopRequested.has(o.replyKey));
         view.state = stopped ? 'stopped' : 'final';
         view.feedback = o.last === true && o.feedback === true;
       } else {
@@ -231,9 +270,14 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       return table.claim(conversation, user);
     },
 
-    send(conversation: string, text: string, user: string): { eventId: string } {
+    send(conversation: string, text: string, user: string, bot?: string): { eventId: string } {
       const h = handler;
       if (h === undefined || stopping) throw new Error('the playground is not running');
+      if (bot !== undefined && (opts.bots ?? []).length > 1 && opts.bots?.includes(bot) === true) {
+        picked.delete(conversation);
+        picked.set(conversation, bot);
+        if (picked.size > (opts.maxConversations ?? MAX_CONVERSATIONS)) picked.delete(picked.keys().next().value ?? '');
+      }
       const eventId = randomUUID();
       const place = placeOf(conversation);
       const sink = new PlaygroundSink(conversation, eventId);
@@ -270,6 +314,7 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
             if (r.status === 'failed') sink.settle('error');
             else if (r.status === 'interrupted') sink.settle('interrupted');
             else if (r.status === 'stopped') sink.settle('stopped');
+            return r.status;
           },
           (err: unknown) => {
             logger.error(
@@ -277,8 +322,11 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
               'playground: handler failed',
             );
             sink.settle('error');
+            return 'failed';
           },
-        );
+        )
+        // After the reply's last state: the page's typing indicator and early Stop end here.
+        .then((result) => turns.emit(conversation, { kind: 'turn', eventId, state: 'done', result }));
       return { eventId };
     },
 
@@ -287,6 +335,15 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       stopRequested.add(replyKey);
       const result = await handler.stop(replyKey, user);
       if (result !== 'stopped') stopRequested.delete(replyKey);
+      return result;
+    },
+
+    async stopConversation(conversation: string, user: string): Promise<StopResult> {
+      if (handler?.stopPlace === undefined) return 'not_found';
+      const key = `conversation:${conversation}`;
+      stopRequested.add(key);
+      const result = await handler.stopPlace(placeOf(conversation), user);
+      if (result !== 'stopped') stopRequested.delete(key);
       return result;
     },
 
@@ -317,6 +374,14 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       const set = table.ensure(conversation).listeners;
       set.add(listener);
       return () => set.delete(listener);
+    },
+
+    botOf(conversation: string): string | undefined {
+      return picked.get(conversation);
+    },
+
+    subscribeTurns(conversation: string, listener: TurnListener): () => void {
+      return turns.subscribe(conversation, listener);
     },
 
     placeOf,

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatService } from '../../core/chat-port.js';
-import type { Clock, ConversationStore } from '../../core/ports.js';
+import type { Clock, ConversationStore, FeedbackStore } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { type RequestListener, sendJson } from '../../server/http-server.js';
 import { ChatError } from '../../core/chat-port.js';
 import { CONVERSATION_ID, type PlaygroundConnector, type ReplyView } from './connector.js';
 import { type Caller, createGuard, type Refusal, userIdOf } from './guard.js';
-import { bouncePage, pageWithToken, refusalPage, sendText } from './page-serve.js';
+import { bouncePage, FAVICON_SVG, type PageFacts, pageWithToken, refusalPage, sendText } from './page-serve.js';
 import { PAGE_CSS } from './page.js';
 import { PAGE_JS } from './page-script.js';
 import { mergeHistory } from './history-merge.js';
@@ -14,7 +14,7 @@ import { serveVendor } from './vendor.js';
 import { createStreams, STREAM_LIMITS, type StreamLimits } from './streams.js';
 
 // The playground's routes on the bridge's HTTP server: `/` and `/playground` (the page),
-// `/playground/app.js`, `/playground/app.css`, `/playground/vendor/<file>` (vendor.ts: the
+// `/playground/app.js`, `/playground/app.css`, `/playground/icon.svg` (also `/favicon.ico`), `/playground/vendor/<file>` (vendor.ts: the
 // Markdown renderer and sanitizer), `/playground/api/{send,stop,vote,reset,history}` and the SSE
 // stream of a conversation's writes, `/playground/events?conversation=ID`.
 // It spends the operator's API key: guard.ts says who may drive it, streams.ts bounds the event
@@ -37,6 +37,10 @@ export interface PlaygroundHttpOptions {
   publicHosts?: string[] | undefined;
   /** HOST the server binds. */
   bindHost?: string | undefined;
+  /** Where votes are kept: a reload shows the browser's own votes again (absent: none shown). */
+  feedback?: FeedbackStore | undefined;
+  /** What the page tells its user about the upstream (the built-in emulator's hint, the bots). */
+  facts?: PageFacts | undefined;
   /** Caps of the event streams (tests); default STREAM_LIMITS. */
   streamLimits?: Partial<StreamLimits> | undefined;
   /** The streams' idle clock (tests). */
@@ -48,6 +52,8 @@ export interface PlaygroundHttpOptions {
 
 export interface PlaygroundRoutes {
   page: RequestListener;
+  /** `/favicon.ico`: the playground's icon (browsers ask for it whatever the page names). */
+  favicon: RequestListener;
   api: RequestListener;
   /** Ends every open event stream (shutdown). */
   close(): void;
@@ -129,14 +135,20 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
       uid = fresh.uid;
       headers['set-cookie'] = fresh.cookie;
     }
-    sendText(res, 200, 'text/html; charset=utf-8', pageWithToken(guard.pageToken(uid)), headers);
+    sendText(res, 200, 'text/html; charset=utf-8', pageWithToken(guard.pageToken(uid), opts.facts), headers);
+  };
+
+  const favicon: RequestListener = (req, res) => {
+    const admitted = guard.admit(req);
+    if ('refused' in admitted && admitted.refused !== 'unauthenticated') return refuse(req, res, admitted.refused);
+    sendText(res, 200, 'image/svg+xml', FAVICON_SVG, { 'cache-control': 'public, max-age=86400' });
   };
 
   /**
    * The conversation as the page shows it (history-merge.ts). `gone`: the upstream no longer
    * knows the conversation (a restarted emulator, an expired session); the page says so.
    */
-  const history = async (conversation: string): Promise<unknown> => {
+  const history = async (conversation: string, user: string): Promise<unknown> => {
     const place = connector.placeOf(conversation);
     const rec = await opts.conversations.get(place);
     const asks = connector.asked(conversation);
@@ -145,17 +157,44 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     try {
       const pageOf = await opts.chat.history(rec.botId || opts.botFor(place), rec.upstreamId, { limit: HISTORY_LIMIT });
       const upstream = pageOf.messages.map((m) => ({ id: m.id, role: m.role, text: m.content }));
-      return { messages: mergeHistory(upstream, asks, views) };
+      const messages = mergeHistory(upstream, asks, views);
+      return { messages: await withVotes(messages, rec.upstreamId, user) };
     } catch (err) {
       if (!(err instanceof ChatError) || err.kind !== 'conversation_gone') throw err;
       return { messages: mergeHistory(undefined, asks, views), gone: true };
     }
   };
 
+  /** This browser's votes on the conversation's replies (`vote` on each), from the feedback store. */
+  const withVotes = async <T extends { replyKey?: string }>(
+    messages: T[],
+    upstreamId: string,
+    user: string,
+  ): Promise<(T & { vote?: string })[]> => {
+    if (opts.feedback === undefined || !messages.some((m) => m.replyKey !== undefined)) return messages;
+    const votes = new Map<string, string>();
+    try {
+      for (const v of await opts.feedback.forConversation(upstreamId))
+        if (v.userId === user) votes.set(v.replyKey, v.vote);
+    } catch (err) {
+      // The thumbs then show unpressed: no reason to fail the whole history.
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'playground: votes not read');
+    }
+    return messages.map((m) => {
+      const vote = m.replyKey === undefined ? undefined : votes.get(m.replyKey);
+      return vote === undefined ? m : { ...m, vote };
+    });
+  };
+
   const events = (res: ServerResponse, conversation: string, user: string): void => {
-    const opened = streams.open(user, res, (send) =>
-      connector.subscribe(conversation, (v: ReplyView) => send('reply', v)),
-    );
+    const opened = streams.open(user, res, (send) => {
+      const replies = connector.subscribe(conversation, (v: ReplyView) => send('reply', v));
+      const turns = connector.subscribeTurns(conversation, ({ kind, ...data }) => send(kind, data));
+      return () => {
+        replies();
+        turns();
+      };
+    });
     if (!opened.ok) {
       logger.info({ error: opened.error }, 'playground: event stream refused');
       sendJson(res, opened.status, { error: opened.error, detail: opened.detail }, { 'retry-after': '60' });
@@ -197,6 +236,10 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
       sendText(res, 200, 'text/javascript; charset=utf-8', PAGE_JS);
       return;
     }
+    if (method === 'GET' && path === '/playground/icon.svg') {
+      sendText(res, 200, 'image/svg+xml', FAVICON_SVG, { 'cache-control': 'public, max-age=86400' });
+      return;
+    }
     if (method === 'GET' && path === '/playground/app.css') {
       sendText(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
       return;
@@ -220,7 +263,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
         const conversation = new URL(req.url ?? '/', 'http://playground.local').searchParams.get('conversation') ?? '';
         if (!claim(res, conversation, user)) return;
         if (path === '/playground/events') events(res, conversation, user);
-        else sendJson(res, 200, await history(conversation));
+        else sendJson(res, 200, await history(conversation, user));
         return;
       }
       const body = await readJson(req);
@@ -238,10 +281,17 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
             sendJson(res, 400, { error: 'bad_message' });
             return;
           }
-          sendJson(res, 202, connector.send(conversation, text, user));
+          const bot = typeof body.bot === 'string' ? body.bot : undefined;
+          sendJson(res, 202, connector.send(conversation, text, user, bot));
           return;
         }
         case '/playground/api/stop':
+          // A reply's Stop names its key; the Stop shown before the first word names the conversation.
+          if (replyKey === '' && conversation !== '') {
+            if (!claim(res, conversation, user)) return;
+            sendJson(res, 200, { result: await connector.stopConversation(conversation, user) });
+            return;
+          }
           sendJson(res, 200, { result: await connector.stopReply(replyKey, user) });
           return;
         case '/playground/api/vote': {
@@ -271,6 +321,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
 
   return {
     page,
+    favicon,
     api,
     close() {
       streams.close();

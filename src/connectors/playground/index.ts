@@ -1,6 +1,6 @@
 import type { Config } from '../../config/config.js';
 import type { ChatService } from '../../core/chat-port.js';
-import type { ConversationStore } from '../../core/ports.js';
+import type { ConversationStore, FeedbackStore } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { HttpServer } from '../../server/http-server.js';
 import { createPlaygroundConnector, type PlaygroundConnector } from './connector.js';
@@ -48,6 +48,12 @@ export interface PlaygroundWiring {
   bindHost?: string | undefined;
   /** Bounds other than the defaults (tests). */
   limits?: PlaygroundLimits | undefined;
+  /** The built-in emulator is the upstream (the page then offers its commands). */
+  emulator?: boolean | undefined;
+  /** The bots a page may pick from (the default bot and those BOT_ROUTES names): a picker when several. */
+  bots?: string[] | undefined;
+  /** Where votes are kept (a reload shows a browser its own votes). */
+  feedback?: FeedbackStore | undefined;
   logger: Logger;
 }
 
@@ -56,6 +62,7 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
   const l = w.limits ?? {};
   const connector = createPlaygroundConnector({
     logger: w.logger,
+    ...(w.bots !== undefined ? { bots: w.bots } : {}),
     ...(l.conversations !== undefined ? { maxConversations: l.conversations } : {}),
   });
   const streamLimits: Partial<StreamLimits> = {};
@@ -63,8 +70,14 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
   if (l.streams !== undefined) streamLimits.total = l.streams;
   if (l.streamIdleMs !== undefined) streamLimits.idleMs = l.streamIdleMs;
   if (l.keepaliveMs !== undefined) streamLimits.keepaliveMs = l.keepaliveMs;
-  const routes = createPlaygroundRoutes({ ...w, connector, streamLimits });
+  const routes = createPlaygroundRoutes({
+    ...w,
+    connector,
+    streamLimits,
+    facts: { emulator: w.emulator === true, bots: w.bots ?? [] },
+  });
   w.server.mount('/', routes.page);
+  w.server.mount('/favicon.ico', routes.favicon);
   w.server.mount('/playground', routes.api);
   const shutdown = connector.shutdown.bind(connector);
   connector.shutdown = async () => {

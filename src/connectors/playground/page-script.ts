@@ -3,9 +3,13 @@
 // (/playground/vendor/, see vendor.ts); raw HTML the assistant writes is shown as text, as Slack
 // and Discord show it. Every request goes through api() and stream(): one place for a header.
 // Written with String.raw so the script's backslashes reach the browser unchanged; it uses no
-// backtick and no dollar-brace of its own.
+// backtick and no dollar-brace of its own. The log's parts are page-replies.ts (messages, replies,
+// their controls, a turn's typing indicator, steps and sources) and page-highlight.ts (code).
 
-export const PAGE_JS = String.raw`
+import { HIGHLIGHT_JS } from './page-highlight.js';
+import { REPLIES_JS } from './page-replies.js';
+
+const MAIN_JS = String.raw`
 import { marked } from '/playground/vendor/marked.esm.js';
 import DOMPurify from '/playground/vendor/purify.es.mjs';
 
@@ -16,7 +20,12 @@ let source = null;
 /** Bumped by every open(): answers for an older one are dropped. */
 let generation = 0;
 let loaded = false;
+/** Events of the stream that came before the history was read: [name, data], replayed after it. */
 let buffered = [];
+/** The built-in emulator answers (the bridge says so in the page): its commands make good demos. */
+const EMULATOR = (document.querySelector('meta[name="playground-upstream"]') || {}).content === 'emulator';
+/** The bots a conversation may go to (BOT_ROUTES names several): the first is the default. */
+const BOTS = ((document.querySelector('meta[name="playground-bots"]') || {}).content || '').split(',').filter(Boolean);
 
 // ---- requests ----
 /** The per-process secret the bridge writes into the page; sent with every request. */
@@ -76,12 +85,15 @@ marked.use({
 const PURIFY = {
   ALLOWED_TAGS: ['a', 'b', 'blockquote', 'br', 'code', 'del', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'li',
     'ol', 'p', 'pre', 's', 'strong', 'table', 'tbody', 'td', 'th', 'thead', 'tr', 'ul'],
-  ALLOWED_ATTR: ['href', 'title', 'start', 'align'],
+  ALLOWED_ATTR: ['href', 'title', 'start', 'align', 'class'],
   // DOMPurify's own rule with fewer schemes: a value with a scheme must be http(s) or mailto.
   ALLOWED_URI_REGEXP: /^(?:(?:https?|mailto):|[^a-z]|[a-z+.\-]+(?:[^a-z+.\-:]|$))/i,
 };
 const LINK = /^(?:https?:|mailto:)/i;
+const LANGUAGE_CLASS = /^language-[\w+#.-]{1,40}$/;
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  // A class only names a code block's language (marked's language-…): highlighting reads it.
+  if (node.hasAttribute('class') && !(node.tagName === 'CODE' && LANGUAGE_CLASS.test(node.getAttribute('class')))) node.removeAttribute('class');
   if (node.tagName !== 'A') return;
   // A link leads out of the page, in a tab of its own: a relative one would point into the bridge.
   if (!LINK.test(node.getAttribute('href') || '')) node.removeAttribute('href');
@@ -122,114 +134,101 @@ function renderList() {
   $('title').textContent = cur && cur.title ? cur.title : 'New conversation';
 }
 
-// ---- the log ----
-function status(text) { $('status').textContent = text || ''; }
-function button(text, label, onclick) {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.textContent = text;
-  if (label) b.setAttribute('aria-label', label);
-  b.onclick = onclick;
-  return b;
-}
-/** Runs a change of the log and keeps it scrolled to the end if it was there (reading above stays put). */
-function inLog(change) {
-  const log = $('log');
-  const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
-  const r = change(log);
-  if (atEnd) log.scrollTop = log.scrollHeight;
-  return r;
-}
-/** A notice in the log (the conversation is gone, could not be read), with its buttons. */
-function notice(kind, text, actions) {
-  inLog((log) => {
-    const el = document.createElement('div');
-    el.className = 'notice';
-    el.setAttribute('role', 'alert');
-    el.setAttribute('data-notice', kind);
-    el.textContent = text;
-    for (const [label, fn] of actions) el.appendChild(button(label, label, fn));
-    log.prepend(el);
-  });
-}
-
-function addUser(text, state) {
-  return inLog((log) => {
-    const el = document.createElement('div');
-    el.className = 'msg user';
-    el.setAttribute('data-state', state || 'sent');
-    const t = document.createElement('div');
-    t.className = 'text';
-    t.textContent = text;
-    el.appendChild(t);
-    log.appendChild(el);
-    return el;
-  });
-}
-
+// ---- sending ----
 /** Posts a typed message; a failure marks it "Not sent" with a "Send again" button, in place. */
-async function deliver(el, text, conversation) {
+async function deliver(el, text, conversation, pending) {
   el.setAttribute('data-state', 'sending');
   const old = el.querySelector('.note');
   if (old) old.textContent = 'Sending again…';
+  const wait = pending || addPending(conversation);
   try {
     await liveStream(conversation);
-    await api('api/send', { conversation: conversation, text: text });
+    const r = await api('api/send', BOTS.length > 1 ? { conversation: conversation, text: text, bot: botOf(conversation) } : { conversation: conversation, text: text });
     el.setAttribute('data-state', 'sent');
     if (old) old.remove();
+    if (typeof r.eventId === 'string') pendingKnown(wait, r.eventId); else wait.remove();
   } catch (e) {
+    wait.remove();
     el.setAttribute('data-state', 'unsent');
-    const note = old || document.createElement('div');
-    note.className = 'note';
+    const note = old || div('note');
     note.setAttribute('role', 'alert');
     note.textContent = 'Not sent: ' + e.message;
-    note.appendChild(button('Send again', 'Send again', () => deliver(el, text, conversation)));
+    const again = button('Send again', 'Send again', () => deliver(el, text, conversation));
+    again.className = 'btn';
+    note.appendChild(again);
     if (!old) inLog(() => el.appendChild(note));
   }
 }
+/** A message into the current conversation: shown at once (scrolled to), with the reply's typing indicator under it. */
+function sendText(text) {
+  remember(current, text.slice(0, 60));
+  const el = addUser(text, 'sending', true);
+  deliver(el, text, current, addPending(current));
+}
+function send() {
+  const box = $('message');
+  const text = box.value.trim();
+  if (!text) return;
+  box.value = '';
+  fitBox();
+  sendText(text);
+}
+/** The message box grows with its text (up to its CSS max-height). */
+function fitBox() {
+  const box = $('message');
+  box.style.height = 'auto';
+  box.style.height = Math.min(box.scrollHeight, 192) + 'px';
+}
 
-const BADGES = { stopped: 'Stopped', interrupted: 'Interrupted', error: 'Failed' };
-
-/** A reply's message, created or updated from one write the bridge made (or from history). */
-function upsertReply(v) {
-  inLog((log) => {
-    let el = log.querySelector('[data-reply="' + CSS.escape(v.id) + '"]');
-    if (!el) {
-      el = document.createElement('div');
-      el.className = 'msg assistant';
-      el.setAttribute('data-reply', v.id);
-      for (const c of ['body', 'badge', 'controls']) { const d = document.createElement('div'); d.className = c; el.appendChild(d); }
-      log.appendChild(el);
-    }
-    el.setAttribute('data-state', v.state);
-    if (typeof v.writes === 'number') el.setAttribute('data-writes', String(v.writes));
-    if (el.shownText !== v.text) { el.shownText = v.text; el.querySelector('.body').innerHTML = render(v.text); }
-    el.querySelector('.badge').textContent = BADGES[v.state] || '';
-    const key = v.state + '|' + (v.replyKey || '') + '|' + !!v.feedback;
-    if (el.dataset.controls !== key) { el.dataset.controls = key; controlsFor(el.querySelector('.controls'), v); }
+// ---- the bot picker (when BOT_ROUTES names several bots) ----
+/** The bot a conversation goes to: picked in this browser (kept with the conversation list), else the default. */
+function botOf(id) {
+  const c = loadList().find((x) => x.id === id);
+  return c && BOTS.includes(c.bot) ? c.bot : BOTS[0];
+}
+function pickers() {
+  if (BOTS.length < 2) return;
+  const sel = $('bot');
+  for (const b of BOTS) { const o = document.createElement('option'); o.value = b; o.textContent = b; sel.appendChild(o); }
+  $('bot-pick').hidden = false;
+  sel.addEventListener('change', () => {
+    const list = loadList();
+    const c = list.find((x) => x.id === current);
+    if (c) { c.bot = sel.value; saveList(list); }
+    status('Messages here now go to ' + sel.value + '.');
   });
 }
 
-function controlsFor(controls, v) {
-  controls.textContent = '';
-  if (v.state === 'streaming' && v.replyKey) {
-    const stop = button('Stop', 'Stop', () => {
-      stop.disabled = true;
-      api('api/stop', { replyKey: v.replyKey })
-        .then((j) => { if (j.result !== 'stopped') status('That reply had already ended.'); })
-        .catch((e) => { stop.disabled = false; status('Not stopped: ' + e.message); });
+// ---- the welcome screen ----
+const PROMPTS = EMULATOR ? [
+  { title: 'Show a table', message: 'A table, please [table 5] [cols 4]' },
+  { title: 'A long answer with code', message: 'Explain with an example [long 1500]' },
+  { title: 'Watch it stream', message: 'Take your time [long 2500] [chunks 40] [delay 150]' },
+  { title: 'Try Stop (or Esc)', message: 'Stop me halfway [long 4000] [chunks 80] [delay 200]' },
+] : [
+  { title: 'What can you do?', message: 'What can you help me with?' },
+  { title: 'Explain something', message: 'Explain this in simple terms: ' },
+  { title: 'Draft a message', message: 'Help me draft a short message about ' },
+  { title: 'Write some code', message: 'Write a small function that ' },
+];
+function welcome() {
+  $('emulator-hint').hidden = !EMULATOR;
+  if (EMULATOR) $('welcome-text').textContent = 'The built-in emulator answers (no CHAT_API_URL is set): it echoes what you write, and commands in brackets shape its replies.';
+  const box = $('prompts');
+  for (const p of PROMPTS) {
+    const b = button('', p.title + ': ' + p.message.trim(), () => {
+      // A prompt that ends open ("…about ") is for the user to finish: it goes into the box.
+      if (/\s$/.test(p.message)) { const m = $('message'); m.value = p.message; m.focus(); fitBox(); return; }
+      sendText(p.message);
     });
-    controls.appendChild(stop);
-  } else if (v.state === 'final' && v.feedback && v.replyKey) {
-    for (const [vote, label, glyph] of [['up', 'Good reply', '\u{1F44D}'], ['down', 'Bad reply', '\u{1F44E}']]) {
-      const b = button(glyph, label, () => api('api/vote', { replyKey: v.replyKey, vote: vote }).then((j) => {
-        if (j.result !== 'recorded') { status('That reply can no longer be rated.'); return; }
-        for (const o of controls.querySelectorAll('button')) o.setAttribute('aria-pressed', String(o === b));
-        status('Thanks for the feedback.');
-      }).catch((e) => status('Vote not recorded: ' + e.message)));
-      b.setAttribute('aria-pressed', 'false');
-      controls.appendChild(b);
-    }
+    b.className = 'prompt';
+    b.setAttribute('role', 'listitem');
+    const t = document.createElement('strong');
+    t.textContent = p.title;
+    const m = document.createElement('span');
+    m.textContent = p.message.trim();
+    b.append(t, m);
+    box.appendChild(b);
   }
 }
 
@@ -237,18 +236,25 @@ function controlsFor(controls, v) {
 function connection(text, retry) {
   const p = $('connection');
   p.textContent = text || '';
-  if (retry) p.appendChild(button('Reconnect', 'Reconnect', () => connect(current)));
+  if (retry) { const b = button('Reconnect', 'Reconnect', () => connect(current)); b.className = 'btn'; p.appendChild(b); }
   p.hidden = !text;
+}
+/** One event of the stream: a reply's write, or news of a turn (turn, step, sources, file). */
+function onEvent(name, d) {
+  if (name === 'reply') upsertReply(d); else onTurnEvent(name, d);
 }
 function connect(id) {
   if (source) source.close();
   const s = stream(id);
   source = s;
   let lost = false;
-  s.addEventListener('reply', (e) => {
-    const v = JSON.parse(e.data);
-    if (loaded) upsertReply(v); else buffered.push(v);
-  });
+  for (const name of ['reply', 'turn', 'step', 'sources', 'file']) {
+    s.addEventListener(name, (e) => {
+      let d;
+      try { d = JSON.parse(e.data); } catch { return; }
+      if (loaded) onEvent(name, d); else buffered.push([name, d]);
+    });
+  }
   // The bridge ends a stream idle for long (it bounds them): closed here, opened again before the next send.
   s.addEventListener('idle', () => { s.close(); if (source === s) source = null; });
   s.addEventListener('open', () => {
@@ -289,10 +295,12 @@ function open(id) {
   current = id;
   if (location.hash.slice(1) !== id) history.replaceState(null, '', '#' + id);
   remember(id);
+  if (BOTS.length > 1) $('bot').value = botOf(id);
+  loaded = false;
   $('log').textContent = '';
+  updateEmpty();
   status('');
   menu(false);
-  loaded = false;
   buffered = [];
   document.body.removeAttribute('data-loaded');
   connect(id);
@@ -315,18 +323,12 @@ function open(id) {
     .finally(() => {
       if (gen !== generation) return;
       loaded = true;
-      for (const v of buffered.splice(0)) upsertReply(v);
+      for (const [name, d] of buffered.splice(0)) onEvent(name, d);
+      updateEmpty();
+      const log = $('log');
+      log.scrollTop = log.scrollHeight;
       document.body.setAttribute('data-loaded', id);
     });
-}
-
-function send() {
-  const box = $('message');
-  const text = box.value.trim();
-  if (!text) return;
-  box.value = '';
-  remember(current, text.slice(0, 60));
-  deliver(addUser(text, 'sending'), text, current);
 }
 
 function menu(show) {
@@ -334,18 +336,34 @@ function menu(show) {
   $('menu').setAttribute('aria-expanded', String(show));
   $('backdrop').hidden = !show;
 }
+`;
 
+/** Wiring and the first conversation: last, once every part of the script is defined. */
+const START_JS = String.raw`
+// ---- wiring ----
+for (const b of document.querySelectorAll('button[data-icon]')) b.prepend(icon(b.getAttribute('data-icon')));
+welcome();
+pickers();
 $('composer').addEventListener('submit', (e) => { e.preventDefault(); send(); });
 $('message').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); } });
-$('new').addEventListener('click', () => open(newId()));
+$('message').addEventListener('input', fitBox);
+$('new').addEventListener('click', () => { open(newId()); $('message').focus(); });
 $('menu').addEventListener('click', () => menu(!document.body.classList.contains('menu-open')));
 $('close-menu').addEventListener('click', () => menu(false));
 $('backdrop').addEventListener('click', () => menu(false));
-document.addEventListener('keydown', (e) => { if (e.key === 'Escape') menu(false); });
+// Escape closes the drawer when it is open, else stops the newest reply (as its Stop would).
+document.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape' || e.isComposing) return;
+  if (document.body.classList.contains('menu-open')) { menu(false); return; }
+  const stops = $('log').querySelectorAll('[aria-label="Stop"]:not(:disabled)');
+  if (stops.length === 0) return;
+  e.preventDefault();
+  stops[stops.length - 1].click();
+});
 matchMedia('(min-width: 701px)').addEventListener('change', (e) => { if (e.matches) menu(false); });
 $('reset').addEventListener('click', () => {
   api('api/reset', { conversation: current })
-    .then(() => { $('log').textContent = ''; status('A fresh conversation starts here.'); })
+    .then(() => { $('log').textContent = ''; updateEmpty(); status('A fresh conversation starts here.'); })
     .catch((e) => status('Not reset: ' + e.message));
 });
 window.addEventListener('hashchange', () => { const id = location.hash.slice(1); if (id && id !== current) open(id); });
@@ -353,3 +371,5 @@ window.addEventListener('hashchange', () => { const id = location.hash.slice(1);
 const start = location.hash.slice(1);
 open(/^[A-Za-z0-9_-]{1,64}$/.test(start) ? start : (loadList()[0] || { id: newId() }).id);
 `;
+
+export const PAGE_JS = MAIN_JS + HIGHLIGHT_JS + REPLIES_JS + START_JS;

@@ -8,9 +8,30 @@ import { PAGE_HTML } from './page.js';
 
 export const TOKEN_META = 'playground-token';
 
-/** The page with this browser's token in it. */
-export function pageWithToken(token: string): string {
-  const meta = `<meta name="${TOKEN_META}" content="${escapeAttr(token)}">\n`;
+/** What the page says about its upstream. */
+export interface PageFacts {
+  /** The built-in emulator answers (no CHAT_API_URL): the page offers its commands as demos. */
+  emulator: boolean;
+  /** The bots the page may pick from (a picker when there are several; the first is the default). */
+  bots?: readonly string[];
+}
+
+/** The playground's icon: a speech bubble, inline SVG (served at /favicon.ico and /playground/icon.svg). */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="8" fill="#10a37f"/>
+<path d="M8 10.5A2.5 2.5 0 0 1 10.5 8h11a2.5 2.5 0 0 1 2.5 2.5v7a2.5 2.5 0 0 1-2.5 2.5H15l-4.5 4v-4a2.5 2.5 0 0 1-2.5-2.5z" fill="#fff"/>
+<circle cx="12.5" cy="14" r="1.3" fill="#10a37f"/><circle cx="16" cy="14" r="1.3" fill="#10a37f"/><circle cx="19.5" cy="14" r="1.3" fill="#10a37f"/>
+</svg>
+`;
+
+/** The page with this browser's token in it (and, in `<meta name="playground-upstream">`, which upstream answers). */
+export function pageWithToken(token: string, facts?: PageFacts): string {
+  const upstream = facts?.emulator === true ? 'emulator' : 'service';
+  const bots = facts?.bots ?? [];
+  const meta =
+    `<meta name="playground-upstream" content="${upstream}">\n` +
+    (bots.length > 1 ? `<meta name="playground-bots" content="${escapeAttr(bots.join(','))}">\n` : '') +
+    `<meta name="${TOKEN_META}" content="${escapeAttr(token)}">\n`;
   const at = PAGE_HTML.indexOf('</head>');
   return at < 0 ? meta + PAGE_HTML : PAGE_HTML.slice(0, at) + meta + PAGE_HTML.slice(at);
 }

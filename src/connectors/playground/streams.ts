@@ -7,6 +7,8 @@ import type { Clock } from '../../core/ports.js';
 // wait), the process `total`. A stream that carried no reply and whose browser made no request
 // for `idleMs` ends with `event: idle` (the page closes it and opens a new one when used again);
 // a comment line every `keepaliveMs` keeps proxies from closing a quiet one earlier.
+// A stream carries `event: reply` (one per write of a reply) and `event: turn|step|sources|file`
+// (news of a turn besides its writes: turn-events.ts); any name goes through `send` unchanged.
 
 export interface StreamLimits {
   perUser: number;
