@@ -1,10 +1,11 @@
 import type { Config } from '../../config/config.js';
 import type { ChatService } from '../../core/chat-port.js';
-import type { ConversationStore } from '../../core/ports.js';
+import type { ConversationStore, PlaygroundOwnerStore } from '../../core/ports.js';
+import type { TrustProxy } from '../../config/trust-proxy.js';
 import type { Logger } from '../../logger.js';
 import type { HttpServer } from '../../server/http-server.js';
 import { createPlaygroundConnector, type PlaygroundConnector } from './connector.js';
-import { createPlaygroundRoutes } from './http.js';
+import { ADDRESS_BROWSERS, createPlaygroundRoutes } from './http.js';
 import type { StreamLimits } from './streams.js';
 import type { PlaygroundLimits } from '../../config/start-config.js';
 
@@ -38,6 +39,8 @@ export interface PlaygroundWiring {
   server: HttpServer;
   chat: ChatService;
   conversations: ConversationStore;
+  /** The store's owners of conversations (ownership outlives memory and a restart). */
+  owners: PlaygroundOwnerStore;
   botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   allowRemote: boolean;
   /** PLAYGROUND_TOKEN (required with allowRemote: configForStart refuses without). */
@@ -48,6 +51,10 @@ export interface PlaygroundWiring {
   bindHost?: string | undefined;
   /** Bounds other than the defaults (tests). */
   limits?: PlaygroundLimits | undefined;
+  /** TRUST_PROXY. */
+  trustProxy?: TrustProxy | undefined;
+  /** USER_MESSAGES_PER_MINUTE: an address may send ADDRESS_BROWSERS times as many. */
+  userMessagesPerMinute?: number | undefined;
   logger: Logger;
 }
 
@@ -61,9 +68,17 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
   const streamLimits: Partial<StreamLimits> = {};
   if (l.streamsPerBrowser !== undefined) streamLimits.perUser = l.streamsPerBrowser;
   if (l.streams !== undefined) streamLimits.total = l.streams;
+  if (l.streamsPerAddress !== undefined) streamLimits.perAddress = l.streamsPerAddress;
   if (l.streamIdleMs !== undefined) streamLimits.idleMs = l.streamIdleMs;
   if (l.keepaliveMs !== undefined) streamLimits.keepaliveMs = l.keepaliveMs;
-  const routes = createPlaygroundRoutes({ ...w, connector, streamLimits });
+  const routes = createPlaygroundRoutes({
+    ...w,
+    connector,
+    streamLimits,
+    ...(w.userMessagesPerMinute !== undefined
+      ? { messagesPerAddressPerMinute: ADDRESS_BROWSERS * w.userMessagesPerMinute }
+      : {}),
+  });
   w.server.mount('/', routes.page);
   w.server.mount('/playground', routes.api);
   const shutdown = connector.shutdown.bind(connector);
