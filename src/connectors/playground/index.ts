@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/config.js';
 import type { ChatService } from '../../core/chat-port.js';
 import type { ConversationStore, PlaygroundOwnerStore } from '../../core/ports.js';
@@ -21,13 +22,16 @@ export {
 
 /**
  * Starts the emulator as the upstream and points the configuration at it. Returns its close
- * function. The emulator's own key and bot are used: nothing else could answer them.
+ * function. It is as closed as the playground: a key made for this process (not the emulator's
+ * default `dev-key`, which any local user or rebinding page could send), loopback names only,
+ * and no `/_emulator/*` admin paths (whose request log holds every playground message).
  */
 export async function useBuiltInEmulator(config: Config, log: Logger): Promise<() => Promise<void>> {
   const { startEmulator, EMULATOR_DEFAULTS } = await import('../../emulator/index.js');
-  const emulator = await startEmulator({ host: '127.0.0.1', port: 0 });
+  const apiKey = randomBytes(24).toString('base64url');
+  const emulator = await startEmulator({ host: '127.0.0.1', port: 0, apiKey, admin: false });
   const botId = EMULATOR_DEFAULTS.bots[0] ?? 'demo-bot';
-  config.upstream = { ...config.upstream, url: emulator.url, apiKey: EMULATOR_DEFAULTS.apiKey, botId, routes: [] };
+  config.upstream = { ...config.upstream, url: emulator.url, apiKey, botId, routes: [] };
   log.info(
     { upstream: emulator.url },
     'no CHAT_API_URL: the built-in emulator answers in this process (replies echo; try "[long 6000]" or "[delay 200]")',
