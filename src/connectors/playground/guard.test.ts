@@ -238,6 +238,21 @@ describe('issue 39: the credential and the cookies', () => {
     expect(bearer('10.0.0.5', TOKEN)).toHaveProperty('caller.bearer', true);
   });
 
+  it('past the total of wrong guesses, an address that guessed wrong waits; one that never did is not locked out', () => {
+    const g = createGuard({
+      allowRemote: true,
+      token: TOKEN,
+      addresses: () => [],
+      guessLimits: { perAddress: 5, total: 3, windowMs: 60_000, remembered: 100 },
+    });
+    const bearer = (a: string, t: string) => g.admit(req(a, { host: 'localhost:1', authorization: `Bearer ${t}` }));
+    for (const a of ['10.0.0.1', '10.0.0.2', '10.0.0.3'])
+      expect(bearer(a, 'wrong')).toMatchObject({ refused: 'wrong_token' });
+    expect(bearer('10.0.0.1', TOKEN)).toMatchObject({ refused: 'too_many_guesses' });
+    expect(bearer('10.0.0.9', TOKEN)).toHaveProperty('caller.bearer', true);
+    expect(bearer('10.0.0.9', TOKEN)).toHaveProperty('caller.bearer', true);
+  });
+
   it('the credential cookie is per process, Secure and __Host- where it can be, and lasts a working day', () => {
     const a = createGuard({ allowRemote: true, token: TOKEN, addresses: () => [] });
     const b = createGuard({ allowRemote: true, token: TOKEN, addresses: () => [] });
