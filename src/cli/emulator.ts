@@ -1,6 +1,6 @@
 // `assistant-bridge emulator`: runs the upstream chat-service emulator until SIGINT/SIGTERM.
 import { startEmulator } from '../emulator/index.js';
-import { DEFAULTS } from '../emulator/options.js';
+import { DEFAULTS, type EmulatorAccess } from '../emulator/options.js';
 import { EMULATOR_FORMS, type EmulatorOptions, STREAM_FORMATS, STREAM_IDS } from '../emulator/types.js';
 
 export interface RunIo {
@@ -12,10 +12,11 @@ export interface RunIo {
 
 const USAGE = `usage: assistant-bridge emulator [--port N] [--host H] [--form a|b|both] [--api-key K]
   [--bots id1,id2] [--stream-format sse-json|sse-text|ndjson|json-preamble|plain] [--chunk-delay-ms N]
-  [--max-message-chars N] [--session-idle-seconds N] [--stream-ids header|event|both|none]
+  [--max-message-chars N] [--session-idle-seconds N] [--stream-ids header|event|both|none] [--admin]
+  --admin serves /_emulator/* (faults, options, the request log); off by default
 `;
 
-type Parsed = { ok: true; opts: EmulatorOptions; help: boolean } | { ok: false; error: string };
+type Parsed = { ok: true; opts: EmulatorOptions & EmulatorAccess; help: boolean } | { ok: false; error: string };
 
 function int(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number | string {
   if (!/^\d+$/.test(raw)) return `${flag} must be an integer, got "${raw}"`;
@@ -31,12 +32,21 @@ function oneOf<T extends string>(flag: string, raw: string, allowed: readonly T[
 }
 
 export function parseArgs(args: string[]): Parsed {
-  const opts: EmulatorOptions = { port: 8787, host: '127.0.0.1', ...DEFAULTS, bots: [...DEFAULTS.bots] };
+  const opts: EmulatorOptions & EmulatorAccess = {
+    port: 8787,
+    host: '127.0.0.1',
+    ...DEFAULTS,
+    bots: [...DEFAULTS.bots],
+  };
   let help = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
     if (arg === '--help' || arg === '-h') {
       help = true;
+      continue;
+    }
+    if (arg === '--admin') {
+      opts.admin = true;
       continue;
     }
     if (!arg.startsWith('--')) return { ok: false, error: `unexpected argument "${arg}"` };

@@ -128,3 +128,17 @@ export interface FeedbackStore {
 
 /** A thumbs up or down on a finished reply. */
 export type Vote = 'up' | 'down';
+
+/**
+ * Who owns each playground conversation: the browser (its derived user id) that first wrote in it.
+ * Kept in the store so that ownership outlives the playground's memory and a restart.
+ */
+export interface PlaygroundOwnerStore {
+  /** The recorded owner of a conversation, if any. */
+  ownerOf(conversation: string): Promise<string | undefined>;
+  /**
+   * Records `owner` unless the conversation has one already; answers the owner afterwards (of
+   * two browsers, or replicas, racing on one id, both get the same winner). Atomic.
+   */
+  claim(conversation: string, owner: string, at: number): Promise<string>;
+}

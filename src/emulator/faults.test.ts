@@ -6,7 +6,7 @@ import { auth, get, KEY, post } from '../../test/support/emulator.js';
 
 let emu: Emulator;
 beforeEach(async () => {
-  emu = await startEmulator({ apiKey: KEY, chunkDelayMs: 0 });
+  emu = await startEmulator({ apiKey: KEY, chunkDelayMs: 0, admin: true });
 });
 afterEach(async () => {
   await emu.close();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { AdminOps } from './context.js';
 import type { EmulatorContext } from './context.js';
 import { FaultQueue } from './faults.js';
-import { resolveRuntime, validateRuntime } from './options.js';
+import { type EmulatorAccess, resolveRuntime, validateRuntime } from './options.js';
 import { createEmulatorServer } from './server.js';
 import { ConversationStore } from './state.js';
 import type { Emulator, EmulatorOptions, Fault, RecordedRequest, RuntimeOptions } from './types.js';
@@ -25,7 +25,10 @@ export type {
 export { DEFAULTS as EMULATOR_DEFAULTS } from './options.js';
 export { longMarkdown, parseDirectives, replyText } from './replies.js';
 
-export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+export type { EmulatorAccess } from './options.js';
+
+/** `admin`: serve `/_emulator/*` over HTTP too (the methods below always work in-process). */
+export async function startEmulator(options: EmulatorOptions & EmulatorAccess = {}): Promise<Emulator> {
   const opts = resolveRuntime(options);
   const now = options.now ?? (() => Date.now());
   const host = options.host ?? '127.0.0.1';
@@ -55,7 +58,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
   const live = { streams: 0 };
   const ctx: EmulatorContext = { opts, now, store, faults, requests, closing: closing.signal, admin, live };
-  const server = createEmulatorServer(ctx);
+  const server = createEmulatorServer(ctx, { admin: options.admin === true }, host);
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => reject(err);

@@ -62,3 +62,37 @@ export function resolveRuntime(o: EmulatorOptions): RuntimeOptions {
   validateRuntime(picked);
   return { ...DEFAULTS, ...picked, bots: [...(picked.bots ?? DEFAULTS.bots)] };
 }
+
+/**
+ * Who the emulator's HTTP server answers besides its API key (not runtime options: fixed at
+ * start). Every route checks `Host`: loopback names only (localhost, *.localhost, 127.0.0.0/8,
+ * [::1]), plus the name or address it was bound to; bound to every interface (0.0.0.0, ::) it
+ * answers any Host, as a server on a network must. So a page whose DNS name rebinds to 127.0.0.1
+ * gets 403, whatever key it guesses. The `/_emulator/*` admin paths answer only with `admin`.
+ */
+export interface EmulatorAccess {
+  /** Serve `/_emulator/*` (faults, options, the request log): off unless asked for. */
+  admin?: boolean;
+}
+
+/** Names a loopback-bound server answers to: `Host` without its port, lower case. */
+export function hostAllowed(hostHeader: string | undefined, boundHost: string): boolean {
+  const bound = boundHost.toLowerCase().replace(/^\[|\]$/g, '');
+  if (bound === '0.0.0.0' || bound === '::' || bound === '') return true;
+  const name = hostName(hostHeader);
+  if (name === undefined) return false;
+  if (name === bound || name === 'localhost' || name.endsWith('.localhost') || name === '::1') return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
+function hostName(header: string | undefined): string | undefined {
+  if (header === undefined || header === '' || /[\s/@?#\\]/.test(header)) return undefined;
+  try {
+    return new URL(`http://${header}`).hostname
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
+  } catch {
+    return undefined;
+  }
+}

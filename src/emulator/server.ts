@@ -5,6 +5,7 @@ import { handleAdmin } from './admin.js';
 import { handleFormA } from './form-a.js';
 import { handleFormB } from './form-b.js';
 import { bearerOk, headersWithoutAuth, isRecord, readJsonBody, sendJson } from './http.js';
+import { type EmulatorAccess, hostAllowed } from './options.js';
 import type { ChatEndpoint, RecordedRequest } from './types.js';
 
 interface Route {
@@ -67,17 +68,35 @@ function unauthorized(res: ServerResponse, formB: boolean, record?: RecordedRequ
   else sendJson(res, 401, { success: false, error: msg }, headers, record);
 }
 
-async function handle(ctx: EmulatorContext, req: IncomingMessage, res: ServerResponse) {
+/** A Host that is not one of the emulator's names (DNS rebinding): nothing else is looked at. */
+function badHost(res: ServerResponse, formB: boolean): void {
+  const message = 'This Host is not one of the emulator’s names';
+  if (formB) sendJson(res, 403, { error: { code: 'FORBIDDEN', message } }, { connection: 'close' });
+  else sendJson(res, 403, { success: false, error: message }, { connection: 'close' });
+}
+
+async function handle(
+  ctx: EmulatorContext,
+  access: Required<EmulatorAccess>,
+  boundHost: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
   const form = ctx.opts.form;
   const url = new URL(req.url ?? '/', 'http://emulator.local');
   const formBShape = url.pathname.startsWith('/v1/');
+  if (!hostAllowed(req.headers.host, boundHost)) {
+    req.resume();
+    return badHost(res, formBShape);
+  }
   const route = matchRoute(url.pathname);
   const served = route !== undefined && (form === 'both' || form === route.form);
 
   if (!served) {
     req.resume();
     if (!bearerOk(req, ctx.opts.apiKey)) return unauthorized(res, formBShape);
-    if (url.pathname.startsWith('/_emulator/')) return handleAdmin(ctx, req, res, url);
+    // Off unless asked for (`--admin`): the request log holds every message the emulator received.
+    if (url.pathname.startsWith('/_emulator/') && access.admin) return handleAdmin(ctx, req, res, url);
     return notFound(res, formBShape);
   }
 
@@ -152,9 +171,15 @@ function sendBadBody(res: ServerResponse, form: 'a' | 'b', status: number, reaso
   }
 }
 
-export function createEmulatorServer(ctx: EmulatorContext): Server {
+/** The server of `ctx`, bound (by the caller) to `boundHost`: see EmulatorAccess for who it answers. */
+export function createEmulatorServer(
+  ctx: EmulatorContext,
+  access: EmulatorAccess = {},
+  boundHost = '127.0.0.1',
+): Server {
+  const granted: Required<EmulatorAccess> = { admin: access.admin === true };
   const server = createServer((req, res) => {
-    handle(ctx, req, res).catch((err: unknown) => {
+    handle(ctx, granted, boundHost, req, res).catch((err: unknown) => {
       // A handler bug must not take the emulator down; answer 500 when still possible.
       if (!res.headersSent && !res.destroyed) {
         sendJson(res, 500, { success: false, error: `emulator error: ${String(err)}` });

@@ -7,6 +7,7 @@ import type {
   InFlightRecord,
   InFlightStore,
   Platform,
+  PlaygroundOwnerStore,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
 
@@ -180,11 +181,14 @@ export interface AsyncStore {
   signals?: StoreSignals;
   feedback: FeedbackStore;
   oauthStates: OAuthStateStore;
+  /** Who owns each playground conversation (the browser that first wrote in it). */
+  playgroundOwners: PlaygroundOwnerStore;
   /**
    * Forgets what only a while matters, as of `now`: place handovers (the next holder reads them
-   * within seconds) older than HANDOVER_KEEP_MS and learned budgets older than BUDGET_KEEP_MS.
+   * within seconds) older than HANDOVER_KEEP_MS, learned budgets older than BUDGET_KEEP_MS, and
+   * playground owners of conversations whose mapping has been gone for a day.
    */
-  housekeeping(now: number): Promise<{ handovers: number; budgets: number }>;
+  housekeeping(now: number): Promise<{ handovers: number; budgets: number; playgroundOwners: number }>;
   /** The schema version applied (the newest migration recorded). */
   schemaVersion(): Promise<number>;
   isOpen(): boolean;

@@ -9,7 +9,7 @@ import { mountPlayground, type PlaygroundConnector } from '../../src/connectors/
 import { silentLogger } from '../../src/logger.js';
 import { createHttpServer, createMetrics, type HttpServer } from '../../src/server/index.js';
 import { FakeChat } from '../fakes/fake-chat.js';
-import { MemoryConversationStore } from '../fakes/memory-store.js';
+import { MemoryConversationStore, MemoryPlaygroundOwnerStore } from '../fakes/memory-store.js';
 
 // Issue 36 in the playground: a step line under the reply while the assistant works, then the
 // sources it cites and the files it made after the answer. The core's plumbing that hands these
@@ -83,6 +83,7 @@ describe.skipIf(!haveChromium)('playground: steps, sources and files (issue 36)'
       server,
       chat: new FakeChat(),
       conversations: new MemoryConversationStore(),
+      owners: new MemoryPlaygroundOwnerStore(),
       botFor: () => 'demo-bot',
       allowRemote: false,
       logger: silentLogger,

@@ -12,6 +12,7 @@ import {
   type InFlightStore,
   type Place,
   type Platform,
+  type PlaygroundOwnerStore,
   placeKey,
   type ReplyTarget,
 } from '../../src/core/ports.js';
@@ -216,4 +217,20 @@ export function openMemoryStore(): MemoryStore {
     inflight: new MemoryInFlightStore(),
     close: () => {},
   };
+}
+
+/** Who owns each playground conversation: the first claim wins, as in the stores. */
+export class MemoryPlaygroundOwnerStore implements PlaygroundOwnerStore {
+  private readonly owners = new Map<string, string>();
+
+  ownerOf(conversation: string): Promise<string | undefined> {
+    return Promise.resolve(this.owners.get(conversation));
+  }
+
+  claim(conversation: string, owner: string): Promise<string> {
+    const held = this.owners.get(conversation);
+    if (held !== undefined) return Promise.resolve(held);
+    this.owners.set(conversation, owner);
+    return Promise.resolve(owner);
+  }
 }

@@ -167,12 +167,21 @@ export interface PlaygroundWorld {
   close(): Promise<void>;
 }
 
+/** What a test may share between two bridges (a restart) or watch (the log). */
+export interface PlaygroundWorldOptions {
+  /** The database's folder and the upstream, kept when the bridge closes (a restart reuses them). */
+  reuse?: { dir: string; emulator: Emulator };
+  /** Every log line (JSON), at debug and above. */
+  log?: string[];
+}
+
 export async function startPlayground(
   plan: Omit<PlaygroundPlan, 'enabled' | 'emulator'>,
   env: Record<string, string> = {},
+  opts: PlaygroundWorldOptions = {},
 ): Promise<PlaygroundWorld> {
-  const dir = mkdtempSync(join(tmpdir(), 'playground-guard-'));
-  const emulator = await startEmulator();
+  const dir = opts.reuse?.dir ?? mkdtempSync(join(tmpdir(), 'playground-guard-'));
+  const emulator = opts.reuse?.emulator ?? (await startEmulator());
   const raw = parseRawEnv({
     CHAT_API_URL: emulator.url,
     CHAT_API_KEY: 'dev-key',
@@ -185,7 +194,11 @@ export async function startPlayground(
     ...env,
   });
   const config = buildConfig(raw, { requirePlatform: false });
-  const root = createLogger({ level: 'silent' });
+  const lines = opts.log;
+  const root =
+    lines === undefined
+      ? createLogger({ level: 'silent' })
+      : createLogger({ level: 'debug', format: 'json', destination: { write: (s: string) => lines.push(s) } });
   const store = await openBridgeStore(config, root);
   if (store === undefined) throw new Error('no store');
   const bridge = await buildBridge(config, store, root, { enabled: true, emulator: false, ...plan });
@@ -199,6 +212,7 @@ export async function startPlayground(
     upstreamMessages: () => emulator.requests.filter((r) => r.message !== undefined).map((r) => r.message ?? ''),
     async close() {
       await bridge.shutdown();
+      if (opts.reuse !== undefined) return;
       await emulator.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -83,6 +83,16 @@ describe('npm start with nothing configured', () => {
     expect(child.exitCode).toBe(0);
   });
 
+  it('a weak PLAYGROUND_TOKEN (aaaa…) does not start: exit 2, naming it and how strong one must be', async () => {
+    child = await spawnBridge({ PLAYGROUND: 'on', PLAYGROUND_TOKEN: 'a'.repeat(24) });
+    await child.exited;
+    expect(child.exitCode).toBe(2);
+    const lines = child.log.join('\n');
+    expect(lines).toContain('PLAYGROUND_TOKEN: too weak');
+    expect(lines).toContain('at least 20 characters, at least 10 of them different');
+    expect(lines).not.toContain('a'.repeat(24));
+  });
+
   it('PLAYGROUND=off: no platform is still a configuration error (exit 2)', async () => {
     child = await spawnBridge({ PLAYGROUND: 'off' });
     await child.exited;

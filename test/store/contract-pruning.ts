@@ -51,7 +51,7 @@ export function pruningContract(ctx: () => ContractContext) {
       await s.budgets.save({ key: 'old', perMinute: 10, burst: 2, updatedAt: now - BUDGET_KEEP_MS - 10 });
       await s.budgets.save({ key: 'new', perMinute: 10, burst: 2, updatedAt: now });
       // Not yet: both stay.
-      expect(await s.housekeeping(now)).toEqual({ handovers: 0, budgets: 1 });
+      expect(await s.housekeeping(now)).toEqual({ handovers: 0, budgets: 1, playgroundOwners: 0 });
       expect(await s.leases.handover('place-a')).toBeDefined();
       const later = await s.housekeeping(now + HANDOVER_KEEP_MS + 60_000);
       expect(later.handovers).toBe(1);

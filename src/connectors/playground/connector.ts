@@ -36,10 +36,10 @@ export type { ReplyListener, ReplyState, ReplyView } from './history-merge.js';
 
 export interface PlaygroundConnector extends Connector {
   /**
-   * `user` may use `conversation` (the first browser to use one since start keeps it), or why not:
-   * call before any other method that names a conversation.
+   * `user` may use `conversation` (the store's owner `stored`, else the first browser to use one
+   * since start, keeps it), or why not: call before any other method that names a conversation.
    */
-  claim(conversation: string, user: string): ClaimResult;
+  claim(conversation: string, user: string, stored?: string): ClaimResult;
   /** A message typed in the page by `user`. Returns once the relay has it (the reply streams on). */
   send(conversation: string, text: string, user: string, bot?: string): { eventId: string };
   /** The bot the conversation's page picked (one of the options' `bots`), if any. */
@@ -266,8 +266,8 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       });
     },
 
-    claim(conversation: string, user: string): ClaimResult {
-      return table.claim(conversation, user);
+    claim(conversation: string, user: string, stored?: string): ClaimResult {
+      return table.claim(conversation, user, stored);
     },
 
     send(conversation: string, text: string, user: string, bot?: string): { eventId: string } {
@@ -303,7 +303,9 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       const kept = table.ensure(conversation).asks;
       kept.push({ eventId, text: msg.text });
       if (kept.length > KEPT_PER_CONVERSATION) kept.shift();
-      logger.info({ eventId, conversation }, 'playground: message');
+      // The conversation id lets whoever reads it follow the conversation's owner: debug only.
+      logger.info({ eventId }, 'playground: message');
+      logger.debug({ eventId, conversation }, 'playground: message in conversation');
       void h
         .handle(msg)
         .finally(() => {

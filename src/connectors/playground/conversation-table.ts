@@ -1,7 +1,8 @@
 import type { AskView, ReplyListener, ReplyView } from './history-merge.js';
 
-// The playground's conversations in memory: for each, the browser that uses it (the first one to
-// since this process started: another browser gets 403 even if it learns the id), the replies
+// The playground's conversations in memory: for each, the browser that uses it (the store's owner,
+// or the first one to since this process started: another browser gets 403 even if it learns the
+// id; the store keeps the owner of every conversation written in, see http.ts), the replies
 // kept for a page that reconnects, and the pages following it. Bounded: past `max`, the least
 // recently used conversation that nobody follows and that has no reply under way is forgotten
 // (its history stays upstream); when every one is in use, a new conversation is refused.
@@ -26,18 +27,22 @@ export class ConversationTable {
 
   constructor(private readonly max: number = MAX_CONVERSATIONS) {}
 
-  /** `user` may use `conversation` (claimed for it if new), or why not. */
-  claim(conversation: string, user: string): ClaimResult {
+  /**
+   * `user` may use `conversation` (claimed for it if new), or why not. `stored`: the owner the
+   * store has for it (it wins over what this table remembers).
+   */
+  claim(conversation: string, user: string, stored?: string): ClaimResult {
     const e = this.entries.get(conversation);
     if (e !== undefined) {
+      if (stored !== undefined) e.owner = stored;
       if (e.owner !== undefined && e.owner !== user) return 'not_yours';
       e.owner = user;
       this.touch(conversation, e);
       return 'ok';
     }
     if (this.entries.size >= this.max && !this.evictOne()) return 'full';
-    this.entries.set(conversation, fresh(user));
-    return 'ok';
+    this.entries.set(conversation, fresh(stored ?? user));
+    return stored === undefined || stored === user ? 'ok' : 'not_yours';
   }
 
   /** The entry, marked as just used; undefined when not in memory. */

@@ -1,6 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { hostname, networkInterfaces } from 'node:os';
+import type { TrustProxy } from '../../config/trust-proxy.js';
+import { clientFactsOf } from './client-address.js';
+import { createGuessLimiter, GUESS_LIMITS, type GuessLimits } from './guesses.js';
 
 // Who may drive the playground: only its own page, on this machine (or, opened with PLAYGROUND=on,
 // a browser that presented PLAYGROUND_TOKEN once). Each rule shuts out one attack:
@@ -12,14 +15,30 @@ import { hostname, networkInterfaces } from 'node:os';
 // - every API call carries the page token (`X-Playground-Token`, on the event stream
 //   `?page_token=`), an HMAC of this process's random key and the browser's id cookie: it is
 //   only in the page, which no other origin can read; a restart makes the page reload;
-// - opened to other machines, every request needs PLAYGROUND_TOKEN: as the `playground_auth`
-//   cookie (set by `/playground?token=…`) or `Authorization: Bearer …`. A Bearer client is a
-//   script, not a browser (browsers never add one by themselves): no Origin or page token needed.
+// - opened to other machines, every request needs PLAYGROUND_TOKEN: as the auth cookie (set by
+//   `/playground?token=…`, an HMAC of this process's key: a restart asks for the token again) or
+//   `Authorization: Bearer …`. A Bearer client is a script, not a browser (browsers never add one
+//   by themselves): no Origin or page token needed. Tokens are compared as SHA-256 digests in
+//   constant time; wrong ones are slowed per address (guesses.ts).
+// Cookies ignore ports: a page on another port of this host can set a cookie of the playground's
+// name, with a narrower path so the browser sends it first. So every value of a name counts, not
+// the first: an API call's id is the one its page token was made for, the page's own the `__Host-`
+// one (which no page can set with another path) or else the last (ours has the shortest path).
+// Where the browser keeps `Secure` cookies (HTTPS, or a loopback name), the cookies are set as
+// `__Host-…; Secure` and, for browsers that refuse `Secure` over plain-http loopback, as the plain
+// name too.
 
-export const UID_COOKIE = 'playground_uid';
-export const AUTH_COOKIE = 'playground_auth';
+export const UID_COOKIE = '__Host-playground_uid';
+export const AUTH_COOKIE = '__Host-playground_auth';
+/** The names over plain http (not loopback), where browsers refuse `__Host-`. */
+export const UID_COOKIE_PLAIN = 'playground_uid';
+export const AUTH_COOKIE_PLAIN = 'playground_auth';
 export const TOKEN_HEADER = 'x-playground-token';
 export const TOKEN_QUERY = 'page_token';
+/** The browser's id lasts (its conversations are its own as long). */
+const UID_MAX_AGE_S = 400 * 24 * 3600;
+/** The credential cookie lasts a working day (and no longer than this process). */
+export const AUTH_MAX_AGE_S = 10 * 3600;
 const UID_RE = /^[A-Za-z0-9_-]{22}$/;
 /** How often this machine's addresses are read again (an interface may come up later). */
 const ADDRESSES_TTL_MS = 60_000;
@@ -35,46 +54,68 @@ export interface GuardOptions {
   bindHost?: string;
   /** This machine's addresses (tests); default os.networkInterfaces(). */
   addresses?: () => string[];
+  /** TRUST_PROXY: the client's address and HTTPS as a trusted proxy reports them. */
+  trustProxy?: TrustProxy;
+  /** Bounds of wrong token guesses (tests); default GUESS_LIMITS. */
+  guessLimits?: GuessLimits;
+  now?: () => number;
 }
 
-/** Why a request is refused (the `reason` of its 401/403 body). */
+/** Why a request is refused (the `reason` of its 401/403/429 body). */
 export type Refusal =
   | 'not_this_machine' // the client's address (PLAYGROUND not on)
   | 'bad_host' // Host is not one of this machine's names (DNS rebinding)
   | 'unauthenticated' // PLAYGROUND=on and no credential
+  | 'wrong_token' // a Bearer token that is not PLAYGROUND_TOKEN (a guess)
+  | 'too_many_guesses' // this address gave too many wrong tokens lately
   | 'bad_origin' // a write from another origin, or with none
   | 'bad_content_type' // a write that is not application/json
   | 'bad_page_token' // an API call without the page's token (another page, or a page from before a restart)
   | 'no_session'; // an API call without the browser's id cookie
 
 export interface Caller {
-  /** The browser's id (cookie), or undefined for a Bearer client without one. */
+  /** The browser's id (cookie), or undefined for a Bearer client without one (api() settles it). */
   uid: string | undefined;
+  /** Every well-formed id cookie the browser sent (one of them its page's). */
+  uids: string[];
   /** Authenticated with `Authorization: Bearer PLAYGROUND_TOKEN`. */
   bearer: boolean;
+  /** The client's address (client-address.ts addressKey), for per-address bounds. */
+  address: string;
+  /** The browser keeps `Secure` cookies here (HTTPS, or a loopback name). */
+  secure: boolean;
+  /** Reached over HTTPS (a trusted proxy said so). */
+  https: boolean;
 }
+
+export type Admitted =
+  { caller: Caller } | { refused: Refusal; address: string; secure: boolean; https: boolean; retryAfterS?: number };
 
 export interface Guard {
   /** Address, Host and (opened) the credential: every route. */
-  admit(req: IncomingMessage): { caller: Caller } | { refused: Refusal };
+  admit(req: IncomingMessage): Admitted;
   /** The API's extra rules (Origin, Content-Type on writes; page token and id cookie always). */
   api(req: IncomingMessage, caller: Caller, write: boolean): Refusal | undefined;
   /** The page token of a browser id: what the page carries. */
   pageToken(uid: string): string;
-  /** A `?token=` given to the page: right (set the cookie), wrong, or none given. */
-  tokenParam(value: string | null): 'right' | 'wrong' | 'none';
-  /** The cookie `?token=` sets. */
-  authCookie(): string;
-  /** A new browser id and its Set-Cookie value. */
-  newUid(): { uid: string; cookie: string };
+  /** A `?token=` given to the page: right (set the cookie), wrong, none given, or refused unseen. */
+  tokenParam(value: string | null, address: string): 'right' | 'wrong' | 'none' | { retryAfterS: number };
+  /** The cookies `?token=` sets. */
+  authCookies(caller: Pick<Caller, 'secure' | 'https'>): string[];
+  /** A new browser id and its Set-Cookie values. */
+  newUid(caller: Pick<Caller, 'secure' | 'https'>): { uid: string; cookies: string[] };
 }
 
 export function createGuard(opts: GuardOptions): Guard {
   const processKey = randomBytes(32);
+  const tokenDigest = opts.token === undefined ? undefined : digest(opts.token);
+  // Per process: a restart (a new key) ends every browser's credential, as it ends page tokens.
   const authValue =
-    opts.token === undefined
+    tokenDigest === undefined
       ? undefined
-      : createHmac('sha256', opts.token).update('assistant-bridge playground auth v1').digest('base64url');
+      : createHmac('sha256', processKey).update('auth:').update(tokenDigest).digest('base64url');
+  const guesses = createGuessLimiter(opts.guessLimits ?? GUESS_LIMITS, opts.now);
+  const factsOf = clientFactsOf(opts.trustProxy);
   const readAddresses = opts.addresses ?? machineAddresses;
   let addresses = new Set<string>();
   let addressesAt = -Infinity;
@@ -101,13 +142,13 @@ export function createGuard(opts: GuardOptions): Guard {
     return isLoopback(a) || ownAddresses().has(a);
   };
 
-  const credentialOf = (req: IncomingMessage): 'bearer' | 'cookie' | undefined => {
-    if (opts.token === undefined || authValue === undefined) return undefined;
-    const auth = req.headers.authorization;
-    if (auth !== undefined && /^Bearer /i.test(auth) && same(auth.slice(7).trim(), opts.token)) return 'bearer';
-    const cookie = cookiesOf(req)[AUTH_COOKIE];
-    if (cookie !== undefined && same(cookie, authValue)) return 'cookie';
-    return undefined;
+  /** A presented token: right, wrong (counted), or refused unseen (too many wrong ones lately). */
+  const presented = (given: string, address: string): 'right' | 'wrong' | { retryAfterS: number } => {
+    const blocked = guesses.blocked(address);
+    if (blocked !== undefined) return blocked;
+    if (tokenDigest !== undefined && timingSafeEqual(digest(given), tokenDigest)) return 'right';
+    guesses.failed(address);
+    return 'wrong';
   };
 
   const pageToken = (uid: string): string => createHmac('sha256', processKey).update(`page:${uid}`).digest('base64url');
@@ -115,56 +156,101 @@ export function createGuard(opts: GuardOptions): Guard {
   return {
     admit(req) {
       const remote = normalizeAddress(req.socket.remoteAddress ?? '');
+      const facts = factsOf(req);
+      const { address, https } = facts;
       if (!opts.allowRemote && !isLoopback(remote) && !ownAddresses().has(remote))
-        return { refused: 'not_this_machine' };
+        return { refused: 'not_this_machine', address, secure: false, https };
       const host = hostOf(req.headers.host);
-      if (host === undefined || !hostAllowed(host.name)) return { refused: 'bad_host' };
-      const credential = credentialOf(req);
-      if (opts.allowRemote && credential === undefined) return { refused: 'unauthenticated' };
-      const uid = cookiesOf(req)[UID_COOKIE];
-      return {
-        caller: { uid: uid !== undefined && UID_RE.test(uid) ? uid : undefined, bearer: credential === 'bearer' },
-      };
+      if (host === undefined || !hostAllowed(host.name)) return { refused: 'bad_host', address, secure: false, https };
+      const secure = https || isLoopbackName(host.name);
+      const jar = cookiesOf(req);
+      let bearer = false;
+      if (opts.token !== undefined) {
+        const auth = req.headers.authorization;
+        if (auth !== undefined && /^Bearer /i.test(auth)) {
+          const r = presented(auth.slice(7).trim(), address);
+          if (typeof r === 'object')
+            return { refused: 'too_many_guesses', address, secure, https, retryAfterS: r.retryAfterS };
+          if (r === 'wrong') return { refused: 'wrong_token', address, secure, https };
+          bearer = true;
+        }
+        const cookie = [...(jar[AUTH_COOKIE] ?? []), ...(jar[AUTH_COOKIE_PLAIN] ?? [])];
+        const authed = bearer || (authValue !== undefined && cookie.some((c) => same(c, authValue)));
+        if (opts.allowRemote && !authed) return { refused: 'unauthenticated', address, secure, https };
+      }
+      const hostOnly = (jar[UID_COOKIE] ?? []).filter((u) => UID_RE.test(u));
+      const plain = (jar[UID_COOKIE_PLAIN] ?? []).filter((u) => UID_RE.test(u));
+      const uids = secure ? [...hostOnly, ...plain] : plain;
+      // The page's id: the __Host- one (no other path can hold it), else the last (ours is Path=/).
+      const uid = secure && hostOnly.length > 0 ? hostOnly.at(-1) : plain.at(-1);
+      return { caller: { uid, uids, bearer, address, secure, https } };
     },
 
     api(req, caller, write) {
       if (write && !caller.bearer && !sameOrigin(req.headers.origin, req.headers.host)) return 'bad_origin';
       if (write && !isJson(req.headers['content-type'])) return 'bad_content_type';
       if (caller.bearer) return undefined;
-      if (caller.uid === undefined) return 'no_session';
+      if (caller.uids.length === 0) return 'no_session';
       const url = new URL(req.url ?? '/', 'http://playground.local');
       const given = headerValue(req.headers[TOKEN_HEADER]) ?? (write ? undefined : url.searchParams.get(TOKEN_QUERY));
-      if (given === undefined || given === null || !same(given, pageToken(caller.uid))) return 'bad_page_token';
+      if (given === undefined || given === null) return 'bad_page_token';
+      // The id is the one this page was made for, whatever other cookies of the name came first.
+      const mine = caller.uids.find((u) => same(given, pageToken(u)));
+      if (mine === undefined) return 'bad_page_token';
+      caller.uid = mine;
       return undefined;
     },
 
     pageToken,
 
-    tokenParam(value) {
+    tokenParam(value, address) {
       // Without PLAYGROUND_TOKEN there is nothing to present: the parameter means nothing.
       if (value === null || opts.token === undefined) return 'none';
-      return same(value, opts.token) ? 'right' : 'wrong';
+      return presented(value, address);
     },
 
-    authCookie() {
-      return cookie(AUTH_COOKIE, authValue ?? '', 400 * 24 * 3600);
+    authCookies(caller) {
+      return cookies(caller, AUTH_COOKIE, AUTH_COOKIE_PLAIN, authValue ?? '', AUTH_MAX_AGE_S);
     },
 
-    newUid() {
+    newUid(caller) {
       const uid = randomBytes(16).toString('base64url');
-      return { uid, cookie: cookie(UID_COOKIE, uid, 400 * 24 * 3600) };
+      return { uid, cookies: cookies(caller, UID_COOKIE, UID_COOKIE_PLAIN, uid, UID_MAX_AGE_S) };
     },
   };
 }
 
 /** The user id the relay sees for a browser: derived, so the cookie itself is never logged or stored. */
-export function userIdOf(caller: Caller): string {
+export function userIdOf(caller: Pick<Caller, 'uid'>): string {
   if (caller.uid === undefined) return 'playground-api';
   return `playground-${createHash('sha256').update(caller.uid).digest('base64url').slice(0, 16)}`;
 }
 
-function cookie(name: string, value: string, maxAgeSeconds: number): string {
-  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict`;
+/**
+ * A cookie's Set-Cookie values: `__Host-` and `Secure` where the browser keeps them, and the
+ * plain name beside it over plain-http loopback (for browsers that refuse `Secure` there).
+ */
+function cookies(
+  where: Pick<Caller, 'secure' | 'https'>,
+  hostName: string,
+  plainName: string,
+  value: string,
+  maxAgeSeconds: number,
+): string[] {
+  const attrs = `Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict`;
+  if (!where.secure) return [`${plainName}=${value}; ${attrs}`];
+  const out = [`${hostName}=${value}; ${attrs}; Secure`];
+  if (!where.https) out.push(`${plainName}=${value}; ${attrs}`);
+  return out;
+}
+
+/** Names a browser treats as a secure context over plain http: localhost, *.localhost, loopback addresses. */
+function isLoopbackName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost') || isLoopback(host);
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
 }
 
 /** Loopback: 127.0.0.0/8 and ::1 (an IPv4-mapped address counts as its IPv4 form). */
@@ -229,14 +315,14 @@ function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-export function cookiesOf(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
+/** Every value of each cookie name, in the order the browser sent them. */
+export function cookiesOf(req: IncomingMessage): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
     if (eq <= 0) continue;
     const name = part.slice(0, eq).trim();
-    // The first of a name wins (the most specific path, as browsers order them).
-    if (out[name] === undefined) out[name] = part.slice(eq + 1).trim();
+    (out[name] ??= []).push(part.slice(eq + 1).trim());
   }
   return out;
 }

@@ -1,11 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatService } from '../../core/chat-port.js';
-import type { Clock, ConversationStore, FeedbackStore } from '../../core/ports.js';
+import type { Clock, ConversationStore, FeedbackStore, PlaygroundOwnerStore } from '../../core/ports.js';
+import type { TrustProxy } from '../../config/trust-proxy.js';
+import { UserRateLimiter } from '../../core/intake/admission.js';
+import { MESSAGES } from '../../core/user-messages.js';
 import type { Logger } from '../../logger.js';
 import { type RequestListener, sendJson } from '../../server/http-server.js';
 import { ChatError } from '../../core/chat-port.js';
 import { CONVERSATION_ID, type PlaygroundConnector, type ReplyView } from './connector.js';
 import { type Caller, createGuard, type Refusal, userIdOf } from './guard.js';
+import type { GuessLimits } from './guesses.js';
 import { bouncePage, FAVICON_SVG, type PageFacts, pageWithToken, refusalPage, sendText } from './page-serve.js';
 import { PAGE_CSS } from './page.js';
 import { PAGE_JS } from './page-script.js';
@@ -28,6 +32,8 @@ export interface PlaygroundHttpOptions {
   connector: PlaygroundConnector;
   chat: ChatService;
   conversations: ConversationStore;
+  /** Who owns each conversation, kept in the store (the in-memory table forgets; a restart too). */
+  owners: PlaygroundOwnerStore;
   botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   /** Answer clients that are not on this machine too (PLAYGROUND=on): each with `token`. */
   allowRemote: boolean;
@@ -47,8 +53,20 @@ export interface PlaygroundHttpOptions {
   clock?: Clock | undefined;
   /** This machine's addresses (tests). */
   addresses?: (() => string[]) | undefined;
+  /** TRUST_PROXY: the client's address and HTTPS, as a trusted proxy reports them. */
+  trustProxy?: TrustProxy | undefined;
+  /** Bounds of wrong PLAYGROUND_TOKEN guesses (tests). */
+  guessLimits?: GuessLimits | undefined;
+  /**
+   * Messages one client address may send a minute, whatever the number of browsers (cookies are
+   * free): ADDRESS_BROWSERS times USER_MESSAGES_PER_MINUTE. Default from 20 a user.
+   */
+  messagesPerAddressPerMinute?: number | undefined;
   logger: Logger;
 }
+
+/** The browsers one address is given room for (a household, an office behind one NAT): streams and messages. */
+export const ADDRESS_BROWSERS = 4;
 
 export interface PlaygroundRoutes {
   page: RequestListener;
@@ -66,6 +84,8 @@ const DETAIL: Record<Refusal, string> = {
   bad_host:
     "this Host is not one of this machine's names: open the URL the bridge printed (a reverse proxy's name goes in PLAYGROUND_PUBLIC_HOST)",
   unauthenticated: 'open /playground?token=… once in this browser (PLAYGROUND_TOKEN), or send Authorization: Bearer …',
+  wrong_token: 'that is not this playground’s PLAYGROUND_TOKEN',
+  too_many_guesses: 'too many wrong PLAYGROUND_TOKEN guesses from this address: wait a minute',
   bad_origin: "only the playground's own page may do this",
   bad_content_type: 'send Content-Type: application/json',
   bad_page_token: 'the page is out of date (the bridge restarted?): reload it',
@@ -80,19 +100,26 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     ...(opts.publicHosts !== undefined ? { publicHosts: opts.publicHosts } : {}),
     ...(opts.bindHost !== undefined ? { bindHost: opts.bindHost } : {}),
     ...(opts.addresses !== undefined ? { addresses: opts.addresses } : {}),
+    ...(opts.trustProxy !== undefined ? { trustProxy: opts.trustProxy } : {}),
+    ...(opts.guessLimits !== undefined ? { guessLimits: opts.guessLimits } : {}),
   });
+  const perAddress = new UserRateLimiter(opts.messagesPerAddressPerMinute ?? ADDRESS_BROWSERS * 20);
   const streams = createStreams({ ...STREAM_LIMITS, ...opts.streamLimits }, opts.clock);
 
-  const refuse = (req: IncomingMessage, res: ServerResponse, reason: Refusal): void => {
+  /** A wrong token is a guess: said at warn (with the address, never the guess). */
+  const wrongToken = (address: string, how: string): void =>
+    logger.warn({ client: address, how }, 'playground: wrong PLAYGROUND_TOKEN presented');
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, reason: Refusal, retryAfterS?: number): void => {
     logger.debug({ reason, method: req.method, path: pathOf(req) }, 'playground: request refused');
-    const status = reason === 'unauthenticated' ? 401 : 403;
-    sendJson(
-      res,
-      status,
-      { error: status === 401 ? 'unauthenticated' : 'forbidden', reason, detail: DETAIL[reason] },
-      // The body (if any) is not read: the connection closes after the answer.
-      { connection: 'close', ...(status === 401 ? { 'www-authenticate': 'Bearer realm="playground"' } : {}) },
-    );
+    const status =
+      reason === 'unauthenticated' || reason === 'wrong_token' ? 401 : reason === 'too_many_guesses' ? 429 : 403;
+    const error = status === 401 ? 'unauthenticated' : status === 429 ? 'too_many_requests' : 'forbidden';
+    const extra: Record<string, string> = {};
+    if (status === 401) extra['www-authenticate'] = 'Bearer realm="playground"';
+    if (retryAfterS !== undefined) extra['retry-after'] = String(retryAfterS);
+    // The body (if any) is not read: the connection closes after the answer.
+    sendJson(res, status, { error, reason, detail: DETAIL[reason] }, { connection: 'close', ...extra });
   };
 
   /** The page: `?token=` sets the credential cookie; a browser gets its id cookie here. */
@@ -103,19 +130,32 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     }
     const url = new URL(req.url ?? '/', 'http://playground.local');
     const admitted = guard.admit(req);
+    if ('refused' in admitted && admitted.refused === 'wrong_token') wrongToken(admitted.address, 'bearer');
     if ('refused' in admitted && admitted.refused !== 'unauthenticated') {
       logger.debug({ reason: admitted.refused }, 'playground: page refused');
-      sendText(res, 403, 'text/html; charset=utf-8', refusalPage(DETAIL[admitted.refused]));
+      const status = admitted.refused === 'too_many_guesses' ? 429 : admitted.refused === 'wrong_token' ? 401 : 403;
+      const retry: Record<string, string> =
+        admitted.retryAfterS !== undefined ? { 'retry-after': String(admitted.retryAfterS) } : {};
+      sendText(res, status, 'text/html; charset=utf-8', refusalPage(DETAIL[admitted.refused]), retry);
       return;
     }
-    const given = guard.tokenParam(url.searchParams.get('token'));
+    const where = 'refused' in admitted ? admitted : admitted.caller;
+    const address = where.address;
+    const given = guard.tokenParam(url.searchParams.get('token'), address);
+    if (typeof given === 'object') {
+      sendText(res, 429, 'text/html; charset=utf-8', refusalPage(DETAIL.too_many_guesses), {
+        'retry-after': String(given.retryAfterS),
+      });
+      return;
+    }
     if (given === 'wrong') {
-      sendText(res, 403, 'text/html; charset=utf-8', refusalPage('that is not this playground’s PLAYGROUND_TOKEN'));
+      wrongToken(address, 'page');
+      sendText(res, 403, 'text/html; charset=utf-8', refusalPage(DETAIL.wrong_token));
       return;
     }
     if (given === 'right') {
       // The token leaves the address bar: the bounce loads `/` from this page, with the cookie.
-      sendText(res, 200, 'text/html; charset=utf-8', bouncePage('/'), { 'set-cookie': guard.authCookie() });
+      sendText(res, 200, 'text/html; charset=utf-8', bouncePage('/'), { 'set-cookie': guard.authCookies(where) });
       return;
     }
     if ('refused' in admitted) {
@@ -123,7 +163,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
       return;
     }
     let uid = admitted.caller.uid;
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string[]> = {};
     if (uid === undefined) {
       // Arriving from another site, a SameSite=Strict cookie is not sent even when the browser has
       // one: load the page again from itself rather than replace the browser's id.
@@ -131,9 +171,9 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
         sendText(res, 200, 'text/html; charset=utf-8', bouncePage(url.pathname));
         return;
       }
-      const fresh = guard.newUid();
+      const fresh = guard.newUid(admitted.caller);
       uid = fresh.uid;
-      headers['set-cookie'] = fresh.cookie;
+      headers['set-cookie'] = fresh.cookies;
     }
     sendText(res, 200, 'text/html; charset=utf-8', pageWithToken(guard.pageToken(uid), opts.facts), headers);
   };
@@ -186,8 +226,8 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     });
   };
 
-  const events = (res: ServerResponse, conversation: string, user: string): void => {
-    const opened = streams.open(user, res, (send) => {
+  const events = (res: ServerResponse, conversation: string, caller: Caller, user: string): void => {
+    const opened = streams.open(user, caller.address, res, (send) => {
       const replies = connector.subscribe(conversation, (v: ReplyView) => send('reply', v));
       const turns = connector.subscribeTurns(conversation, ({ kind, ...data }) => send(kind, data));
       return () => {
@@ -201,28 +241,51 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     }
   };
 
-  /** `user` may use `conversation`: else answered (403 or 503) and false. */
-  const claim = (res: ServerResponse, conversation: string, user: string): boolean => {
+  const notYours = (res: ServerResponse): void =>
+    sendJson(res, 403, {
+      error: 'forbidden',
+      reason: 'not_your_conversation',
+      detail: 'another browser uses this conversation: start a new one',
+    });
+
+  /**
+   * `user` may use `conversation`: else answered (403 or 503) and false. The store's owner comes
+   * first (the memory's table forgets, and a restart empties it); a message (`write`) records
+   * `user` as the owner there, once: of two browsers racing on an id, the store picks one.
+   */
+  const claim = async (res: ServerResponse, conversation: string, user: string, write: boolean): Promise<boolean> => {
     if (!CONVERSATION_ID.test(conversation)) {
       sendJson(res, 400, { error: 'bad_conversation' });
       return false;
     }
-    const claimed = connector.claim(conversation, user);
-    if (claimed === 'ok') return true;
-    if (claimed === 'not_yours')
-      sendJson(res, 403, {
-        error: 'forbidden',
-        reason: 'not_your_conversation',
-        detail: 'another browser uses this conversation: start a new one',
-      });
-    else
+    let owner = await opts.owners.ownerOf(conversation);
+    if (owner !== undefined && owner !== user) {
+      notYours(res);
+      return false;
+    }
+    const claimed = connector.claim(conversation, user, owner);
+    if (claimed === 'not_yours') {
+      notYours(res);
+      return false;
+    }
+    if (claimed === 'full') {
       sendJson(
         res,
         503,
         { error: 'too_many_conversations', detail: 'the playground holds as many conversations as it can: try later' },
         { 'retry-after': '60' },
       );
-    return false;
+      return false;
+    }
+    if (write && owner === undefined) {
+      owner = await opts.owners.claim(conversation, user, Date.now());
+      if (owner !== user) {
+        connector.claim(conversation, owner, owner);
+        notYours(res);
+        return false;
+      }
+    }
+    return true;
   };
 
   const api: RequestListener = async (req, res) => {
@@ -230,7 +293,10 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     const method = req.method ?? 'GET';
     if (path === '/playground' || path === '/playground/') return page(req, res);
     const admitted = guard.admit(req);
-    if ('refused' in admitted) return refuse(req, res, admitted.refused);
+    if ('refused' in admitted) {
+      if (admitted.refused === 'wrong_token') wrongToken(admitted.address, 'bearer');
+      return refuse(req, res, admitted.refused, admitted.retryAfterS);
+    }
     const caller: Caller = admitted.caller;
     if (method === 'GET' && path === '/playground/app.js') {
       sendText(res, 200, 'text/javascript; charset=utf-8', PAGE_JS);
@@ -261,8 +327,8 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
     try {
       if (isRead) {
         const conversation = new URL(req.url ?? '/', 'http://playground.local').searchParams.get('conversation') ?? '';
-        if (!claim(res, conversation, user)) return;
-        if (path === '/playground/events') events(res, conversation, user);
+        if (!(await claim(res, conversation, user, false))) return;
+        if (path === '/playground/events') events(res, conversation, caller, user);
         else sendJson(res, 200, await history(conversation, user));
         return;
       }
@@ -276,9 +342,15 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
       switch (path) {
         case '/playground/api/send': {
           const text = typeof body.text === 'string' ? body.text : '';
-          if (!claim(res, conversation, user)) return;
           if (text.trim() === '') {
             sendJson(res, 400, { error: 'bad_message' });
+            return;
+          }
+          if (!(await claim(res, conversation, user, true))) return;
+          // The per-user limit (the relay's) counts a browser; this one an address, whatever its cookies.
+          if (!perAddress.tryTake(caller.address, Date.now())) {
+            logger.info({ client: caller.address }, 'playground: an address is over its message limit');
+            sendJson(res, 429, { error: 'slow_down', detail: MESSAGES.slowDown }, { 'retry-after': '60' });
             return;
           }
           const bot = typeof body.bot === 'string' ? body.bot : undefined;
@@ -288,7 +360,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
         case '/playground/api/stop':
           // A reply's Stop names its key; the Stop shown before the first word names the conversation.
           if (replyKey === '' && conversation !== '') {
-            if (!claim(res, conversation, user)) return;
+            if (!(await claim(res, conversation, user, false))) return;
             sendJson(res, 200, { result: await connector.stopConversation(conversation, user) });
             return;
           }
@@ -304,7 +376,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
           return;
         }
         case '/playground/api/reset':
-          if (!claim(res, conversation, user)) return;
+          if (!(await claim(res, conversation, user, false))) return;
           await connector.resetConversation(conversation);
           sendJson(res, 200, { result: 'reset' });
           return;

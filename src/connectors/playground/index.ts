@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/config.js';
 import type { ChatService } from '../../core/chat-port.js';
-import type { ConversationStore, FeedbackStore } from '../../core/ports.js';
+import type { ConversationStore, FeedbackStore, PlaygroundOwnerStore } from '../../core/ports.js';
+import type { TrustProxy } from '../../config/trust-proxy.js';
 import type { Logger } from '../../logger.js';
 import type { HttpServer } from '../../server/http-server.js';
 import { createPlaygroundConnector, type PlaygroundConnector } from './connector.js';
-import { createPlaygroundRoutes } from './http.js';
+import { ADDRESS_BROWSERS, createPlaygroundRoutes } from './http.js';
 import type { StreamLimits } from './streams.js';
 import type { PlaygroundLimits } from '../../config/start-config.js';
 
@@ -20,13 +22,16 @@ export {
 
 /**
  * Starts the emulator as the upstream and points the configuration at it. Returns its close
- * function. The emulator's own key and bot are used: nothing else could answer them.
+ * function. It is as closed as the playground: a key made for this process (not the emulator's
+ * default `dev-key`, which any local user or rebinding page could send), loopback names only,
+ * and no `/_emulator/*` admin paths (whose request log holds every playground message).
  */
 export async function useBuiltInEmulator(config: Config, log: Logger): Promise<() => Promise<void>> {
   const { startEmulator, EMULATOR_DEFAULTS } = await import('../../emulator/index.js');
-  const emulator = await startEmulator({ host: '127.0.0.1', port: 0 });
+  const apiKey = randomBytes(24).toString('base64url');
+  const emulator = await startEmulator({ host: '127.0.0.1', port: 0, apiKey, admin: false });
   const botId = EMULATOR_DEFAULTS.bots[0] ?? 'demo-bot';
-  config.upstream = { ...config.upstream, url: emulator.url, apiKey: EMULATOR_DEFAULTS.apiKey, botId, routes: [] };
+  config.upstream = { ...config.upstream, url: emulator.url, apiKey, botId, routes: [] };
   log.info(
     { upstream: emulator.url },
     'no CHAT_API_URL: the built-in emulator answers in this process (replies echo; try "[long 6000]" or "[delay 200]")',
@@ -38,6 +43,8 @@ export interface PlaygroundWiring {
   server: HttpServer;
   chat: ChatService;
   conversations: ConversationStore;
+  /** The store's owners of conversations (ownership outlives memory and a restart). */
+  owners: PlaygroundOwnerStore;
   botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   allowRemote: boolean;
   /** PLAYGROUND_TOKEN (required with allowRemote: configForStart refuses without). */
@@ -54,6 +61,10 @@ export interface PlaygroundWiring {
   bots?: string[] | undefined;
   /** Where votes are kept (a reload shows a browser its own votes). */
   feedback?: FeedbackStore | undefined;
+  /** TRUST_PROXY. */
+  trustProxy?: TrustProxy | undefined;
+  /** USER_MESSAGES_PER_MINUTE: an address may send ADDRESS_BROWSERS times as many. */
+  userMessagesPerMinute?: number | undefined;
   logger: Logger;
 }
 
@@ -68,6 +79,7 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
   const streamLimits: Partial<StreamLimits> = {};
   if (l.streamsPerBrowser !== undefined) streamLimits.perUser = l.streamsPerBrowser;
   if (l.streams !== undefined) streamLimits.total = l.streams;
+  if (l.streamsPerAddress !== undefined) streamLimits.perAddress = l.streamsPerAddress;
   if (l.streamIdleMs !== undefined) streamLimits.idleMs = l.streamIdleMs;
   if (l.keepaliveMs !== undefined) streamLimits.keepaliveMs = l.keepaliveMs;
   const routes = createPlaygroundRoutes({
@@ -75,6 +87,9 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
     connector,
     streamLimits,
     facts: { emulator: w.emulator === true, bots: w.bots ?? [] },
+    ...(w.userMessagesPerMinute !== undefined
+      ? { messagesPerAddressPerMinute: ADDRESS_BROWSERS * w.userMessagesPerMinute }
+      : {}),
   });
   w.server.mount('/', routes.page);
   w.server.mount('/favicon.ico', routes.favicon);

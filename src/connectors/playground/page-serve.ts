@@ -62,7 +62,7 @@ export function sendText(
   status: number,
   type: string,
   text: string,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | string[]> = {},
 ): void {
   res.writeHead(status, {
     'content-type': type,

@@ -4,7 +4,8 @@ import type { Clock } from '../../core/ports.js';
 // The playground's open event streams (SSE), bounded: each holds a socket on the port that also
 // serves /healthz and /slack/events. A browser (its id cookie) may hold `perUser` of them (a
 // browser opens at most 6 connections to one host: beyond 4 streams its own requests would
-// wait), the process `total`. A stream that carried no reply and whose browser made no request
+// wait), a client address `perAddress` (cookies are free: fresh ids from one address share its
+// bound, so one address cannot take every stream), the process `total`. A stream that carried no reply and whose browser made no request
 // for `idleMs` ends with `event: idle` (the page closes it and opens a new one when used again);
 // a comment line every `keepaliveMs` keeps proxies from closing a quiet one earlier.
 // A stream carries `event: reply` (one per write of a reply) and `event: turn|step|sources|file`
@@ -12,6 +13,7 @@ import type { Clock } from '../../core/ports.js';
 
 export interface StreamLimits {
   perUser: number;
+  perAddress: number;
   total: number;
   idleMs: number;
   keepaliveMs: number;
@@ -19,6 +21,7 @@ export interface StreamLimits {
 
 export const STREAM_LIMITS: StreamLimits = {
   perUser: 4,
+  perAddress: 16,
   total: 64,
   idleMs: 15 * 60_000,
   keepaliveMs: 15_000,
@@ -29,17 +32,19 @@ export type OpenResult = { ok: true } | { ok: false; status: 429 | 503; error: s
 interface Stream {
   res: ServerResponse;
   user: string;
+  address: string;
   last: number;
   end(): void;
 }
 
 export interface Streams {
   /**
-   * Opens `res` as an event stream of `user`, fed by `subscribe` (which returns its unsubscribe),
-   * or says why not (nothing written then).
+   * Opens `res` as an event stream of `user` at client `address`, fed by `subscribe` (which
+   * returns its unsubscribe), or says why not (nothing written then).
    */
   open(
     user: string,
+    address: string,
     res: ServerResponse,
     subscribe: (send: (event: string, data: unknown) => void) => () => void,
   ): OpenResult;
@@ -64,9 +69,10 @@ const unrefClock: Clock = {
 export function createStreams(limits: StreamLimits = STREAM_LIMITS, clock: Clock = unrefClock): Streams {
   const all = new Set<Stream>();
   const byUser = new Map<string, Set<Stream>>();
+  const byAddress = new Map<string, number>();
 
   return {
-    open(user, res, subscribe) {
+    open(user, address, res, subscribe) {
       const mine = byUser.get(user);
       if ((mine?.size ?? 0) >= limits.perUser)
         return {
@@ -74,6 +80,13 @@ export function createStreams(limits: StreamLimits = STREAM_LIMITS, clock: Clock
           status: 429,
           error: 'too_many_streams',
           detail: `this browser already follows ${limits.perUser} conversations live: close a tab or two`,
+        };
+      if ((byAddress.get(address) ?? 0) >= limits.perAddress)
+        return {
+          ok: false,
+          status: 429,
+          error: 'too_many_streams',
+          detail: `this address already follows ${limits.perAddress} conversations live: close a tab or two`,
         };
       if (all.size >= limits.total)
         return {
@@ -96,6 +109,7 @@ export function createStreams(limits: StreamLimits = STREAM_LIMITS, clock: Clock
       const stream: Stream = {
         res,
         user,
+        address,
         last: clock.now(),
         end: () => {
           if (ended) return;
@@ -106,6 +120,9 @@ export function createStreams(limits: StreamLimits = STREAM_LIMITS, clock: Clock
           const set = byUser.get(user);
           set?.delete(stream);
           if (set?.size === 0) byUser.delete(user);
+          const n = (byAddress.get(address) ?? 1) - 1;
+          if (n <= 0) byAddress.delete(address);
+          else byAddress.set(address, n);
           if (!res.writableEnded) res.end();
         },
       };
@@ -130,6 +147,7 @@ export function createStreams(limits: StreamLimits = STREAM_LIMITS, clock: Clock
       let set = byUser.get(user);
       if (set === undefined) byUser.set(user, (set = new Set()));
       set.add(stream);
+      byAddress.set(address, (byAddress.get(address) ?? 0) + 1);
       res.on('close', stream.end);
       return { ok: true };
     },

@@ -7,6 +7,7 @@ import { pgEvents } from './event-repo.js';
 import { pgInstallations } from './installation-repo.js';
 import { pgSchemaVersion } from './migrate.js';
 import { pgOAuthStates } from './oauth-state-repo.js';
+import { pgPlaygroundOwners } from './playground-owner-repo.js';
 import { guardedQuery } from './query.js';
 import { pgLeases, pgReplicas } from './replica-repo.js';
 import { pgFeedback, pgInFlight } from './reply-repo.js';
@@ -30,6 +31,7 @@ export function createPgStoreOver(parts: PgStoreParts): AsyncStore {
   const { pool, location, monitor, signals } = parts;
   let open = true;
   const q = guardedQuery(pool, monitor, () => open);
+  const { prune: prunePlaygroundOwners, ...playgroundOwners } = pgPlaygroundOwners(q);
 
   return {
     backend: 'postgres',
@@ -43,11 +45,13 @@ export function createPgStoreOver(parts: PgStoreParts): AsyncStore {
     budgets: pgBudgets(q),
     feedback: pgFeedback(q),
     oauthStates: pgOAuthStates(q),
+    playgroundOwners,
     signals,
     async housekeeping(now) {
       const handovers = await q('DELETE FROM place_handover WHERE released_at < $1', [now - HANDOVER_KEEP_MS]);
       const budgets = await q('DELETE FROM learned_budgets WHERE updated_at < $1', [now - BUDGET_KEEP_MS]);
-      return { handovers: handovers.rowCount ?? 0, budgets: budgets.rowCount ?? 0 };
+      const playgroundOwners = await prunePlaygroundOwners(now);
+      return { handovers: handovers.rowCount ?? 0, budgets: budgets.rowCount ?? 0, playgroundOwners };
     },
     schemaVersion: () => pgSchemaVersion(pool),
     isOpen: () => open,

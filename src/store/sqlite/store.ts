@@ -7,6 +7,7 @@ import { createEventRepo } from './event-repo.js';
 import { createInstallationRepo } from './installation-repo.js';
 import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';
+import { createPlaygroundOwnerRepo } from './playground-owner-repo.js';
 import { createReplicaRepo } from './replica-repo.js';
 import { createFeedbackRepo, createInFlightRepo } from './reply-repo.js';
 
@@ -39,6 +40,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
   const { replicas, leases } = createReplicaRepo(db);
   const pruneHandovers = db.prepare('DELETE FROM place_handover WHERE released_at < ?');
   const pruneBudgets = db.prepare('DELETE FROM learned_budgets WHERE updated_at < ?');
+  const { prune: prunePlaygroundOwners, ...playgroundOwners } = createPlaygroundOwnerRepo(db);
 
   return {
     backend: 'sqlite',
@@ -53,12 +55,14 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
     leases: guardEach(monitor, leases, []),
     feedback: guardEach(monitor, createFeedbackRepo(db), ['rememberReply', 'vote', 'delivered', 'prune', 'pruneVotes']),
     oauthStates: guardEach(monitor, createOAuthStateRepo(db), []),
+    playgroundOwners: guardEach(monitor, playgroundOwners, ['claim']),
     // The scheduler's own repository: one table layout, one mapping.
     budgets: guardEach(monitor, sqliteBudgetRows(db), []),
     housekeeping: monitor.guard(
       (now: number) => ({
         handovers: pruneHandovers.run(now - HANDOVER_KEEP_MS).changes,
         budgets: pruneBudgets.run(now - BUDGET_KEEP_MS).changes,
+        playgroundOwners: prunePlaygroundOwners(now),
       }),
       true,
     ),
