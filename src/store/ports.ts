@@ -7,6 +7,7 @@ import type {
   InFlightRecord,
   InFlightStore,
   Platform,
+  TranscriptStore,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
 
@@ -171,6 +172,8 @@ export interface AsyncStore {
   /** The core's conversation mapping, compare-and-set included (replicas race on renewals). */
   conversations: Required<ConversationStore>;
   events: EventStore;
+  /** Stateless upstreams' transcripts (Chat Completions); pruned and reset with `conversations`. */
+  transcripts: TranscriptStore;
   inflight: ReplicaInFlightStore;
   installations: InstallationStore;
   replicas: ReplicaRegistry;

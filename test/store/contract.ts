@@ -4,6 +4,7 @@ import { expectedOf, placeKey } from '../../src/core/ports.js';
 import type { AsyncStore } from '../../src/store/ports.js';
 import { oauthStateContract } from './contract-oauth-states.js';
 import { pruningContract } from './contract-pruning.js';
+import { transcriptContract } from './contract-transcripts.js';
 
 // One contract for every backend of the async store port (src/store/ports.ts): SQLite and
 // PostgreSQL must answer the same. "Another replica" is a second store opened on the same
@@ -57,6 +58,7 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
     // The OAuth state cases live in their own file; they were not run by any backend before.
     oauthStateContract(() => ({ s, database }));
     pruningContract(() => ({ s, database }));
+    transcriptContract(() => ({ s, database }));
 
     describe('conversations', () => {
       it('keeps, touches, replaces and deletes the mapping of a place', async () => {
