@@ -5,6 +5,7 @@ import { handleAdmin } from './admin.js';
 import { handleFormA } from './form-a.js';
 import { handleFormB } from './form-b.js';
 import { bearerOk, headersWithoutAuth, isRecord, readJsonBody, sendJson } from './http.js';
+import { handleOpenAi, matchOpenAiRoute, servesOpenAi } from './openai-routes.js';
 import type { ChatEndpoint, RecordedRequest } from './types.js';
 
 interface Route {
@@ -71,8 +72,10 @@ async function handle(ctx: EmulatorContext, req: IncomingMessage, res: ServerRes
   const form = ctx.opts.form;
   const url = new URL(req.url ?? '/', 'http://emulator.local');
   const formBShape = url.pathname.startsWith('/v1/');
+  const openAi = matchOpenAiRoute(url.pathname);
+  if (openAi !== undefined && servesOpenAi(form, openAi)) return handleOpenAi(ctx, req, res, url, openAi);
   const route = matchRoute(url.pathname);
-  const served = route !== undefined && (form === 'both' || form === route.form);
+  const served = route !== undefined && (form === 'both' || form === 'all' || form === route.form);
 
   if (!served) {
     req.resume();

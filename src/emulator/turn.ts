@@ -8,7 +8,7 @@ import type { ChatCall } from './context.js';
 import type { Conversation } from './state.js';
 import { runStream, type StreamFaults } from './stream.js';
 import { type FrameIds, writerFor } from './stream-writers.js';
-import type { ChatEndpoint, Fault } from './types.js';
+import type { ApiForm, ChatEndpoint, Fault } from './types.js';
 
 export interface ErrorSpec {
   status: number;
@@ -45,7 +45,7 @@ export type Turn =
  */
 export function prepareTurn(
   ctx: EmulatorContext,
-  form: 'a' | 'b',
+  form: ApiForm,
   endpoint: ChatEndpoint,
   botId: string,
   body: Record<string, unknown>,

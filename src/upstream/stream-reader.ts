@@ -46,6 +46,8 @@ export interface StreamSource {
   drainMs?: number;
   /** CHAT_REPLY_MAX_CHARS: the most reply text taken; beyond it the reply ends as too_long. */
   maxChars?: number | undefined;
+  /** A form whose stream has its own grammar (OpenAI Responses) brings its decoder; else by content type. */
+  decoder?: ((opts: DecoderOptions) => StreamDecoder) | undefined;
 }
 
 const DRAIN_MS = 1_000;
@@ -82,10 +84,8 @@ function cutMessage(err: unknown, endpoint: string): string {
 
 async function* read(src: StreamSource, isCancelled: () => boolean, close: () => void): AsyncGenerator<StreamEvent> {
   const maxChars = src.maxChars;
-  const decoder = createDecoder(
-    src.contentType,
-    maxChars !== undefined ? { maxBuffered: bytesForChars(maxChars) } : {},
-  );
+  const decoderOpts: DecoderOptions = maxChars !== undefined ? { maxBuffered: bytesForChars(maxChars) } : {};
+  const decoder = src.decoder ? src.decoder(decoderOpts) : createDecoder(src.contentType, decoderOpts);
   const body = src.body[Symbol.asyncIterator]();
   let sawText = false;
   let chars = 0;
