@@ -1,4 +1,5 @@
 import { ChatError, type ContextMessage, type SendRequest } from '../core/chat-port.js';
+import { TRANSCRIPT_START } from '../core/reply/upstream-message.js';
 import { firstString, isObject } from './event-rules.js';
 
 // What the two OpenAI-compatible forms (Chat Completions, Responses) share: the base URL as their
@@ -35,6 +36,8 @@ export interface OpenAiMessage {
  * In `message` mode the context is already in the message text, and this is empty.
  */
 export function contextMessages(req: SendRequest): OpenAiMessage[] {
+  // `message` mode: the core put the context in the message (and in metadata, for the seed's forms).
+  if (req.message.startsWith(TRANSCRIPT_START)) return [];
   const context: ContextMessage[] = req.metadata?.context ?? [];
   return context.map((m) =>
     m.role === 'assistant'

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChatError } from '../core/chat-port.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { collect, TEST_KEY, testClient, tinyServer } from '../../test/support/upstream.js';
+import { TRANSCRIPT_END, TRANSCRIPT_START } from '../core/reply/upstream-message.js';
 import { memoryTranscripts } from './memory-transcripts.js';
 import { openAiBaseUrl } from './openai-common.js';
 
@@ -90,6 +91,24 @@ describe('Chat Completions', () => {
       'two',
       'You said: two',
     ]);
+    await chat.close();
+  });
+
+  it('context in metadata (CONTEXT_MODE=metadata) becomes earlier messages; in the message it is not repeated', async () => {
+    const chat = client();
+    const context = [
+      { author: 'ann', role: 'user' as const, text: 'the plan is X', ts: '2026-01-01T00:00:00Z' },
+      { author: 'bot', role: 'assistant' as const, text: 'noted', ts: '2026-01-01T00:00:01Z' },
+    ];
+    await chat.send({ botId: BOT, message: 'go on', metadata: { source: 'test', context } });
+    expect(bodyOf(0).messages).toEqual([
+      { role: 'user', content: 'ann: the plan is X' },
+      { role: 'assistant', content: 'noted' },
+      { role: 'user', content: 'go on' },
+    ]);
+    const inMessage = `${TRANSCRIPT_START}\nann: the plan is X\n${TRANSCRIPT_END}\n\ngo on`;
+    await chat.send({ botId: BOT, message: inMessage, metadata: { source: 'test', context } });
+    expect(bodyOf(1).messages).toEqual([{ role: 'user', content: inMessage }]);
     await chat.close();
   });
 
