@@ -24,7 +24,8 @@ export {
  */
 export async function useBuiltInEmulator(config: Config, log: Logger): Promise<() => Promise<void>> {
   const { startEmulator, EMULATOR_DEFAULTS } = await import('../../emulator/index.js');
-  const emulator = await startEmulator({ host: '127.0.0.1', port: 0 });
+  // Every form it speaks, so CHAT_API_FORM (a, b, chat-completions, responses) works unchanged with it.
+  const emulator = await startEmulator({ host: '127.0.0.1', port: 0, form: 'all' });
   const botId = EMULATOR_DEFAULTS.bots[0] ?? 'demo-bot';
   config.upstream = { ...config.upstream, url: emulator.url, apiKey: EMULATOR_DEFAULTS.apiKey, botId, routes: [] };
   log.info(
