@@ -198,6 +198,27 @@ describe('Chat Completions', () => {
   });
 });
 
+describe('reply cap (CHAT_REPLY_MAX_CHARS)', () => {
+  it.each(['chat-completions', 'responses'] as const)(
+    '%s: a reply past the cap ends as too_long with what fits',
+    async (form) => {
+      const transcripts = memoryTranscripts();
+      const chat = testClient(emu.url, form, { maxReplyChars: 50, openAi: { transcripts } }).service;
+      const id = chat.mintConversationId();
+      const got = await collect(
+        await chat.stream({ botId: BOT, message: 'write [long 400]', ...(id ? { conversationId: id } : {}) }),
+      );
+      expect(got.text).toHaveLength(50);
+      expect(got.events.at(-1)).toEqual({ type: 'end', reason: 'too_long' });
+      const one = await chat.send({ botId: BOT, message: 'again [long 400]' });
+      expect(one).toMatchObject({ endReason: 'too_long' });
+      expect(one.text).toHaveLength(50);
+      if (id !== undefined) expect((await transcripts.turns(id)).map((t) => t.text.length)).toEqual([16, 50]);
+      await chat.close();
+    },
+  );
+});
+
 describe('Responses', () => {
   const client = () => testClient(emu.url, 'responses', { openAi: { systemPrompt: 'Be brief.' } }).service;
 
