@@ -50,7 +50,12 @@ export async function buildBridge(
   const log = componentLogger(root, 'main');
   const platforms = [...(config.discord ? ['discord' as const] : []), ...(config.slack ? ['slack' as const] : [])];
   const metrics = createMetrics({ platforms });
-  const chat = createChatService({ ...config.upstream, logger: componentLogger(root, 'upstream') });
+  const chat = createChatService({
+    ...config.upstream,
+    logger: componentLogger(root, 'upstream'),
+    // Chat Completions keeps its conversations' turns in the store (pruned and reset with them).
+    openAi: { ...config.upstream.openAi, transcripts: store.transcripts },
+  });
   const connectors: Connector[] = [];
   const scheduler = new RateLimitScheduler({
     clock: systemClock,

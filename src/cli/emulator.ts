@@ -10,7 +10,7 @@ export interface RunIo {
   signal?: AbortSignal;
 }
 
-const USAGE = `usage: assistant-bridge emulator [--port N] [--host H] [--form a|b|both] [--api-key K]
+const USAGE = `usage: assistant-bridge emulator [--port N] [--host H] [--form a|b|both|chat-completions|responses|all] [--api-key K]
   [--bots id1,id2] [--stream-format sse-json|sse-text|ndjson|json-preamble|plain] [--chunk-delay-ms N]
   [--max-message-chars N] [--session-idle-seconds N] [--stream-ids header|event|both|none] [--admin]
   --admin serves /_emulator/* (faults, options, the request log); off by default

@@ -79,7 +79,7 @@ describe('config', () => {
   it.each([
     ['PORT', 'eighty', /PORT: must be a whole number/],
     ['PORT', '70000', /PORT: must be at most 65535/],
-    ['CHAT_API_FORM', 'c', /CHAT_API_FORM: must be one of: a, b/],
+    ['CHAT_API_FORM', 'c', /CHAT_API_FORM: must be one of: a, b, chat-completions, responses/],
     ['SLACK_STREAMING', 'fast', /SLACK_STREAMING/],
     ['DISCORD_REPLY_MODE', 'dm', /DISCORD_REPLY_MODE/],
     ['CHAT_API_URL', 'not a url', /CHAT_API_URL: must be an http\(s\) URL/],

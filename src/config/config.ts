@@ -6,13 +6,14 @@ import { type DiscordShards, resolveDiscordShards } from './discord-shards.js';
 import { type EnvFile, findEnvFile, resolveDatabasePath } from './env-file.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { envSchema, type RawEnv } from './env-schema.js';
+import { openAiFormSettings, type OpenAiFormSettings } from './openai-forms.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
 import { slackTokenProblems } from './slack-tokens.js';
 
 // Stage 2 of configuration: the validated environment becomes the typed Config the parts use.
 // Secrets stay in their own sub-objects so that logging a config section never shows one.
 
-export type ChatForm = 'a' | 'b';
+export type ChatForm = 'a' | 'b' | 'chat-completions' | 'responses';
 export type SlackStreaming = 'auto' | 'edit' | 'native';
 export type DiscordReplyMode = 'thread' | 'inline';
 export type ContextMode = 'message' | 'metadata' | 'off';
@@ -40,6 +41,8 @@ export interface UpstreamConfig {
   maxReplySeconds: number;
   /** CHAT_REPLY_MAX_CHARS: the most upstream text one reply takes; the client stops reading beyond it. */
   maxReplyChars: number;
+  /** What only the OpenAI-compatible forms read (system prompt, extra fields, transcript bounds). */
+  openAi: OpenAiFormSettings;
 }
 
 export interface SlackConfig {
@@ -204,6 +207,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
     problems.push('SLACK_SIGNING_SECRET: required in Slack HTTP mode (set it, or set SLACK_APP_TOKEN for Socket Mode)');
   }
   problems.push(...slackTokenProblems(raw).problems);
+  const openAi = openAiFormSettings(raw, problems);
   const discordEnabled = raw.DISCORD_BOT_TOKEN !== undefined;
   const shards = resolveDiscordShards(raw.DISCORD_SHARD_COUNT, raw.DISCORD_SHARD_IDS);
   if (!shards.ok) problems.push(shards.problem);
@@ -235,6 +239,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       streamIdleTimeoutMs: raw.CHAT_STREAM_IDLE_TIMEOUT_MS,
       maxReplySeconds: raw.CHAT_REPLY_MAX_SECONDS,
       maxReplyChars: raw.CHAT_REPLY_MAX_CHARS,
+      openAi,
     },
     slack: slackEnabled
       ? {

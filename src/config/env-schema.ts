@@ -130,7 +130,7 @@ export const MAX_DISCORD_SHARDS = 100_000;
 export const envSchema = z.object({
   CHAT_API_URL: urlVar(),
   CHAT_API_KEY: optionalString,
-  CHAT_API_FORM: enumVar(['a', 'b'], 'a'),
+  CHAT_API_FORM: enumVar(['a', 'b', 'chat-completions', 'responses'], 'a'),
   CHAT_BOT_ID: optionalString,
   BOT_ROUTES: z.preprocess(emptyToUndefined, z.string().optional()),
   CHAT_STREAMING: enumVar(['on', 'off'], 'on'),
@@ -143,6 +143,12 @@ export const envSchema = z.object({
   CHAT_STREAM_IDLE_TIMEOUT_MS: intVar(60_000, 1),
   CHAT_REPLY_MAX_SECONDS: intVar(300, 1),
   CHAT_REPLY_MAX_CHARS: intVar(40_000, 1),
+  // The OpenAI-compatible forms (chat-completions, responses; config/openai-forms.ts).
+  CHAT_SYSTEM_PROMPT: optionalString,
+  CHAT_SYSTEM_PROMPT_FILE: optionalString,
+  CHAT_REQUEST_EXTRA: optionalString,
+  CHAT_TRANSCRIPT_MAX_TURNS: intVar(40, 2, 10_000),
+  CHAT_TRANSCRIPT_MAX_CHARS: intVar(24_000, 100),
 
   SLACK_BOT_TOKEN: optionalString,
   SLACK_CLIENT_ID: optionalString,

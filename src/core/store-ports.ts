@@ -37,6 +37,34 @@ export interface ConversationStore {
   prune?(before: number): Promise<number>;
 }
 
+/** One turn of a stored transcript: what the user wrote, or the reply as the user saw it. */
+export interface TranscriptTurn {
+  role: 'user' | 'assistant';
+  text: string;
+  /** When it was recorded, epoch ms. */
+  at: number;
+}
+
+/** How much of one conversation's transcript is kept: the newest turns within both bounds. */
+export interface TranscriptBounds {
+  maxTurns: number;
+  /** Characters of all kept turns; the newest turn is kept even when it alone is over. */
+  maxChars: number;
+}
+
+/**
+ * The turns of conversations whose upstream keeps no state (Chat Completions): the bridge sends
+ * them back each turn. Keyed by the bridge-minted conversation id (ConversationRecord.upstreamId).
+ * A store deletes a conversation's turns with its mapping (ConversationStore.delete, a reset) and
+ * prunes them with the mappings (ConversationStore.prune: older turns, and turns no mapping names).
+ */
+export interface TranscriptStore {
+  /** The kept turns, oldest first, starting at a user turn. */
+  turns(conversationId: string): Promise<TranscriptTurn[]>;
+  /** Adds turns after the kept ones, then drops the oldest beyond `bounds`. */
+  append(conversationId: string, turns: readonly TranscriptTurn[], bounds: TranscriptBounds): Promise<void>;
+}
+
 export interface EventStore {
   /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
   markSeen(platform: Platform, eventId: string, at: number): Promise<boolean>;

@@ -1,5 +1,6 @@
 import type { UpstreamConfig } from '../config/config.js';
 import { type Answer, excerpt, type CheckClient, CheckError, showUrl } from './http.js';
+import { checkOpenAiUpstream } from './openai-check.js';
 import { type CheckRow, fail, ok, skip } from './types.js';
 
 // The upstream: reachable, the key accepted, and every bot id the configuration names known.
@@ -44,6 +45,7 @@ export function botsToCheck(up: UpstreamConfig): { botId: string; origin: string
 }
 
 export async function checkUpstream(up: UpstreamConfig, http: CheckClient): Promise<CheckRow[]> {
+  if (up.form === 'chat-completions' || up.form === 'responses') return checkOpenAiUpstream(up, http, botsToCheck(up));
   const where = `${showUrl(up.url)} (Form ${up.form.toUpperCase()})`;
   const auth = { authorization: `Bearer ${up.apiKey}`, accept: 'application/json' };
   const [first, ...others] = botsToCheck(up);
@@ -126,7 +128,7 @@ function botRow(up: UpstreamConfig, bot: { botId: string; origin: string }, v: V
           ? 'the upstream failed: try again later or ask its operator'
           : v.answer.status < 300
             ? 'the answer is not JSON: is CHAT_API_URL the API base URL?'
-            : 'check CHAT_API_URL and CHAT_API_FORM (a or b)',
+            : 'check CHAT_API_URL and CHAT_API_FORM (a, b, chat-completions or responses)',
       );
   }
 }

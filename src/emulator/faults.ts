@@ -1,5 +1,5 @@
 // Injected faults: a queue of rules, each good for `times` matching requests.
-import type { ChatEndpoint, Fault } from './types.js';
+import type { ApiForm, ChatEndpoint, Fault } from './types.js';
 
 interface Armed {
   fault: Fault;
@@ -27,7 +27,7 @@ export class FaultQueue {
   }
 
   /** The first armed fault matching this request, consumed once; undefined when none. */
-  take(form: 'a' | 'b', endpoint: ChatEndpoint, botId: string | undefined): Fault | undefined {
+  take(form: ApiForm, endpoint: ChatEndpoint, botId: string | undefined): Fault | undefined {
     const i = this.armed.findIndex(({ fault }) => matches(fault, form, endpoint, botId));
     const hit = this.armed[i];
     if (!hit) return undefined;
@@ -45,7 +45,7 @@ export class FaultQueue {
   }
 }
 
-function matches(f: Fault, form: 'a' | 'b', endpoint: ChatEndpoint, botId: string | undefined): boolean {
+function matches(f: Fault, form: ApiForm, endpoint: ChatEndpoint, botId: string | undefined): boolean {
   const ep = f.endpoint ?? 'any';
   if (ep === 'any' ? endpoint !== 'send' && endpoint !== 'stream' : ep !== endpoint) return false;
   if (f.form !== undefined && f.form !== form) return false;

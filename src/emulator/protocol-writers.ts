@@ -344,3 +344,13 @@ export function protocolWriter(protocol: AgentProtocol, format: StreamFormat): S
   };
   return writer;
 }
+
+/**
+ * One part in `protocol`'s own SSE events, for a writer that frames the text itself (the
+ * emulator's OpenAI-compatible forms): their agent parts (steps, reasoning, sources) look as a
+ * real server's do.
+ */
+export function protocolParts(protocol: AgentProtocol): (part: ReplyPart) => string {
+  const enc = ENCODERS[protocol]();
+  return (part) => encode(enc.part(part), false);
+}

@@ -6,6 +6,7 @@ import { handleFormA } from './form-a.js';
 import { handleFormB } from './form-b.js';
 import { bearerOk, headersWithoutAuth, isRecord, readJsonBody, sendJson } from './http.js';
 import { type EmulatorAccess, hostAllowed } from './options.js';
+import { handleOpenAi, matchOpenAiRoute, servesOpenAi } from './openai-routes.js';
 import type { ChatEndpoint, RecordedRequest } from './types.js';
 
 interface Route {
@@ -89,8 +90,10 @@ async function handle(
     req.resume();
     return badHost(res, formBShape);
   }
+  const openAi = matchOpenAiRoute(url.pathname);
+  if (openAi !== undefined && servesOpenAi(form, openAi)) return handleOpenAi(ctx, req, res, url, openAi);
   const route = matchRoute(url.pathname);
-  const served = route !== undefined && (form === 'both' || form === route.form);
+  const served = route !== undefined && (form === 'both' || form === 'all' || form === route.form);
 
   if (!served) {
     req.resume();

@@ -1,10 +1,12 @@
 // Conversations (Form A) and sessions (Form B): messages, idle expiry, pagination.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ConversationSnapshot, StoredMessage } from './types.js';
+import type { ApiForm, ConversationSnapshot, StoredMessage } from './types.js';
+
+const API_FORMS: readonly ApiForm[] = ['a', 'b', 'chat-completions', 'responses'];
 
 export interface Conversation {
   id: string;
-  form: 'a' | 'b';
+  form: ApiForm;
   botId: string;
   createdAt: number;
   updatedAt: number;
@@ -59,7 +61,7 @@ export class ConversationStore {
   }
 
   /** Finds a conversation of a form; an idle or expired one is forgotten and reported as expired. */
-  lookup(form: 'a' | 'b', id: string): Lookup {
+  lookup(form: ApiForm, id: string): Lookup {
     const conv = this.convs.get(key(form, id));
     if (!conv) return { kind: 'unknown' };
     if (this.idle(conv)) {
@@ -69,11 +71,16 @@ export class ConversationStore {
     return { kind: 'ok', conv };
   }
 
-  create(form: 'a' | 'b', botId: string, id: string): Conversation {
+  create(form: ApiForm, botId: string, id: string): Conversation {
     const at = this.now();
     const conv: Conversation = { id, form, botId, createdAt: at, updatedAt: at, expired: false, messages: [] };
     this.convs.set(key(form, id), conv);
     return conv;
+  }
+
+  /** Responses: one conversation answers to each of its response ids (previous_response_id). */
+  alias(conv: Conversation, id: string): void {
+    this.convs.set(key(conv.form, id), conv);
   }
 
   addMessage(conv: Conversation, role: 'user' | 'assistant', content: string, metadata?: unknown): StoredMessage {
@@ -88,7 +95,7 @@ export class ConversationStore {
   /** Marks a conversation/session of either form expired. */
   expire(id: string): boolean {
     let found = false;
-    for (const form of ['a', 'b'] as const) {
+    for (const form of API_FORMS) {
       const conv = this.convs.get(key(form, id));
       if (conv) {
         conv.expired = true;
@@ -99,7 +106,7 @@ export class ConversationStore {
   }
 
   snapshot(id: string): ConversationSnapshot | undefined {
-    const conv = this.convs.get(key('a', id)) ?? this.convs.get(key('b', id));
+    const conv = API_FORMS.map((f) => this.convs.get(key(f, id))).find((c) => c !== undefined);
     if (!conv) return undefined;
     const { expired: _expired, messages, ...rest } = conv;
     return { ...rest, messages: messages.map((m) => ({ ...m })) };
@@ -178,6 +185,6 @@ export function historyWindow(
   return { ok: true, messages: messages.slice(from, hi), hasMore: from > lo };
 }
 
-function key(form: 'a' | 'b', id: string): string {
+function key(form: ApiForm, id: string): string {
   return `${form}:${id}`;
 }

@@ -10,7 +10,7 @@ import { agentReplyParts } from './agent-replies.js';
 import { protocolWriter } from './protocol-writers.js';
 import { runStream, type StreamFaults } from './stream.js';
 import { type FrameIds, writerFor } from './stream-writers.js';
-import type { ChatEndpoint, Fault } from './types.js';
+import type { ApiForm, ChatEndpoint, Fault } from './types.js';
 
 export interface ErrorSpec {
   status: number;
@@ -47,7 +47,7 @@ export type Turn =
  */
 export function prepareTurn(
   ctx: EmulatorContext,
-  form: 'a' | 'b',
+  form: ApiForm,
   endpoint: ChatEndpoint,
   botId: string,
   body: Record<string, unknown>,

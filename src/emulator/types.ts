@@ -1,12 +1,15 @@
 // Public types of the upstream emulator (see docs/emulator.md).
 
-export type EmulatorForm = 'a' | 'b' | 'both';
+/** The API a request was made in: the seed's Form A or B, or OpenAI's Chat Completions or Responses. */
+export type ApiForm = 'a' | 'b' | 'chat-completions' | 'responses';
+/** What the emulator serves: one API, `both` seed forms, or `all` four. */
+export type EmulatorForm = ApiForm | 'both' | 'all';
 export type StreamFormat = 'sse-json' | 'sse-text' | 'ndjson' | 'json-preamble' | 'plain';
 export type StreamIds = 'header' | 'event' | 'both' | 'none';
 export type ChatEndpoint = 'send' | 'stream' | 'history' | 'list';
 
 export const STREAM_FORMATS: readonly StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble', 'plain'];
-export const EMULATOR_FORMS: readonly EmulatorForm[] = ['a', 'b', 'both'];
+export const EMULATOR_FORMS: readonly EmulatorForm[] = ['a', 'b', 'both', 'chat-completions', 'responses', 'all'];
 export const STREAM_IDS: readonly StreamIds[] = ['header', 'event', 'both', 'none'];
 
 export interface EmulatorOptions {
@@ -49,7 +52,7 @@ export interface Fault {
   /** Which requests match: 'any' (send or stream, the default), or one endpoint. */
   endpoint?: ChatEndpoint | 'any';
   /** Only requests of this form / bot match. */
-  form?: 'a' | 'b';
+  form?: ApiForm;
   botId?: string;
   /** Stream faults (like the directives): destroy the connection / stop writing / send an error event after N chunks. */
   cut?: number;
@@ -58,7 +61,7 @@ export interface Fault {
 }
 
 export interface RecordedRequest {
-  form: 'a' | 'b';
+  form: ApiForm;
   endpoint: ChatEndpoint;
   method: string;
   path: string;
@@ -94,7 +97,7 @@ export interface StoredMessage {
 
 export interface ConversationSnapshot {
   id: string;
-  form: 'a' | 'b';
+  form: ApiForm;
   botId: string;
   createdAt: number;
   updatedAt: number;

@@ -8,6 +8,7 @@ import type {
   InFlightStore,
   Platform,
   PlaygroundOwnerStore,
+  TranscriptStore,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
 
@@ -172,6 +173,8 @@ export interface AsyncStore {
   /** The core's conversation mapping, compare-and-set included (replicas race on renewals). */
   conversations: Required<ConversationStore>;
   events: EventStore;
+  /** Stateless upstreams' transcripts (Chat Completions); pruned and reset with `conversations`. */
+  transcripts: TranscriptStore;
   inflight: ReplicaInFlightStore;
   installations: InstallationStore;
   replicas: ReplicaRegistry;

@@ -1,8 +1,10 @@
 import { Pool } from 'undici';
 import { ChatError, type ChatStream, type SendResult } from '../core/chat-port.js';
+import type { TranscriptBounds, TranscriptStore } from '../core/store-ports.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
 import { notChatApi } from './mapping.js';
+import type { DecoderOptions, StreamDecoder } from './event-rules.js';
 import { bytesForChars, createChatStream, cutText, parseBody } from './stream-reader.js';
 
 // The HTTP side shared by Form A and Form B: one keep-alive undici Pool for the upstream origin,
@@ -13,7 +15,7 @@ import { bytesForChars, createChatStream, cutText, parseBody } from './stream-re
 // never retried.
 
 /** Which API the upstream speaks (CHAT_API_FORM). Only src/upstream knows the forms. */
-export type ChatForm = 'a' | 'b';
+export type ChatForm = 'a' | 'b' | 'chat-completions' | 'responses';
 
 export interface UpstreamClientOptions {
   /** CHAT_API_URL: the base URL; Form A paths go under `/api/v1`, Form B under `/v1`. */
@@ -41,6 +43,19 @@ export interface UpstreamClientOptions {
    * on named only. Unset: 8 MB.
    */
   maxFileBytes?: number | undefined;
+  /** The OpenAI-compatible forms' settings and transcript store (openai-common.ts). */
+  openAi?: OpenAiOptions | undefined;
+}
+
+/** What only the OpenAI-compatible forms use (CHAT_SYSTEM_PROMPT*, CHAT_REQUEST_EXTRA, CHAT_TRANSCRIPT_*). */
+export interface OpenAiOptions {
+  systemPrompt?: string | undefined;
+  /** Merged into every request body as given; the form's own fields (model, input, stream) win. */
+  requestExtra?: Record<string, unknown> | undefined;
+  /** What a stored transcript keeps (Chat Completions). */
+  transcript?: TranscriptBounds | undefined;
+  /** Where Chat Completions keeps its transcripts; unset: in memory, for this process only. */
+  transcripts?: TranscriptStore | undefined;
 }
 
 export interface CallSpec {
@@ -55,6 +70,8 @@ export interface CallSpec {
   signal?: AbortSignal | undefined;
   /** A1/B1: the body is a reply, bounded by maxReplyChars (else by OTHER_BODY_LIMIT). */
   reply?: boolean;
+  /** A stream with its own grammar (OpenAI Responses): its decoder, whatever the content type. */
+  decoder?: (opts: DecoderOptions) => StreamDecoder;
 }
 
 export interface JsonReply {
@@ -171,6 +188,7 @@ export class UpstreamHttp {
         onClose: call.unlink,
         maxChars: this.maxReplyChars,
         maxFileBytes: this.maxFileBytes,
+        decoder: spec.decoder,
       });
     } catch (err) {
       call.unlink();

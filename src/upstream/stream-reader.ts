@@ -53,6 +53,8 @@ export interface StreamSource {
   maxChars?: number | undefined;
   /** The largest file an agent event may carry inline, in bytes (DecoderOptions.maxFileBytes). */
   maxFileBytes?: number | undefined;
+  /** A form whose stream has its own grammar (OpenAI Responses) brings its decoder; else by content type. */
+  decoder?: ((opts: DecoderOptions) => StreamDecoder) | undefined;
 }
 
 const DRAIN_MS = 1_000;
@@ -93,10 +95,11 @@ async function* read(src: StreamSource, isCancelled: () => boolean, close: () =>
   // An event may hold a file inline: one up to the file cap in base64 is read whole. A larger one
   // is named without its bytes while it fits the text's bound too; past both, it ends the reply as
   // too long, as an endless line does.
-  const decoder = createDecoder(src.contentType, {
+  const decoderOpts: DecoderOptions = {
     maxFileBytes,
     ...(maxChars !== undefined ? { maxBuffered: bytesForChars(maxChars) + base64Length(maxFileBytes) } : {}),
-  });
+  };
+  const decoder = src.decoder ? src.decoder(decoderOpts) : createDecoder(src.contentType, decoderOpts);
   const body = src.body[Symbol.asyncIterator]();
   let sawText = false;
   let chars = 0;

@@ -5,11 +5,12 @@ import {
   type FeedbackStore,
   type InFlightStore,
   systemClock,
+  type TranscriptStore,
 } from '../../src/core/ports.js';
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/intake/relay.js';
 import { silentLogger } from '../../src/logger.js';
-import { type ChatForm, createChatService } from '../../src/upstream/index.js';
+import { type ChatForm, createChatService, type OpenAiOptions } from '../../src/upstream/index.js';
 import type { ChatService } from '../../src/core/chat-port.js';
 
 /**
@@ -30,7 +31,16 @@ export function relayToEmulator(opts: {
   url: string;
   apiKey: string;
   form: ChatForm;
-  store: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore; feedback?: FeedbackStore };
+  store: {
+    conversations: ConversationStore;
+    events: EventStore;
+    inflight: InFlightStore;
+    feedback?: FeedbackStore;
+    /** Chat Completions' transcripts, as main.ts hands the store's over. */
+    transcripts?: TranscriptStore;
+  };
+  /** The OpenAI-compatible forms' settings (system prompt, extra fields, transcript bounds). */
+  openAi?: OpenAiOptions;
   /** The bot every place is routed to (default the emulator's `demo-bot`). */
   botId?: string;
   /** The bot of each place (BOT_ROUTES as main.ts resolves them); default every place `botId`. */
@@ -49,6 +59,10 @@ export function relayToEmulator(opts: {
       requestTimeoutMs: 5000,
       streamIdleTimeoutMs: 5000,
       logger: silentLogger,
+      openAi: {
+        ...opts.openAi,
+        ...(opts.store.transcripts !== undefined ? { transcripts: opts.store.transcripts } : {}),
+      },
     });
   const botId = opts.botId ?? 'demo-bot';
   return createRelay({

@@ -13,6 +13,7 @@ import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 import { relayToEmulator } from '../fakes/relay-settings.js';
 import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
+import type { ChatForm, OpenAiOptions } from '../../src/upstream/index.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -25,8 +26,10 @@ export interface SlackStackOptions {
   limits?: Partial<SlackLimits>;
   chunkDelayMs?: number;
   editIntervalMs?: number;
-  /** The upstream form (default b). */
-  form?: 'a' | 'b';
+  /** The upstream form (default b); an OpenAI-compatible one gets an emulator serving `all`. */
+  form?: ChatForm;
+  /** The OpenAI-compatible forms' settings. */
+  openAi?: OpenAiOptions;
   /** Relay settings a test is about (e.g. context). */
   relaySettings?: Partial<RelaySettings>;
   /** ATTACHMENT_MAX_BYTES for the connector. */
@@ -83,6 +86,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     apiKey: API_KEY,
     bots: [BOT, ...(opts.bots ?? [])],
     chunkDelayMs: opts.chunkDelayMs ?? 2,
+    ...(opts.form === 'chat-completions' || opts.form === 'responses' ? { form: 'all' as const } : {}),
     ...(opts.maxMessageChars !== undefined ? { maxMessageChars: opts.maxMessageChars } : {}),
   });
   const server = await startMiniServer();
@@ -94,6 +98,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     form: opts.form ?? 'b',
     store,
     botId: BOT,
+    ...(opts.openAi !== undefined ? { openAi: opts.openAi } : {}),
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     ...(opts.chat !== undefined ? { chat: opts.chat } : {}),

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { ChatService, ChatStream, StreamEvent } from '../../src/core/chat-port.js';
 import type { DecodedEvent } from '../../src/upstream/event-rules.js';
-import { createChatService, type UpstreamClientOptions } from '../../src/upstream/index.js';
+import { type ChatForm, createChatService, type UpstreamClientOptions } from '../../src/upstream/index.js';
 import { createDecoder } from '../../src/upstream/stream-reader.js';
 
 // Shared by the upstream client tests (src/upstream/*.test.ts, test/resilience): kept under test/ so the build never ships it.
@@ -77,7 +77,7 @@ export async function tinyServer(
 export const TEST_KEY = 'sk-test-0123456789abcdef';
 
 /** A client with instant, recorded retry waits. */
-export function testClient(url: string, form: 'a' | 'b', extra: Partial<UpstreamClientOptions> = {}) {
+export function testClient(url: string, form: ChatForm, extra: Partial<UpstreamClientOptions> = {}) {
   const waits: number[] = [];
   const service: ChatService = createChatService({
     url,

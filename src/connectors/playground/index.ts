@@ -29,7 +29,8 @@ export {
 export async function useBuiltInEmulator(config: Config, log: Logger): Promise<() => Promise<void>> {
   const { startEmulator, EMULATOR_DEFAULTS } = await import('../../emulator/index.js');
   const apiKey = randomBytes(24).toString('base64url');
-  const emulator = await startEmulator({ host: '127.0.0.1', port: 0, apiKey, admin: false });
+  // Every form it speaks, so CHAT_API_FORM (a, b, chat-completions, responses) works unchanged with it.
+  const emulator = await startEmulator({ host: '127.0.0.1', port: 0, apiKey, admin: false, form: 'all' });
   const botId = EMULATOR_DEFAULTS.bots[0] ?? 'demo-bot';
   config.upstream = { ...config.upstream, url: emulator.url, apiKey, botId, routes: [] };
   log.info(

@@ -1,6 +1,7 @@
 import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
 import type { AsyncStore } from '../ports.js';
 import { conversationFromRow, conversationParams, type ConversationRow } from '../rows.js';
+import { DELETE_PLACE_TRANSCRIPT, numbered, PRUNE_TRANSCRIPTS } from '../transcripts.js';
 import { ASYNC_COMMIT, changed, type Query } from './query.js';
 
 // Conversations on PostgreSQL, as sqlite/conversation-repo.ts keeps them: the same table, rows and
@@ -48,9 +49,14 @@ export function pgConversations(q: Query): AsyncStore['conversations'] {
       ]);
     },
     async prune(before) {
-      return (await q('DELETE FROM conversations WHERE last_used_at < $1', [before])).rowCount ?? 0;
+      const removed = (await q('DELETE FROM conversations WHERE last_used_at < $1', [before])).rowCount ?? 0;
+      // Stored transcripts (Chat Completions) go with the mappings that name them.
+      await q(numbered(PRUNE_TRANSCRIPTS), [before]);
+      return removed;
     },
     async delete(place) {
+      // The place's stored transcript first: the mapping names it.
+      await q(numbered(DELETE_PLACE_TRANSCRIPT), [placeKey(place)]);
       await q('DELETE FROM conversations WHERE place_key = $1', [placeKey(place)]);
     },
     async replaceIfUnchanged(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord) {

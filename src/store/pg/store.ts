@@ -11,6 +11,7 @@ import { pgPlaygroundOwners } from './playground-owner-repo.js';
 import { guardedQuery } from './query.js';
 import { pgLeases, pgReplicas } from './replica-repo.js';
 import { pgFeedback, pgInFlight } from './reply-repo.js';
+import { pgTranscripts } from './transcript-repo.js';
 import type { PgSignals } from './signals.js';
 
 // The store port over a PostgreSQL pool, as sqlite/store.ts composes SQLite's: the repositories (a
@@ -38,6 +39,7 @@ export function createPgStoreOver(parts: PgStoreParts): AsyncStore {
     location,
     conversations: pgConversations(q),
     events: pgEvents(q),
+    transcripts: pgTranscripts(q),
     inflight: pgInFlight(q),
     installations: pgInstallations(q),
     replicas: pgReplicas(q),

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
 import { conversationFromRow, conversationParams, type ConversationRow } from '../rows.js';
+import { DELETE_PLACE_TRANSCRIPT, PRUNE_TRANSCRIPTS } from '../transcripts.js';
 
 // Conversations on SQLite. better-sqlite3 is synchronous and this process holds the only
 // connection that writes, so every call is atomic already; the compare-and-set still runs in an
@@ -19,8 +20,20 @@ export function createConversationRepo(db: Database.Database) {
        upstream_id = excluded.upstream_id, created_at = excluded.created_at, last_used_at = excluded.last_used_at`,
   );
   const touch = db.prepare('UPDATE conversations SET last_used_at = ? WHERE place_key = ?');
-  const del = db.prepare('DELETE FROM conversations WHERE place_key = ?');
-  const prune = db.prepare('DELETE FROM conversations WHERE last_used_at < ?');
+  const delMapping = db.prepare('DELETE FROM conversations WHERE place_key = ?');
+  const delTranscript = db.prepare(DELETE_PLACE_TRANSCRIPT);
+  // A place's stored transcript (Chat Completions) goes with its mapping, in one transaction.
+  const del = db.transaction((key: string) => {
+    delTranscript.run(key);
+    delMapping.run(key);
+  });
+  const pruneMappings = db.prepare('DELETE FROM conversations WHERE last_used_at < ?');
+  const pruneTranscripts = db.prepare(PRUNE_TRANSCRIPTS);
+  const prune = db.transaction((before: number): number => {
+    const removed = pruneMappings.run(before).changes;
+    pruneTranscripts.run(before);
+    return removed;
+  });
   const insertIfAbsent = db.prepare(`INSERT INTO conversations ${COLUMNS} ON CONFLICT (place_key) DO NOTHING`);
   const replaceWhere = (condition: string) =>
     db.prepare(
@@ -49,10 +62,10 @@ export function createConversationRepo(db: Database.Database) {
       touch.run(at, placeKey(place));
     },
     delete(place: Place): void {
-      del.run(placeKey(place));
+      del.immediate(placeKey(place));
     },
     prune(before: number): number {
-      return prune.run(before).changes;
+      return prune.immediate(before);
     },
     replaceIfUnchanged: (place: Place, expected: ExpectedUpstreamId, next: ConversationRecord): boolean =>
       replaceIfUnchanged.immediate(place, expected, next),

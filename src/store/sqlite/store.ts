@@ -9,6 +9,7 @@ import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';
 import { createPlaygroundOwnerRepo } from './playground-owner-repo.js';
 import { createReplicaRepo } from './replica-repo.js';
+import { createTranscriptRepo } from './transcript-repo.js';
 import { createFeedbackRepo, createInFlightRepo } from './reply-repo.js';
 
 // The store port over the better-sqlite3 database: the repositories (a file per table, as
@@ -49,6 +50,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
     // The names in each list are writes: they fail at once while the store is unhealthy.
     conversations: guardEach(monitor, createConversationRepo(db), ['put', 'touch', 'delete', 'prune']),
     events: guardEach(monitor, createEventRepo(db), ['markSeen', 'prune']),
+    transcripts: guardEach(monitor, createTranscriptRepo(db), ['append']),
     inflight: guardEach(monitor, createInFlightRepo(db), ['begin', 'progress', 'setUpstreamId', 'finish', 'prune']),
     installations: guardEach(monitor, createInstallationRepo(db), ['save', 'delete']),
     replicas: guardEach(monitor, replicas, []),

@@ -1,3 +1,4 @@
+import type { ChatForm, OpenAiOptions } from '../../../src/upstream/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,10 @@ import { relayToEmulator } from '../../fakes/relay-settings.js';
 
 export interface StackOptions {
   replyMode?: DiscordReplyMode;
-  form?: 'a' | 'b';
+  /** The upstream form (default b); an OpenAI-compatible one gets an emulator serving `all`. */
+  form?: ChatForm;
+  /** The OpenAI-compatible forms' settings. */
+  openAi?: OpenAiOptions;
   fake?: FakeDiscordOptions;
   chunkDelayMs?: number;
   editIntervalMs?: number;
@@ -55,7 +59,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // Discord's 5 per 5 s, compressed to 5 per 2 s so streamed tests stay quick; same shape.
   const budget = opts.assumedBudget ?? opts.fake?.rateLimit ?? { limit: 5, windowMs: 2000 };
   const fake = await startFakeDiscord({ ...opts.fake, rateLimit: opts.fake?.rateLimit ?? budget });
-  const emu = await startEmulator({ apiKey: API_KEY, bots: [BOT], chunkDelayMs: opts.chunkDelayMs ?? 2 });
+  const emu = await startEmulator({
+    apiKey: API_KEY,
+    bots: [BOT],
+    chunkDelayMs: opts.chunkDelayMs ?? 2,
+    ...(opts.form === 'chat-completions' || opts.form === 'responses' ? { form: 'all' as const } : {}),
+  });
   const guildId = fake.addGuild('guild');
   const channelId = fake.addChannel(guildId, 'general');
 
@@ -67,6 +76,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       form: opts.form ?? 'b',
       store,
       botId: BOT,
+      ...(opts.openAi !== undefined ? { openAi: opts.openAi } : {}),
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
       ...(opts.chat !== undefined ? { chat: opts.chat } : {}),
       settings: {
