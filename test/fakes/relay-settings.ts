@@ -9,6 +9,7 @@ import {
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/intake/relay.js';
 import { silentLogger } from '../../src/logger.js';
+import type { StoreHealthSource } from '../../src/core/store-errors.js';
 import { type ChatForm, createChatService } from '../../src/upstream/index.js';
 
 /**
@@ -29,7 +30,15 @@ export function relayToEmulator(opts: {
   url: string;
   apiKey: string;
   form: ChatForm;
-  store: { conversations: ConversationStore; events: EventStore; inflight: InFlightStore; feedback?: FeedbackStore };
+  store: {
+    conversations: ConversationStore;
+    events: EventStore;
+    inflight: InFlightStore;
+    feedback?: FeedbackStore;
+    /** A store that watches its health (SQLite, PostgreSQL, the faulty wrapper): the relay's storeHealth. */
+    health?: StoreHealthSource['health'];
+    onHealthChange?: StoreHealthSource['onHealthChange'];
+  };
   /** The bot every place is routed to (default the emulator's `demo-bot`). */
   botId?: string;
   /** The bot of each place (BOT_ROUTES as main.ts resolves them); default every place `botId`. */
@@ -53,9 +62,20 @@ export function relayToEmulator(opts: {
     events: opts.store.events,
     inflight: opts.store.inflight,
     ...(opts.store.feedback !== undefined ? { feedback: opts.store.feedback } : {}),
+    ...storeHealthOf(opts.store),
     metrics: opts.metrics ?? noopMetrics,
     logger: silentLogger,
     clock: systemClock,
     settings: testRelaySettings(opts.settings),
   });
+}
+
+/** The relay's storeHealth, when the store watches its own (as main.ts passes it). */
+function storeHealthOf(store: {
+  health?: StoreHealthSource['health'];
+  onHealthChange?: StoreHealthSource['onHealthChange'];
+}): { storeHealth?: StoreHealthSource } {
+  const { health, onHealthChange } = store;
+  if (health === undefined || onHealthChange === undefined) return {};
+  return { storeHealth: { health: () => health.call(store), onHealthChange: (l) => onHealthChange.call(store, l) } };
 }
