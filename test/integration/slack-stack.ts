@@ -12,6 +12,7 @@ import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 import { relayToEmulator } from '../fakes/relay-settings.js';
 import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
+import { faultyStore, type StoreFaults } from '../store/faulty-store.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -48,6 +49,8 @@ export interface SlackStackOptions {
   bots?: string[];
   /** The emulator's longest accepted message (its default is 4,000). */
   maxMessageChars?: number;
+  /** The store fault mode: the relay's store calls fail while these say so (test/store/faulty-store.ts). */
+  storeFaults?: StoreFaults;
 }
 
 export interface SlackStack {
@@ -89,7 +92,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     url: upstream?.url ?? emu.url,
     apiKey: API_KEY,
     form: opts.form ?? 'b',
-    store,
+    store: opts.storeFaults === undefined ? store : faultyStore(store, opts.storeFaults),
     botId: BOT,
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),

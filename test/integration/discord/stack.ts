@@ -11,6 +11,7 @@ import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../
 import { assertNoPings } from '../../fakes/discord/writes.js';
 import { connectTo } from './harness.js';
 import { relayToEmulator } from '../../fakes/relay-settings.js';
+import { faultyStore, type StoreFaults } from '../../store/faulty-store.js';
 
 // The whole bridge for Discord, as src/main.ts wires it: fake Discord ⇄ discord.js connector ⇄
 // relay (SQLite store) ⇄ upstream client ⇄ emulator. `restart()` replaces the bridge half
@@ -29,6 +30,8 @@ export interface StackOptions {
   attachmentMaxBytes?: number;
   /** The relay's metrics (default none). */
   metrics?: BridgeMetrics;
+  /** The store fault mode: the relay's store calls fail while these say so (test/store/faulty-store.ts). */
+  storeFaults?: StoreFaults;
 }
 
 export interface Stack {
@@ -62,7 +65,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       url: emu.url,
       apiKey: API_KEY,
       form: opts.form ?? 'b',
-      store,
+      store: opts.storeFaults === undefined ? store : faultyStore(store, opts.storeFaults),
       botId: BOT,
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
       settings: {
