@@ -136,6 +136,35 @@ export function replicaContract(
       expect(await a.leases.holder(key)).toBeUndefined();
     });
 
+    it('a place whose give-back failed in an outage is given back once the database is back', async () => {
+      const now = Date.now();
+      await a.replicas.heartbeat('r1', now);
+      await b.replicas.heartbeat('r2', now);
+      const faults = new StoreFaults(5);
+      const locks = (s: AsyncStore, id: string) =>
+        createPlaceLocks({
+          leases: s.leases,
+          replicaId: id,
+          leaseMs: lease,
+          clock: systemClock,
+          logger: silentLogger,
+          pollMs: 5,
+        });
+      const signal = new AbortController().signal;
+      const first = locks(faultyStore(a, faults), 'r1').join(key, { id: 'm1', at: now });
+      await first.joined;
+      const hold = await first.acquire(signal);
+      faults.down();
+      await expect(hold.release([])).rejects.toThrow(/injected outage/);
+      faults.up();
+      // r1 is live (its heartbeat is fresh): its lease would not run out; the retry gives it back.
+      const second = locks(b, 'r2').join(key, { id: 'm2', at: now + 1 });
+      await second.joined;
+      const next = await second.acquire(signal);
+      expect(await b.leases.holder(key)).toBe('r2');
+      await next.release([]);
+    });
+
     it('a live replica (PostgreSQL; on SQLite the one process at start) claims and repairs the open replies of one whose heartbeat stopped, once', async () => {
       let now = 0;
       await a.replicas.heartbeat('dead', now);
