@@ -136,6 +136,7 @@ export class Admission {
   refuse(a: Admitted, message: string, status: HandleResult['status']): Promise<HandleResult> {
     this.d.order.leave(a.spot);
     const refusal = status === 'user_rate_limited' || status === 'queue_full';
+    if (refusal) this.d.metrics.deliveryRefused(a.msg.place.platform, status);
     const told = refusal ? this.d.refusals.tell(a.msg, message) : this.d.notice(a.msg, message);
     return told.then((): HandleResult => ({ status }));
   }
@@ -169,6 +170,7 @@ export class Admission {
       this.d.metrics.dedupHit(platform);
       return { status: 'duplicate' };
     }
+    this.d.metrics.deliveryRefused(platform, status === 'interrupted' ? 'restarting' : 'queue_full');
     await this.d.refusals.tell(msg, text);
     return { status };
   }
