@@ -15,9 +15,9 @@ import { createRelay, type RelaySettings } from './relay.js';
 // place's order kept) and answered exactly once when the store is back; the hold is bounded
 // (busy notice), gives up after its time (storage notice) and at shutdown (restarting).
 
-function setup(o: { settings?: Partial<RelaySettings>; health?: boolean } = {}) {
+function setup(o: { settings?: Partial<RelaySettings>; health?: boolean; form?: 'a' | 'b' } = {}) {
   const clock = new ManualClock();
-  const chat = new FakeChat('b');
+  const chat = new FakeChat(o.form ?? 'b');
   const faults = new StoreFaults(7);
   const store = faultyStore(openMemoryStore(), faults);
   const conn = new TestConnector({ clock, bucketLimit: 50 });
@@ -94,6 +94,22 @@ describe('store outage: held messages', () => {
     const [a, b] = chat.requests;
     expect(b?.conversationId).toBeDefined();
     expect(b?.conversationId).toBe(a?.conversationId);
+  });
+
+  it('the conversation id the upstream named mid-reply is kept through a cut connection', async () => {
+    const { conn, chat, store, run } = setup({ form: 'a' });
+    const put = store.conversations.put.bind(store.conversations);
+    let cuts = 2;
+    // The store refuses the first two writes of the captured id (a connection cut, a failover).
+    store.conversations.put = async (rec) => {
+      if (rec.upstreamId === 'conv-1' && cuts-- > 0) {
+        throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'STORE_UNAVAILABLE' });
+      }
+      return put(rec);
+    };
+    expect((await run(conn.send({ text: 'one' }))).status).toBe('answered');
+    expect((await run(conn.send({ text: 'two' }))).status).toBe('answered');
+    expect(chat.requests.map((r) => r.conversationId)).toEqual([undefined, 'conv-1']);
   });
 
   it('the reply step failing (store down after the dedup record) is held as well', async () => {
