@@ -12,7 +12,7 @@ import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
 import { relayToEmulator } from '../fakes/relay-settings.js';
 import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
-import { faultyStore, type StoreFaults } from '../store/faulty-store.js';
+import { faultyStore, storeFaultsFromEnv, type StoreFaults } from '../store/faulty-store.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -92,7 +92,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     url: upstream?.url ?? emu.url,
     apiKey: API_KEY,
     form: opts.form ?? 'b',
-    store: opts.storeFaults === undefined ? store : faultyStore(store, opts.storeFaults),
+    store: withFaults(store, opts.storeFaults ?? storeFaultsFromEnv()),
     botId: BOT,
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
@@ -167,4 +167,9 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       assertNoSlackPings(fake.calls);
     },
   };
+}
+
+/** The store as the relay sees it: through the store fault mode when it is on (test/store/faulty-store.ts). */
+function withFaults<T extends object>(store: T, faults: StoreFaults | undefined): T {
+  return faults === undefined ? store : faultyStore(store, faults);
 }

@@ -15,10 +15,12 @@ const OWN = new Set(['health', 'onHealthChange', 'check', 'close', 'isOpen', 'ba
 export class StoreFaults {
   private outage: string | undefined;
   private rate = 0;
+  private outageRate = 0;
+  private outageMs = 0;
   private random: () => number;
   private readonly listeners = new Set<(h: StoreHealth) => void>();
   /** Calls through the wrapper, and those failed (for a report). */
-  readonly counts = { calls: 0, failed: 0 };
+  readonly counts = { calls: 0, failed: 0, outages: 0 };
 
   constructor(readonly seed = 1) {
     this.random = seededRandom(seed);
@@ -46,6 +48,16 @@ export class StoreFaults {
     this.random = seededRandom(seed);
   }
 
+  /**
+   * Each call starts an outage with chance `rate` (seeded): that call and every call for `ms`
+   * fail, and health says unreachable meanwhile, as a failover or a pooler restart would.
+   */
+  outages(rate: number, ms: number, seed = this.seed): void {
+    this.outageRate = rate;
+    this.outageMs = ms;
+    this.random = seededRandom(seed);
+  }
+
   /** The injected outage, if any (health merges it with the store's own). */
   injected(): StoreHealth | undefined {
     return this.outage === undefined ? undefined : { ok: false, kind: 'io', reason: this.outage };
@@ -59,6 +71,11 @@ export class StoreFaults {
   /** The error this call fails with, or undefined to let it through. */
   fault(what: string): StoreUnavailableError | undefined {
     this.counts.calls++;
+    if (this.outage === undefined && this.outageRate > 0 && this.random() < this.outageRate) {
+      this.counts.outages++;
+      this.down('unreachable: injected outage (seeded)');
+      setTimeout(() => this.up(), this.outageMs).unref();
+    }
     const blip = this.rate > 0 && this.random() < this.rate;
     if (this.outage === undefined && !blip) return undefined;
     this.counts.failed++;
@@ -127,3 +144,25 @@ function faultyPort(port: object, name: string, faults: StoreFaults): object {
     },
   });
 }
+
+/**
+ * The store fault mode of the integration suite: under `STORE_FAULTS=1` the stacks wrap their
+ * store with seeded outages (STORE_FAULTS_RATE of calls start one, default 0.02, each
+ * STORE_FAULTS_MS long, default 300), like the fakes' CHAOS=1. The seed comes from
+ * STORE_FAULTS_SEED or is drawn, and is printed once so a failing run can be replayed.
+ */
+export function storeFaultsFromEnv(): StoreFaults | undefined {
+  if (process.env.STORE_FAULTS !== '1') return undefined;
+  const seed = Number(process.env.STORE_FAULTS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const rate = Number(process.env.STORE_FAULTS_RATE ?? 0.02);
+  const ms = Number(process.env.STORE_FAULTS_MS ?? 300);
+  if (!printedSeed) {
+    printedSeed = true;
+    console.log(`store fault mode: STORE_FAULTS_SEED=${seed} rate=${rate} outage=${ms}ms`);
+  }
+  const faults = new StoreFaults(seed);
+  faults.outages(rate, ms);
+  return faults;
+}
+
+let printedSeed = false;

@@ -134,6 +134,29 @@ describe('store outage: held messages', () => {
     expect(chat.requests).toHaveLength(1);
   });
 
+  it('a second delivery of an event held at its reply step is a duplicate, not an error', async () => {
+    const { conn, chat, faults, store, run } = setup();
+    const begin = store.inflight.begin.bind(store.inflight);
+    let failing = true;
+    store.inflight.begin = async (rec) => {
+      if (failing) {
+        faults.down();
+        throw faults.fault('inflight.begin');
+      }
+      return begin(rec);
+    };
+    const first = conn.send({ text: 'hi', channelId: 'C1', eventId: 'ev-twin' });
+    await run(new Promise((r) => setTimeout(r, 0)), 5000);
+    // Held at its reply step; the same event delivered again (a mention's second event) while down.
+    const again = conn.send({ text: 'hi', channelId: 'C1', eventId: 'ev-twin' });
+    await run(new Promise((r) => setTimeout(r, 0)), 5000);
+    failing = false;
+    faults.up();
+    expect(statuses(await run(Promise.all([first, again])))).toEqual(['answered', 'duplicate']);
+    expect(conn.contentsIn('C1')).toEqual(['You said: hi']);
+    expect(chat.requests).toHaveLength(1);
+  });
+
   it('a full hold: the next message gets the busy notice privately-or-once, counted as hold_full', async () => {
     const { conn, faults, run, refused } = setup({ settings: { maxHeldEvents: 1 } });
     faults.down();

@@ -66,8 +66,11 @@ export class StoreHold {
     op: () => Promise<T>,
     signal: AbortSignal,
   ): Promise<T> {
-    if (this.heldNow.has(keyOf(msg))) throw new AlreadyHeldError();
-    const heldSince = this.take(msg, what, first);
+    // Two deliveries of one event (a platform's retry, a mention's two events) both held at the
+    // dedup step: one is answered. At a later step the message passed the dedup record: its own key.
+    const key = what === 'dedup' ? keyOf(msg) : `${keyOf(msg)}#${what}`;
+    if (this.heldNow.has(key)) throw new AlreadyHeldError();
+    const heldSince = this.take(msg, key, what, first);
     const giveUpAt = heldSince + (this.d.maxHoldMs ?? HOLD_MAX_MS);
     void msg.sink.showWorking().catch(() => {});
     try {
@@ -89,12 +92,12 @@ export class StoreHold {
         }
       }
     } finally {
-      this.leave(msg);
+      this.leave(key);
     }
   }
 
   /** The message is held (when it was), or refused because the hold is full (HoldFullError). */
-  private take(msg: IncomingMessage, what: string, err: unknown): number {
+  private take(msg: IncomingMessage, key: string, what: string, err: unknown): number {
     const { platform } = msg.place;
     const reason = err instanceof Error ? err.message : String(err);
     if (this.heldNow.size >= this.d.max) {
@@ -106,7 +109,7 @@ export class StoreHold {
       throw new HoldFullError(reason);
     }
     const at = this.d.clock.now();
-    this.heldNow.set(keyOf(msg), at);
+    this.heldNow.set(key, at);
     this.d.metrics.heldEvents(this.heldNow.size);
     this.d.logger.warn(
       { platform, eventId: msg.eventId, held: this.heldNow.size, step: what, err: reason },
@@ -122,8 +125,8 @@ export class StoreHold {
     );
   }
 
-  private leave(msg: IncomingMessage): void {
-    this.heldNow.delete(keyOf(msg));
+  private leave(key: string): void {
+    this.heldNow.delete(key);
     this.d.metrics.heldEvents(this.heldNow.size);
   }
 

@@ -11,7 +11,7 @@ import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../
 import { assertNoPings } from '../../fakes/discord/writes.js';
 import { connectTo } from './harness.js';
 import { relayToEmulator } from '../../fakes/relay-settings.js';
-import { faultyStore, type StoreFaults } from '../../store/faulty-store.js';
+import { faultyStore, storeFaultsFromEnv, type StoreFaults } from '../../store/faulty-store.js';
 
 // The whole bridge for Discord, as src/main.ts wires it: fake Discord ⇄ discord.js connector ⇄
 // relay (SQLite store) ⇄ upstream client ⇄ emulator. `restart()` replaces the bridge half
@@ -65,7 +65,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       url: emu.url,
       apiKey: API_KEY,
       form: opts.form ?? 'b',
-      store: opts.storeFaults === undefined ? store : faultyStore(store, opts.storeFaults),
+      store: withFaults(store, opts.storeFaults ?? storeFaultsFromEnv()),
       botId: BOT,
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
       settings: {
@@ -110,4 +110,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
   };
   return stack;
+}
+
+/** The store as the relay sees it: through the store fault mode when it is on (test/store/faulty-store.ts). */
+function withFaults<T extends object>(store: T, faults: StoreFaults | undefined): T {
+  return faults === undefined ? store : faultyStore(store, faults);
 }
