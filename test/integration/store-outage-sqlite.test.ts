@@ -55,10 +55,11 @@ async function discordOutage(fault: (s: Stack) => () => void): Promise<void> {
   expect(s.store.health().ok).toBe(false);
   expect(s.emu.requests.filter((r) => r.endpoint === 'stream')).toHaveLength(1);
   heal();
+  const texts = (id: string) => fake.botMessages(id).map((m) => m.content);
   await fake.waitUntil(
-    () => fake.botMessages(fresh).length > 0 && fake.botMessages(first).length > 1,
+    () => texts(fresh).join() === 'You said: new' && texts(first).at(-1) === 'You said: follow',
     30_000,
-    'both held messages answered',
+    'both held messages answered in full',
   );
   expect(fake.botMessages(fresh).map((m) => m.content)).toEqual(['You said: new']);
   expect(fake.botMessages(first).map((m) => m.content)).toEqual(['You said: before', 'You said: follow']);
