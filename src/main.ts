@@ -159,6 +159,8 @@ export async function buildBridge(
     inflight: store.inflight,
     feedback: store.feedback,
     housekeeping: (now) => store.housekeeping(now),
+    // Messages an outage of the store held are answered once its own check finds it back.
+    storeHealth: { health: () => store.health(), onHealthChange: (l) => store.onHealthChange(l) },
     replicaId: config.replica.id,
     // One process on SQLite answers every place alone; replicas on PostgreSQL take turns per place.
     ...(store.backend === 'postgres'

@@ -40,7 +40,16 @@ export interface BridgeMetrics {
    * the same words went again in a plainer form; `reason` is the platform's error code.
    */
   richFallback(platform: Platform, reason: string): void;
+  /** Messages held now because the store cannot be used (intake/store-hold.ts). */
+  heldEvents(n: number): void;
+  /**
+   * A delivery refused, not answered: `hold_full` (the store is down and the hold is full),
+   * `queue_full`, `user_rate_limited`, `restarting`.
+   */
+  deliveryRefused(platform: Platform, reason: RefusedReason): void;
 }
+
+export type RefusedReason = 'hold_full' | 'queue_full' | 'user_rate_limited' | 'restarting';
 
 export type ContextSkipReason = 'budget' | 'timeout' | 'error';
 
@@ -64,4 +73,6 @@ export const noopMetrics: BridgeMetrics = {
   postOnce: noop,
   contextSkipped: noop,
   richFallback: noop,
+  heldEvents: noop,
+  deliveryRefused: noop,
 };

@@ -43,6 +43,13 @@ export function createCoordinator(o: CoordinatorOptions): Coordinator {
   let stopped = false;
   let live = 1;
   let beating: Promise<void> | undefined;
+  /**
+   * After this replica could not beat (the database was down), no one is taken for gone until
+   * this time: every replica's heartbeat is as old as the outage, and the others need a beat of
+   * their own (within the lease) before their replies in flight may be claimed and repaired.
+   */
+  let judgeFrom = 0;
+  let lastBeatFailed = false;
 
   /** A reply this replica can repair: one of the platforms it runs. */
   const mine = (rec: InFlightRecord) => o.platforms === undefined || o.platforms.includes(rec.platform);
@@ -69,7 +76,13 @@ export function createCoordinator(o: CoordinatorOptions): Coordinator {
       live = count;
       o.onMembership?.(count);
     }
+    if (lastBeatFailed) {
+      lastBeatFailed = false;
+      judgeFrom = now + leaseMs;
+      logger.info('heartbeat back after a failure: no replica is taken for gone for one lease');
+    }
     await o.onBeat?.();
+    if (now < judgeFrom) return;
     const gone = await store.replicas.gone(now, leaseMs);
     if (gone.length === 0) return;
     const open = await store.inflight.listOpenOwnedBy(gone);
@@ -88,9 +101,10 @@ export function createCoordinator(o: CoordinatorOptions): Coordinator {
   const beat = (): Promise<void> => {
     // One beat at a time: a slow database must not stack them up.
     beating ??= beatOnce()
-      .catch((err: unknown) =>
-        logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'heartbeat failed'),
-      )
+      .catch((err: unknown) => {
+        lastBeatFailed = true;
+        logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'heartbeat failed');
+      })
       .finally(() => {
         beating = undefined;
       });

@@ -21,6 +21,11 @@ export interface PlaceLocksOptions {
   maxPollMs?: number;
 }
 
+/** A place whose give-back failed is given back again after 250 ms, doubling up to 5 s, for about 10 minutes. */
+const RELEASE_RETRY_FIRST_MS = 250;
+const RELEASE_RETRY_MAX_MS = 5_000;
+const RELEASE_RETRIES = 125;
+
 export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
   const firstPoll = o.pollMs ?? 20;
   const maxPoll = o.maxPollMs ?? 250;
@@ -43,6 +48,42 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
       }, ms);
       signal.addEventListener('abort', onAbort, { once: true });
     });
+
+  /**
+   * Places whose give-back failed (the database was down): given back again in the background,
+   * since a live holder's lease does not run out on its own and the place's next message, at
+   * another replica, would wait for it forever. Taking the place again here cancels it.
+   */
+  const unreleased = new Map<string, { clear(): void }>();
+  const releaseLater = (placeKey: string, handover: string) => {
+    unreleased.get(placeKey)?.clear();
+    let attempt = 0;
+    const again = () => {
+      const timer = o.clock.setTimeout(
+        () => {
+          void o.leases.release(placeKey, o.replicaId, handover).then(
+            () => {
+              if (unreleased.get(placeKey) === entry) unreleased.delete(placeKey);
+              o.logger.info({ placeKey }, 'place given back once the database was back');
+            },
+            () => {
+              if (unreleased.get(placeKey) !== entry) return;
+              if (++attempt < RELEASE_RETRIES) again();
+              else {
+                unreleased.delete(placeKey);
+                o.logger.warn({ placeKey }, 'gave up giving a place back; it runs out when this replica stops');
+              }
+            },
+          );
+        },
+        Math.min(RELEASE_RETRY_MAX_MS, RELEASE_RETRY_FIRST_MS * 2 ** attempt),
+      );
+      entry.clear = () => timer.clear();
+    };
+    const entry = { clear: () => {} };
+    unreleased.set(placeKey, entry);
+    again();
+  };
 
   return {
     join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket {
@@ -70,6 +111,8 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
             throw err;
           }
           done = true; // tryAcquire took the ticket out of the line
+          unreleased.get(placeKey)?.clear();
+          unreleased.delete(placeKey);
           // Renewed well within the lease, so only a replica that stopped loses it.
           let renewal = o.clock.setTimeout(function renew() {
             void o.leases
@@ -88,7 +131,13 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
             handedOver: last !== undefined && last.replicaId !== o.replicaId ? readWrites(last.handover) : undefined,
             async release(writes: PlaceWrite[]) {
               renewal.clear();
-              await o.leases.release(placeKey, o.replicaId, JSON.stringify(writes));
+              const handover = JSON.stringify(writes);
+              try {
+                await o.leases.release(placeKey, o.replicaId, handover);
+              } catch (err) {
+                releaseLater(placeKey, handover);
+                throw err;
+              }
             },
           };
         },

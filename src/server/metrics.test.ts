@@ -28,6 +28,18 @@ describe('metrics', () => {
     expect(text).toContain('bridge_replies_in_flight 2');
   });
 
+  it('an outage of the store: messages held now, and deliveries refused by reason, from zero at start', async () => {
+    const m = createMetrics({ defaultMetrics: false, platforms: ['discord'] });
+    let text = await m.text();
+    expect(text).toContain('bridge_held_events 0');
+    expect(text).toContain('bridge_refused_deliveries_total{platform="discord",reason="hold_full"} 0');
+    m.heldEvents(3);
+    m.deliveryRefused('discord', 'hold_full');
+    text = await m.text();
+    expect(text).toContain('bridge_held_events 3');
+    expect(text).toContain('bridge_refused_deliveries_total{platform="discord",reason="hold_full"} 1');
+  });
+
   it('strips ids from rate-limit buckets', () => {
     expect(bucketLabel('discord:channel:123456789012345678')).toBe('discord:channel');
     expect(bucketLabel('slack:T01ABCDEF:chat.update')).toBe('slack:chat.update');

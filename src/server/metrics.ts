@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { BridgeMetrics, ContextSkipReason } from '../core/metrics-port.js';
+import type { BridgeMetrics, ContextSkipReason, RefusedReason } from '../core/metrics-port.js';
 import type { Platform } from '../core/ports.js';
 import { BoundedLabel, bucketLabel } from './labels.js';
 
@@ -38,6 +38,7 @@ const BUCKET_KINDS: Record<Platform, readonly string[]> = {
 };
 
 const CONTEXT_SKIP_REASONS: readonly ContextSkipReason[] = ['budget', 'timeout', 'error'];
+const REFUSED_REASONS: readonly RefusedReason[] = ['hold_full', 'queue_full', 'user_rate_limited', 'restarting'];
 
 /** The failure reasons the core reports (ChatError kinds, platform, storage, internal). */
 const FAILURE_REASONS = ['platform', 'internal', 'storage', 'server', 'network', 'timeout', 'rate_limited'];
@@ -113,6 +114,18 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     ['platform', 'reason'],
   );
 
+  // An outage of the store: messages kept until it is back, and deliveries refused (issue 37).
+  const held = new Gauge({
+    name: 'bridge_held_events',
+    help: 'Messages held in memory because the store cannot be used; answered once it is back.',
+    registers,
+  });
+  const refused = counter(
+    'bridge_refused_deliveries_total',
+    'Messages refused with a notice instead of answered, by reason (hold_full: the store is down and the hold is full).',
+    ['platform', 'reason'],
+  );
+
   const share = new Gauge({
     name: 'bridge_budget_share',
     help: "This replica's share of every platform rate-limit bucket: 1 / the live replicas (1 alone).",
@@ -135,6 +148,7 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     for (const kind of ['post', 'edit', 'continuation']) writes.inc({ platform, kind }, 0);
     postOnce.set({ platform }, 0);
     for (const reason of CONTEXT_SKIP_REASONS) contextSkipped.inc({ platform, reason }, 0);
+    for (const reason of REFUSED_REASONS) refused.inc({ platform, reason }, 0);
   }
 
   return {
@@ -162,5 +176,7 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
     contextSkipped: (platform: Platform, reason: ContextSkipReason) => contextSkipped.inc({ platform, reason }),
     richFallback: (platform: Platform, reason: string) =>
       richFallback.inc({ platform, reason: fallbackReasons.value(reason) }),
+    heldEvents: (n: number) => held.set(n),
+    deliveryRefused: (platform: Platform, reason: RefusedReason) => refused.inc({ platform, reason }),
   };
 }

@@ -77,8 +77,14 @@ export interface StoreCheckOptions {
   logger?: Logger | undefined;
   /** Between health checks. 0: no periodic check (check() still works). Default 5000. */
   checkIntervalMs?: number | undefined;
-  /** First re-check after a failure, doubling up to checkIntervalMs. Default 250. */
+  /** First re-check after a failure, doubling up to checkRetryMaxMs. Default 250. */
   checkRetryMs?: number | undefined;
+  /**
+   * Re-checks of an unhealthy store are at most this far apart (and never further than
+   * checkIntervalMs): the messages an outage held wait for its return (core/intake/store-hold.ts),
+   * so it must be seen within seconds. Default 2000.
+   */
+  checkRetryMaxMs?: number | undefined;
   timers?: Timers | undefined;
 }
 
@@ -122,6 +128,7 @@ export interface HealthMonitor {
 export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
   const intervalMs = opts.checkIntervalMs ?? 5000;
   const retryMs = Math.min(opts.checkRetryMs ?? 250, intervalMs || Infinity);
+  const retryMaxMs = Math.min(opts.checkRetryMaxMs ?? 2000, intervalMs || Infinity);
   const timers = opts.timers ?? nodeTimers;
   const log = opts.logger;
   const listeners = new Set<(h: StoreHealth) => void>([
@@ -157,7 +164,7 @@ export function createHealthMonitor(opts: HealthMonitorOptions): HealthMonitor {
   const schedule = () => {
     if (stopped || intervalMs <= 0) return;
     if (timer !== undefined) timers.clearTimeout(timer);
-    const delay = current.ok ? intervalMs : Math.min(intervalMs, retryMs * 2 ** Math.min(failedChecks, 16));
+    const delay = current.ok ? intervalMs : Math.min(retryMaxMs, retryMs * 2 ** Math.min(failedChecks, 16));
     timer = timers.setTimeout(() => {
       timer = undefined;
       void check().then((h) => {

@@ -10,6 +10,7 @@ import {
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/intake/relay.js';
 import { silentLogger } from '../../src/logger.js';
+import type { StoreHealthSource } from '../../src/core/store-errors.js';
 import { type ChatForm, createChatService, type OpenAiOptions } from '../../src/upstream/index.js';
 import type { ChatService } from '../../src/core/chat-port.js';
 
@@ -38,6 +39,9 @@ export function relayToEmulator(opts: {
     feedback?: FeedbackStore;
     /** Chat Completions' transcripts, as main.ts hands the store's over. */
     transcripts?: TranscriptStore;
+    /** A store that watches its health (SQLite, PostgreSQL, the faulty wrapper): the relay's storeHealth. */
+    health?: StoreHealthSource['health'];
+    onHealthChange?: StoreHealthSource['onHealthChange'];
   };
   /** The OpenAI-compatible forms' settings (system prompt, extra fields, transcript bounds). */
   openAi?: OpenAiOptions;
@@ -72,9 +76,20 @@ export function relayToEmulator(opts: {
     events: opts.store.events,
     inflight: opts.store.inflight,
     ...(opts.store.feedback !== undefined ? { feedback: opts.store.feedback } : {}),
+    ...storeHealthOf(opts.store),
     metrics: opts.metrics ?? noopMetrics,
     logger: silentLogger,
     clock: systemClock,
     settings: testRelaySettings(opts.settings),
   });
+}
+
+/** The relay's storeHealth, when the store watches its own (as main.ts passes it). */
+function storeHealthOf(store: {
+  health?: StoreHealthSource['health'];
+  onHealthChange?: StoreHealthSource['onHealthChange'];
+}): { storeHealth?: StoreHealthSource } {
+  const { health, onHealthChange } = store;
+  if (health === undefined || onHealthChange === undefined) return {};
+  return { storeHealth: { health: () => health.call(store), onHealthChange: (l) => onHealthChange.call(store, l) } };
 }

@@ -56,6 +56,8 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
     expect(replies.map((m) => m.text)).toEqual([EXPECTED]);
     const reads = s?.fake.calls.filter((c) => c.method === 'conversations.replies') ?? [];
     expect(reads.length).toBeGreaterThanOrEqual(1);
+    // No more than a non-Marketplace app gets per call.
+    expect(reads.map((c) => Number(c.args.limit))).toEqual(reads.map(() => 15));
     expect(s?.fake.calls.filter((c) => c.method === 'chat.postMessage' && c.result === 'ok')).toHaveLength(1);
   });
 

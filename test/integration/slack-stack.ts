@@ -14,6 +14,7 @@ import { type MiniServer, slackConfig, startMiniServer } from './slack-helpers.j
 import { relayToEmulator } from '../fakes/relay-settings.js';
 import { startTimingProxy, type TimingProxy } from '../fakes/timing-proxy.js';
 import type { ChatForm, OpenAiOptions } from '../../src/upstream/index.js';
+import { faultyStore, storeFaultsFromEnv, type StoreFaults } from '../store/faulty-store.js';
 
 // The whole bridge for Slack, wired as src/main.ts does: fake Slack ⇄ Bolt connector ⇄ relay
 // (SQLite) ⇄ upstream client ⇄ emulator. `settled(n)` resolves when the relay finished n
@@ -54,6 +55,8 @@ export interface SlackStackOptions {
   maxMessageChars?: number;
   /** The upstream, in place of the real client to the emulator (a scripted agent stream). */
   chat?: ChatService;
+  /** The store fault mode: the relay's store calls fail while these say so (test/store/faulty-store.ts). */
+  storeFaults?: StoreFaults;
 }
 
 export interface SlackStack {
@@ -96,7 +99,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     url: upstream?.url ?? emu.url,
     apiKey: API_KEY,
     form: opts.form ?? 'b',
-    store,
+    store: withFaults(store, opts.storeFaults ?? storeFaultsFromEnv()),
     botId: BOT,
     ...(opts.openAi !== undefined ? { openAi: opts.openAi } : {}),
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
@@ -173,4 +176,9 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
       assertNoSlackPings(fake.calls);
     },
   };
+}
+
+/** The store as the relay sees it: through the store fault mode when it is on (test/store/faulty-store.ts). */
+function withFaults<T extends object>(store: T, faults: StoreFaults | undefined): T {
+  return faults === undefined ? store : faultyStore(store, faults);
 }

@@ -14,6 +14,7 @@ import { createCoordinator } from '../../src/replicas/coordinator.js';
 import { createPlaceLocks } from '../../src/replicas/place-locks.js';
 import type { AsyncStore } from '../../src/store/ports.js';
 import type { TestDatabase } from './contract.js';
+import { faultyStore, StoreFaults } from './faulty-store.js';
 
 // What several replicas do through the store, on each backend: a place's line keeps arrival
 // order across replicas, and a live replica takes over the open replies of one that stopped.
@@ -135,6 +136,35 @@ export function replicaContract(
       expect(await a.leases.holder(key)).toBeUndefined();
     });
 
+    it('a place whose give-back failed in an outage is given back once the database is back', async () => {
+      const now = Date.now();
+      await a.replicas.heartbeat('r1', now);
+      await b.replicas.heartbeat('r2', now);
+      const faults = new StoreFaults(5);
+      const locks = (s: AsyncStore, id: string) =>
+        createPlaceLocks({
+          leases: s.leases,
+          replicaId: id,
+          leaseMs: lease,
+          clock: systemClock,
+          logger: silentLogger,
+          pollMs: 5,
+        });
+      const signal = new AbortController().signal;
+      const first = locks(faultyStore(a, faults), 'r1').join(key, { id: 'm1', at: now });
+      await first.joined;
+      const hold = await first.acquire(signal);
+      faults.down();
+      await expect(hold.release([])).rejects.toThrow(/injected outage/);
+      faults.up();
+      // r1 is live (its heartbeat is fresh): its lease would not run out; the retry gives it back.
+      const second = locks(b, 'r2').join(key, { id: 'm2', at: now + 1 });
+      await second.joined;
+      const next = await second.acquire(signal);
+      expect(await b.leases.holder(key)).toBe('r2');
+      await next.release([]);
+    });
+
     it('a live replica (PostgreSQL; on SQLite the one process at start) claims and repairs the open replies of one whose heartbeat stopped, once', async () => {
       let now = 0;
       await a.replicas.heartbeat('dead', now);
@@ -183,6 +213,48 @@ export function replicaContract(
       await r2.beat();
       expect(r2.liveCount()).toBe(1);
       await r2.stop();
+    });
+
+    it('after an outage, a replica takes no one for gone until the others could beat again', async () => {
+      if (a.backend === 'sqlite') return; // one process: no other replica
+      let now = 1_000;
+      const faults = new StoreFaults(3);
+      const repaired: InFlightRecord[] = [];
+      const coordinator = (s: AsyncStore, replicaId: string) =>
+        createCoordinator({
+          store: s,
+          replicaId,
+          leaseMs: lease,
+          clock: stillClock(() => now),
+          logger: silentLogger,
+          repair: async (records) => {
+            repaired.push(...records);
+          },
+        });
+      const r2 = coordinator(faultyStore(b, faults), 'r2');
+      const r3 = coordinator(a, 'r3');
+      await r2.start();
+      await r3.start();
+      // r3 answers a held message just as the database comes back.
+      await a.inflight.begin({ platform: 'slack', eventId: 'e3', target: { place }, at: now, owner: 'r3' });
+      faults.down();
+      now = 6_000;
+      await r2.beat(); // fails: the database is down
+      faults.up();
+      // Back after longer than the lease: r3's last heartbeat is older than it, r3 is not gone.
+      now = 1_000 + 2 * lease;
+      await r2.beat();
+      expect(repaired).toEqual([]);
+      await r3.beat();
+      now += lease / 3;
+      await r2.beat();
+      expect(repaired).toEqual([]);
+      // A replica that really stopped is still taken for gone, one lease later.
+      now += lease + 1;
+      await r2.beat();
+      expect(repaired.map((r) => r.eventId)).toEqual(['e3']);
+      await r2.stop();
+      await r3.stop();
     });
 
     it('a replica takes over only the replies of platforms it runs', async () => {

@@ -98,6 +98,13 @@ describe.skipIf(skip !== undefined)('PostgreSQL migrations', () => {
     expect(classifyPgError(err)).toMatchObject({ ok: false, kind: 'io' });
     expect(describePgUrl(url)).toBe('postgres://bridge@127.0.0.1:1/none');
   });
+
+  it('a database that takes no connections for now (maintenance) is unreachable, not an error about the data', () => {
+    const err = Object.assign(new Error('database "x" is not currently accepting connections'), { code: '55000' });
+    expect(classifyPgError(err)).toMatchObject({ ok: false, kind: 'io' });
+    const other = Object.assign(new Error('cannot drop the currently open database'), { code: '55000' });
+    expect(classifyPgError(other)).toBeUndefined();
+  });
 });
 
 replicaContract('PostgreSQL', pgDatabase, { skip: skip !== undefined });

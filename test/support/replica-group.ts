@@ -33,6 +33,8 @@ export interface Group {
   guildChannels: string[];
   eventsUrl(i: number): string;
   start(id: string, extra?: Record<string, string>): Promise<BridgeChild>;
+  /** The group's own database (its URL names it), for tests that take it down. */
+  database: { url: string };
 }
 
 export interface GroupOptions {
@@ -90,6 +92,7 @@ export async function group(count: number, o: GroupOptions = {}): Promise<Group>
     guildChannels,
     eventsUrl: (i) => `${replicas[i]!.base}/slack/events`,
     start,
+    database: { url: db.url },
   };
 }
 

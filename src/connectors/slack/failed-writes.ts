@@ -86,8 +86,12 @@ export async function postOverflow(
   }
 }
 
-/** Messages read at most when looking for a lost write (one call). */
-const SEARCH_LIMIT = 100;
+/**
+ * Messages read at most when looking for a lost write (one call): 15, what conversations.replies
+ * and .history give apps outside the Marketplace per call (since 2025); the search starts just
+ * after the reply's last known message (`oldest`), where a lost post or stream start is.
+ */
+export const SEARCH_LIMIT = 15;
 
 /** A write error after which the write may have taken effect (not a refusal, not a 429). */
 export function isUncertain(err: Error): boolean {

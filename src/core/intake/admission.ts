@@ -11,6 +11,8 @@ import {
 import { MESSAGES } from '../user-messages.js';
 import { type FairSlots, partyOf, type PlaceOrder, type Spot } from './place-order.js';
 import type { Refusals } from './refusals.js';
+import { isStoreUnavailable } from '../store-errors.js';
+import { AlreadyHeldError, type StoreHold } from './store-hold.js';
 
 // Whether a message is answered, in one step, in this order: not a bot's; the allowlist; any
 // visible text (or files); not refused by the drain; the bounded queues (fair: one user may fill
@@ -50,8 +52,12 @@ export interface AdmissionDeps {
   refusals: Refusals;
   /** The bridge's own notice in the place (not a refusal). */
   notice(msg: IncomingMessage, text: string): Promise<unknown>;
-  /** A store failure or a bug: the user still gets a word. */
+  /** A store failure or a bug, a full hold, a held message the shutdown gave up on: the user still gets a word. */
   unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult>;
+  /** Messages kept while the store cannot be used (store-hold.ts). */
+  hold: StoreHold;
+  /** The process's shutdown: a held message waits no longer. */
+  shutdown: AbortSignal;
 }
 
 export class Admission {
@@ -101,9 +107,18 @@ export class Admission {
       },
       (err: unknown) => {
         d.order.leave(spot);
-        return d.unexpected(msg, err);
+        return this.notSeen(msg, err);
       },
     );
+  }
+
+  /** The dedup record could not be written, even after the store's outage was waited out (store-hold.ts). */
+  private notSeen(msg: IncomingMessage, err: unknown): Promise<HandleResult> {
+    if (err instanceof AlreadyHeldError) {
+      this.d.metrics.dedupHit(msg.place.platform);
+      return Promise.resolve({ status: 'duplicate' });
+    }
+    return this.d.unexpected(msg, err);
   }
 
   /** An ordinary message's limits: a refusal, or undefined when it goes on to its reply. */
@@ -121,13 +136,21 @@ export class Admission {
   refuse(a: Admitted, message: string, status: HandleResult['status']): Promise<HandleResult> {
     this.d.order.leave(a.spot);
     const refusal = status === 'user_rate_limited' || status === 'queue_full';
+    if (refusal) this.d.metrics.deliveryRefused(a.msg.place.platform, status);
     const told = refusal ? this.d.refusals.tell(a.msg, message) : this.d.notice(a.msg, message);
     return told.then((): HandleResult => ({ status }));
   }
 
-  /** Records the event; false (counted) when it was already taken. */
+  /**
+   * Records the event; false (counted) when it was already taken. While the store cannot be used
+   * the message is held (its spot kept) and the record tried again once it is back.
+   */
   private async seen(msg: IncomingMessage): Promise<boolean> {
-    const fresh = await this.d.events.markSeen(msg.place.platform, msg.eventId, this.d.clock.now());
+    const mark = () => this.d.events.markSeen(msg.place.platform, msg.eventId, this.d.clock.now());
+    const fresh = await mark().catch((err: unknown) => {
+      if (!isStoreUnavailable(err)) throw err;
+      return this.d.hold.after(err, msg, 'dedup', mark, this.d.shutdown);
+    });
     if (!fresh) this.d.metrics.dedupHit(msg.place.platform);
     return fresh;
   }
@@ -147,6 +170,7 @@ export class Admission {
       this.d.metrics.dedupHit(platform);
       return { status: 'duplicate' };
     }
+    this.d.metrics.deliveryRefused(platform, status === 'interrupted' ? 'restarting' : 'queue_full');
     await this.d.refusals.tell(msg, text);
     return { status };
   }

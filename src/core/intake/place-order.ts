@@ -44,6 +44,8 @@ export interface PlaceTurn {
 export interface Spot {
   here: Promise<Release> | undefined;
   ticket: PlaceTicket | undefined;
+  /** A new ticket in the same line (the first could not be taken: the store was down). */
+  rejoin?: () => PlaceTicket | undefined;
 }
 
 /** What a turn in a place runs, and how it ends. */
@@ -52,6 +54,11 @@ export interface TurnWork<T> {
   work(handedOver: PlaceWrite[] | undefined): Promise<T>;
   /** Waiting for the turn or the work failed. */
   failed(err: unknown): Promise<T>;
+  /**
+   * Joining the line across replicas failed (the store): `retry` joins again with a new ticket;
+   * resolves with the turn once it worked, rejects to give up (then `failed`). Absent: `failed`.
+   */
+  outage?(err: unknown, retry: () => Promise<PlaceTurn>): Promise<PlaceTurn>;
   /** This replica's last writes in the place, passed on with the place. */
   lastWrites(): PlaceWrite[];
 }
@@ -138,7 +145,8 @@ export class PlaceOrder {
    */
   enter(key: string, eventId: string, at: number, arrival: Arrival | undefined): Spot {
     const here = this.enterHere(key);
-    return { here, ticket: this.takeTicket(arrival) ?? this.join(key, eventId, at) };
+    const ticket = this.takeTicket(arrival) ?? this.join(key, eventId, at);
+    return ticket === undefined ? { here, ticket } : { here, ticket, rejoin: () => this.join(key, eventId, at) };
   }
 
   /** A spot taken for a message that will not be answered: pass it on when it comes. */
@@ -163,8 +171,13 @@ export class PlaceOrder {
       try {
         if (!signal.aborted && spot.ticket !== undefined) {
           across = await spot.ticket.acquire(signal).catch((err: unknown) => {
-            if (!signal.aborted) throw err;
-            return undefined;
+            if (signal.aborted) return undefined;
+            const rejoin = spot.rejoin;
+            if (turn.outage === undefined || rejoin === undefined) throw err;
+            return turn.outage(err, () => {
+              const ticket = rejoin();
+              return ticket === undefined ? Promise.reject(err) : ticket.acquire(signal);
+            });
           });
         }
         return await turn.work(across?.handedOver);

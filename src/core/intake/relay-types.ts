@@ -24,6 +24,7 @@ import type { RateLimitScheduler } from '../budget/scheduler.js';
 import type { RemoteStops } from './live-replies.js';
 import type { PlaceLocks } from './place-order.js';
 import type { ContextSettings } from '../reply/thread-context.js';
+import type { StoreHealthSource } from '../store-errors.js';
 
 // The relay's settings and what it is built from. The ports several replicas give it are defined
 // beside what uses them (PlaceLocks: place-order.ts; RemoteStops: live-replies.ts).
@@ -52,6 +53,13 @@ export interface RelaySettings {
   showSources?: boolean;
   /** CONVERSATION_RETENTION_DAYS: mappings unused this long are deleted. Default 90. */
   conversationRetentionDays?: number;
+  /**
+   * MAX_HELD_EVENTS: messages held in memory while the store cannot be used (store-hold.ts); past
+   * it a busy notice. Default maxQueuedReplies.
+   */
+  maxHeldEvents?: number;
+  /** HOLD_MAX_SECONDS: a message held longer is given up with the storage notice. Default 600. */
+  holdMaxSeconds?: number;
   /** Messages waiting per place besides the one being answered. Default 10. */
   maxQueuePerPlace?: number;
   /**
@@ -88,6 +96,8 @@ export interface RelayDeps {
   placeLocks?: PlaceLocks;
   /** Several replicas: a Stop for a reply another replica writes is passed to it. */
   remoteStops?: RemoteStops;
+  /** The store's health: messages an outage held are tried again once it says the store is back. */
+  storeHealth?: StoreHealthSource;
   /** The store's own pruning beyond the core's ports, run with the hourly pruning (its own timer). */
   housekeeping?: (now: number) => Promise<unknown>;
 }

@@ -492,8 +492,9 @@ describe('relay bounds (hostile upstream, overload, storage faults)', () => {
     expect(chat.requests.map((r) => r.message)).toEqual(['Started']);
   });
 
-  it('a store that cannot be written: the user gets a notice, the upstream no call', async () => {
-    const { conn, chat, store, run } = setup();
+  it('a store that cannot be written for longer than the hold: the user gets a notice, the upstream no call', async () => {
+    // (Shorter outages are held and answered: store-hold.test.ts.)
+    const { conn, chat, store, run } = setup({ settings: { holdMaxSeconds: 20 } });
     const unavailable = () => {
       throw Object.assign(new Error('attempt to write a readonly database'), { code: 'STORE_UNAVAILABLE' });
     };

@@ -27,6 +27,7 @@ import type { Relay, RelayDeps } from './relay-types.js';
 import { replyTo } from '../reply/reply-to.js';
 import { RateLimitScheduler } from '../budget/scheduler.js';
 import { isStoreUnavailable } from '../store-errors.js';
+import { HoldFullError, StoreHold } from './store-hold.js';
 import { CONTEXT_OFF, ThreadContext } from '../reply/thread-context.js';
 import { MESSAGES } from '../user-messages.js';
 
@@ -54,6 +55,8 @@ interface Parts {
   scheduler: RateLimitScheduler;
   slots: FairSlots;
   live: LiveReplies;
+  /** Messages kept while the store cannot be used (store-hold.ts). */
+  hold: StoreHold;
   shutdown: AbortSignal;
   /** Replies with an upstream slot now; `changed` reports it. */
   running: { count: number; changed(): void };
@@ -99,19 +102,43 @@ export function createRelay(deps: RelayDeps): Relay {
   const pruning = pruneHourly({ ...deps, retentionDays: settings.conversationRetentionDays });
 
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
-  /** A store failure or a bug before anything was shown: the user still gets a word. */
+  // Refusals (per-user limit, busy, restarting): privately where the platform can, else rarely.
+  const refusals = new Refusals({ scheduler, clock, logger });
+  const hold = new StoreHold({
+    max: settings.maxHeldEvents ?? settings.maxQueuedReplies ?? 256,
+    clock,
+    logger,
+    metrics,
+    health: deps.storeHealth,
+    ...(settings.holdMaxSeconds !== undefined ? { maxHoldMs: settings.holdMaxSeconds * 1000 } : {}),
+  });
+  /**
+   * A store failure or a bug before anything was shown: the user still gets a word. A message the
+   * store's outage held (store-hold.ts) and that cannot wait any longer: the hold is full (busy,
+   * privately), the shutdown came first (restarting), or the outage outlasted the hold (storage).
+   */
   async function unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult> {
+    const platform = msg.place.platform;
+    if (err instanceof HoldFullError) {
+      await refusals.tell(msg, MESSAGES.overloaded);
+      return { status: 'queue_full' };
+    }
+    if (shutdown.signal.aborted && err === shutdown.signal.reason) {
+      await msg.sink.clearWorking().catch(() => {});
+      metrics.deliveryRefused(platform, 'restarting');
+      await notice(msg, MESSAGES.restarting);
+      return { status: 'interrupted' };
+    }
     const storage = isStoreUnavailable(err);
     const reason = err instanceof Error ? err.message : String(err);
     if (storage) logger.error({ err: reason }, 'the store is unavailable; message answered with a notice');
     else logger.error({ err: reason }, 'reply failed unexpectedly');
-    metrics.replyFailed(msg.place.platform, storage ? 'storage' : 'internal');
+    metrics.replyFailed(platform, storage ? 'storage' : 'internal');
+    if (storage) await msg.sink.clearWorking().catch(() => {});
     await notice(msg, storage ? MESSAGES.storageDown : MESSAGES.error);
     return { status: 'failed' };
   }
 
-  // Refusals (per-user limit, busy, restarting): privately where the platform can, else rarely.
-  const refusals = new Refusals({ scheduler, clock, logger });
   const admission = new Admission({
     allow: settings.allow,
     userMessagesPerMinute: settings.userMessagesPerMinute,
@@ -126,6 +153,8 @@ export function createRelay(deps: RelayDeps): Relay {
     refusals,
     notice,
     unexpected,
+    hold,
+    shutdown: shutdown.signal,
   });
   const parts: Parts = {
     deps,
@@ -138,6 +167,7 @@ export function createRelay(deps: RelayDeps): Relay {
     scheduler,
     slots,
     live,
+    hold,
     shutdown: shutdown.signal,
     running,
     reportQueue,
@@ -213,6 +243,8 @@ function inTurn(p: Parts, a: Admitted, work: () => Promise<HandleResult>): Promi
       return work();
     },
     failed: (err) => p.unexpected(msg, err),
+    // The place's line is in the store: while it cannot be used the message is held, and joins again once it is back.
+    outage: (err, retry) => p.hold.after(err, msg, 'place line', retry, shutdown),
     lastWrites: () => scheduler.placeWrites([...sink.buckets('post'), ...sink.buckets('edit')]),
   });
 }
@@ -291,35 +323,43 @@ async function answer(p: Parts, msg: IncomingMessage, text: string): Promise<Han
       await p.notice(msg, MESSAGES.restarting);
       return { status: 'interrupted' };
     }
-    const status = await replyTo(
-      {
-        chat: deps.chat,
-        conversations: p.conversations,
-        inflight: deps.inflight,
-        metrics,
-        logger: deps.logger,
-        clock: deps.clock,
-        // The reply's writes wait in turn with other users' (fair by user), not behind them all.
-        scheduler: forParty(p.scheduler, partyOf(msg)),
-        streaming: settings.streaming,
-        editIntervalMs: settings.streamEditIntervalMs,
-        onUpstreamEnd: releaseSlot,
-        replyKey,
-        ...(deps.replicaId !== undefined ? { owner: deps.replicaId } : {}),
-        stop: entry.stop.signal,
-        feedback: { store: deps.feedback, show: settings.feedback === true },
-        agent: { steps: settings.showSteps !== false, sources: settings.showSources !== false },
-        context: p.threadContext,
-        ...(settings.maxMessageChars !== undefined ? { maxMessageChars: settings.maxMessageChars } : {}),
-        ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),
-        ...(settings.replyMaxChars !== undefined ? { replyMaxChars: settings.replyMaxChars } : {}),
-        ...(deps.hooks !== undefined ? { hooks: deps.hooks } : {}),
-      },
-      msg,
-      text,
-      deps.botFor(msg.place),
-      p.shutdown,
-    );
+    const reply = () =>
+      replyTo(
+        {
+          chat: deps.chat,
+          conversations: p.conversations,
+          inflight: deps.inflight,
+          metrics,
+          logger: deps.logger,
+          clock: deps.clock,
+          // The reply's writes wait in turn with other users' (fair by user), not behind them all.
+          scheduler: forParty(p.scheduler, partyOf(msg)),
+          streaming: settings.streaming,
+          editIntervalMs: settings.streamEditIntervalMs,
+          onUpstreamEnd: releaseSlot,
+          replyKey,
+          ...(deps.replicaId !== undefined ? { owner: deps.replicaId } : {}),
+          stop: entry.stop.signal,
+          feedback: { store: deps.feedback, show: settings.feedback === true },
+          agent: { steps: settings.showSteps !== false, sources: settings.showSources !== false },
+          context: p.threadContext,
+          ...(settings.maxMessageChars !== undefined ? { maxMessageChars: settings.maxMessageChars } : {}),
+          ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),
+          ...(settings.replyMaxChars !== undefined ? { replyMaxChars: settings.replyMaxChars } : {}),
+          ...(deps.hooks !== undefined ? { hooks: deps.hooks } : {}),
+        },
+        msg,
+        text,
+        deps.botFor(msg.place),
+        p.shutdown,
+      );
+    // The conversation and the reply in flight are read and written before anything is shown:
+    // while the store cannot be used the message is held (its place's later messages wait
+    // behind it) and its reply starts once the store is back.
+    const status = await reply().catch((err: unknown) => {
+      if (!isStoreUnavailable(err)) throw err;
+      return p.hold.after(err, msg, 'reply', reply, p.shutdown);
+    });
     return { status };
   } catch (err) {
     // replyTo handles upstream and platform errors itself; this is a store failure before the

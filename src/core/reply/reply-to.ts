@@ -3,7 +3,8 @@ import { monospaceTableStream } from './tables.js';
 import { ChatError } from '../chat-port.js';
 import type { ConversationUse } from './conversations.js';
 import type { BridgeMetrics } from '../metrics-port.js';
-import type { IncomingMessage, InFlightBegin } from '../ports.js';
+import type { Clock, IncomingMessage, InFlightBegin } from '../ports.js';
+import { isStoreUnavailable } from '../store-errors.js';
 import { placeKey } from '../ports.js';
 import type { FinishOptions } from './reply-text.js';
 import { agentAppendix, type AgentWork } from './agent-work.js';
@@ -57,7 +58,7 @@ export async function replyTo(
   const conv = await deps.conversations.begin(msg.place, botId);
   const recId = await deps.inflight.begin(inFlightBegin(deps, msg, conv));
   // The reply's bookkeeping, in order and off its path (see laterWrites).
-  const record = laterWrites(log);
+  const record = laterWrites(log, deps.clock);
   const reply = new UpstreamReply(deps, { msg, text, botId, recId, record, log }, conv);
   const run: ReplyRun = { msg, reply, recId, record, log };
   const limit = replyLimit(deps, log);
@@ -225,17 +226,39 @@ export interface LaterWrites {
  * without the reply waiting for them: a database round trip must not delay the user's text.
  * Crash-repair bookkeeping must not break a reply the user is already seeing either: a store that
  * fails mid-reply (it went read-only, the disk filled) costs the repair record, not the reply.
+ * A write the store refused as unavailable (a connection cut, a failover) is tried again a few
+ * times, within LATER_RETRY_BUDGET_MS for the whole reply: the conversation id the upstream named
+ * is what the place's next message continues (issue 37).
  */
-export function laterWrites(log: Logger): LaterWrites {
+export function laterWrites(log: Logger, clock?: Clock): LaterWrites {
   let tail: Promise<void> = Promise.resolve();
+  let budget = LATER_RETRY_BUDGET_MS;
+  const attempt = async (fn: () => Promise<unknown>): Promise<void> => {
+    for (let wait = LATER_RETRY_FIRST_MS; ; wait *= 2) {
+      try {
+        await fn();
+        return;
+      } catch (err) {
+        if (clock === undefined || !isStoreUnavailable(err) || wait > budget) throw err;
+        budget -= wait;
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, wait));
+      }
+    }
+  };
   const queue = (what: string, fn: () => Promise<unknown>) => {
-    tail = tail.then(fn).then(
-      () => {},
-      (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`),
-    );
+    tail = tail
+      .then(() => attempt(fn))
+      .then(
+        () => {},
+        (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`),
+      );
   };
   return Object.assign(queue, { settled: () => tail });
 }
+
+/** A refused bookkeeping write goes again after 200 ms, doubling, within 6 s for the whole reply. */
+const LATER_RETRY_FIRST_MS = 200;
+const LATER_RETRY_BUDGET_MS = 6_000;
 
 // From an async iterable of text deltas to a reply sink: the deltas feed a ReplyWriter, which
 // does the posting, coalesced editing and splitting, pacing its writes through the scheduler.

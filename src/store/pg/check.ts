@@ -37,6 +37,9 @@ export function classifyPgError(err: unknown): StoreFailure | undefined {
     if (code === '53100') return failure('full', message); // disk_full
     if (code === '55P03' || code === '57014') return failure('locked', message); // lock_not_available, statement timeout
     if (code === '3D000' || code === '3F000') return failure('missing', message); // no such database / schema
+    // object_not_in_prerequisite_state: at connect, the database takes no connections for now
+    // (ALLOW_CONNECTIONS false during maintenance); otherwise an error about the statement.
+    if (code === '55000' && /not currently accepting connections/i.test(message)) return failure('io', message);
     if (code === 'XX001' || code === 'XX002') return failure('corrupt', message); // data_corrupted, index_corrupted
     // connection exceptions, insufficient resources, shutdowns, authentication
     if (/^(08|53|57P|28)/.test(code)) return failure('io', message);

@@ -319,6 +319,9 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(await runNext()).toBe(250);
     expect(await runNext()).toBe(500);
     expect(await runNext()).toBe(1000);
+    // At most 2 s apart while unhealthy: messages held in an outage wait for its return.
+    expect(await runNext()).toBe(2000);
+    expect(await runNext()).toBe(2000);
     s.db.pragma('query_only = OFF');
     await runNext();
     expect(s.health().ok).toBe(true);

@@ -82,7 +82,14 @@ export class FakeRest {
       { method: 'GET', pattern: /^\/users\/@me$/, handler: () => ok(userJson(state.botUser)) },
       { method: 'GET', pattern: /^\/(?:oauth2\/)?applications\/@me$/, handler: () => ok(this.application()) },
       { method: 'GET', pattern: rx(`/channels/${ID}`), handler: ([c]) => ok(this.channel(c)) },
-      { method: 'POST', pattern: rx(`/channels/${ID}/typing`), handler: () => ok(null, 204) },
+      {
+        method: 'POST',
+        pattern: rx(`/channels/${ID}/typing`),
+        handler: ([c]) => {
+          state.typing.push(c ?? '');
+          return ok(null, 204);
+        },
+      },
       { method: 'POST', pattern: rx(`/channels/${ID}/messages`), handler: ([c], b) => w.create(c, b) },
       { method: 'GET', pattern: rx(`/channels/${ID}/messages`), handler: ([c], _b, u) => ok(this.history(c, u)) },
       { method: 'PATCH', pattern: rx(`/channels/${ID}/messages/${ID}`), handler: ([c, m], b) => w.edit(c, m, b) },

@@ -155,6 +155,8 @@ export class FakeDiscordState {
   /** key: guild id or 'global' */
   readonly commands = new Map<string, FakeCommand[]>();
   readonly record: WriteRecord[] = [];
+  /** Channels the bot showed "is typing…" in, one entry per typing call, in order. */
+  readonly typing: string[] = [];
   /** Emits 'write' after each recorded write, so tests await a condition instead of sleeping. */
   readonly changes = new EventEmitter();
   /** 429 answers the fake gave. */

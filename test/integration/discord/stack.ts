@@ -13,6 +13,7 @@ import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../
 import { assertNoPings } from '../../fakes/discord/writes.js';
 import { connectTo } from './harness.js';
 import { relayToEmulator } from '../../fakes/relay-settings.js';
+import { faultyStore, storeFaultsFromEnv, type StoreFaults } from '../../store/faulty-store.js';
 
 // The whole bridge for Discord, as src/main.ts wires it: fake Discord ⇄ discord.js connector ⇄
 // relay (SQLite store) ⇄ upstream client ⇄ emulator. `restart()` replaces the bridge half
@@ -36,6 +37,8 @@ export interface StackOptions {
   metrics?: BridgeMetrics;
   /** The upstream, in place of the real client to the emulator (a scripted agent stream). */
   chat?: ChatService;
+  /** The store fault mode: the relay's store calls fail while these say so (test/store/faulty-store.ts). */
+  storeFaults?: StoreFaults;
 }
 
 export interface Stack {
@@ -74,7 +77,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       url: emu.url,
       apiKey: API_KEY,
       form: opts.form ?? 'b',
-      store,
+      store: withFaults(store, opts.storeFaults ?? storeFaultsFromEnv()),
       botId: BOT,
       ...(opts.openAi !== undefined ? { openAi: opts.openAi } : {}),
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
@@ -121,4 +124,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
   };
   return stack;
+}
+
+/** The store as the relay sees it: through the store fault mode when it is on (test/store/faulty-store.ts). */
+function withFaults<T extends object>(store: T, faults: StoreFaults | undefined): T {
+  return faults === undefined ? store : faultyStore(store, faults);
 }
