@@ -260,6 +260,19 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
     });
   }
 
+  it('a reload before the first word shows the typing indicator again, and its Stop still stops', async () => {
+    const page = await openConversation('reloadtyping', 1280);
+    await send(page, 'patience [chunks 1] [delay 30000]');
+    await page.waitForSelector('[data-pending][data-turn]');
+    await page.reload();
+    await page.waitForSelector('body[data-loaded="reloadtyping"] [data-pending][data-turn] .typing');
+    expect(await page.$eval('.msg.user .text', (e) => e.textContent)).toBe('patience [chunks 1] [delay 30000]');
+    await page.click('[data-pending] [aria-label="Stop"]');
+    await page.waitForSelector('[data-reply][data-state="stopped"]', { timeout: 20_000 });
+    expect(await page.$$('[data-pending]')).toHaveLength(0);
+    await page.close();
+  });
+
   it('the icon: /favicon.ico and the one the page names answer 200', async () => {
     for (const path of ['favicon.ico', 'playground/icon.svg']) {
       const r = await fetch(base + path);

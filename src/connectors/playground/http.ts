@@ -148,7 +148,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
    * The conversation as the page shows it (history-merge.ts). `gone`: the upstream no longer
    * knows the conversation (a restarted emulator, an expired session); the page says so.
    */
-  const history = async (conversation: string, user: string): Promise<unknown> => {
+  const history = async (conversation: string, user: string): Promise<Record<string, unknown>> => {
     const place = connector.placeOf(conversation);
     const rec = await opts.conversations.get(place);
     const asks = connector.asked(conversation);
@@ -263,7 +263,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
         const conversation = new URL(req.url ?? '/', 'http://playground.local').searchParams.get('conversation') ?? '';
         if (!claim(res, conversation, user)) return;
         if (path === '/playground/events') events(res, conversation, user);
-        else sendJson(res, 200, await history(conversation, user));
+        else sendJson(res, 200, { ...(await history(conversation, user)), working: connector.underway(conversation) });
         return;
       }
       const body = await readJson(req);
