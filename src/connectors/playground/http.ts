@@ -14,9 +14,10 @@ import { serveVendor } from './vendor.js';
 import { createStreams, STREAM_LIMITS, type StreamLimits } from './streams.js';
 
 // The playground's routes on the bridge's HTTP server: `/` and `/playground` (the page),
-// `/playground/app.js`, `/playground/app.css`, `/playground/icon.svg` (also `/favicon.ico`), `/playground/vendor/<file>` (vendor.ts: the
-// Markdown renderer and sanitizer), `/playground/api/{send,stop,vote,reset,history}` and the SSE
-// stream of a conversation's writes, `/playground/events?conversation=ID`.
+// `/playground/app.js`, `/playground/app.css`, `/playground/icon.svg` (also `/favicon.ico`),
+// `/playground/vendor/<file>` (vendor.ts: the Markdown renderer and sanitizer),
+// `/playground/api/{send,stop,vote,reset,history}` and the SSE stream of a conversation's writes
+// and turns, `/playground/events?conversation=ID`.
 // It spends the operator's API key: guard.ts says who may drive it, streams.ts bounds the event
 // streams, conversation-table.ts the conversations kept. A refused request does nothing at all:
 // every check runs before the body is read or the connector is called.
