@@ -49,6 +49,8 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
       PORT: '0',
       DATABASE_PATH: join(dir, 'bridge.db'),
       STREAM_EDIT_INTERVAL_MS: '100',
+      // One browser sends every message of this file within a minute or two: no per-user limit here.
+      USER_MESSAGES_PER_MINUTE: '1000',
       LOG_LEVEL: 'silent',
     });
     const config = buildConfig(raw, { requirePlatform: false });
