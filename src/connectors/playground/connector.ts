@@ -42,6 +42,8 @@ export interface PlaygroundConnector extends Connector {
   claim(conversation: string, user: string, stored?: string): ClaimResult;
   /** A message typed in the page by `user`. Returns once the relay has it (the reply streams on). */
   send(conversation: string, text: string, user: string, bot?: string): { eventId: string };
+  /** Turns of the conversation the bridge is not done with (their eventIds): a reload shows them as typing. */
+  underway(conversation: string): string[];
   /** The bot the conversation's page picked (one of the options' `bots`), if any. */
   botOf(conversation: string): string | undefined;
   stopReply(replyKey: string, user: string): Promise<StopResult>;
@@ -85,6 +87,8 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   const table = new ConversationTable(opts.maxConversations ?? MAX_CONVERSATIONS);
   /** Replies whose Stop was pressed: their final write shows `stopped`. */
   const stopRequested = new Set<string>();
+  /** Turns not done yet, by conversation (entries leave when their turn ends). */
+  const unfinished = new Map<string, Set<string>>();
   /** The bot each conversation's page picked; bounded like the conversations kept. */
   const picked = new Map<string, string>();
   const turns = new TurnEvents((err) => logger.warn({ err }, 'playground: a turn listener failed'));
@@ -300,6 +304,9 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
         sink,
         ...(arrival !== undefined ? { arrival } : {}),
       };
+      let mine = unfinished.get(conversation);
+      if (mine === undefined) unfinished.set(conversation, (mine = new Set()));
+      mine.add(eventId);
       const kept = table.ensure(conversation).asks;
       kept.push({ eventId, text: msg.text });
       if (kept.length > KEPT_PER_CONVERSATION) kept.shift();
@@ -328,7 +335,11 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
           },
         )
         // After the reply's last state: the page's typing indicator and early Stop end here.
-        .then((result) => turns.emit(conversation, { kind: 'turn', eventId, state: 'done', result }));
+        .then((result) => {
+          mine.delete(eventId);
+          if (mine.size === 0 && unfinished.get(conversation) === mine) unfinished.delete(conversation);
+          turns.emit(conversation, { kind: 'turn', eventId, state: 'done', result });
+        });
       return { eventId };
     },
 
@@ -376,6 +387,10 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       const set = table.ensure(conversation).listeners;
       set.add(listener);
       return () => set.delete(listener);
+    },
+
+    underway(conversation: string): string[] {
+      return [...(unfinished.get(conversation) ?? [])];
     },
 
     botOf(conversation: string): string | undefined {

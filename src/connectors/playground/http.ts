@@ -18,9 +18,10 @@ import { serveVendor } from './vendor.js';
 import { createStreams, STREAM_LIMITS, type StreamLimits } from './streams.js';
 
 // The playground's routes on the bridge's HTTP server: `/` and `/playground` (the page),
-// `/playground/app.js`, `/playground/app.css`, `/playground/icon.svg` (also `/favicon.ico`), `/playground/vendor/<file>` (vendor.ts: the
-// Markdown renderer and sanitizer), `/playground/api/{send,stop,vote,reset,history}` and the SSE
-// stream of a conversation's writes, `/playground/events?conversation=ID`.
+// `/playground/app.js`, `/playground/app.css`, `/playground/icon.svg` (also `/favicon.ico`),
+// `/playground/vendor/<file>` (vendor.ts: the Markdown renderer and sanitizer),
+// `/playground/api/{send,stop,vote,reset,history}` and the SSE stream of a conversation's writes
+// and turns, `/playground/events?conversation=ID`.
 // It spends the operator's API key: guard.ts says who may drive it, streams.ts bounds the event
 // streams, conversation-table.ts the conversations kept. A refused request does nothing at all:
 // every check runs before the body is read or the connector is called.
@@ -188,7 +189,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
    * The conversation as the page shows it (history-merge.ts). `gone`: the upstream no longer
    * knows the conversation (a restarted emulator, an expired session); the page says so.
    */
-  const history = async (conversation: string, user: string): Promise<unknown> => {
+  const history = async (conversation: string, user: string): Promise<Record<string, unknown>> => {
     const place = connector.placeOf(conversation);
     const rec = await opts.conversations.get(place);
     const asks = connector.asked(conversation);
@@ -329,7 +330,7 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
         const conversation = new URL(req.url ?? '/', 'http://playground.local').searchParams.get('conversation') ?? '';
         if (!(await claim(res, conversation, user, false))) return;
         if (path === '/playground/events') events(res, conversation, caller, user);
-        else sendJson(res, 200, await history(conversation, user));
+        else sendJson(res, 200, { ...(await history(conversation, user)), working: connector.underway(conversation) });
         return;
       }
       const body = await readJson(req);

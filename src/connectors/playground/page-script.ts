@@ -311,6 +311,8 @@ function open(id) {
         if (m.role === 'user') addUser(m.text);
         else upsertReply(m);
       }
+      // Turns the bridge still works on with no word yet (a reload in that moment): typing again.
+      for (const t of h.working || []) if (typeof t === 'string' && repliesOf(t).length === 0) pendingKnown(addPending(id), t);
       if (h.gone) {
         notice('gone', 'The assistant no longer knows this conversation (its chat service was restarted or forgot it), so what was said before cannot be shown. A message sent here starts afresh.',
           [['Start a new conversation', () => open(newId())]]);
