@@ -36,13 +36,19 @@ export function relayToEmulator(opts: {
   botFor?: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   settings?: Partial<RelaySettings>;
   metrics?: BridgeMetrics;
+  /**
+   * The upstream client's budgets (default 5 s each, so stall tests end soon). They are wall
+   * time in the test's own process, which also runs the emulator and the fakes: a test that
+   * loads that process (hundreds of streams at once) passes the product's defaults instead.
+   */
+  upstreamTimeouts?: { requestMs: number; streamIdleMs: number };
 }): Relay {
   const chat = createChatService({
     url: opts.url,
     apiKey: opts.apiKey,
     form: opts.form,
-    requestTimeoutMs: 5000,
-    streamIdleTimeoutMs: 5000,
+    requestTimeoutMs: opts.upstreamTimeouts?.requestMs ?? 5000,
+    streamIdleTimeoutMs: opts.upstreamTimeouts?.streamIdleMs ?? 5000,
     logger: silentLogger,
   });
   const botId = opts.botId ?? 'demo-bot';
