@@ -129,8 +129,14 @@ export function readEnv(env: Env = process.env, dotenvPath?: string): Env {
   return readEnvFrom(env, dotenvPath).env;
 }
 
-/** readEnv, and which file it read (for the line `start` prints about it). */
-export function readEnvFrom(env: Env = process.env, dotenvPath?: string): { env: Env; file: EnvFile | undefined } {
+/**
+ * readEnv, which file it read (for the line `start` prints about it), and the names that file
+ * set (to say where an unknown name came from: unknown-vars.ts).
+ */
+export function readEnvFrom(
+  env: Env = process.env,
+  dotenvPath?: string,
+): { env: Env; file: EnvFile | undefined; fileNames: Set<string> } {
   const file = dotenvPath === undefined ? findEnvFile() : undefined;
   const path = dotenvPath ?? file?.path;
   let fromFile: Env = {};
@@ -143,7 +149,7 @@ export function readEnvFrom(env: Env = process.env, dotenvPath?: string): { env:
   }
   const merged = { ...fromFile, ...env };
   if (file !== undefined) merged.DATABASE_PATH = resolveDatabasePath(merged.DATABASE_PATH, file.base);
-  return { env: merged, file };
+  return { env: merged, file, fileNames: new Set(Object.keys(fromFile)) };
 }
 
 const REDACTED = new Set(['DATABASE_URL']);

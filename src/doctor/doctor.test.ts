@@ -133,6 +133,22 @@ describe('doctor checks', () => {
     );
   });
 
+  it('a misspelt variable (CHAT_API_BASE_URL) is a WARN row naming the likely meant one, not "all ok"', async () => {
+    const rows = await runChecks(
+      { DATABASE_PATH: join(dir, 'data', 'bridge.db'), CHAT_API_BASE_URL: 'http://127.0.0.1:1/' },
+      { envFileNames: new Set(['CHAT_API_BASE_URL']) },
+    );
+    expect(rows.map((r) => [r.check, r.status]).slice(0, 2)).toEqual([
+      ['config', 'ok'],
+      ['config names', 'WARN'],
+    ]);
+    expect(row(rows, 'config names').detail).toBe(
+      'CHAT_API_BASE_URL in .env is not a variable the bridge reads and is ignored: did you mean CHAT_API_URL?',
+    );
+    // Without the fix the run is on the built-in emulator, and the rows say so.
+    expect(row(rows, 'config').detail).toMatch(/built-in emulator/);
+  });
+
   it('PLAYGROUND=off with nothing configured fails as start would (no platform, no upstream)', async () => {
     const rows = await runChecks({ PLAYGROUND: 'off', DATABASE_PATH: join(dir, 'bridge.db') });
     expect(rows[0]).toMatchObject({ check: 'config', status: 'FAIL' });
