@@ -8,6 +8,7 @@ import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { envSchema, type RawEnv } from './env-schema.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
 import { slackTokenProblems } from './slack-tokens.js';
+import { discordTokenProblems } from './discord-token.js';
 
 // Stage 2 of configuration: the validated environment becomes the typed Config the parts use.
 // Secrets stay in their own sub-objects so that logging a config section never shows one.
@@ -206,6 +207,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
     problems.push('SLACK_SIGNING_SECRET: required in Slack HTTP mode (set it, or set SLACK_APP_TOKEN for Socket Mode)');
   }
   problems.push(...slackTokenProblems(raw).problems);
+  problems.push(...discordTokenProblems(raw).problems);
   const discordEnabled = raw.DISCORD_BOT_TOKEN !== undefined;
   const shards = resolveDiscordShards(raw.DISCORD_SHARD_COUNT, raw.DISCORD_SHARD_IDS);
   if (!shards.ok) problems.push(shards.problem);

@@ -1,5 +1,6 @@
 import { type Config, ConfigError, type Env, loadConfig, parseRawEnv } from '../config/config.js';
 import { slackTokenProblems } from '../config/slack-tokens.js';
+import { discordTokenProblems } from '../config/discord-token.js';
 import { configForStart, type PlaygroundPlan } from '../config/start-config.js';
 import { describeUnknown, unknownVariables } from '../config/unknown-vars.js';
 import { type CheckRow, fail, ok, warn } from './types.js';
@@ -20,14 +21,19 @@ export function checkConfig(env: Env): ConfigResult {
   try {
     const raw = parseRawEnv(env);
     const { config, playground } = configForStart(raw);
-    const warnings = slackTokenProblems(raw).warnings.map((w) => `\nwarning: ${w}`);
+    const warnings = [...slackTokenProblems(raw).warnings, ...discordTokenProblems(raw).warnings].map(
+      (w) => `\nwarning: ${w}`,
+    );
     const detail =
       describe(config) +
       (playground.enabled
         ? `; the playground at / (${playground.emulator ? 'built-in emulator' : 'CHAT_API_URL'})`
         : '') +
       warnings.join('');
-    return { row: ok('config', detail), config, playground };
+    // A token of no known shape still starts, but is likely not what was meant: WARN, not ok.
+    const row =
+      warnings.length > 0 ? warn('config', detail, 'check the token named on the warning line') : ok('config', detail);
+    return { row, config, playground };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     const row = fail('config', err.problems.join('\n'), 'set or correct the variables named (see .env.example)');

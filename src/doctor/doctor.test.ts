@@ -180,6 +180,19 @@ describe('doctor checks', () => {
     expect(row(rows, 'bot ghost').hint).toMatch(/^BOT_ROUTES names a bot the upstream does not know/);
   });
 
+  it('CHAT_API_URL ending in /api/v1: the URL is blamed (the prefix twice), not the bot id', async () => {
+    const env = await baseEnv();
+    const rows = await runChecks({ ...env, CHAT_API_URL: `${env.CHAT_API_URL}/api/v1/` });
+    expect(rows.map((r) => [r.check, r.status])).toContainEqual(['upstream URL', 'FAIL']);
+    expect(row(rows, 'upstream URL').detail).toMatch(
+      /answered 404 at http:.*\/api\/v1\/api\/v1\/chat\/demo-bot\/conversations$/,
+    );
+    expect(row(rows, 'upstream URL').hint).toBe(
+      `CHAT_API_URL ends in /api/v1, but the bridge adds /api/v1/chat/… itself (Form A): set CHAT_API_URL=${env.CHAT_API_URL}`,
+    );
+    expect(row(rows, 'bot demo-bot')).toMatchObject({ status: 'skip', detail: 'CHAT_API_URL to fix first' });
+  });
+
   it('reports an unreachable upstream and one that does not answer in time', async () => {
     const closed = await stub(() => {});
     const s = servers.pop()!;
@@ -188,6 +201,11 @@ describe('doctor checks', () => {
     expect(row(rows, 'upstream reachable')).toMatchObject({ status: 'FAIL' });
     expect(row(rows, 'upstream reachable').detail).toContain('connection refused (ECONNREFUSED)');
     expect(row(rows, 'upstream API key').status).toBe('skip');
+    // The playground row does not contradict it ("CHAT_API_URL answers" above a refused connection).
+    expect(row(rows, 'playground')).toMatchObject({ status: 'FAIL' });
+    expect(row(rows, 'playground').detail).toMatch(
+      /\(this machine only; CHAT_API_URL does not answer as it should: see upstream reachable\)$/,
+    );
 
     const silent = await stub(() => {}); // accepts, never answers
     rows = await runChecks({ ...(await baseEnv()), CHAT_API_URL: silent }, { timeoutMs: 200 });

@@ -40,7 +40,7 @@ export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<Che
       checkSlack(config.slack, http),
       checkDiscord(config.discord, http),
     ]);
-    const extra = playground?.enabled === true ? [playgroundRow(config, playground)] : [];
+    const extra = playground?.enabled === true ? [playgroundRow(config, playground, groups[0])] : [];
     return [...configRows, database, ...extra, ...groups.flat()].map(scrubRow);
   } finally {
     await http.close();
