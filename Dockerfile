@@ -1,8 +1,19 @@
 # syntax=docker/dockerfile:1
 # assistant-bridge: build with the full toolchain (better-sqlite3 compiles when no prebuilt
 # binary fits), run on the slim image with only production dependencies.
+#
+# The base images, by tag. For builds that do not change under you, pin each by digest (a tag
+# moves with every Node patch and Debian security update): look the digest up where the build
+# runs, then pass both, e.g.
+#   docker buildx imagetools inspect node:22-bookworm-slim   # "Digest: sha256:…"
+#   docker build --build-arg NODE_RUN_IMAGE=node:22-bookworm-slim@sha256:<digest> \
+#                --build-arg NODE_BUILD_IMAGE=node:22-bookworm@sha256:<digest> -t assistant-bridge .
+# (compose: the same two names in .env or the shell). Update a pin the same way, on each Node
+# release you take. No digest is written here: none could be verified where this file was made.
+ARG NODE_BUILD_IMAGE=node:22-bookworm
+ARG NODE_RUN_IMAGE=node:22-bookworm-slim
 
-FROM node:22-bookworm AS build
+FROM ${NODE_BUILD_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -24,7 +35,7 @@ RUN cd node_modules/better-sqlite3 \
  && rm -rf deps src binding.gyp \
  && cd /app && find node_modules -mindepth 1 -type d -empty -delete
 
-FROM node:22-bookworm-slim AS run
+FROM ${NODE_RUN_IMAGE} AS run
 # tini as PID 1: forwards SIGTERM to node (graceful drain) and reaps zombies.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \

@@ -39,6 +39,41 @@ export function errText(err: unknown): string {
   return scrubSecrets(err instanceof Error ? err.message : String(err));
 }
 
+/** Network failures by code, worded as doctor words them (doctor/http.ts). */
+const NETWORK_CODES: Record<string, string> = {
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+};
+
+/**
+ * An error's text with the network cause SDKs wrap away: Slack's client says only "A request
+ * error occurred: fetch failed", and the DNS failure naming the host sits two levels down
+ * (`original`, then `cause`). Adds "(host name not found: slack.com, ENOTFOUND)".
+ */
+export function errTextWithCause(err: unknown): string {
+  const text = errText(err);
+  let cur: unknown = err;
+  for (let depth = 0; depth < 6 && cur !== null && typeof cur === 'object'; depth++) {
+    const e = cur as { code?: unknown; hostname?: unknown; host?: unknown; original?: unknown; cause?: unknown };
+    const what = typeof e.code === 'string' ? NETWORK_CODES[e.code] : undefined;
+    if (what !== undefined && typeof e.code === 'string') {
+      const host = typeof e.hostname === 'string' ? e.hostname : typeof e.host === 'string' ? e.host : undefined;
+      return `${text} (${what}${host !== undefined ? `: ${host}` : ''}, ${e.code})`;
+    }
+    cur = e.original ?? e.cause;
+  }
+  return text;
+}
+
 /** The one log line of a fatal error. */
 export function logFatal(log: Logger, f: Fatal): void {
   log.fatal({ err: f.reason, check: f.check }, `${f.what}: ${f.reason}; ${f.check}; exiting`);
@@ -102,6 +137,10 @@ export function startHint(platform: string, reason: string): string {
     return auth.test(reason)
       ? 'check DISCORD_BOT_TOKEN (the bot token from the Developer Portal, Bot tab)'
       : 'check DISCORD_BOT_TOKEN, that Discord (or DISCORD_API_URL) can be reached, and the bot’s intents';
+  }
+  if (/\b(ENOTFOUND|EAI_AGAIN)\b/.test(reason)) {
+    const api = platform === 'slack' ? 'SLACK_API_URL' : platform === 'discord' ? 'DISCORD_API_URL' : 'its URL';
+    return `the host name did not resolve: check DNS and the network from this machine (and ${api} if set)`;
   }
   if (platform === 'slack') {
     return auth.test(reason)

@@ -5,7 +5,7 @@ import { createRelay, type Relay } from './core/intake/relay.js';
 import { RateLimitScheduler, shareOf } from './core/budget/scheduler.js';
 import type { AsyncStore } from './store/ports.js';
 import { componentLogger, type Logger } from './logger.js';
-import { errText, type Fatal, StartFailure, startHint, withTimeout } from './lifecycle.js';
+import { errText, errTextWithCause, type Fatal, StartFailure, startHint, withTimeout } from './lifecycle.js';
 import { createHttpServer, createMetrics, healthCheck, type ReadinessCheck, readinessFrom } from './server/index.js';
 import { createCoordinator } from './replicas/coordinator.js';
 import { createPlaceLocks } from './replicas/place-locks.js';
@@ -292,7 +292,7 @@ export async function buildBridge(
           await c.start(relay);
         } catch (err) {
           if (halted) return; // stopped while connecting: not a failure
-          const reason = errText(err);
+          const reason = errTextWithCause(err);
           throw new StartFailure({
             what: `the ${c.platform} connector cannot start`,
             reason,

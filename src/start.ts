@@ -1,6 +1,8 @@
 import { type Config, ConfigError, parseRawEnv, readEnvFrom } from './config/config.js';
 import type { EnvFile } from './config/env-file.js';
 import { slackTokenProblems } from './config/slack-tokens.js';
+import { discordTokenProblems } from './config/discord-token.js';
+import { describeUnknown, unknownVariables } from './config/unknown-vars.js';
 import { warnIfUpstreamDown } from './upstream-check.js';
 import { configForStart } from './config/start-config.js';
 import { type PlaygroundPlan, useBuiltInEmulator } from './connectors/playground/index.js';
@@ -38,7 +40,11 @@ export async function run(_args: string[]): Promise<number> {
     const read = readEnvFrom();
     file = read.file;
     const raw = parseRawEnv(read.env);
-    warnings = slackTokenProblems(raw).warnings;
+    warnings = [
+      ...unknownVariables(read.env, read.fileNames).map(describeUnknown),
+      ...slackTokenProblems(raw).warnings,
+      ...discordTokenProblems(raw).warnings,
+    ];
     ({ config, playground } = configForStart(raw));
   } catch (err) {
     if (err instanceof ConfigError) {

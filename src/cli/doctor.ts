@@ -51,10 +51,10 @@ export async function run(
     return 2;
   }
 
-  const { env, file } = readEnvFrom(io.env ?? process.env, io.dotenvPath);
+  const { env, file, fileNames } = readEnvFrom(io.env ?? process.env, io.dotenvPath);
   if (file?.note !== undefined)
     io.stdout.write(`${file.note.level === 'warn' ? 'warning: ' : ''}${file.note.text}\n\n`);
-  const rows = await runChecks(env, timeoutMs === undefined ? {} : { timeoutMs });
+  const rows = await runChecks(env, { envFileNames: fileNames, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
   // runChecks scrubs its rows; the whole output once more, so no later row can slip.
   io.stdout.write(scrubSecrets(renderTable(rows)));
   io.stdout.write(summary(rows));

@@ -9,6 +9,7 @@ import { envSchema, type RawEnv } from './env-schema.js';
 import { openAiFormSettings, type OpenAiFormSettings } from './openai-forms.js';
 import { type BotRoute, parseBotRoutes, RouteParseError } from './routes.js';
 import { slackTokenProblems } from './slack-tokens.js';
+import { discordTokenProblems } from './discord-token.js';
 
 // Stage 2 of configuration: the validated environment becomes the typed Config the parts use.
 // Secrets stay in their own sub-objects so that logging a config section never shows one.
@@ -136,8 +137,14 @@ export function readEnv(env: Env = process.env, dotenvPath?: string): Env {
   return readEnvFrom(env, dotenvPath).env;
 }
 
-/** readEnv, and which file it read (for the line `start` prints about it). */
-export function readEnvFrom(env: Env = process.env, dotenvPath?: string): { env: Env; file: EnvFile | undefined } {
+/**
+ * readEnv, which file it read (for the line `start` prints about it), and the names that file
+ * set (to say where an unknown name came from: unknown-vars.ts).
+ */
+export function readEnvFrom(
+  env: Env = process.env,
+  dotenvPath?: string,
+): { env: Env; file: EnvFile | undefined; fileNames: Set<string> } {
   const file = dotenvPath === undefined ? findEnvFile() : undefined;
   const path = dotenvPath ?? file?.path;
   let fromFile: Env = {};
@@ -150,7 +157,7 @@ export function readEnvFrom(env: Env = process.env, dotenvPath?: string): { env:
   }
   const merged = { ...fromFile, ...env };
   if (file !== undefined) merged.DATABASE_PATH = resolveDatabasePath(merged.DATABASE_PATH, file.base);
-  return { env: merged, file };
+  return { env: merged, file, fileNames: new Set(Object.keys(fromFile)) };
 }
 
 const REDACTED = new Set(['DATABASE_URL']);
@@ -207,6 +214,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
     problems.push('SLACK_SIGNING_SECRET: required in Slack HTTP mode (set it, or set SLACK_APP_TOKEN for Socket Mode)');
   }
   problems.push(...slackTokenProblems(raw).problems);
+  problems.push(...discordTokenProblems(raw).problems);
   const openAi = openAiFormSettings(raw, problems);
   const discordEnabled = raw.DISCORD_BOT_TOKEN !== undefined;
   const shards = resolveDiscordShards(raw.DISCORD_SHARD_COUNT, raw.DISCORD_SHARD_IDS);

@@ -133,6 +133,22 @@ describe('doctor checks', () => {
     );
   });
 
+  it('a misspelt variable (CHAT_API_BASE_URL) is a WARN row naming the likely meant one, not "all ok"', async () => {
+    const rows = await runChecks(
+      { DATABASE_PATH: join(dir, 'data', 'bridge.db'), CHAT_API_BASE_URL: 'http://127.0.0.1:1/' },
+      { envFileNames: new Set(['CHAT_API_BASE_URL']) },
+    );
+    expect(rows.map((r) => [r.check, r.status]).slice(0, 2)).toEqual([
+      ['config', 'ok'],
+      ['config names', 'WARN'],
+    ]);
+    expect(row(rows, 'config names').detail).toBe(
+      'CHAT_API_BASE_URL in .env is not a variable the bridge reads and is ignored: did you mean CHAT_API_URL?',
+    );
+    // Without the fix the run is on the built-in emulator, and the rows say so.
+    expect(row(rows, 'config').detail).toMatch(/built-in emulator/);
+  });
+
   it('PLAYGROUND=off with nothing configured fails as start would (no platform, no upstream)', async () => {
     const rows = await runChecks({ PLAYGROUND: 'off', DATABASE_PATH: join(dir, 'bridge.db') });
     expect(rows[0]).toMatchObject({ check: 'config', status: 'FAIL' });
@@ -164,6 +180,19 @@ describe('doctor checks', () => {
     expect(row(rows, 'bot ghost').hint).toMatch(/^BOT_ROUTES names a bot the upstream does not know/);
   });
 
+  it('CHAT_API_URL ending in /api/v1: the URL is blamed (the prefix twice), not the bot id', async () => {
+    const env = await baseEnv();
+    const rows = await runChecks({ ...env, CHAT_API_URL: `${env.CHAT_API_URL}/api/v1/` });
+    expect(rows.map((r) => [r.check, r.status])).toContainEqual(['upstream URL', 'FAIL']);
+    expect(row(rows, 'upstream URL').detail).toMatch(
+      /answered 404 at http:.*\/api\/v1\/api\/v1\/chat\/demo-bot\/conversations$/,
+    );
+    expect(row(rows, 'upstream URL').hint).toBe(
+      `CHAT_API_URL ends in /api/v1, but the bridge adds /api/v1/chat/… itself (Form A): set CHAT_API_URL=${env.CHAT_API_URL}`,
+    );
+    expect(row(rows, 'bot demo-bot')).toMatchObject({ status: 'skip', detail: 'CHAT_API_URL to fix first' });
+  });
+
   it('reports an unreachable upstream and one that does not answer in time', async () => {
     const closed = await stub(() => {});
     const s = servers.pop()!;
@@ -172,6 +201,11 @@ describe('doctor checks', () => {
     expect(row(rows, 'upstream reachable')).toMatchObject({ status: 'FAIL' });
     expect(row(rows, 'upstream reachable').detail).toContain('connection refused (ECONNREFUSED)');
     expect(row(rows, 'upstream API key').status).toBe('skip');
+    // The playground row does not contradict it ("CHAT_API_URL answers" above a refused connection).
+    expect(row(rows, 'playground')).toMatchObject({ status: 'FAIL' });
+    expect(row(rows, 'playground').detail).toMatch(
+      /\(this machine only; CHAT_API_URL does not answer as it should: see upstream reachable\)$/,
+    );
 
     const silent = await stub(() => {}); // accepts, never answers
     rows = await runChecks({ ...(await baseEnv()), CHAT_API_URL: silent }, { timeoutMs: 200 });

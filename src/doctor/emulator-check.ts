@@ -44,13 +44,22 @@ export async function checkBuiltInEmulator(config: Config, http: CheckClient): P
   }
 }
 
-/** Where start serves the playground, and to whom. */
-export function playgroundRow(config: Config, plan: PlaygroundPlan): CheckRow {
+/**
+ * Where start serves the playground, and to whom. Who answers it is judged by the upstream rows
+ * (`upstream`): a playground row must not say "CHAT_API_URL answers" above a row saying it
+ * does not.
+ */
+export function playgroundRow(config: Config, plan: PlaygroundPlan, upstream: readonly CheckRow[] = []): CheckRow {
   const url = playgroundUrl(config.service.host, config.service.port);
-  return ok(
-    'playground',
-    `${url} (${plan.allowRemote ? 'open to other machines: PLAYGROUND=on' : 'this machine only'}; ${
-      plan.emulator ? 'the built-in emulator answers' : 'CHAT_API_URL answers'
-    })`,
-  );
+  const reach = plan.allowRemote ? 'open to other machines: PLAYGROUND=on' : 'this machine only';
+  const source = plan.emulator ? 'the built-in emulator' : 'CHAT_API_URL';
+  const failed = upstream.find((r) => r.status === 'FAIL');
+  if (failed !== undefined) {
+    return fail(
+      'playground',
+      `${url} (${reach}; ${source} does not answer as it should: see ${failed.check})`,
+      `its replies come from ${source}: fix the ${failed.check} row`,
+    );
+  }
+  return ok('playground', `${url} (${reach}; ${source} answers)`);
 }

@@ -69,8 +69,16 @@ export function createCheckClient(timeoutMs = DEFAULT_TIMEOUT_MS): CheckClient {
 }
 
 function toCheckError(err: unknown, timeoutMs: number): CheckError {
-  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    hostname?: string;
+    cause?: { code?: string; message?: string; hostname?: string };
+  };
   const code = e.code ?? e.cause?.code;
+  // The host a lookup failed for, as start says it (lifecycle.ts errTextWithCause).
+  const host = e.hostname ?? e.cause?.hostname;
   if (
     e.name === 'TimeoutError' ||
     e.name === 'AbortError' ||
@@ -80,7 +88,11 @@ function toCheckError(err: unknown, timeoutMs: number): CheckError {
   ) {
     return new CheckError('timeout', `no answer within ${seconds(timeoutMs)}`);
   }
-  const why = CONNECT_ERRORS[code ?? ''] ?? scrubSecrets(e.cause?.message ?? e.message ?? String(err));
+  const known = CONNECT_ERRORS[code ?? ''];
+  const why =
+    known !== undefined && host !== undefined && (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      ? known.replace(' (', `: ${host} (`)
+      : (known ?? scrubSecrets(e.cause?.message ?? e.message ?? String(err)));
   return new CheckError('network', code && !(code in CONNECT_ERRORS) ? `${why} (${code})` : why);
 }
 

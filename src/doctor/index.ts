@@ -1,6 +1,6 @@
 import type { Env } from '../config/config.js';
 import { scrubSecrets } from '../scrub.js';
-import { checkConfig } from './config-check.js';
+import { checkConfig, checkVariableNames } from './config-check.js';
 import { checkDatabase } from './database-check.js';
 import { checkDiscord } from './discord-check.js';
 import { checkBuiltInEmulator, playgroundRow } from './emulator-check.js';
@@ -15,6 +15,8 @@ export type { CheckRow, CheckStatus } from './types.js';
 export interface DoctorOptions {
   /** Per network request (connect + answer). Default 5 s. */
   timeoutMs?: number;
+  /** The names the `.env` set (readEnvFrom), so a misspelt one is said to be there. */
+  envFileNames?: ReadonlySet<string>;
 }
 
 /**
@@ -24,8 +26,10 @@ export interface DoctorOptions {
  */
 export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<CheckRow[]> {
   const { row, config, playground } = checkConfig(env);
+  const names = checkVariableNames(env, opts.envFileNames);
+  const configRows = names === undefined ? [row] : [row, names];
   if (!config) {
-    return [scrubRow(row), ...['database', 'upstream', 'slack', 'discord'].map((c) => skipRow(c))];
+    return [...configRows.map(scrubRow), ...['database', 'upstream', 'slack', 'discord'].map((c) => skipRow(c))];
   }
   const http = createCheckClient(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   try {
@@ -36,8 +40,8 @@ export async function runChecks(env: Env, opts: DoctorOptions = {}): Promise<Che
       checkSlack(config.slack, http),
       checkDiscord(config.discord, http),
     ]);
-    const extra = playground?.enabled === true ? [playgroundRow(config, playground)] : [];
-    return [row, database, ...extra, ...groups.flat()].map(scrubRow);
+    const extra = playground?.enabled === true ? [playgroundRow(config, playground, groups[0])] : [];
+    return [...configRows, database, ...extra, ...groups.flat()].map(scrubRow);
   } finally {
     await http.close();
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderTable, summary } from './table.js';
-import { fail, ok, skip } from './types.js';
+import { fail, ok, skip, warn } from './types.js';
 
 describe('doctor table', () => {
   it('aligns the columns, indents extra detail lines, and lines the fix hints up without long passing rows pushing them', () => {
@@ -29,5 +29,6 @@ describe('doctor table', () => {
   it('sums up the rows', () => {
     expect(summary([ok('a', ''), skip('b', '')])).toBe('1 ok, 0 failed, 1 skipped\n');
     expect(summary([fail('a', '', 'x')])).toBe('0 ok, 1 failed, 0 skipped: fix the FAIL rows above\n');
+    expect(summary([ok('a', ''), warn('b', 'x', 'y')])).toBe('1 ok, 0 failed, 0 skipped, 1 warned\n');
   });
 });

@@ -29,5 +29,6 @@ export function renderTable(rows: readonly CheckRow[]): string {
 export function summary(rows: readonly CheckRow[]): string {
   const count = (s: CheckRow['status']) => rows.filter((r) => r.status === s).length;
   const failed = count('FAIL');
-  return `${count('ok')} ok, ${failed} failed, ${count('skip')} skipped${failed > 0 ? ': fix the FAIL rows above' : ''}\n`;
+  const warned = count('WARN');
+  return `${count('ok')} ok, ${failed} failed, ${count('skip')} skipped${warned > 0 ? `, ${warned} warned` : ''}${failed > 0 ? ': fix the FAIL rows above' : ''}\n`;
 }

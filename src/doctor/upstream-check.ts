@@ -24,6 +24,25 @@ function classify(up: UpstreamConfig, answer: Answer): Verdict {
   return { kind: 'other', answer };
 }
 
+/**
+ * A CHAT_API_URL whose path already holds the form's own prefix (`…/api/v1` for Form A, `…/v1`
+ * for Form B, or a longer piece of the endpoint): the bridge adds that prefix itself, so every
+ * request goes to `…/api/v1/api/v1/chat/…` and 404s, which would otherwise be blamed on the bot
+ * id. Undefined when the path does not look like that.
+ */
+export function urlPathMistake(up: UpstreamConfig): string | undefined {
+  const base = new URL(up.url);
+  const path = base.pathname.replace(/\/+$/, '');
+  const prefix = up.form === 'a' ? '/api/v1' : up.form === 'b' ? '/v1' : undefined;
+  if (prefix === undefined) return undefined;
+  const suspect = [prefix, `${prefix}/chat`, '/api', '/api/v1', '/v1', '/v1/chat', '/api/v1/chat'].find((p) =>
+    path.toLowerCase().endsWith(p),
+  );
+  if (suspect === undefined) return undefined;
+  const fixed = `${base.origin}${path.slice(0, path.length - suspect.length)}`;
+  return `CHAT_API_URL ends in ${suspect}, but the bridge adds ${prefix}/chat/… itself (Form ${up.form.toUpperCase()}): set CHAT_API_URL=${fixed}`;
+}
+
 function errorCode(a: Answer): string | undefined {
   const e = (a.json as { error?: { code?: unknown } } | undefined)?.error;
   return typeof e === 'object' && e !== null && typeof e.code === 'string' ? e.code : undefined;
@@ -71,6 +90,20 @@ export async function checkUpstream(up: UpstreamConfig, http: CheckClient): Prom
 
   const rows = [ok('upstream reachable', `${where} answered ${answer.status} in ${answer.ms} ms`)];
   const verdict = classify(up, answer);
+  const pathMistake = verdict.kind === 'unknown_bot' || verdict.kind === 'other' ? urlPathMistake(up) : undefined;
+  if (pathMistake !== undefined) {
+    // The URL first: with the prefix twice, no bot id can be known (and the key is not judged).
+    return [
+      ...rows,
+      fail(
+        'upstream URL',
+        `the listing answered ${answer.status} at ${showUrl(listUrl(up, first.botId))}`,
+        pathMistake,
+      ),
+      skip('upstream API key', 'CHAT_API_URL to fix first'),
+      ...[first, ...others].map((b) => skip(botCheck(b.botId), 'CHAT_API_URL to fix first')),
+    ];
+  }
   if (verdict.kind === 'unauthorized') {
     rows.push(
       fail(

@@ -53,6 +53,12 @@ export function relayToEmulator(opts: {
   metrics?: BridgeMetrics;
   /** A chat service in place of the real client to the emulator (a scripted agent stream). */
   chat?: ChatService;
+  /**
+   * The upstream client's budgets (default 5 s each, so stall tests end soon). They are wall
+   * time in the test's own process, which also runs the emulator and the fakes: a test that
+   * loads that process (hundreds of streams at once) passes the product's defaults instead.
+   */
+  upstreamTimeouts?: { requestMs: number; streamIdleMs: number };
 }): Relay {
   const chat =
     opts.chat ??
@@ -60,8 +66,8 @@ export function relayToEmulator(opts: {
       url: opts.url,
       apiKey: opts.apiKey,
       form: opts.form,
-      requestTimeoutMs: 5000,
-      streamIdleTimeoutMs: 5000,
+      requestTimeoutMs: opts.upstreamTimeouts?.requestMs ?? 5000,
+      streamIdleTimeoutMs: opts.upstreamTimeouts?.streamIdleMs ?? 5000,
       logger: silentLogger,
       openAi: {
         ...opts.openAi,

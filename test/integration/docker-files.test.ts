@@ -175,13 +175,64 @@ describe('.env.example', () => {
   });
 });
 
+describe('base images', () => {
+  it('are build arguments (pinned by digest where the build runs), defaulting to the Node line package.json allows', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_BUILD_IMAGE=node:22-bookworm$/m);
+    expect(dockerfile).toMatch(/^ARG NODE_RUN_IMAGE=node:22-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/^FROM \$\{NODE_BUILD_IMAGE\} AS build$/m);
+    expect(dockerfile).toMatch(/^FROM \$\{NODE_RUN_IMAGE\} AS run$/m);
+    expect(dockerfile).toContain('@sha256:<digest>');
+    expect(dockerfile).toContain('docker buildx imagetools inspect');
+    // No made-up digest anywhere: a pin is the operator's, looked up where the build runs.
+    expect(dockerfile).not.toMatch(/@sha256:[0-9a-f]{64}/);
+    expect(scripts.start).toBeDefined();
+    const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+    expect(engines).toMatch(/>=22 <23/);
+    expect(compose).toContain('NODE_RUN_IMAGE: ${NODE_RUN_IMAGE:-node:22-bookworm-slim}');
+    expect(read('docs/deployment.md')).toMatch(/NODE_RUN_IMAGE=node:22-bookworm-slim@sha256:/);
+  });
+});
+
 describe('docker-compose.yml', () => {
   it('runs the emulator with flags it accepts and points the bridge at it', () => {
     const command = /command: (\[.*\])/.exec(compose)?.[1];
     const argv = JSON.parse(command ?? '[]') as string[];
     expect(argv.slice(0, 3)).toEqual(['node', 'dist/cli.js', 'emulator']);
     expect(parseEmulatorArgs(argv.slice(3))).toMatchObject({ ok: true });
-    expect(compose).toContain('CHAT_API_URL: http://emulator:8787');
+    expect(compose).toContain('CHAT_API_URL: ${CHAT_API_URL:-http://emulator:8787}');
+  });
+
+  it("lets .env choose the upstream: the emulator is only the default of compose's environment", () => {
+    // `environment:` wins over env_file, so a plain value there would hide .env's (issue 41).
+    // Compose fills ${NAME:-default} from the shell and the project's .env, as resolved here.
+    const bridge = compose.slice(compose.indexOf('\n  bridge:'), compose.indexOf('\n  emulator:'));
+    const lines = [...bridge.matchAll(/^ {6}([A-Z_]+): (.+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? ''] as const);
+    const resolveWith = (dotenv: Record<string, string>) =>
+      Object.fromEntries(
+        lines.map(([k, v]) => [k, v.replace(/\$\{([A-Z_]+):-([^}]*)\}/g, (_, n: string, d: string) => dotenv[n] ?? d)]),
+      );
+    for (const name of ['CHAT_API_URL', 'CHAT_API_KEY', 'CHAT_BOT_ID'])
+      expect(lines.find(([k]) => k === name)?.[1], name).toMatch(new RegExp(`^\\$\\{${name}:-[^}]+\\}$`));
+    expect(resolveWith({})).toMatchObject({ CHAT_API_URL: 'http://emulator:8787', CHAT_API_KEY: 'dev-key' });
+    const own = { CHAT_API_URL: 'https://chat.example.com', CHAT_API_KEY: 'sk-own', CHAT_BOT_ID: 'mine' };
+    expect(resolveWith(own)).toMatchObject(own);
+    // The replicas too.
+    const replicas = compose.slice(compose.indexOf('  replica-1:'));
+    expect(replicas).toContain('CHAT_API_URL: ${CHAT_API_URL:-http://emulator:8787}');
+  });
+
+  it('limits memory to the recommended 256 MB and says how to reach the playground through the port', () => {
+    const bridge = compose.slice(compose.indexOf('\n  bridge:'), compose.indexOf('\n  emulator:'));
+    expect(bridge).toMatch(/^ {4}mem_limit: 256m$/m);
+    expect(compose).toMatch(/^x-replica: &replica\n(?: {2}.*\n)* {2}mem_limit: 256m$/m);
+    expect(read('docs/deployment.md')).toMatch(/A container limit of 256 MB/);
+    // A browser through the published port arrives from Docker's gateway: PLAYGROUND=on + token.
+    for (const doc of [compose, read('docs/deployment.md')]) {
+      expect(doc).toMatch(/gateway/);
+      expect(doc).toMatch(/PLAYGROUND=on/);
+      expect(doc).toMatch(/PLAYGROUND_TOKEN/);
+      expect(doc).toMatch(/\/playground\?token=/);
+    }
   });
 
   it('has a replicas profile: PostgreSQL and two replicas with their own REPLICA_ID on one DATABASE_URL', () => {

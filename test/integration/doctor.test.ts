@@ -140,7 +140,7 @@ describe('assistant-bridge doctor', () => {
 
     // One that is no known kind of Slack token: checked at Slack, with the shape named.
     const odd = await doctor({ ...base, SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: 'not-an-app-token' });
-    expect(odd.row('config').status).toBe('ok');
+    expect(odd.row('config').status).toBe('WARN');
     expect(odd.stdout).toContain('warning: SLACK_APP_TOKEN holds no known kind of Slack token');
     expect(odd.row('slack socket mode').status).toBe('FAIL');
     expect(odd.row('slack socket mode').text).toContain('(an app-level token starts with xapp-)');

@@ -117,6 +117,19 @@ describe('start says what is wrong, and how to get out', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('a misspelt variable: start warns naming the meant one, doctor shows a WARN row', async () => {
+    const typo = { CHAT_API_BASE_URL: 'http://127.0.0.1:9/', PORT: '3999' };
+    const r = await cli(['doctor'], typo);
+    expect(r.stdout).toMatch(
+      /^config names\s+WARN\s+CHAT_API_BASE_URL in the environment is not a variable the bridge reads and is ignored: did you mean CHAT_API_URL\?/m,
+    );
+    child = await spawnBridge({ CHAT_API_BASE_URL: 'http://127.0.0.1:9/', DATABASE_PATH: join(dir, 'typo.db') });
+    await child.waitReady();
+    const warned = child.log.filter((l) => l.includes('did you mean CHAT_API_URL?'));
+    expect(warned, child.tail()).toHaveLength(1);
+    expect((JSON.parse(warned[0] ?? '{}') as { level: number }).level).toBe(40);
+  });
+
   it('an upstream that does not answer: one warning at once, the playground still runs; the first Ctrl-C says a second exits now', async () => {
     const dead = await freePort();
     child = await spawnBridge({

@@ -42,6 +42,13 @@ export interface SlackStackOptions {
    * reply's stream ended; replies are keyed by `tag-<id>` in the user's message.
    */
   timeUpstream?: boolean;
+  /**
+   * How long the Socket Mode client waits for a ping's answer (default 500 ms, so tests about
+   * lost connections end soon; the product leaves Bolt's default of 5 s).
+   */
+  socketPingTimeoutMs?: number;
+  /** The upstream client's timeouts (default 5 s each; see relayToEmulator). */
+  upstreamTimeouts?: { requestMs: number; streamIdleMs: number };
   /** The relay's metrics (default none). */
   metrics?: BridgeMetrics;
   /** The connector's logger (default silent). */
@@ -105,6 +112,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     ...(opts.chat !== undefined ? { chat: opts.chat } : {}),
+    ...(opts.upstreamTimeouts !== undefined ? { upstreamTimeouts: opts.upstreamTimeouts } : {}),
     settings: {
       userMessagesPerMinute: 1000,
       streamEditIntervalMs: opts.editIntervalMs ?? 100,
@@ -142,7 +150,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     logger: opts.logger ?? silentLogger,
     rateLimits: relay.rateLimits,
     http: server,
-    socketPingTimeoutMs: 500,
+    socketPingTimeoutMs: opts.socketPingTimeoutMs ?? 500,
     ...(opts.limits ? { limits: opts.limits } : {}),
     ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
   });

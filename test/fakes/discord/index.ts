@@ -101,7 +101,8 @@ export interface ShownMessage {
 }
 
 export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
-  const token = opts.token ?? `fake.${randomBytes(12).toString('hex')}`;
+  // Shaped like Discord's (three base64url parts joined by dots), so config checks take it as one.
+  const token = opts.token ?? `ZmFrZQ.${randomBytes(4).toString('base64url')}.${randomBytes(12).toString('base64url')}`;
   const state = new FakeDiscordState();
   const botUser: FakeUser = state.botUser;
 
