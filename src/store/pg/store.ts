@@ -7,7 +7,7 @@ import { pgEvents } from './event-repo.js';
 import { pgInstallations } from './installation-repo.js';
 import { pgSchemaVersion } from './migrate.js';
 import { pgOAuthStates } from './oauth-state-repo.js';
-import { guardedQuery } from './query.js';
+import { guardedQuery, guardedTransaction } from './query.js';
 import { pgLeases, pgReplicas } from './replica-repo.js';
 import { pgFeedback, pgInFlight } from './reply-repo.js';
 import type { PgSignals } from './signals.js';
@@ -42,7 +42,10 @@ export function createPgStoreOver(parts: PgStoreParts): AsyncStore {
     leases: pgLeases(q),
     budgets: pgBudgets(q),
     feedback: pgFeedback(q),
-    oauthStates: pgOAuthStates(q),
+    oauthStates: pgOAuthStates(
+      q,
+      guardedTransaction(pool, monitor, () => open),
+    ),
     signals,
     async housekeeping(now) {
       const handovers = await q('DELETE FROM place_handover WHERE released_at < $1', [now - HANDOVER_KEEP_MS]);
