@@ -12,6 +12,7 @@ import { cachedText } from './server/http-server.js';
 import { createLogger, silentLogger } from './logger.js';
 import {
   createScrubber,
+  MAX_HELD_SECRETS,
   registerHeldSecrets,
   registerSecrets,
   scrubSecrets,
@@ -128,6 +129,22 @@ describe('forms that got through (issue 39)', () => {
     const out = scrubSecrets(`basic ${b64} hex ${hex}`);
     expect(out).not.toContain(hex);
     expect(out).not.toContain(Buffer.from(token).toString('base64').slice(4, 20));
+  });
+
+  it('keeps the MAX_HELD_SECRETS most recent held secrets: the oldest is forgotten, one used again stays', () => {
+    const hexOf = (v: string) => Buffer.from(v).toString('hex');
+    const first = 'held-first-0123456789';
+    const reused = 'held-reused-0123456789';
+    registerHeldSecrets([first, reused]);
+    for (let i = 0; i < MAX_HELD_SECRETS - 1; i++) {
+      registerHeldSecrets([`held-fill-${i}-abcdefgh`]);
+      if (i === 100) registerHeldSecrets([reused]); // loaded again: the most recent now
+    }
+    expect(scrubSecrets(hexOf(first))).toBe(hexOf(first));
+    expect(scrubSecrets(hexOf(reused))).toBe('[redacted]');
+    expect(scrubSecrets(hexOf(`held-fill-${MAX_HELD_SECRETS - 2}-abcdefgh`))).toBe('[redacted]');
+    // Configured values are never forgotten.
+    expect(scrubSecrets(ENV.CHAT_API_KEY)).toBe('[redacted]');
   });
 
   it('finds many held secrets in one pass: a line costs its length, not the number of secrets', () => {

@@ -137,53 +137,83 @@ function base64Forms(value: string): string[] {
 }
 
 /**
- * The forms of some values, found in one pass over a text: indexed by their first
- * MIN_SECRET_CHARS characters (every form has that many), longest first within one start, so
- * the cost per line grows with its length, not with how many secrets the process holds.
+ * The lengths of the starts forms are indexed by, longest first: a form goes under the longest
+ * that it has. Tokens share their first characters (`xoxb-1…`, and their hex and base64 forms
+ * likewise), so a short key alone would put every install's token in one bucket.
+ */
+const KEY_LENGTHS = [24, 16, MIN_SECRET_CHARS] as const;
+
+const keyLengthOf = (form: string): number => KEY_LENGTHS.find((k) => form.length >= k) ?? MIN_SECRET_CHARS;
+
+/**
+ * The forms of some values, found in one pass over a text: indexed by their start (KEY_LENGTHS),
+ * longest first, so the cost per line grows with its length, not with how many secrets the
+ * process holds.
  */
 class FormIndex {
-  private readonly byStart = new Map<string, string[]>();
+  private readonly byStart = new Map<number, Map<string, string[]>>(KEY_LENGTHS.map((k) => [k, new Map()]));
   /** The first two characters of every form: most positions of a text are passed on that alone. */
   private readonly pairs = new Set<number>();
+  private count = 0;
 
   get size(): number {
-    return this.byStart.size;
+    return this.count;
   }
 
   add(forms: Iterable<string>): void {
     for (const f of forms) {
-      const key = f.slice(0, MIN_SECRET_CHARS);
-      const bucket = this.byStart.get(key) ?? [];
+      const k = keyLengthOf(f);
+      const starts = this.byStart.get(k);
+      if (starts === undefined) continue;
+      const key = f.slice(0, k);
+      const bucket = starts.get(key) ?? [];
       if (bucket.includes(f)) continue;
-      bucket.push(f);
-      bucket.sort((a, b) => b.length - a.length);
-      this.byStart.set(key, bucket);
+      // Longest first within a bucket.
+      const at = bucket.findIndex((x) => x.length < f.length);
+      bucket.splice(at === -1 ? bucket.length : at, 0, f);
+      starts.set(key, bucket);
       this.pairs.add(f.charCodeAt(0) * 65536 + f.charCodeAt(1));
+      this.count++;
     }
   }
 
   delete(forms: Iterable<string>): void {
     for (const f of forms) {
-      const key = f.slice(0, MIN_SECRET_CHARS);
-      const bucket = this.byStart.get(key)?.filter((x) => x !== f);
-      if (bucket === undefined) continue;
-      if (bucket.length === 0) this.byStart.delete(key);
-      else this.byStart.set(key, bucket);
+      const k = keyLengthOf(f);
+      const starts = this.byStart.get(k);
+      const key = f.slice(0, k);
+      const bucket = starts?.get(key);
+      if (starts === undefined || bucket === undefined || !bucket.includes(f)) continue;
+      const rest = bucket.filter((x) => x !== f);
+      if (rest.length === 0) starts.delete(key);
+      else starts.set(key, rest);
+      this.count--;
     }
     // `pairs` keeps stale entries: they only cost a lookup that finds nothing.
   }
 
+  /** The longest form that starts at `i` of `text`, if any. */
+  private at(text: string, i: number): string | undefined {
+    if (!this.pairs.has(text.charCodeAt(i) * 65536 + text.charCodeAt(i + 1))) return undefined;
+    for (const k of KEY_LENGTHS) {
+      if (i + k > text.length) continue;
+      const hit = this.byStart
+        .get(k)
+        ?.get(text.slice(i, i + k))
+        ?.find((f) => text.startsWith(f, i));
+      if (hit !== undefined) return hit;
+    }
+    return undefined;
+  }
+
   /** Every form in `text` replaced by REDACTED, the leftmost first, the longest at one start. */
   scrub(text: string): string {
-    if (this.byStart.size === 0 || text.length < MIN_SECRET_CHARS) return text;
+    if (this.count === 0 || text.length < MIN_SECRET_CHARS) return text;
     let out = '';
     let last = 0;
     let i = 0;
     while (i <= text.length - MIN_SECRET_CHARS) {
-      const bucket = this.pairs.has(text.charCodeAt(i) * 65536 + text.charCodeAt(i + 1))
-        ? this.byStart.get(text.slice(i, i + MIN_SECRET_CHARS))
-        : undefined;
-      const hit = bucket?.find((f) => text.startsWith(f, i));
+      const hit = this.at(text, i);
       if (hit === undefined) {
         i++;
         continue;
@@ -231,11 +261,33 @@ const held = new Set<string>();
 const registeredIndex = new FormIndex();
 
 /** Secrets registered by holders (registerHeldSecrets) kept for scrubbing by value, at most. */
-export const MAX_HELD_SECRETS = 10_000;
+export const MAX_HELD_SECRETS = 5_000;
 
 function usable(v: string | undefined): string | undefined {
   const t = v?.trim();
   return t !== undefined && t.length >= MIN_SECRET_CHARS ? t : undefined;
+}
+
+/** How many kept values have each form (two values may share one, a base64 core say). */
+const formUses = new Map<string, number>();
+
+function keep(value: string): void {
+  for (const f of formsOf(value)) {
+    const n = formUses.get(f) ?? 0;
+    formUses.set(f, n + 1);
+    if (n === 0) registeredIndex.add([f]);
+  }
+}
+
+function forget(value: string): void {
+  for (const f of formsOf(value)) {
+    const n = (formUses.get(f) ?? 1) - 1;
+    if (n > 0) formUses.set(f, n);
+    else {
+      formUses.delete(f);
+      registeredIndex.delete([f]);
+    }
+  }
 }
 
 /** Configured secrets (the environment's): scrubbed by value for the life of the process. */
@@ -244,38 +296,34 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
     const t = usable(v);
     if (t === undefined || registered.has(t)) continue;
     registered.add(t);
-    held.delete(t);
-    registeredIndex.add(formsOf(t));
+    // Held already: its forms are kept, and now for good.
+    if (!held.delete(t)) keep(t);
   }
 }
 
 /**
  * Secrets the process came to hold (tokens of Slack installs as they are stored or loaded):
- * scrubbed by value like configured ones, the newest MAX_HELD_SECRETS of them.
+ * scrubbed by value like configured ones, the MAX_HELD_SECRETS most recently registered of them
+ * (an install loaded again counts as new, so the workspaces in use stay).
  */
 export function registerHeldSecrets(values: Iterable<string | undefined>): void {
   for (const v of values) {
     const t = usable(v);
-    if (t === undefined || registered.has(t) || held.has(t)) continue;
+    if (t === undefined || registered.has(t)) continue;
+    if (held.delete(t)) {
+      held.add(t); // most recent last
+      continue;
+    }
     held.add(t);
-    registeredIndex.add(formsOf(t));
+    keep(t);
     if (held.size > MAX_HELD_SECRETS) {
       const oldest = held.values().next().value;
       if (oldest !== undefined) {
         held.delete(oldest);
-        registeredIndex.delete(formsOf(oldest).filter((f) => !isRegisteredForm(f)));
+        forget(oldest);
       }
     }
   }
-}
-
-/**
- * A form another kept value has too (a shared base64 core, say): it stays in the index. Costs a
- * pass over every kept value, once per install beyond MAX_HELD_SECRETS.
- */
-function isRegisteredForm(form: string): boolean {
-  for (const v of [...registered, ...held]) if (formsOf(v).includes(form)) return true;
-  return false;
 }
 
 /** Configured values and credential patterns out of free text (error messages, bodies, notices). */
