@@ -86,4 +86,4 @@ export function componentLogger(root: Logger, component: Component): Logger {
 export const silentLogger: Logger = pino({ level: 'silent' });
 
 /** Configured secret values and credential patterns out of free text: see scrub.ts. */
-export { scrubSecrets } from './scrub.js';
+export { registerHeldSecrets, scrubSecrets } from './scrub.js';

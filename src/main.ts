@@ -1,4 +1,5 @@
 import type { Config } from './config/config.js';
+import { trustProxyExposure } from './config/trust-proxy.js';
 import type { Connector } from './core/ports.js';
 import { botRouter, systemClock } from './core/ports.js';
 import { createRelay, type Relay } from './core/intake/relay.js';
@@ -38,6 +39,8 @@ export interface Bridge {
   onFatal(listener: (f: Fatal) => void): void;
   /** The HTTP port once start() is listening (PORT=0 picks a free one). */
   readonly port: number | undefined;
+  /** METRICS_PORT's once start() is listening; undefined when /metrics is served on PORT. */
+  readonly metricsPort: number | undefined;
 }
 
 /** Builds every part; nothing is started (nor listening) until start(). */
@@ -76,7 +79,10 @@ export async function buildBridge(
     logger: componentLogger(root, 'server'),
     metrics,
     readiness: () => readiness(),
+    ...(config.service.metrics !== undefined ? { metricsListener: config.service.metrics } : {}),
   });
+  const exposure = trustProxyExposure(config.service.host, config.service.trustProxy);
+  if (exposure !== undefined) log.warn({ host: config.service.host }, exposure);
 
   // Open and writable: the store checks itself (every 5 s) and fails on its first write error.
   const checks: Record<string, ReadinessCheck> = { database: healthCheck(store) };
@@ -251,24 +257,35 @@ export async function buildBridge(
   }
 
   let listening: number | undefined;
+  let metricsListening: number | undefined;
   return {
     relay,
     get port() {
       return listening;
     },
+    get metricsPort() {
+      return metricsListening;
+    },
     async start() {
       let port: number;
       try {
-        ({ port } = await server.listen());
+        let metricsPort: number | undefined;
+        ({ port, metricsPort } = await server.listen());
         listening = port;
+        metricsListening = metricsPort;
       } catch (err) {
         throw new StartFailure({
           what: 'the HTTP server cannot start',
           reason: errText(err),
-          check: 'check HOST and PORT (is another process on that port?)',
+          check: 'check HOST and PORT, and METRICS_HOST and METRICS_PORT (is another process on that port?)',
         });
       }
-      log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
+      if (metricsListening === undefined)
+        log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz, /metrics)');
+      else {
+        log.info({ host: config.service.host, port }, 'HTTP server listening (/healthz, /readyz)');
+        log.info({ host: config.service.metrics?.host, port: metricsListening }, 'metrics server listening (/metrics)');
+      }
       if (playground?.enabled) {
         const url = playgroundUrl(config.service.host, port);
         if (playground.allowRemote)

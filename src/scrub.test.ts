@@ -10,7 +10,15 @@ import { postNotice } from './core/intake/notices.js';
 import { RateLimitScheduler } from './core/budget/scheduler.js';
 import { cachedText } from './server/http-server.js';
 import { createLogger, silentLogger } from './logger.js';
-import { createScrubber, registerSecrets, scrubSecrets, secretValuesOf, urlPasswords } from './scrub.js';
+import {
+  createScrubber,
+  MAX_HELD_SECRETS,
+  registerHeldSecrets,
+  registerSecrets,
+  scrubSecrets,
+  secretValuesOf,
+  urlPasswords,
+} from './scrub.js';
 
 // Secrets scrubbed by value: whatever a configured secret is embedded in, it never comes out.
 
@@ -65,6 +73,85 @@ describe('the scrubber', () => {
     const out = scrub(line);
     expect(out).not.toContain('quote');
     expect(JSON.parse(out)).toEqual({ msg: 'x [redacted] y' });
+  });
+});
+
+describe('forms that got through (issue 39)', () => {
+  const key = 'sk-live-Zq81mNwx0Pk37TtR';
+  const scrub = createScrubber([key]);
+  const hidden = (out: string) => {
+    // No 6 characters of the key in a row, in any case.
+    const lower = out.toLowerCase();
+    for (let i = 0; i + 6 <= key.length; i++) if (lower.includes(key.slice(i, i + 6).toLowerCase())) return false;
+    return true;
+  };
+
+  it.each([
+    ['in hex', Buffer.from(key).toString('hex')],
+    ['in uppercase hex', Buffer.from(key).toString('hex').toUpperCase()],
+    ['in uppercase', key.toUpperCase()],
+    ['in lowercase', key.toLowerCase()],
+    ['every byte percent-encoded', Buffer.from(key).toString('hex').replace(/../g, '%$&')],
+    ['split by a zero-width space', `${key.slice(0, 9)}\u200b${key.slice(9)}`],
+    [
+      'split by a zero-width joiner and a soft hyphen',
+      `${key.slice(0, 4)}\u200d${key.slice(4, 12)}\u00ad${key.slice(12)}`,
+    ],
+  ])('a configured secret %s', (_name, form) => {
+    const out = scrub(`upstream said: ${form} (end)`);
+    expect(out).toContain('[redacted]');
+    expect(out).toContain('upstream said:');
+    if (!/[0-9A-Fa-f]{20,}/.test(form)) expect(hidden(out)).toBe(true);
+    expect(out).not.toContain(form);
+  });
+
+  it.each([
+    ['glued after a percent-encoded =', 'token%3Dxoxb-1234-5678-abcDEF', 'xoxb-1234'],
+    ['glued after an underscore', 'a_xoxb-1234-5678-abcDEF', 'xoxb-1234'],
+    ['a refresh token', 'refresh=xoxe-1-My0xLTEyMzQ', 'xoxe-1-My0x'],
+    ['an app token glued to a letter', 'tokenxapp-1-A1-123-abcdef', 'xapp-1-A1'],
+    ['lowercase bearer', 'authorization: bearer 0pAqUe-t0k3n.value', '0pAqUe'],
+    ['BEARER in capitals', 'AUTHORIZATION: BEARER 0pAqUe-t0k3n.value', '0pAqUe'],
+    ['bearer URL-encoded', 'authorization=Bearer%200pAqUe-t0k3n', '0pAqUe'],
+    ['a Discord token glued to text', `tok_${'MTIzNDU2Nzg5MDEyMzQ1Njc4'}.GabcDE.${'x'.repeat(30)}`, 'GabcDE'],
+  ])('a token pattern %s', (_name, text, part) => {
+    const out = createScrubber([])(`x ${text} y`);
+    expect(out).not.toContain(part);
+    expect(out).toContain('redacted');
+  });
+
+  it('the token of an OAuth install, once stored or loaded, is scrubbed in encoded forms too', () => {
+    const token = 'xoxb-77-88-installed0Secret';
+    const b64 = Buffer.from(`user:${token}`).toString('base64');
+    const hex = Buffer.from(token).toString('hex');
+    expect(scrubSecrets(`basic ${b64} hex ${hex}`)).toContain(hex);
+    registerHeldSecrets([token]);
+    const out = scrubSecrets(`basic ${b64} hex ${hex}`);
+    expect(out).not.toContain(hex);
+    expect(out).not.toContain(Buffer.from(token).toString('base64').slice(4, 20));
+  });
+
+  it('keeps the MAX_HELD_SECRETS most recent held secrets: the oldest is forgotten, one used again stays', () => {
+    const hexOf = (v: string) => Buffer.from(v).toString('hex');
+    const first = 'held-first-0123456789';
+    const reused = 'held-reused-0123456789';
+    registerHeldSecrets([first, reused]);
+    for (let i = 0; i < MAX_HELD_SECRETS - 1; i++) {
+      registerHeldSecrets([`held-fill-${i}-abcdefgh`]);
+      if (i === 100) registerHeldSecrets([reused]); // loaded again: the most recent now
+    }
+    expect(scrubSecrets(hexOf(first))).toBe(hexOf(first));
+    expect(scrubSecrets(hexOf(reused))).toBe('[redacted]');
+    expect(scrubSecrets(hexOf(`held-fill-${MAX_HELD_SECRETS - 2}-abcdefgh`))).toBe('[redacted]');
+    // Configured values are never forgotten.
+    expect(scrubSecrets(ENV.CHAT_API_KEY)).toBe('[redacted]');
+  });
+
+  it('finds many held secrets in one pass: a line costs its length, not the number of secrets', () => {
+    const many = Array.from({ length: 2000 }, (_, i) => `held-secret-${i.toString(36)}-${'q'.repeat(8)}`);
+    registerHeldSecrets(many);
+    const out = scrubSecrets(`a ${many[1234]} b ${many[7]} c`);
+    expect(out).toBe('a [redacted] b [redacted] c');
   });
 });
 

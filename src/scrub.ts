@@ -52,32 +52,45 @@ export function urlPasswords(url: string | undefined): string[] {
   }
 }
 
-/** Applies the credential patterns (no configured values). */
+/**
+ * Applies the credential patterns (no configured values). The token patterns need no word
+ * boundary before them: a token glued to other text (`token%3Dxoxb-…`, `a_xoxb-…`) is one still.
+ * `Bearer` in any case, followed by a space, `%20` or `+` (a header echoed, or URL-encoded).
+ */
 export function scrubPatterns(text: string): string {
   return (
     text
-      .replace(/\bBearer\s+[A-Za-z0-9._~+/=-]+/g, 'Bearer [redacted]')
+      .replace(/(?<![A-Za-z])(bearer)(?:\s+|%20|\+)[A-Za-z0-9._~+/=%-]+/gi, '$1 [redacted]')
       // OAuth client secrets as Slack's (and most) SDKs put them in request bodies: JSON or form.
       // Both stay valid inside a JSON log line (escapes are kept whole or left alone).
       .replace(/("client_secret"\s*:\s*")(?:[^"\\]|\\.)*"/g, '$1[redacted]"')
       .replace(/\b(client_secret=)[^&\s"\\]+/g, '$1[redacted]')
-      .replace(/\bx(?:ox[abposr]|app)-[A-Za-z0-9-]+/g, '[redacted-slack-token]')
-      .replace(/\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b/g, '[redacted-discord-token]')
+      .replace(/x(?:ox[abposre]|app)-[A-Za-z0-9-]+/g, '[redacted-slack-token]')
+      .replace(/[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}/g, '[redacted-discord-token]')
   );
 }
 
 /**
- * The forms a value can take in output: as is, JSON-escaped (a log line is JSON), URL-encoded
- * (a value echoed inside a query string or form body) with upper- and lowercase hex digits,
- * HTML-escaped (an error page that echoes a request), and base64 (a Basic credential or a body
- * an upstream encoded). base64 is scrubbed in all three alignments the value can start at inside
- * a longer encoded string (the part of each that depends on the value alone), so a secret
- * encoded together with other text (`user:secret`) is caught too.
+ * The forms a value can take in output: as is, in upper- and lowercase, JSON-escaped (a log line
+ * is JSON), URL-encoded (a value echoed inside a query string or form body; also every byte
+ * encoded) with upper- and lowercase hex digits, hex (a digest-like dump), HTML-escaped (an
+ * error page that echoes a request), and base64 (a Basic credential or a body an upstream
+ * encoded). base64 is scrubbed in all three alignments the value can start at inside a longer
+ * encoded string (the part of each that depends on the value alone), so a secret encoded
+ * together with other text (`user:secret`) is caught too.
  */
 function formsOf(value: string): string[] {
   const pct = encodeURIComponent(value);
+  const hex = Buffer.from(value, 'utf8').toString('hex');
+  const everyByte = hex.replace(/../g, '%$&');
   const forms = new Set([
     value,
+    value.toUpperCase(),
+    value.toLowerCase(),
+    hex,
+    hex.toUpperCase(),
+    everyByte,
+    everyByte.toUpperCase(),
     JSON.stringify(value).slice(1, -1),
     pct,
     pct.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
@@ -123,52 +136,204 @@ function base64Forms(value: string): string[] {
   return out;
 }
 
-/** Replaces every occurrence of the given values, longest first (a value inside another goes too). */
-function scrubValues(text: string, forms: readonly string[]): string {
-  let out = text;
-  for (const f of forms) if (out.includes(f)) out = out.split(f).join(REDACTED);
-  return out;
+/**
+ * The lengths of the starts forms are indexed by, longest first: a form goes under the longest
+ * that it has. Tokens share their first characters (`xoxb-1…`, and their hex and base64 forms
+ * likewise), so a short key alone would put every install's token in one bucket.
+ */
+const KEY_LENGTHS = [24, 16, MIN_SECRET_CHARS] as const;
+
+const keyLengthOf = (form: string): number => KEY_LENGTHS.find((k) => form.length >= k) ?? MIN_SECRET_CHARS;
+
+/**
+ * The forms of some values, found in one pass over a text: indexed by their start (KEY_LENGTHS),
+ * longest first, so the cost per line grows with its length, not with how many secrets the
+ * process holds.
+ */
+class FormIndex {
+  private readonly byStart = new Map<number, Map<string, string[]>>(KEY_LENGTHS.map((k) => [k, new Map()]));
+  /** The first two characters of every form: most positions of a text are passed on that alone. */
+  private readonly pairs = new Set<number>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(forms: Iterable<string>): void {
+    for (const f of forms) {
+      const k = keyLengthOf(f);
+      const starts = this.byStart.get(k);
+      if (starts === undefined) continue;
+      const key = f.slice(0, k);
+      const bucket = starts.get(key) ?? [];
+      if (bucket.includes(f)) continue;
+      // Longest first within a bucket.
+      const at = bucket.findIndex((x) => x.length < f.length);
+      bucket.splice(at === -1 ? bucket.length : at, 0, f);
+      starts.set(key, bucket);
+      this.pairs.add(f.charCodeAt(0) * 65536 + f.charCodeAt(1));
+      this.count++;
+    }
+  }
+
+  delete(forms: Iterable<string>): void {
+    for (const f of forms) {
+      const k = keyLengthOf(f);
+      const starts = this.byStart.get(k);
+      const key = f.slice(0, k);
+      const bucket = starts?.get(key);
+      if (starts === undefined || bucket === undefined || !bucket.includes(f)) continue;
+      const rest = bucket.filter((x) => x !== f);
+      if (rest.length === 0) starts.delete(key);
+      else starts.set(key, rest);
+      this.count--;
+    }
+    // `pairs` keeps stale entries: they only cost a lookup that finds nothing.
+  }
+
+  /** The longest form that starts at `i` of `text`, if any. */
+  private at(text: string, i: number): string | undefined {
+    if (!this.pairs.has(text.charCodeAt(i) * 65536 + text.charCodeAt(i + 1))) return undefined;
+    for (const k of KEY_LENGTHS) {
+      if (i + k > text.length) continue;
+      const hit = this.byStart
+        .get(k)
+        ?.get(text.slice(i, i + k))
+        ?.find((f) => text.startsWith(f, i));
+      if (hit !== undefined) return hit;
+    }
+    return undefined;
+  }
+
+  /** Every form in `text` replaced by REDACTED, the leftmost first, the longest at one start. */
+  scrub(text: string): string {
+    if (this.count === 0 || text.length < MIN_SECRET_CHARS) return text;
+    let out = '';
+    let last = 0;
+    let i = 0;
+    while (i <= text.length - MIN_SECRET_CHARS) {
+      const hit = this.at(text, i);
+      if (hit === undefined) {
+        i++;
+        continue;
+      }
+      out += text.slice(last, i) + REDACTED;
+      i += hit.length;
+      last = i;
+    }
+    return last === 0 ? text : out + text.slice(last);
+  }
+}
+
+/** Characters that show nothing: a secret split by one is a secret still. */
+const INVISIBLE = /[\u00AD\u180E\u200B-\u200F\u2060-\u2064\uFEFF]/g;
+
+/**
+ * Values and patterns out of `text`. When the text holds invisible characters, it is checked
+ * again without them; if that finds a secret, the text comes out without them (and redacted).
+ */
+function scrubWith(text: string, index: FormIndex, patterns: boolean): string {
+  const once = (t: string) => (patterns ? scrubPatterns(index.scrub(t)) : index.scrub(t));
+  const out = once(text);
+  INVISIBLE.lastIndex = 0;
+  if (!INVISIBLE.test(out)) return out;
+  const visible = out.replace(INVISIBLE, '');
+  const again = once(visible);
+  return again === visible ? out : again;
 }
 
 export type Scrubber = (text: string) => string;
 
 /** A scrubber for these values plus the patterns; values first, so a pattern cannot split one. */
 export function createScrubber(values: Iterable<string | undefined>): Scrubber {
-  const forms = sortedForms(values);
-  return (text) => scrubPatterns(scrubValues(text, forms));
+  const index = new FormIndex();
+  for (const v of values) if (v !== undefined && v.trim().length >= MIN_SECRET_CHARS) index.add(formsOf(v.trim()));
+  return (text) => scrubWith(text, index, true);
 }
 
-function sortedForms(values: Iterable<string | undefined>): string[] {
-  const all = new Set<string>();
-  for (const v of values) if (v !== undefined && v.length >= MIN_SECRET_CHARS) for (const f of formsOf(v)) all.add(f);
-  return [...all].sort((a, b) => b.length - a.length);
-}
-
-// The process-wide set: filled by config loading (parseRawEnv), read by every output path. It
-// only grows: scrubbing a value the process no longer uses harms nothing.
+// The process-wide set: filled by config loading (parseRawEnv) and by whatever holds a secret
+// (the Slack installation store registers the tokens of every install it loads or stores), read
+// by every output path. Configured values stay; held ones are bounded (MAX_HELD_SECRETS, the
+// oldest forgotten first: their plain forms are still caught by the token patterns).
 const registered = new Set<string>();
-let registeredForms: string[] = [];
+const held = new Set<string>();
+const registeredIndex = new FormIndex();
 
-export function registerSecrets(values: Iterable<string | undefined>): void {
-  let added = false;
-  for (const v of values) {
-    const t = v?.trim();
-    if (t !== undefined && t.length >= MIN_SECRET_CHARS && !registered.has(t)) {
-      registered.add(t);
-      added = true;
+/** Secrets registered by holders (registerHeldSecrets) kept for scrubbing by value, at most. */
+export const MAX_HELD_SECRETS = 5_000;
+
+function usable(v: string | undefined): string | undefined {
+  const t = v?.trim();
+  return t !== undefined && t.length >= MIN_SECRET_CHARS ? t : undefined;
+}
+
+/** How many kept values have each form (two values may share one, a base64 core say). */
+const formUses = new Map<string, number>();
+
+function keep(value: string): void {
+  for (const f of formsOf(value)) {
+    const n = formUses.get(f) ?? 0;
+    formUses.set(f, n + 1);
+    if (n === 0) registeredIndex.add([f]);
+  }
+}
+
+function forget(value: string): void {
+  for (const f of formsOf(value)) {
+    const n = (formUses.get(f) ?? 1) - 1;
+    if (n > 0) formUses.set(f, n);
+    else {
+      formUses.delete(f);
+      registeredIndex.delete([f]);
     }
   }
-  if (added) registeredForms = sortedForms(registered);
+}
+
+/** Configured secrets (the environment's): scrubbed by value for the life of the process. */
+export function registerSecrets(values: Iterable<string | undefined>): void {
+  for (const v of values) {
+    const t = usable(v);
+    if (t === undefined || registered.has(t)) continue;
+    registered.add(t);
+    // Held already: its forms are kept, and now for good.
+    if (!held.delete(t)) keep(t);
+  }
+}
+
+/**
+ * Secrets the process came to hold (tokens of Slack installs as they are stored or loaded):
+ * scrubbed by value like configured ones, the MAX_HELD_SECRETS most recently registered of them
+ * (an install loaded again counts as new, so the workspaces in use stay).
+ */
+export function registerHeldSecrets(values: Iterable<string | undefined>): void {
+  for (const v of values) {
+    const t = usable(v);
+    if (t === undefined || registered.has(t)) continue;
+    if (held.delete(t)) {
+      held.add(t); // most recent last
+      continue;
+    }
+    held.add(t);
+    keep(t);
+    if (held.size > MAX_HELD_SECRETS) {
+      const oldest = held.values().next().value;
+      if (oldest !== undefined) {
+        held.delete(oldest);
+        forget(oldest);
+      }
+    }
+  }
 }
 
 /** Configured values and credential patterns out of free text (error messages, bodies, notices). */
 export function scrubSecrets(text: string): string {
-  return scrubPatterns(scrubValues(text, registeredForms));
+  return scrubWith(text, registeredIndex, true);
 }
 
 /** Only the configured values: for hot paths where the patterns already ran or cannot occur. */
 export function scrubRegisteredValues(text: string): string {
-  return registeredForms.length === 0 ? text : scrubValues(text, registeredForms);
+  return registeredIndex.size === 0 ? text : scrubWith(text, registeredIndex, false);
 }
 
 /** A writer that scrubs what goes through it: the stderr of the CLI commands. */

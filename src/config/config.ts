@@ -93,6 +93,10 @@ export interface ServiceConfig {
   showSources: boolean;
   /** CONVERSATION_RETENTION_DAYS: a conversation mapping unused this long is deleted. */
   conversationRetentionDays: number;
+  /** METRICS_PORT/METRICS_HOST: /metrics served there only (not on PORT); unset: on PORT. */
+  metrics?: { host: string; port: number };
+  /** TRUST_PROXY, as the Slack install bound reads it: set while HOST is every interface, a warning. */
+  trustProxy?: TrustProxy;
 }
 
 /** DATABASE_URL: PostgreSQL instead of SQLite. The URL may hold a password: never log it. */
@@ -221,6 +225,8 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
   if (!shards.ok) problems.push(shards.problem);
   const trustProxy = parseTrustProxy(raw.TRUST_PROXY);
   if (!trustProxy.ok) problems.push(`TRUST_PROXY: ${trustProxy.message}`);
+  if (raw.METRICS_HOST !== undefined && raw.METRICS_PORT === undefined)
+    problems.push('METRICS_HOST: set METRICS_PORT too (METRICS_HOST names where that port listens)');
   if (requirePlatform && !slackEnabled && !discordEnabled) {
     problems.push(
       'no platform configured: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET) for Slack, and/or DISCORD_BOT_TOKEN for Discord',
@@ -294,6 +300,10 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       showSteps: raw.SHOW_STEPS === 'on',
       showSources: raw.SHOW_SOURCES === 'on',
       conversationRetentionDays: raw.CONVERSATION_RETENTION_DAYS,
+      ...(raw.METRICS_PORT !== undefined
+        ? { metrics: { host: raw.METRICS_HOST ?? '127.0.0.1', port: raw.METRICS_PORT } }
+        : {}),
+      ...(trustProxy.ok && trustProxy.value !== undefined ? { trustProxy: trustProxy.value } : {}),
     },
     postgres: raw.DATABASE_URL !== undefined ? { url: raw.DATABASE_URL } : undefined,
     replica: {

@@ -198,6 +198,10 @@ export const envSchema = z.object({
   // Host names (comma list) the playground answers to besides this machine's own, e.g. the name
   // a reverse proxy forwards: any other `Host` is refused (DNS rebinding).
   PLAYGROUND_PUBLIC_HOST: listVar,
+  // /metrics on its own listener (issue 39): set, a second HTTP server on METRICS_HOST (default
+  // 127.0.0.1) and this port serves only /metrics, and PORT no longer serves it.
+  METRICS_PORT: z.preprocess(emptyToUndefined, wholeNumber(0, 65_535).optional()),
+  METRICS_HOST: optionalString,
 });
 
 export type RawEnv = z.infer<typeof envSchema>;

@@ -36,3 +36,21 @@ export function parseTrustProxy(
   }
   return ranges.length === 0 ? { ok: true } : { ok: true, value: { ranges } };
 }
+
+/** A bind address that is every interface of the machine (HOST's default, `0.0.0.0`, is one). */
+export function isEveryInterface(host: string): boolean {
+  const h = host.trim().replace(/^\[|\]$/g, '');
+  return h === '' || h === '0.0.0.0' || h === '::' || h === '0:0:0:0:0:0:0:0' || h === '::0';
+}
+
+/**
+ * The warning start logs when TRUST_PROXY is set while the server listens on every interface:
+ * anyone reaching the port directly, past the proxy, names their own address in X-Forwarded-For.
+ * A list of proxy addresses is believed only from those peers, so it warns only when a range of
+ * it is everyone (a /0); a hop count believes every peer.
+ */
+export function trustProxyExposure(host: string, trust: TrustProxy | undefined): string | undefined {
+  if (trust === undefined || !isEveryInterface(host)) return undefined;
+  if ('ranges' in trust && !trust.ranges.some((r) => r.prefix === 0)) return undefined;
+  return `TRUST_PROXY is set while HOST=${host} listens on every interface: a client that reaches PORT directly, not through the proxy, chooses its own address in X-Forwarded-For. Set HOST to the address only the proxy reaches (e.g. 127.0.0.1), or firewall PORT to the proxy`;
+}

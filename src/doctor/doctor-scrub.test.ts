@@ -61,6 +61,24 @@ describe('doctor scrubs configured secrets by value', () => {
     });
   }
 
+  it('an upstream that echoes the API key in hex, uppercase, or split by a zero-width space: none of it is printed', async () => {
+    const upstream = await echoing(500, (cred) => ({
+      error: {
+        code: 'BAD',
+        message: `hex ${Buffer.from(cred).toString('hex')} up ${cred.toUpperCase()} zw ${cred.slice(0, 7)}\u200b${cred.slice(7)}`,
+      },
+    }));
+    const out = await doctor({
+      CHAT_API_URL: upstream,
+      CHAT_API_KEY: KEY,
+      CHAT_BOT_ID: 'demo-bot',
+      DATABASE_PATH: join(dir, 'bridge.db'),
+    });
+    expect(out).toMatch(/upstream/);
+    expect(out).not.toContain(Buffer.from(KEY).toString('hex').slice(0, 12));
+    expect(out.toLowerCase()).not.toContain(KEY.slice(8).toLowerCase());
+  });
+
   it('Slack and Discord echoing their tokens: neither token is printed', async () => {
     const upstream = await echoing(500, (cred) => ({ message: cred }));
     const slack = await echoing(200, (cred) => ({ ok: false, error: `invalid_auth for ${cred}` }));

@@ -28,6 +28,50 @@ async function start(checks: Record<string, CheckValue> = { database: true }, ov
   return { server, metrics, state, port, base: `http://127.0.0.1:${port}` };
 }
 
+describe('/metrics on its own listener (METRICS_PORT)', () => {
+  it('serves /metrics only there, and PORT no longer does; both close together', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const server = createHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger: silentLogger,
+      metrics,
+      readiness: () => ({ ready: true, checks: {} }),
+      metricsListener: { host: '127.0.0.1', port: 0 },
+    });
+    const { port, metricsPort } = await server.listen();
+    expect(metricsPort).toBeGreaterThan(0);
+    expect(metricsPort).not.toBe(port);
+    const main = `http://127.0.0.1:${port}`;
+    const side = `http://127.0.0.1:${metricsPort}`;
+    expect((await fetch(`${main}/metrics`)).status).toBe(404);
+    expect((await fetch(`${main}/healthz`)).status).toBe(200);
+    expect((await fetch(`${main}/readyz`)).status).toBe(200);
+    const scraped = await fetch(`${side}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('bridge_');
+    expect((await fetch(`${side}/healthz`)).status).toBe(404);
+    expect((await fetch(`${side}/slack/events`, { method: 'POST', body: '{}' })).status).toBe(404);
+    await server.close();
+    await expect(fetch(`${side}/metrics`)).rejects.toThrow();
+    await expect(fetch(`${main}/healthz`)).rejects.toThrow();
+  });
+
+  it('a metrics port that cannot listen fails listen() and leaves nothing listening', async () => {
+    const first = await start();
+    const server = createHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger: silentLogger,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () => ({ ready: true, checks: {} }),
+      metricsListener: { host: '127.0.0.1', port: first.port },
+    });
+    await expect(server.listen()).rejects.toThrow(/cannot listen on 127\.0\.0\.1/);
+    await server.close();
+  });
+});
+
 describe('http server', () => {
   it('answers /healthz with 200 {"status":"ok"}', async () => {
     const { base } = await start();

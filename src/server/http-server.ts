@@ -49,18 +49,34 @@ export interface HttpServerOptions {
   metricsCacheMs?: number;
   /** The clock of the /metrics cache (tests). */
   now?: () => number;
+  /**
+   * METRICS_PORT/METRICS_HOST: /metrics is served by a second server listening there, and no
+   * longer on `port` (so the public port does not show the bridge's internals).
+   */
+  metricsListener?: { host: string; port: number };
+  /** The built-in paths this server answers (the second server: metrics only). Default all. */
+  serves?: readonly Builtin[];
 }
 
 export interface HttpServer {
   /** Requests whose path is `pathPrefix` or under `pathPrefix/` go to `listener`. */
   mount(pathPrefix: string, listener: RequestListener): void;
-  listen(): Promise<{ port: number }>;
+  /** `metricsPort`: the second server's, when `metricsListener` is set. */
+  listen(): Promise<{ port: number; metricsPort?: number }>;
   /** Stops accepting, closes idle keep-alive connections, waits for requests in flight (bounded). */
   close(): Promise<void>;
 }
 
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const { logger } = opts;
+  const { metricsListener, ...own } = opts;
+  const metricsServer =
+    metricsListener === undefined
+      ? undefined
+      : createHttpServer({ ...own, host: metricsListener.host, port: metricsListener.port, serves: ['metrics'] });
+  const serves = new Set<Builtin>(
+    opts.serves ?? (metricsServer === undefined ? ['health', 'ready', 'metrics'] : ['health', 'ready']),
+  );
   const mounts: { prefix: string; listener: RequestListener }[] = [];
   const sockets = new Set<Socket>();
   const active = new Set<ServerResponse>();
@@ -102,7 +118,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     }
 
     const builtin = BUILTIN[path];
-    if (builtin === undefined) {
+    if (builtin === undefined || !serves.has(builtin)) {
       // Unknown paths do not get to send a body either: answered, then the connection closes.
       refuse(res, 404, { error: 'not_found', path }, hasBody(req));
       return;
@@ -203,45 +219,60 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       mounts.sort((a, b) => b.prefix.length - a.prefix.length);
     },
 
-    listen() {
-      return new Promise((resolve, reject) => {
-        const onError = (err: NodeJS.ErrnoException) => {
-          server.off('listening', onListening);
-          reject(new Error(`HTTP server cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}`));
-        };
-        const onListening = () => {
-          server.off('error', onError);
-          listening = true;
-          const addr = server.address();
-          const port = typeof addr === 'object' && addr !== null ? addr.port : opts.port;
-          logger.info({ host: opts.host, port }, 'http server listening');
-          resolve({ port });
-        };
-        server.once('error', onError);
-        server.once('listening', onListening);
-        server.listen(opts.port, opts.host);
-      });
+    async listen() {
+      const { port } = await listenOwn();
+      if (metricsServer === undefined) return { port };
+      try {
+        return { port, metricsPort: (await metricsServer.listen()).port };
+      } catch (err) {
+        await closeOwn();
+        throw err;
+      }
     },
 
-    close() {
-      if (!listening) return Promise.resolve();
-      listening = false;
-      closing = true;
-      for (const res of active) if (!res.headersSent) res.setHeader('connection', 'close');
-      return new Promise<void>((resolve) => {
-        const grace = setTimeout(() => {
-          // Requests still running after the grace period: cut them, shutdown must finish.
-          for (const s of sockets) s.destroy();
-        }, opts.shutdownGraceMs ?? 5000);
-        grace.unref();
-        server.close(() => {
-          clearTimeout(grace);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
+    async close() {
+      await Promise.all([closeOwn(), metricsServer?.close()]);
     },
   };
+
+  function listenOwn(): Promise<{ port: number }> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException) => {
+        server.off('listening', onListening);
+        reject(new Error(`HTTP server cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}`));
+      };
+      const onListening = () => {
+        server.off('error', onError);
+        listening = true;
+        const addr = server.address();
+        const port = typeof addr === 'object' && addr !== null ? addr.port : opts.port;
+        logger.info({ host: opts.host, port, serves: [...serves] }, 'http server listening');
+        resolve({ port });
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(opts.port, opts.host);
+    });
+  }
+
+  function closeOwn(): Promise<void> {
+    if (!listening) return Promise.resolve();
+    listening = false;
+    closing = true;
+    for (const res of active) if (!res.headersSent) res.setHeader('connection', 'close');
+    return new Promise<void>((resolve) => {
+      const grace = setTimeout(() => {
+        // Requests still running after the grace period: cut them, shutdown must finish.
+        for (const s of sockets) s.destroy();
+      }, opts.shutdownGraceMs ?? 5000);
+      grace.unref();
+      server.close(() => {
+        clearTimeout(grace);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+  }
 }
 
 const CLIENT_ERROR_STATUS: Record<string, string | undefined> = {
@@ -296,7 +327,10 @@ export function cachedText(source: MetricsSource, ttlMs: number, now: () => numb
   };
 }
 
-const BUILTIN: Record<string, 'health' | 'ready' | 'metrics' | undefined> = {
+/** The operator endpoints every server of the process may answer. */
+export type Builtin = 'health' | 'ready' | 'metrics';
+
+const BUILTIN: Record<string, Builtin | undefined> = {
   '/healthz': 'health',
   '/readyz': 'ready',
   '/metrics': 'metrics',

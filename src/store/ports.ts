@@ -63,10 +63,14 @@ export interface PendingLimit {
   max: number;
   now: number;
   /**
-   * At most this many pending states in all (every client): past it the oldest (soonest to
-   * expire) are dropped, so many addresses cannot grow the table without bound.
+   * At most this many pending states in all (every client). When full, room is made by taking
+   * one state from the network (`network`) holding the most, within it from the client holding
+   * the most, oldest first; never from a network holding a single state. When the newcomer's own
+   * network holds as many as any other, or every network holds one, the newcomer is refused.
    */
   total?: number;
+  /** The client's network (oauth-state.ts clientNetwork: IPv4 /24, IPv6 /48); default `client`. */
+  network?: string;
 }
 
 /**
@@ -77,8 +81,8 @@ export interface OAuthStateStore {
   /**
    * Keeps a new state. With `limit`, only while `limit.client` holds fewer than `limit.max`
    * states still good at `limit.now`: otherwise nothing is stored and the answer is false. With
-   * `limit.total`, once stored, the oldest states beyond the newest `total` are dropped (a flood
-   * from one address is refused before it can drop anyone's; one from many is bounded here).
+   * `limit.total`, a full store makes room as PendingLimit.total says, or refuses. Atomic across
+   * replicas: concurrent issues for one client never exceed `limit.max`.
    */
   issue(state: string, expiresAt: number, limit?: PendingLimit): Promise<boolean>;
   /**

@@ -444,4 +444,24 @@ describe('the API key', () => {
     expect(err.message).not.toContain(TEST_KEY);
     expect(JSON.stringify(err.details)).not.toContain(TEST_KEY);
   });
+
+  it('leaves not even a part of it in a plain error body cut at 200 characters (the key straddling the cut)', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'debug', destination: { write: (l: string) => lines.push(l) } });
+    await setup(
+      (q, res) => {
+        res.writeHead(400, { 'content-type': 'text/html' });
+        // A proxy's page that echoes the request: the key starts 10 characters before the cut.
+        const key = (q.headers.authorization ?? '').replace(/^Bearer /, '');
+        res.end(`${'x'.repeat(190)}${key} and more`);
+      },
+      'a',
+      { logger },
+    );
+    const err = (await service!.send(req).catch((e: unknown) => e)) as ChatError;
+    expect(err.kind).toBe('bad_request');
+    const seen = `${err.message}${JSON.stringify(err.details)}${lines.join('')}`;
+    // No 6 characters of the key in a row anywhere.
+    for (let i = 0; i + 6 <= TEST_KEY.length; i++) expect(seen).not.toContain(TEST_KEY.slice(i, i + 6));
+  });
 });

@@ -23,11 +23,19 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** The code and message of an error body: Form B `code` / `error.code` / a code-like `error`, Form A `error`. */
-export function parseErrorBody(text: string): { code?: string; message?: string } {
+/**
+ * The code and message of an error body: Form B `code` / `error.code` / a code-like `error`, Form A
+ * `error`. A body that is not JSON is its own message, redacted whole (`redact`) BEFORE it is cut
+ * to 200 characters: cut first, a secret straddling the cut would no longer match and its first
+ * part would reach the log.
+ */
+export function parseErrorBody(
+  text: string,
+  redact: (text: string) => string = (t) => t,
+): { code?: string; message?: string } {
   const obj = parseObject(text);
   if (!obj) {
-    const t = text.trim().slice(0, 200);
+    const t = redact(text.trim()).slice(0, 200);
     return t === '' ? {} : { message: t };
   }
   const err = obj.error;
@@ -76,7 +84,7 @@ export function httpError(
   bodyText: string,
   ctx: ErrorContext,
 ): ChatError {
-  const { code, message } = parseErrorBody(bodyText);
+  const { code, message } = parseErrorBody(bodyText, ctx.redact);
   const kind = kindOf(status, code, message, ctx.conversationSent);
   const retryAfterMs = kind === 'rate_limited' ? parseRetryAfter(headers['retry-after'], ctx.now?.()) : undefined;
   const what = [`${status}`, code, message].filter((s) => s !== undefined).join(' ');

@@ -12,8 +12,9 @@ import type { OAuthStateStore as OAuthStates, PendingLimit } from '../../store/p
 /** How long an install link (its `state`) stays good. */
 export const STATE_TTL_MS = 10 * 60 * 1000;
 /**
- * Install links open at once in all, at most: past that the oldest are dropped (in memory and in
- * the store alike), so addresses without number cannot grow them without bound.
+ * Install links open at once in all, at most: past that room is made by taking one from the
+ * network holding the most (PendingLimit.total), never from a network holding one, so addresses
+ * without number cannot grow them without bound nor cancel a lone user's link.
  */
 export const MAX_PENDING_STATES = 10_000;
 /** Install links open at once per client address; more are refused (429) until one is used or expires. */
@@ -22,13 +23,28 @@ export const MAX_PENDING_PER_CLIENT = 5;
 /** Where install links' states are kept: the store's port (its `oauthStates`), or memory. */
 export type { OAuthStateStore as OAuthStates, PendingLimit } from '../../store/ports.js';
 
+interface Pending {
+  expiresAt: number;
+  client: string | undefined;
+  network: string;
+}
+
+/** The first key with the highest count (insertion order breaks ties: the oldest first). */
+function most<K>(keys: Iterable<K>): { key: K; n: number } | undefined {
+  const counts = new Map<K, number>();
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+  let top: { key: K; n: number } | undefined;
+  for (const [key, n] of counts) if (top === undefined || n > top.n) top = { key, n };
+  return top;
+}
+
 /**
  * States in this process's memory, bounded: per client by the caller's limit, and in all by its
- * `total` (default `maxPending`), past which the oldest are dropped. A state issued without a
- * limit (no client known) is refused when full instead.
+ * `total` (default `maxPending`), made room for as PendingLimit.total says. A state issued
+ * without a limit (no client known) is refused when full instead.
  */
 export class MemoryOAuthStates implements OAuthStates {
-  private readonly pending = new Map<string, { expiresAt: number; client: string | undefined }>();
+  private readonly pending = new Map<string, Pending>();
 
   constructor(private readonly maxPending = MAX_PENDING_STATES) {}
 
@@ -40,20 +56,33 @@ export class MemoryOAuthStates implements OAuthStates {
     if (this.pending.has(state)) throw new Error('this OAuth state was issued already');
     if (limit === undefined) {
       if (this.pending.size >= this.maxPending) return false;
-      this.pending.set(state, { expiresAt, client: undefined });
+      this.pending.set(state, { expiresAt, client: undefined, network: '' });
       return true;
     }
     let held = 0;
     for (const p of this.pending.values()) if (p.client === limit.client && p.expiresAt >= limit.now) held++;
     if (held >= limit.max) return false;
-    this.pending.set(state, { expiresAt, client: limit.client });
-    // Insertion order is expiry order (one lifetime for all): the first are the oldest.
+    const network = limit.network ?? limit.client;
     const total = Math.max(1, Math.min(limit.total ?? this.maxPending, this.maxPending));
-    for (const oldest of this.pending.keys()) {
-      if (this.pending.size <= total) break;
-      this.pending.delete(oldest);
-    }
+    if (!this.makeRoom(network, total)) return false;
+    this.pending.set(state, { expiresAt, client: limit.client, network });
     return true;
+  }
+
+  /** Room for one more within `total`: one state taken from the network holding the most, or false. */
+  private makeRoom(network: string, total: number): boolean {
+    if (this.pending.size < total) return true;
+    // Insertion order is expiry order (one lifetime for all): the first are the oldest.
+    const top = most([...this.pending.values()].map((p) => p.network));
+    if (top === undefined || top.n < 2) return false;
+    let mine = 0;
+    for (const p of this.pending.values()) if (p.network === network) mine++;
+    if (mine >= top.n) return false;
+    const inTop = [...this.pending].filter(([, p]) => p.network === top.key);
+    const client = most(inTop.map(([, p]) => p.client))?.key;
+    const victim = inTop.find(([, p]) => p.client === client)?.[0];
+    if (victim !== undefined) this.pending.delete(victim);
+    return this.pending.size < total;
   }
 
   async consume(state: string, now: number): Promise<boolean> {
@@ -102,6 +131,20 @@ export function clientAddress(remote: string | undefined): string {
 }
 
 /**
+ * The network a client address (clientAddress's answer) belongs to, for sharing the total bound
+ * fairly: an IPv4 address by its /24, an IPv6 /64 by its /48 (a site's usual allocation: one
+ * attacker's /48 holds 65,536 /64s, each of which clientAddress counts apart). Anything else
+ * (`unknown`, a name) is its own network.
+ */
+export function clientNetwork(client: string): string {
+  const v4 = /^(\d+\.\d+\.\d+)\.\d+$/.exec(client);
+  if (v4?.[1] !== undefined) return `${v4[1]}.0/24`;
+  const v6 = /^([0-9a-f]+:[0-9a-f]+:[0-9a-f]+):[0-9a-f]+::\/64$/.exec(client);
+  if (v6?.[1] !== undefined) return `${v6[1]}::/48`;
+  return client;
+}
+
+/**
  * The states are kept as SHA-256 digests: whoever reads the table (or a heap dump) cannot finish
  * a pending install with them, while the link's own value still matches.
  */
@@ -146,7 +189,13 @@ export class SingleUseStateStore implements StateStore {
     const t = this.now?.() ?? now.getTime();
     await this.states.prune(t);
     const state = randomBytes(24).toString('base64url');
-    const limit = { client, max: MAX_PENDING_PER_CLIENT, now: t, total: MAX_PENDING_STATES };
+    const limit = {
+      client,
+      network: clientNetwork(client),
+      max: MAX_PENDING_PER_CLIENT,
+      now: t,
+      total: MAX_PENDING_STATES,
+    };
     return (await this.states.issue(digest(state), t + STATE_TTL_MS, limit)) ? state : undefined;
   }
 

@@ -10,6 +10,7 @@ import { createInstallationStore } from './installation-store.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, scrubbingLogger } from './oauth.js';
 import {
   clientAddress,
+  clientNetwork,
   MAX_PENDING_PER_CLIENT,
   MemoryOAuthStates,
   type OAuthStates,
@@ -111,23 +112,49 @@ describe('SingleUseStateStore', () => {
   // Every link asks for the bridge's scopes: a verified state answers with those options.
   const installOptions = { scopes: ['app_mentions:read'] };
 
-  it('keeps a bounded number of pending states: one without a client is refused past it, one for a client drops the oldest', async () => {
+  it('keeps a bounded number of pending states: one without a client is refused past it, one for a client takes from the biggest holder', async () => {
     const memory = new MemoryOAuthStates(3);
     const states = new SingleUseStateStore({ states: memory, installOptions, now: () => 0 });
     const made: string[] = [];
     for (let i = 0; i < 3; i++) made.push(await states.generateStateParam(installOptions, new Date()));
     await expect(states.generateStateParam(installOptions, new Date())).rejects.toThrow(/too many pending/);
     expect(memory.size).toBe(3);
-    // The first link made is still good, once.
-    expect(await states.verifyStateParam(new Date(), made[0] ?? '')).toEqual(installOptions);
-    await expect(states.verifyStateParam(new Date(), made[0] ?? '')).rejects.toThrow(/already used/);
-    // Many addresses (each within its own bound): the oldest pending links go, the bound holds.
-    const byClient: string[] = [];
-    for (let i = 0; i < 5; i++) byClient.push((await states.issueFor(`10.0.0.${i}`)) ?? '');
+    // The three without an address are one holder, the biggest: its oldest link goes.
+    const first = (await states.issueFor('10.0.0.1')) ?? '';
     expect(memory.size).toBe(3);
-    await expect(states.verifyStateParam(new Date(), made[1] ?? '')).rejects.toThrow(/unknown/);
-    await expect(states.verifyStateParam(new Date(), byClient[1] ?? '')).rejects.toThrow(/unknown/);
-    expect(await states.verifyStateParam(new Date(), byClient[4] ?? '')).toEqual(installOptions);
+    await expect(states.verifyStateParam(new Date(), made[0] ?? '')).rejects.toThrow(/unknown/);
+    expect(await states.verifyStateParam(new Date(), made[1] ?? '')).toEqual(installOptions);
+    expect(await states.verifyStateParam(new Date(), first)).toEqual(installOptions);
+  });
+
+  it('a flood from the /64s of one IPv6 /48 cancels no lone pending link and leaves room for newcomers', async () => {
+    let t = 0;
+    const memory = new MemoryOAuthStates(50);
+    const states = new SingleUseStateStore({ states: memory, installOptions, now: () => t });
+    const victim = (await states.issueFor(clientAddress('198.51.100.7'))) ?? '';
+    t += 1;
+    // 40 /64s of 2001:db8:1::/48, 5 links each, one after another (the issue's attack, scaled).
+    let granted = 0;
+    for (let i = 0; i < 40; i++)
+      for (let k = 0; k < MAX_PENDING_PER_CLIENT; k++) {
+        if ((await states.issueFor(clientAddress(`2001:db8:1:${i.toString(16)}::${k + 1}`))) !== undefined) granted++;
+        t += 1;
+      }
+    // It fills what is free, then its /48, the biggest holder, is refused rather than served from others.
+    expect(granted).toBe(49);
+    expect(memory.size).toBe(50);
+    // Someone else on another network still gets a link; the victim's link still works.
+    const newcomer = (await states.issueFor(clientAddress('2001:db8:2:1::1'))) ?? '';
+    expect(await states.verifyStateParam(new Date(), victim)).toEqual(installOptions);
+    expect(await states.verifyStateParam(new Date(), newcomer)).toEqual(installOptions);
+  });
+
+  it('shares the total bound by network: IPv4 /24, IPv6 /48', () => {
+    expect(clientNetwork(clientAddress('203.0.113.7'))).toBe('203.0.113.0/24');
+    expect(clientNetwork(clientAddress('::ffff:203.0.113.200'))).toBe('203.0.113.0/24');
+    expect(clientNetwork(clientAddress('2001:db8:0:1:aaaa::1'))).toBe('2001:db8:0::/48');
+    expect(clientNetwork(clientAddress('2001:DB8:0:ffff::1'))).toBe('2001:db8:0::/48');
+    expect(clientNetwork('unknown')).toBe('unknown');
   });
 
   it('holds at most MAX_PENDING_PER_CLIENT links per client address until one is used or expires', async () => {

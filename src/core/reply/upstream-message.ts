@@ -48,7 +48,26 @@ const MIN_CUT_CHARS = 40;
 
 /** Put before every line of a message's text after its first. */
 export const TEXT_INDENT = '    ';
-const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
+/**
+ * Every line separator some reader honours: CR, LF, VT, FF, the file/group/record separators
+ * (U+001C-U+001E: Python's splitlines() breaks there), NEL, LINE and PARAGRAPH SEPARATOR.
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what this matches
+const LINE_BREAK = /\r\n|[\n\r\v\f\x1c-\x1e\u0085\u2028\u2029]/g;
+/**
+ * Characters read as a colon that NFKC leaves alone: modifier letters (ː ˸), the ratio ∶,
+ * Armenian ։, Hebrew ׃, Syriac ܃ ܄, Ethiopic ፡ ፥ ፦, runic ᛬, Mongolian ᠄, two-dot ⁚, APL ⍠,
+ * Z notation ⦂, Lisu ꓽ, Bamum ꛴, ꞉, Tibetan ༔, presentation forms ︓ ︰ ﹕.
+ */
+const COLON_LIKE =
+  ':\u02d0\u02f8\u0589\u05c3\u0703\u0704\u0f14\u1361\u1365\u1366\u16ec\u1804\u205a\u2236\u2360\u2982\ua4fd\ua6f4\ua789\ufe13\ufe30\ufe55';
+/**
+ * Characters drawn as a parenthesis that are not bracket punctuation (Ps/Pe): the bracket and
+ * parenthesis pieces of U+239B-U+23AD, the top and bottom parentheses U+23DC-U+23E1, the ornate
+ * parentheses ﴾ ﴿ (Ps/Pe only since Unicode 14).
+ */
+const PAREN_LIKE = '\u239b-\u23ad\u23dc-\u23e1\ufd3e\ufd3f';
+const NOT_IN_A_NAME = new RegExp(`[\\p{Cc}\\u2028\\u2029\\p{Ps}\\p{Pe}\\p{Pi}\\p{Pf}${COLON_LIKE}${PAREN_LIKE}]`, 'gu');
 const MAX_AUTHOR_CHARS = 80;
 
 /**
@@ -64,7 +83,7 @@ export function transcriptAuthor(author: string): string {
     // Invisible characters (zero-width space, bidi controls) would let a name hide what it says.
     .replace(/\p{Cf}/gu, '')
     // Control characters and line breaks, brackets and quotation marks of every kind, colons.
-    .replace(/[\p{Cc}\u2028\u2029\p{Ps}\p{Pe}\p{Pi}\p{Pf}:\u02d0\u02f8\u2236\ua789\ufe13\ufe55]/gu, ' ')
+    .replace(NOT_IN_A_NAME, ' ')
     .replace(/\s+/g, ' ')
     .trim()
     .slice(0, MAX_AUTHOR_CHARS)

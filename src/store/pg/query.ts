@@ -42,3 +42,39 @@ export function guardedQuery(pool: pg.Pool, monitor: HealthMonitor, isOpen: () =
     }
   };
 }
+
+/** Runs `fn` in one transaction on one connection of the pool: its statements see each other. */
+export type Transact = <T>(fn: (q: Query) => Promise<T>) => Promise<T>;
+
+/**
+ * guardedQuery's transactions: BEGIN, `fn` with that connection's statements, COMMIT (ROLLBACK
+ * when `fn` throws). Storage failures are reported and rethrown as guardedQuery does.
+ */
+export function guardedTransaction(pool: pg.Pool, monitor: HealthMonitor, isOpen: () => boolean): Transact {
+  return async <T>(fn: (q: Query) => Promise<T>): Promise<T> => {
+    if (!isOpen()) throw new StoreUnavailableError('closed', 'closed: the database has been closed');
+    try {
+      const client = await pool.connect();
+      let broken: unknown;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(<R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+          client.query<R>(text, values),
+        );
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        broken = err;
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        // A connection whose transaction failed (its rollback too, perhaps) is not handed on.
+        client.release(broken !== undefined);
+      }
+    } catch (err) {
+      const bad = monitor.report(err);
+      if (bad) throw new StoreUnavailableError(bad.kind, bad.reason, { cause: err });
+      throw err;
+    }
+  };
+}

@@ -8,7 +8,7 @@ import { pgInstallations } from './installation-repo.js';
 import { pgSchemaVersion } from './migrate.js';
 import { pgOAuthStates } from './oauth-state-repo.js';
 import { pgPlaygroundOwners } from './playground-owner-repo.js';
-import { guardedQuery } from './query.js';
+import { guardedQuery, guardedTransaction } from './query.js';
 import { pgLeases, pgReplicas } from './replica-repo.js';
 import { pgFeedback, pgInFlight } from './reply-repo.js';
 import { pgTranscripts } from './transcript-repo.js';
@@ -46,7 +46,10 @@ export function createPgStoreOver(parts: PgStoreParts): AsyncStore {
     leases: pgLeases(q),
     budgets: pgBudgets(q),
     feedback: pgFeedback(q),
-    oauthStates: pgOAuthStates(q),
+    oauthStates: pgOAuthStates(
+      q,
+      guardedTransaction(pool, monitor, () => open),
+    ),
     playgroundOwners,
     signals,
     async housekeeping(now) {
