@@ -104,3 +104,41 @@ it('an image URL shows as an embed image on the answer; another file as a line n
   await fake.waitUntil(() => (replies()[0]?.embeds.length ?? 0) > 0, 10_000, 'the image');
   expect(replies()[0]?.embeds).toEqual([{ image: { url: 'https://cdn.example.com/chart.png' }, title: 'chart.png' }]);
 });
+
+it('a file sent as bytes arrives as an attachment (multipart); one Discord refuses as too large is named in a line', async () => {
+  const bytes = new Uint8Array([0x25, 0x50, 0x44, 0x46, 0x2d, 0x31]);
+  const big = new Uint8Array(10 * 1024 * 1024 + 1);
+  let n = 0;
+  const chat = new FakeChat('b');
+  chat.script = () => ({
+    events: [
+      { type: 'text', text: 'Your report.' },
+      n++ === 0
+        ? { type: 'file', file: { name: 'report.pdf', mime: 'application/pdf', size: bytes.length, data: bytes } }
+        : { type: 'file', file: { name: 'huge.bin', size: big.length, data: big } },
+    ],
+  });
+  s = await startStack({ chat });
+  const { fake, channelId } = s;
+  const first = fake.dispatchMessage({
+    channelId,
+    authorId: ANN,
+    content: mention(fake, 'report?'),
+    mentionsBot: true,
+  });
+  const reply1 = () => fake.botMessages(String(first.id))[0];
+  await fake.waitUntil(() => (reply1()?.files.length ?? 0) > 0, 10_000, 'the attachment');
+  expect(reply1()?.content).toBe('Your report.');
+  expect(reply1()?.files).toEqual([{ filename: 'report.pdf', bytes: [...bytes] }]);
+
+  const second = fake.dispatchMessage({
+    channelId,
+    authorId: ANN,
+    content: mention(fake, 'all of it'),
+    mentionsBot: true,
+  });
+  const reply2 = () => fake.botMessages(String(second.id))[0];
+  const named = 'Your report.\n\n📎 huge.bin (10.0 MB) (not attached)';
+  await fake.waitUntil(() => reply2()?.content === named, 10_000, 'the file named');
+  expect(reply2()?.files).toEqual([]);
+});

@@ -157,3 +157,33 @@ it('an image URL shows as an image block, native and edit mode', async () => {
   expect(shownMessage(edited)).toContain('[image: chart.png]');
   expect(edited?.blocks).toContainEqual(image);
 });
+
+it('a file sent as bytes is uploaded into the thread (external upload flow); a refused upload is named in a line', async () => {
+  const bytes = new Uint8Array([0x25, 0x50, 0x44, 0x46, 0x2d, 0x31]);
+  const events: ScriptedEvent[] = [
+    { type: 'text', text: 'Your report.' },
+    { type: 'file', file: { name: 'report.pdf', mime: 'application/pdf', size: bytes.length, data: bytes } },
+  ];
+  const { fake } = await stack(events, { streaming: 'auto' });
+  const dm = await askInDm(fake);
+  const channel = await askInChannel(fake);
+  await s?.settled(2);
+  expect(fake.botMessages('D1', dm)[0]?.text).toBe('Your report.');
+  expect(fake.botMessages('C1', channel)[0]?.text).toBe('Your report.');
+  const uploaded = fake.uploads.completed.map((u) => ({ ...u, bytes: [...u.bytes] }));
+  expect(uploaded).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ filename: 'report.pdf', channel: 'D1', threadTs: dm, bytes: [...bytes] }),
+      expect.objectContaining({ filename: 'report.pdf', channel: 'C1', threadTs: channel, bytes: [...bytes] }),
+    ]),
+  );
+  expect(fake.uploads.completed).toHaveLength(2);
+
+  fake.uploads.refuse = 'missing_scope';
+  const again = await askInChannel(fake);
+  await s?.settled(3);
+  expect(fake.botMessages('C1', again)[0]?.text).toBe(
+    renderMrkdwn('Your report.\n\n📎 report.pdf (6 B) (not attached)'),
+  );
+  expect(fake.uploads.completed).toHaveLength(2);
+});

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { type REST, Routes } from 'discord.js';
+import { DiscordAPIError, type REST, type RequestData, Routes } from 'discord.js';
+import { multipartBody } from './multipart-body.js';
+import { fileLine } from '../../core/reply/agent-work.js';
 import type {
+  AgentFile,
   BucketRef,
   Place,
   PostResult,
@@ -140,7 +143,7 @@ export class ChannelReplySink implements ReplySink {
   readonly monospaceTables: MonospaceOptions = DISCORD_TABLES;
   /** The running step shows as a `-#` line under the text (agent-parts.ts). */
   readonly showsSteps = true;
-  readonly showsFile = showsImage;
+  readonly showsFile = (f: AgentFile): boolean => showsImage(f) || uploadsBytes(f);
   readonly target: ReplyTarget;
   private readonly channelId: string;
   private readonly bucket: BucketRef;
@@ -161,6 +164,8 @@ export class ChannelReplySink implements ReplySink {
   private notices = 0;
   /** The post (by number) sent at least once: a repeat may get the first message back. */
   private triedPost = -1;
+  /** Discord refused this reply's file uploads: later writes name the files instead. */
+  private filesRefused = false;
 
   constructor(private readonly init: ChannelSinkInit) {
     this.target = { place: init.place };
@@ -230,62 +235,95 @@ export class ChannelReplySink implements ReplySink {
     this.typingTimer = undefined;
   }
 
-  async post(text: string, opts: WriteOptions): Promise<PostResult> {
+  async post(markdown: string, opts: WriteOptions): Promise<PostResult> {
     try {
       await this.ensureThread();
-      const body: Record<string, unknown> = {
-        content: withStepLine(text, opts.steps),
-        allowed_mentions: NO_MENTIONS,
-        ...nonceFields(this.nonce(this.posts)),
-      };
-      const components = replyComponents(opts);
-      if (components !== undefined) body.components = components;
-      const embeds = imageEmbeds(opts.files);
-      if (embeds !== undefined) body.embeds = embeds;
-      if (opts.part === 0 && this.init.replyTo) {
-        body.message_reference = {
-          message_id: this.init.replyTo.messageId,
-          channel_id: this.init.replyTo.channelId,
-          fail_if_not_exists: false,
-        };
-      }
-      const again = this.triedPost === this.posts;
-      this.triedPost = this.posts;
-      const { value: res, overflow } = await this.plain.send(body, false, async (b) => {
-        const made = (await this.init.rest.post(Routes.channelMessages(this.channelId), { body: b })) as {
-          id: string;
-          content?: string;
-          components?: unknown[];
-        };
-        const content = typeof b.content === 'string' ? b.content : text;
-        const sent = Array.isArray(b.components) ? (b.components as unknown[]) : undefined;
-        if (again && (made.content !== content || customIds(made.components) !== customIds(sent))) {
-          // A repeat of a create whose answer was lost: Discord answered with the first message, as
-          // it was then. It gets this write's text and buttons (an edit is safe to repeat).
-          await this.init.rest.patch(Routes.channelMessage(this.channelId, made.id), {
-            body: { content, allowed_mentions: NO_MENTIONS, components: sent ?? [] },
-          });
-        }
-        return made;
-      });
-      this.posts += 1;
-      if (opts.final) await this.postOverflow(res.id, overflow);
-      return { messageId: res.id, ...this.plain.take() };
+      return await this.withFiles(markdown, opts, (text, files) => this.create(text, opts, files));
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
     }
   }
 
-  async edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
+  private async create(text: string, opts: WriteOptions, files: RawFile[] | undefined): Promise<PostResult> {
+    const body: Record<string, unknown> = {
+      content: withStepLine(text, opts.steps),
+      allowed_mentions: NO_MENTIONS,
+      ...nonceFields(this.nonce(this.posts)),
+    };
+    const components = replyComponents(opts);
+    if (components !== undefined) body.components = components;
+    const embeds = imageEmbeds(opts.files);
+    if (embeds !== undefined) body.embeds = embeds;
+    if (opts.part === 0 && this.init.replyTo) {
+      body.message_reference = {
+        message_id: this.init.replyTo.messageId,
+        channel_id: this.init.replyTo.channelId,
+        fail_if_not_exists: false,
+      };
+    }
+    const again = this.triedPost === this.posts;
+    this.triedPost = this.posts;
+    if (files !== undefined) body.attachments = attachmentsOf(files);
+    const { value: res, overflow } = await this.plain.send(body, false, async (b) => {
+      const made = (await this.init.rest.post(Routes.channelMessages(this.channelId), withParts(b, files))) as {
+        id: string;
+        content?: string;
+        components?: unknown[];
+      };
+      const content = typeof b.content === 'string' ? b.content : text;
+      const sent = Array.isArray(b.components) ? (b.components as unknown[]) : undefined;
+      if (again && (made.content !== content || customIds(made.components) !== customIds(sent))) {
+        // A repeat of a create whose answer was lost: Discord answered with the first message, as
+        // it was then. It gets this write's text and buttons (an edit is safe to repeat).
+        await this.init.rest.patch(Routes.channelMessage(this.channelId, made.id), {
+          body: { content, allowed_mentions: NO_MENTIONS, components: sent ?? [] },
+        });
+      }
+      return made;
+    });
+    this.posts += 1;
+    if (opts.final) await this.postOverflow(res.id, overflow);
+    return { messageId: res.id, ...this.plain.take() };
+  }
+
+  async edit(messageId: string, markdown: string, opts: WriteOptions): Promise<WriteResult> {
     try {
-      const body = editBody(text, opts);
-      const { overflow } = await this.plain.send(body, true, (b) =>
-        this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), { body: b }),
-      );
-      if (opts.final) await this.postOverflow(messageId, overflow);
-      return this.plain.take();
+      return await this.withFiles(markdown, opts, async (text, files) => {
+        const body = editBody(text, opts);
+        if (files !== undefined) body.attachments = attachmentsOf(files);
+        const { overflow } = await this.plain.send(body, true, (b) =>
+          this.init.rest.patch(Routes.channelMessage(this.channelId, messageId), withParts(b, files)),
+        );
+        if (opts.final) await this.postOverflow(messageId, overflow);
+        return this.plain.take();
+      });
     } catch (err) {
       throw toPlatformError(err, this.bucket.key);
+    }
+  }
+
+  /**
+   * A last write with files the upstream sent as bytes carries them as attachments (multipart).
+   * Discord refusing them (too large, 40005; a bad form) sends the write again at once without
+   * them, each named in a line under the text; this reply tries no upload again.
+   */
+  private async withFiles<T>(
+    text: string,
+    opts: WriteOptions,
+    send: (text: string, files: RawFile[] | undefined) => Promise<T>,
+  ): Promise<T> {
+    const bytes = (opts.files ?? []).filter(uploadsBytes);
+    if (bytes.length === 0) return send(text, undefined);
+    const named = () =>
+      `${text}\n\n${bytes.map((f) => fileLine({ name: f.name, ...(f.size !== undefined ? { size: f.size } : {}) })).join('\n')}`;
+    if (this.filesRefused) return send(named(), undefined);
+    try {
+      return await send(text, bytes.map(rawFile));
+    } catch (err) {
+      if (!(err instanceof DiscordAPIError) || (err.status !== 413 && err.status !== 400)) throw err;
+      this.filesRefused = true;
+      this.init.logger.warn({ code: err.code, status: err.status }, 'discord: files refused; naming them instead');
+      return send(named(), undefined);
     }
   }
 
@@ -335,6 +373,29 @@ export class ChannelReplySink implements ReplySink {
     }
   }
 }
+
+/** A file as discord.js's REST sends it (a `files[n]` part of a multipart body). */
+type RawFile = { name: string; data: Buffer; contentType?: string };
+
+const uploadsBytes = (f: AgentFile): boolean => f.data !== undefined && f.url === undefined;
+
+function rawFile(f: AgentFile): RawFile {
+  return {
+    name: f.name,
+    data: Buffer.from(f.data as Uint8Array),
+    ...(f.mime !== undefined ? { contentType: f.mime } : {}),
+  };
+}
+
+/** A write's request: its JSON body, or with files a multipart body sent as it is. */
+function withParts(body: Body, files: RawFile[] | undefined): RequestData {
+  if (files === undefined) return { body };
+  const form = multipartBody(body, files);
+  return { body: form.body, passThroughBody: true, headers: { 'Content-Type': form.contentType } };
+}
+
+/** The payload's `attachments`: one entry per file part, by index. */
+const attachmentsOf = (files: RawFile[]) => files.map((f, id) => ({ id, filename: f.name }));
 
 /** The buttons a message shows, by their ids (Discord's answer adds fields the request had not). */
 function customIds(components: unknown[] | undefined): string {

@@ -12,6 +12,7 @@ import {
 import { delimiterRow, findTables, splitRow } from '../../core/reply/split.js';
 import type { Logger } from '../../logger.js';
 import { replyBlocks, textBlocks } from './controls.js';
+import { createFileUploads, uploadsBytes } from './file-uploads.js';
 import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-parts.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { findPosted, formRefusal, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
@@ -117,6 +118,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
   let uncertainPart: number | undefined;
   /** The newest message this reply posted: a lost later part can only be after it. */
   let lastTs: string | undefined;
+  const uploads = createFileUploads(dest.client, { channel, threadTs }, deps.logger);
 
   function posted(ts: string): PostResult {
     uncertainPart = undefined;
@@ -141,7 +143,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     // The running step as a context line under the text (agent-parts.ts); images as image blocks.
     showsSteps: true,
     showStep: (step) => working.step(step),
-    showsFile: showsImage,
+    showsFile: (f) => showsImage(f) || uploadsBytes(f),
     target: replyTarget(dest, 'edit'),
     // After a lost post the next one may read the thread and update instead: it pays for both.
     buckets: (op) =>
@@ -149,7 +151,8 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
     async post(markdown, opts): Promise<PostResult> {
-      const text = carry(markdown, opts.part);
+      // Files sent as bytes go up first; one Slack refused is named under the text.
+      const text = carry(markdown + (await uploads.before(opts)), opts.part);
       if (uncertainPart === opts.part) {
         let found: string | undefined;
         try {
@@ -191,8 +194,9 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
       }
     },
     async edit(messageId, markdown, opts): Promise<WriteResult> {
+      const text = markdown + (await uploads.before(opts));
       try {
-        return await updateIn(messageId, carry(markdown, opts.part), opts);
+        return await updateIn(messageId, carry(text, opts.part), opts);
       } catch (err) {
         throw translateSlackError(err, update.key);
       }

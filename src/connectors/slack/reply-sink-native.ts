@@ -24,6 +24,7 @@ import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
 import { findStarted, formRefusal, isUncertain, plainTexts, postOverflow, readShown } from './failed-writes.js';
 import { historyBucket } from './rate-limits.js';
+import { createFileUploads, uploadsBytes } from './file-uploads.js';
 import { imageBlocks, showsImage, stepWords, TaskTimeline } from './agent-parts.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
@@ -81,6 +82,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   // Markdown Slack refused for its form goes again as plain `text` (reply-sink-edit.ts createFormLadder).
   const ladder = createFormLadder(deps.logger);
   const overflowPosted = new Map<string, string[]>();
+  const uploads = createFileUploads(dest.client, { channel, threadTs }, deps.logger);
   /** Each stream's task timeline (an agent's steps), by message. */
   const timelines = new Map<string, TaskTimeline>();
   const timelineOf = (ts: string): TaskTimeline => {
@@ -330,9 +332,11 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     // An agent's steps: the stream's task timeline, and the assistant status before it starts.
     showsSteps: true,
     showStep: (step) => working.step(step),
-    showsFile: showsImage,
+    showsFile: (f) => showsImage(f) || uploadsBytes(f),
 
-    async post(text, opts): Promise<PostResult> {
+    async post(markdown, opts): Promise<PostResult> {
+      // Files sent as bytes go up first; one Slack refused is named under the text.
+      const text = markdown + (await uploads.before(opts));
       if (startedPart?.part === opts.part) {
         // The stream started; its final write failed: finish that message, start no other.
         const { ts } = startedPart;
@@ -393,7 +397,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       return { messageId: ts, ...ended };
     },
 
-    edit: (messageId, text, opts) => edit(messageId, text, opts),
+    edit: async (messageId, text, opts) => edit(messageId, text + (await uploads.before(opts)), opts),
   });
 }
 

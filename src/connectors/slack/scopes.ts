@@ -1,6 +1,6 @@
 // The bot scopes the bridge asks for at install; manifest.json lists the same (a test checks).
 // Exactly what the code calls: chat.* (chat:write), conversations.history/replies in channels,
-// private channels, DMs and group DMs (*:history), reactions.add/remove, users.info, files,
+// private channels, DMs and group DMs (*:history), reactions.add/remove, users.info, files (read, and uploads of an agent's files),
 // assistant.threads.setStatus. No im:read/im:write: the bridge answers in DMs the user opened
 // and never lists or opens one (no conversations.open, no conversations.list).
 export const BOT_SCOPES = [
@@ -9,6 +9,8 @@ export const BOT_SCOPES = [
   'channels:history',
   'chat:write',
   'files:read',
+  // files.getUploadURLExternal / completeUploadExternal: files an agent sends as bytes (issue 36).
+  'files:write',
   'groups:history',
   'im:history',
   'mpim:history',

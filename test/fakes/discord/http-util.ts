@@ -15,9 +15,17 @@ export class HttpError extends Error {
 export const notFound = (code: number, message: string) => new HttpError(404, { code, message });
 
 export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  return parseJson(await readAll(req));
+}
+
+export async function readAll(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  const raw = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+export function parseJson(bytes: Buffer): Record<string, unknown> {
+  const raw = bytes.toString('utf8');
   if (raw.length === 0) return {};
   try {
     const parsed: unknown = JSON.parse(raw);

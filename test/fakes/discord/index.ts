@@ -98,6 +98,8 @@ export interface ShownMessage {
   components: unknown[];
   /** The message's embeds as last written. */
   embeds: unknown[];
+  /** Files uploaded with the message (multipart attachments). */
+  files: { filename: string; bytes: number[] }[];
 }
 
 export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
@@ -400,6 +402,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}) {
         ...(m.ephemeral === undefined ? {} : { ephemeral: m.ephemeral }),
         components: m.components ?? [],
         embeds: m.embeds ?? [],
+        files: (m.files ?? []).map((f) => ({ filename: f.filename, bytes: [...f.data] })),
       }));
     },
     botMessages(channelId: string): ShownMessage[] {

@@ -5,6 +5,7 @@ import type { FakeRateLimiter } from './rate-limit.js';
 import { ChannelKind, type FakeDiscordState, type FakeMessage } from './state.js';
 import { NonceMemory } from './nonce.js';
 import { embedsOf } from './embeds.js';
+import { uploadedOf } from './attachments.js';
 
 // Message writes of the bot: channel messages, threads, interaction responses and follow-ups.
 // Create and edit in one channel share a bucket (as observed on Discord); a webhook token has its own.
@@ -32,6 +33,7 @@ export class MessageWrites {
     if (again !== undefined) return { status: 200, body: messageJson(again, this.state), headers };
     const content = this.content(body);
     const embeds = embedsOf(body);
+    const files = uploadedOf(body);
     const m: FakeMessage = {
       id: this.state.nextId(),
       channelId: channel.id,
@@ -42,6 +44,7 @@ export class MessageWrites {
       messageReference: body.message_reference,
       ...(Array.isArray(body.components) ? { components: body.components as unknown[] } : {}),
       ...(embeds !== undefined ? { embeds } : {}),
+      ...(files !== undefined ? { files } : {}),
       createdAt: Date.now(),
       edits: 0,
     };
@@ -198,6 +201,8 @@ export class MessageWrites {
     if ('content' in body) m.content = this.content(body);
     if (Array.isArray(body.components)) m.components = body.components as unknown[];
     if (embeds !== undefined) m.embeds = embeds;
+    const files = uploadedOf(body);
+    if (files !== undefined) m.files = [...(m.files ?? []), ...files];
     m.allowedMentions = body.allowed_mentions;
     m.editedAt = Date.now();
     m.edits += 1;

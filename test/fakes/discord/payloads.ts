@@ -116,7 +116,7 @@ export function messageJson(m: FakeMessage, state: FakeDiscordState, mentions: F
     mention_everyone: false,
     mentions: mentions.map(userJson),
     mention_roles: [],
-    attachments: [],
+    attachments: (m.files ?? []).map((f, i) => ({ id: `${m.id}${i}`, filename: f.filename, size: f.data.length })),
     embeds: m.embeds ?? [],
     components: m.components ?? [],
     pinned: false,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeGateway } from './gateway.js';
-import { HttpError, notFound, readJson, sendJson } from './http-util.js';
+import { HttpError, notFound, sendJson } from './http-util.js';
+import { readBody } from './attachments.js';
 import { MessageWrites } from './message-writes.js';
 import { channelJson, messageJson, userJson } from './payloads.js';
 import { FakePlatformLimits } from './platform-limits.js';
@@ -190,7 +191,7 @@ export class FakeRest {
       if (!match.route.tokenInPath && req.headers.authorization !== `Bot ${this.token}`) {
         throw new HttpError(401, { code: 0, message: '401: Unauthorized' });
       }
-      const body = method === 'GET' ? {} : await readJson(req);
+      const body = method === 'GET' ? {} : await readBody(req);
       for (const h of this.holds) {
         if (h.method !== method || h.path !== path) continue;
         h.arrived();

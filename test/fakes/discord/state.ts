@@ -1,3 +1,4 @@
+import type { UploadedFile } from './attachments.js';
 import { EventEmitter } from 'node:events';
 
 // The fake Discord's world: users, guilds, channels (incl. threads and DMs), messages, and the
@@ -66,6 +67,8 @@ export interface FakeMessage {
   components?: unknown[];
   /** Embeds as last written (an edit without `embeds` keeps them). */
   embeds?: unknown[];
+  /** Files uploaded with the message (multipart), in order. */
+  files?: UploadedFile[];
   createdAt: number;
   editedAt?: number;
   edits: number;

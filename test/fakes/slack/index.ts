@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { type FakeAgentView, fakeAgentView } from './agent-view.js';
 import { CappedHistory, type CappedHistoryOptions } from './capped-history.js';
 import { FakeFiles, type FakeFileInput, type FileDownload } from './files.js';
+import { FakeUploads } from './uploads.js';
 import { FakeRateLimiter, type MethodLimit } from './rate-limiter.js';
 import { type RateModel, type RateModelName, type RateNumberOverrides, resolveRateModel } from './rate-models.js';
 import { blockActionsPayload, type Click } from './interactions.js';
@@ -110,6 +111,8 @@ export interface FakeSlack {
   switches: WebApiSwitches;
   /** Requests for shared files, in order (path, whether the token was accepted). */
   fileDownloads: FileDownload[];
+  /** Files the bot uploaded (the external upload flow), and a switch to refuse them. */
+  uploads: FakeUploads;
   /** Refuse the bot token for files (as for a token without files:read): the login page is served. */
   refuseFileToken(refuse: boolean): void;
   readonly socketConnected: boolean;
@@ -219,6 +222,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   let port = 0;
   const base = () => `http://127.0.0.1:${port}`;
   const files = new FakeFiles(state, base, ids.teamId);
+  const uploads = new FakeUploads(base);
   const ctx: WebApiContext = {
     state,
     limiter,
@@ -231,10 +235,12 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     oauth: opts.oauth ? { ...opts.oauth, teamId: 'T0OAUTH', token: 'xoxb-oauth-installed-token' } : undefined,
     onCall: (c) => emitter.emit('call', c),
     experience: opts.experience ?? 'assistant',
+    uploads,
   };
   const agent = fakeAgentView(state, ids.teamId);
   const server: Server = createServer((req, res) => {
     if (files.handle(req, res)) return;
+    if (uploads.handle(req, res)) return;
     if ((req.url ?? '').startsWith('/api/') && req.method === 'POST') {
       handleWebApi(ctx, req, res).catch(() => {
         res.statusCode = 500;
@@ -275,6 +281,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     calls,
     switches,
     fileDownloads: files.downloads,
+    uploads,
     refuseFileToken: (refuse) => {
       files.refuseTokens = refuse;
     },

@@ -8,6 +8,7 @@ import { isWriteMethod, type WriteLog } from './write-log.js';
 import type { FaultSource } from '../chaos.js';
 import { maybeLoseAnswer, metadataOf, wantsMetadata } from './lost-answers.js';
 import { applyTasks, chunksError, taskUpdates } from './stream-chunks.js';
+import { type FakeUploads, UploadError } from './uploads.js';
 
 // The fake Web API: one POST /api/<method> per call, form-encoded or JSON, bearer or body token.
 // Answers like Slack does: HTTP 200 with {ok:false,error} for API errors, 429 + Retry-After.
@@ -16,7 +17,7 @@ export type Args = Record<string, unknown>;
 
 /** The scopes manifest.json asks for, as a real installation of it would have. */
 const BOT_SCOPES =
-  'app_mentions:read,assistant:write,channels:history,chat:write,files:read,groups:history,im:history,im:read,im:write,mpim:history,reactions:write,users:read';
+  'app_mentions:read,assistant:write,channels:history,chat:write,files:read,files:write,groups:history,im:history,im:read,im:write,mpim:history,reactions:write,users:read';
 
 export interface ApiCall {
   method: string;
@@ -65,6 +66,8 @@ export interface WebApiContext {
    * assistant.threads.setSuggestedPrompts says, a call with `thread_ts` silently does nothing.
    */
   experience: 'agent' | 'assistant';
+  /** The external file upload flow (uploads.ts). */
+  uploads?: FakeUploads;
 }
 
 class ApiError extends Error {
@@ -84,6 +87,21 @@ const req = (a: Args, k: string): string => {
   if (v === undefined || v === '') throw new ApiError(k === 'channel' ? 'channel_not_found' : `missing_${k}`);
   return v;
 };
+
+function uploadsOf(c: WebApiContext): FakeUploads {
+  if (c.uploads === undefined) throw new ApiError('unknown_method');
+  return c.uploads;
+}
+
+/** An upload call, its refusals answered as API errors. */
+function uploadCall(fn: () => Record<string, unknown>): Record<string, unknown> {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof UploadError) throw new ApiError(err.message);
+    throw err;
+  }
+}
 
 /** A stream call's chunks as Slack checks them (stream-chunks.ts). */
 function streamChunksChecked(a: Args): void {
@@ -267,6 +285,8 @@ const handlers: Record<string, Handler> = {
     m.streaming = false;
     return { channel: m.channel, ts: m.ts, message: messageJson(m) };
   },
+  'files.getUploadURLExternal': (c, a) => uploadCall(() => uploadsOf(c).getUploadURL(a)),
+  'files.completeUploadExternal': (c, a) => uploadCall(() => uploadsOf(c).complete(a)),
   'chat.postEphemeral': (c, a) => {
     const channel = req(a, 'channel');
     const user = req(a, 'user');
