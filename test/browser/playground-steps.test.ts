@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentFile, AgentSource, AgentStep } from '../../src/core/chat-port.js';
-import type { IncomingMessage, MessageHandler, ReplySink } from '../../src/core/ports.js';
+import type { AgentFile, AgentStep } from '../../src/core/chat-port.js';
+import type { IncomingMessage, MessageHandler } from '../../src/core/ports.js';
 import { mountPlayground, type PlaygroundConnector } from '../../src/connectors/playground/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { createHttpServer, createMetrics, type HttpServer } from '../../src/server/index.js';
@@ -12,21 +12,13 @@ import { FakeChat } from '../fakes/fake-chat.js';
 import { MemoryConversationStore, MemoryPlaygroundOwnerStore } from '../fakes/memory-store.js';
 
 // Issue 36 in the playground: a step line under the reply while the assistant works, then the
-// sources it cites and the files it made after the answer. The core's plumbing that hands these
-// to a sink is another branch's (agent display); until it is merged, a scripted handler drives the
-// playground's sink through its adapter methods (connector.ts, "issue 36 adapter") the way the
-// core will, and the real page shows what arrives. Real HTTP server, real page, real Chromium.
+// sources it cites (in the answer's text, as on every platform) and the files it made after it.
+// A scripted handler writes to the playground's sink as the core does (steps on the writes,
+// files on the last one), and the real page shows what arrives. Real HTTP server, page, Chromium.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 const SHOTS = process.env.PLAYGROUND_SHOTS ?? tmpdir();
-
-/** The sink's issue 36 adapter (connector.ts). */
-interface AgentDisplay {
-  showSteps(steps: readonly AgentStep[]): Promise<void>;
-  showSources(sources: readonly AgentSource[]): Promise<void>;
-  showFile(file: AgentFile): Promise<void>;
-}
 
 /** A promise the test resolves: the handler waits for it between phases (no sleeps). */
 function gate(): { wait: Promise<void>; open: () => void } {
@@ -44,28 +36,32 @@ describe.skipIf(!haveChromium)('playground: steps, sources and files (issue 36)'
 
   const handler: MessageHandler = {
     async handle(msg: IncomingMessage) {
-      const sink = msg.sink as ReplySink & AgentDisplay;
+      const sink = msg.sink;
       const o = { part: 0, replyKey: `key-${msg.eventId}` };
       const search: AgentStep = { id: 's1', title: 'Searching the web', state: 'running' };
-      await sink.showWorking();
-      await sink.showSteps([search]);
-      await phase.searched.wait;
       const read: AgentStep = { id: 's2', title: 'Reading example.com', state: 'running' };
-      await sink.showSteps([{ ...search, state: 'done' }, read]);
-      const { messageId } = await sink.post('Hello', { ...o, final: false });
+      // As the core writes for a sink that shows steps (ReplySink.showsSteps, WriteOptions.steps):
+      // the running step in the working indicator, then with every write but the final one.
+      await sink.showWorking();
+      await sink.showStep?.(search);
+      await phase.searched.wait;
+      const { messageId } = await sink.post('Hello', {
+        ...o,
+        final: false,
+        steps: [{ ...search, state: 'done' }, read],
+      });
       await phase.read.wait;
-      await sink.showSteps([
-        { ...search, state: 'done' },
-        { ...read, state: 'done' },
-      ]);
-      await sink.showSources([{ url: 'https://example.com/a', title: 'Example A' }, { url: 'https://example.org/b' }]);
-      await sink.showFile({
+      const notes: AgentFile = {
         name: 'notes.txt',
         mime: 'text/plain',
         size: 6,
         data: new TextEncoder().encode('hello\n'),
-      });
-      await sink.edit(messageId ?? '', 'Hello world.', { ...o, final: true, last: true });
+      };
+      expect(sink.showsFile?.(notes)).toBe(true);
+      // The sources as the core appends them to the final text (agent-work.ts), for every platform.
+      const text =
+        'Hello world.\n\n**Sources**\n1. [Example A](<https://example.com/a>)\n2. [example.org](<https://example.org/b>)';
+      await sink.edit(messageId ?? '', text, { ...o, final: true, last: true, files: [notes] });
       return { status: 'answered' };
     },
     async reset() {},
@@ -129,11 +125,11 @@ describe.skipIf(!haveChromium)('playground: steps, sources and files (issue 36)'
       await page.screenshot({ path: join(SHOTS, `playground-steps-${width}.png`) });
       phase.read.open();
 
-      await page.waitForSelector('[data-reply][data-state="final"] .sources');
+      await page.waitForSelector('[data-reply][data-state="final"] .files');
       const shown = await page.$eval('[data-reply]', (e) => ({
-        body: e.querySelector('.body')?.textContent,
-        step: e.querySelector('.step-line')?.textContent,
-        sources: [...e.querySelectorAll('.sources a')].map((a) => [a.textContent, a.getAttribute('href')]),
+        body: e.querySelector('.body p')?.textContent,
+        step: e.querySelector('.step-line')?.textContent ?? '',
+        sources: [...e.querySelectorAll('.body a')].map((a) => [a.textContent, a.getAttribute('href')]),
         files: [...e.querySelectorAll('.files a')].map((a) => [a.textContent, a.getAttribute('download')]),
       }));
       expect(shown).toEqual({

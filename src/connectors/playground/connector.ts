@@ -15,7 +15,7 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
-import type { AgentFile, AgentSource, AgentStep } from '../../core/chat-port.js';
+import type { AgentFile, AgentStep } from '../../core/chat-port.js';
 import type { Logger } from '../../logger.js';
 import { pageFile, type TurnListener, TurnEvents } from './turn-events.js';
 import type { AskView, ReplyListener, ReplyState, ReplyView } from './history-merge.js';
@@ -158,27 +158,26 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     }
     async clearWorking(): Promise<void> {}
 
-    // ---- issue 36 adapter (agent display): the lead connects these at merge ----
-    // The core's agent-display work hands an agent's steps, sources and files to sinks; these are
-    // the playground's ends of it, under names to be matched to that ReplySink method at merge.
-    // Each goes to the page as `event: step|sources|file` for this turn (turn-events.ts).
-    /** The reply's steps so far (each by id, its latest state), every time one changes. */
-    async showSteps(steps: readonly AgentStep[]): Promise<void> {
+    // An agent's work (issue 36). The page draws the steps itself (a line under the reply) and
+    // offers every file (a link, or a download of the bytes); the sources come in the final text,
+    // as the core writes them for every platform.
+    readonly showsSteps = true;
+    readonly showsFile = (): boolean => true;
+
+    /** The running step before anything is shown (the typing indicator names it). */
+    async showStep(step: AgentStep | undefined): Promise<void> {
+      this.steps(step === undefined ? [] : [step]);
+    }
+
+    /** The reply's steps so far (each by id, its latest state): `[]` takes the line away. */
+    private steps(steps: readonly AgentStep[]): void {
       turns.emit(this.conversation, { kind: 'step', eventId: this.eventId, steps: steps.map((st) => ({ ...st })) });
     }
-    /** The sources the answer cites (shown after it). */
-    async showSources(sources: readonly AgentSource[]): Promise<void> {
-      turns.emit(this.conversation, {
-        kind: 'sources',
-        eventId: this.eventId,
-        sources: sources.map((src) => ({ ...src })),
-      });
-    }
+
     /** A file or image the assistant made: a link or a download in the page. */
-    async showFile(file: AgentFile): Promise<void> {
+    private file(file: AgentFile): void {
       turns.emit(this.conversation, { kind: 'file', eventId: this.eventId, file: pageFile(file) });
     }
-    // ---- end of the issue 36 adapter ----
 
     async post(text: string, o: WriteOptions): Promise<PostResult> {
       const view: ReplyView = {
@@ -202,6 +201,9 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     }
 
     private apply(view: ReplyView, text: string, o: WriteOptions): void {
+      // A final write carries no steps: the line goes away with the reply's last word.
+      if (o.steps !== undefined || o.final) this.steps(o.final ? [] : (o.steps ?? []));
+      if (o.last) for (const f of o.files ?? []) this.file(f);
       view.text = text;
       view.writes += 1;
       if (o.replyKey !== undefined) view.replyKey = o.replyKey;
