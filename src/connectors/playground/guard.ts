@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { IncomingMessage } from 'node:http';
 import { hostname, networkInterfaces } from 'node:os';
 import type { TrustProxy } from '../../config/trust-proxy.js';
-import { clientFactsOf } from './client-address.js';
+import { forwardedFacts } from '../forwarded-client.js';
 import { createGuessLimiter, GUESS_LIMITS, type GuessLimits } from './guesses.js';
 
 // Who may drive the playground: only its own page, on this machine (or, opened with PLAYGROUND=on,
@@ -80,7 +80,7 @@ export interface Caller {
   uids: string[];
   /** Authenticated with `Authorization: Bearer PLAYGROUND_TOKEN`. */
   bearer: boolean;
-  /** The client's address (client-address.ts addressKey), for per-address bounds. */
+  /** The client's address (connectors/forwarded-client.ts clientKey), for per-address bounds. */
   address: string;
   /** The browser keeps `Secure` cookies here (HTTPS, or a loopback name). */
   secure: boolean;
@@ -115,7 +115,7 @@ export function createGuard(opts: GuardOptions): Guard {
       ? undefined
       : createHmac('sha256', processKey).update('auth:').update(tokenDigest).digest('base64url');
   const guesses = createGuessLimiter(opts.guessLimits ?? GUESS_LIMITS, opts.now);
-  const factsOf = clientFactsOf(opts.trustProxy);
+  const factsOf = forwardedFacts(opts.trustProxy);
   const readAddresses = opts.addresses ?? machineAddresses;
   let addresses = new Set<string>();
   let addressesAt = -Infinity;

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 // @slack/oauth is Bolt's own dependency (see oauth.ts).
 import { type InstallURLOptions, InvalidStateError, type StateStore } from '@slack/oauth';
 import type { OAuthStateStore as OAuthStates, PendingLimit } from '../../store/ports.js';
+import { clientKey } from '../forwarded-client.js';
 
 // The `state` of Slack install links: random, single use, good for STATE_TTL_MS. Where the states
 // are kept is a port: this process's memory (the default, enough for one process and for tests)
@@ -114,20 +115,7 @@ export class MemoryOAuthStates implements OAuthStates {
  * their /64, the block one host usually holds.
  */
 export function clientAddress(remote: string | undefined): string {
-  if (remote === undefined || remote === '') return 'unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remote);
-  if (mapped?.[1] !== undefined) return mapped[1];
-  if (!remote.includes(':')) return remote;
-  const [head = '', tail = ''] = remote.split('%')[0]?.split('::') ?? [];
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === '' ? [] : tail.split(':');
-  const groups = remote.includes('::')
-    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-    : left;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
+  return clientKey(remote);
 }
 
 /**
