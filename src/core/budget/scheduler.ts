@@ -1,6 +1,6 @@
 import type { Bucket } from './bucket.js';
 import { BucketTable } from './bucket-table.js';
-import { BUDGET } from './learning.js';
+import { BUDGET } from './budget-settings.js';
 import {
   type BudgetView,
   errorOutcome,
