@@ -1,13 +1,5 @@
-import {
-  closesFence,
-  delimiterRow,
-  fenceOpener,
-  findTables,
-  headerCandidate,
-  splitRow,
-  type Align,
-  type Table,
-} from './split.js';
+import { closesFence, fenceOpener } from './fences.js';
+import { delimiterRow, findTables, headerCandidate, splitRow, type Align, type Table } from './table-parser.js';
 
 // Markdown tables as aligned monospace lines, for platforms without a table (Discord, Slack beyond
 // its table block's limits): one table rendered (monospaceTable), and a reply's stream with each
