@@ -9,6 +9,7 @@ import type { AgentFile, AgentStep, ContextMessage, ViewedItem } from './chat-po
 import type { Place, Platform, ReplyTarget } from './place.js';
 import type { Vote } from './store-ports.js';
 
+export * from './clock.js';
 export * from './place.js';
 export type { AgentFile, AgentStep, ContextMessage, ViewedItem } from './chat-port.js';
 
