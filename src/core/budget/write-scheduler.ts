@@ -111,7 +111,7 @@ export interface BudgetView {
   learned: boolean;
 }
 
-export interface WriteOptions {
+export interface ScheduledWriteOptions {
   signal?: AbortSignal | undefined;
   /** Whose write this is (see acquire). */
   party?: string | undefined;
@@ -147,7 +147,7 @@ export interface WriteScheduler extends RateLimitObserver {
     buckets: readonly BucketRef[],
     priority: WritePriority,
     send: () => Promise<T>,
-    opts?: WriteOptions,
+    opts?: ScheduledWriteOptions,
   ): Promise<T>;
   /**
    * A live reply will need one final write in these buckets: intermediate edits leave that much
