@@ -14,14 +14,16 @@ import { discordTokenProblems } from './discord-token.js';
 // Stage 2 of configuration: the validated environment becomes the typed Config the parts use.
 // Secrets stay in their own sub-objects so that logging a config section never shows one.
 
-export type ChatForm = 'a' | 'b' | 'chat-completions' | 'responses';
+/** CHAT_API_FORM as configured; main.ts hands it to the upstream client (its ChatForm). */
+export type ChatFormSetting = 'a' | 'b' | 'chat-completions' | 'responses';
 export type SlackStreaming = 'auto' | 'edit' | 'native';
 export type DiscordReplyMode = 'thread' | 'inline';
-export type ContextMode = 'message' | 'metadata' | 'off';
+/** CONTEXT_MODE as configured; main.ts hands it to the core (its ContextMode). */
+export type ContextModeSetting = 'message' | 'metadata' | 'off';
 
 /** CONTEXT_*: the earlier messages a new conversation in a place gets (see docs/thread-context.md). */
 export interface ContextConfig {
-  mode: ContextMode;
+  mode: ContextModeSetting;
   maxMessages: number;
   maxChars: number;
 }
@@ -29,7 +31,7 @@ export interface ContextConfig {
 export interface UpstreamConfig {
   url: string;
   apiKey: string;
-  form: ChatForm;
+  form: ChatFormSetting;
   botId: string;
   routes: BotRoute[];
   streaming: boolean;

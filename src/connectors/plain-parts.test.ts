@@ -1,6 +1,6 @@
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { fencesBalanced } from '../core/reply/split.js';
+import { fencesBalanced } from '../core/reply/fences.js';
 import { tableMarkdown } from '../emulator/replies.js';
 import { monospaceMarkdown, plainParts } from './plain-parts.js';
 

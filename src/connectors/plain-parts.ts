@@ -1,5 +1,6 @@
 import { type MonospaceOptions, monospaceTable } from '../core/reply/tables.js';
-import { findTables, splitText } from '../core/reply/split.js';
+import { splitText } from '../core/reply/split.js';
+import { findTables } from '../core/reply/table-parser.js';
 
 // The plainest form of a reply's words, for a write the platform refused in a richer one
 // (blocks, a table, Markdown, components): every table as aligned monospace lines in a code

@@ -2,8 +2,8 @@
 // where a message was written, which bot answers there, where its reply is shown, and under which
 // key the conversation is stored. Connectors make places; the core and the store only carry them.
 // The functions every message runs about a place (its key, its bot, what its stored conversation
-// is expected to be) live here, and so does the process's clock, so the port files around it
-// (ports.ts, store-ports.ts) hold types alone and no message runs them.
+// is expected to be) live here, so the port files around it (ports.ts, store-ports.ts) hold
+// types alone and no message runs them.
 
 export type Platform = 'slack' | 'discord' | 'playground' | 'test';
 
@@ -112,19 +112,3 @@ function readPlace(value: object): Place {
   if (typeof o.threadId === 'string') place.threadId = o.threadId;
   return place;
 }
-
-// ---- time: the one clock every message reads (tests inject their own) ----
-
-export interface Clock {
-  now(): number;
-  /** A cancellable timer; injected so tests control time. */
-  setTimeout(fn: () => void, ms: number): { clear(): void };
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    return { clear: () => clearTimeout(t) };
-  },
-};

@@ -9,6 +9,7 @@ import type { AgentFile, AgentStep, ContextMessage, ViewedItem } from './chat-po
 import type { Place, Platform, ReplyTarget } from './place.js';
 import type { Vote } from './store-ports.js';
 
+export * from './clock.js';
 export * from './place.js';
 export type { AgentFile, AgentStep, ContextMessage, ViewedItem } from './chat-port.js';
 
@@ -84,7 +85,7 @@ export interface HistoryRequest {
   limit: number;
   /** Only messages older than this one (the user's current message). */
   beforeMessageId?: string;
-  /** The next page of the same read: a `HistoryPage.next.cursor` the reader gave before. */
+  /** The next page of the same read: a `PlaceHistoryPage.next.cursor` the reader gave before. */
   cursor?: string;
 }
 
@@ -94,7 +95,7 @@ export interface HistoryRequest {
  * (the messages just before `beforeMessageId` are still to come), `older` when it came from the
  * newest end.
  */
-export interface HistoryPage {
+export interface PlaceHistoryPage {
   /** Newest first. */
   messages: PlaceMessage[];
   next?: { cursor: string; direction: 'newer' | 'older' };
@@ -107,9 +108,9 @@ export interface HistoryReader {
   /**
    * The place's most recent messages, newest first, at most `limit`. The bridge's own messages
    * are role `assistant`; mentions are display names. Throws on a platform error; a 429 is a
-   * PlatformRateLimitedError. A page when the platform gave part of them (see HistoryPage).
+   * PlatformRateLimitedError. A page when the platform gave part of them (see PlaceHistoryPage).
    */
-  recent(req: HistoryRequest): Promise<PlaceMessage[] | HistoryPage>;
+  recent(req: HistoryRequest): Promise<PlaceMessage[] | PlaceHistoryPage>;
   /**
    * The place's messages the bridge already received in its events (a bounded record kept in
    * memory by the connector), newest first, at most `limit`, before `beforeMessageId`: no

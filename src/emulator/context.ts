@@ -1,13 +1,13 @@
 // What the route handlers share: options, clock, state, faults, the request log.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultQueue } from './faults.js';
-import type { ConversationStore } from './state.js';
+import type { EmulatorConversations } from './state.js';
 import type { ChatEndpoint, Fault, RecordedRequest, RuntimeOptions } from './types.js';
 
 export interface EmulatorContext {
   readonly opts: RuntimeOptions;
   readonly now: () => number;
-  readonly store: ConversationStore;
+  readonly store: EmulatorConversations;
   readonly faults: FaultQueue;
   readonly requests: RecordedRequest[];
   /** Aborted when the emulator closes: open streams stop and their sockets are destroyed. */

@@ -6,7 +6,7 @@ import type { EmulatorContext } from './context.js';
 import { FaultQueue } from './faults.js';
 import { type EmulatorAccess, resolveRuntime, validateRuntime } from './options.js';
 import { createEmulatorServer } from './server.js';
-import { ConversationStore } from './state.js';
+import { EmulatorConversations } from './state.js';
 import type { Emulator, EmulatorOptions, Fault, RecordedRequest, RuntimeOptions } from './types.js';
 
 export type {
@@ -19,7 +19,7 @@ export type {
   RecordedRequest,
   RuntimeOptions,
   StoredMessage,
-  StreamFormat,
+  EmulatorStreamFormat,
   StreamIds,
 } from './types.js';
 export { DEFAULTS as EMULATOR_DEFAULTS } from './options.js';
@@ -33,7 +33,7 @@ export async function startEmulator(options: EmulatorOptions & EmulatorAccess = 
   const now = options.now ?? (() => Date.now());
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
-  const store = new ConversationStore(now, () => opts.sessionIdleSeconds);
+  const store = new EmulatorConversations(now, () => opts.sessionIdleSeconds);
   const faults = new FaultQueue();
   const requests: RecordedRequest[] = [];
   const closing = new AbortController();

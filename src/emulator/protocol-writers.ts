@@ -8,7 +8,7 @@
 import type { ReplyPart } from './agent-replies.js';
 import type { AgentProtocol } from './replies.js';
 import { type FrameIds, idFields, type StreamWriter } from './stream-writers.js';
-import type { StreamFormat } from './types.js';
+import type { EmulatorStreamFormat } from './types.js';
 
 type Json = Record<string, unknown>;
 /** One event: JSON (or SSE-only raw data such as `[DONE]`) and, for SSE, its event name. */
@@ -327,7 +327,7 @@ function encode(frames: Frame[], lines: boolean): string {
  * A writer for one stream in `protocol`: JSON lines in the `ndjson` and `json-preamble` formats
  * (the latter behind its `)]}'` line), SSE in the others (`plain` too: a protocol needs events).
  */
-export function protocolWriter(protocol: AgentProtocol, format: StreamFormat): StreamWriter {
+export function protocolWriter(protocol: AgentProtocol, format: EmulatorStreamFormat): StreamWriter {
   const enc = ENCODERS[protocol]();
   const lines = format === 'ndjson' || format === 'json-preamble';
   // Form A's ids as `conversationId`/`messageId`, Form B's as `session_id`/`message_id`.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConversationStore, historyWindow } from './state.js';
+import { EmulatorConversations, historyWindow } from './state.js';
 import type { StoredMessage } from './types.js';
 
 const msgs: StoredMessage[] = Array.from({ length: 6 }, (_, i) => ({
@@ -24,10 +24,10 @@ describe('historyWindow', () => {
   });
 });
 
-describe('ConversationStore', () => {
+describe('EmulatorConversations', () => {
   it('expires idle conversations by the injected clock and forgets them', () => {
     let now = 0;
-    const store = new ConversationStore(
+    const store = new EmulatorConversations(
       () => now,
       () => 10,
     );
@@ -42,7 +42,7 @@ describe('ConversationStore', () => {
   });
 
   it('previews the last message, cut at 80 characters', () => {
-    const store = new ConversationStore(
+    const store = new EmulatorConversations(
       () => 0,
       () => 100,
     );

@@ -48,7 +48,7 @@ function preview(conv: Conversation): string {
   return cps.length > PREVIEW_CHARS ? `${cps.slice(0, PREVIEW_CHARS - 1).join('')}…` : last.content;
 }
 
-export class ConversationStore {
+export class EmulatorConversations {
   private readonly convs = new Map<string, Conversation>();
 
   constructor(

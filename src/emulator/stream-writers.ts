@@ -2,7 +2,7 @@
 // the timing, faults and socket handling live in stream.ts. An agent's work (agent-replies.ts)
 // goes out as the seed's named events (CONTRACT.md §4): `status`, `source`, `file`, `reasoning`.
 import type { ReplyPart } from './agent-replies.js';
-import type { StreamFormat } from './types.js';
+import type { EmulatorStreamFormat } from './types.js';
 
 /** Ids a frame may carry; which are set depends on the form and on `streamIds`. */
 export interface FrameIds {
@@ -120,7 +120,7 @@ export const plain: StreamWriter = {
   part: (part) => (part.kind === 'text' ? part.text : ''),
 };
 
-export function writerFor(format: StreamFormat): StreamWriter {
+export function writerFor(format: EmulatorStreamFormat): StreamWriter {
   switch (format) {
     case 'sse-json':
       return sseJson;

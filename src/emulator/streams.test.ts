@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from './index.js';
 import { auth, KEY, post } from '../../test/support/emulator.js';
-import type { StreamFormat } from './types.js';
+import type { EmulatorStreamFormat } from './types.js';
 
 let emu: Emulator;
 beforeEach(async () => {
@@ -149,7 +149,7 @@ describe('stream wire formats, Form B', () => {
 });
 
 describe('stream text equals the one-response text', () => {
-  it.each(['sse-json', 'sse-text', 'ndjson', 'plain'] as StreamFormat[])(
+  it.each(['sse-json', 'sse-text', 'ndjson', 'plain'] as EmulatorStreamFormat[])(
     '%s, long reply with emoji and code fences',
     async (format) => {
       emu.setOptions({ streamFormat: format });

@@ -4,11 +4,17 @@
 export type ApiForm = 'a' | 'b' | 'chat-completions' | 'responses';
 /** What the emulator serves: one API, `both` seed forms, or `all` four. */
 export type EmulatorForm = ApiForm | 'both' | 'all';
-export type StreamFormat = 'sse-json' | 'sse-text' | 'ndjson' | 'json-preamble' | 'plain';
+export type EmulatorStreamFormat = 'sse-json' | 'sse-text' | 'ndjson' | 'json-preamble' | 'plain';
 export type StreamIds = 'header' | 'event' | 'both' | 'none';
 export type ChatEndpoint = 'send' | 'stream' | 'history' | 'list';
 
-export const STREAM_FORMATS: readonly StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble', 'plain'];
+export const STREAM_FORMATS: readonly EmulatorStreamFormat[] = [
+  'sse-json',
+  'sse-text',
+  'ndjson',
+  'json-preamble',
+  'plain',
+];
 export const EMULATOR_FORMS: readonly EmulatorForm[] = ['a', 'b', 'both', 'chat-completions', 'responses', 'all'];
 export const STREAM_IDS: readonly StreamIds[] = ['header', 'event', 'both', 'none'];
 
@@ -19,7 +25,7 @@ export interface EmulatorOptions {
   form?: EmulatorForm;
   apiKey?: string;
   bots?: string[];
-  streamFormat?: StreamFormat;
+  streamFormat?: EmulatorStreamFormat;
   /** Delay between stream chunks; 0 still yields to the event loop between chunks. */
   chunkDelayMs?: number;
   /** Longer messages (JS string length) are refused: Form A 400, Form B 400 MESSAGE_TOO_LONG. */

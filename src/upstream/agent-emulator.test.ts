@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentFile, ChatService, StreamEvent } from '../core/chat-port.js';
-import { type Emulator, type StreamFormat, startEmulator } from '../emulator/index.js';
+import { type Emulator, type EmulatorStreamFormat, startEmulator } from '../emulator/index.js';
 import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_SOURCES, AGENT_TOOLS } from '../emulator/agent-replies.js';
 import { AGENT_PROTOCOLS } from '../emulator/replies.js';
 import { collect, TEST_KEY, testClient } from '../../test/support/upstream.js';
@@ -29,7 +29,7 @@ beforeEach(() => {
   emu.setOptions({ streamFormat: 'sse-json', streamIds: 'both' });
 });
 
-const FORMATS: StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble'];
+const FORMATS: EmulatorStreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble'];
 const steps = AGENT_TOOLS.flatMap((t) => [
   { id: t.id, title: t.title, state: 'running' },
   { id: t.id, title: t.title, state: 'done' },
@@ -94,7 +94,7 @@ describe('[agent] in the seed forms’ named events', () => {
 
 describe('[protocol NAME]', () => {
   for (const protocol of AGENT_PROTOCOLS)
-    for (const format of ['sse-json', 'ndjson', 'json-preamble'] as StreamFormat[])
+    for (const format of ['sse-json', 'ndjson', 'json-preamble'] as EmulatorStreamFormat[])
       it(`${protocol} as ${format}, both forms`, async () => {
         emu.setOptions({ streamFormat: format, streamIds: 'event' });
         for (const service of [a, b]) {

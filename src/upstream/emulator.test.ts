@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChatError, type ChatService } from '../core/chat-port.js';
-import { type Emulator, type StreamFormat, type StreamIds, startEmulator } from '../emulator/index.js';
+import { type Emulator, type EmulatorStreamFormat, type StreamIds, startEmulator } from '../emulator/index.js';
 import { collect, TEST_KEY, testClient } from '../../test/support/upstream.js';
 
 // Every endpoint of both forms against the in-process emulator, with its documented errors.
@@ -61,7 +61,7 @@ describe('Form A', () => {
     expect(a.mintConversationId()).toBeUndefined();
   });
 
-  const formats: StreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble', 'plain'];
+  const formats: EmulatorStreamFormat[] = ['sse-json', 'sse-text', 'ndjson', 'json-preamble', 'plain'];
   const idModes: StreamIds[] = ['header', 'event', 'both', 'none'];
   for (const streamFormat of formats) {
     for (const streamIds of idModes) {

@@ -6,7 +6,7 @@ import type { ChatService } from '../../src/core/chat-port.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import type { Clock } from '../../src/core/ports.js';
 import { createRelay, type Relay, type RelaySettings } from '../../src/core/intake/relay.js';
-import { fencesBalanced } from '../../src/core/reply/split.js';
+import { fencesBalanced } from '../../src/core/reply/fences.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, replyText, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { DISCORD_TABLES } from '../../src/connectors/discord/reply-sink.js';
-import { fencesBalanced } from '../../src/core/reply/split.js';
-import { findTables } from '../../src/core/reply/split.js';
+import { fencesBalanced } from '../../src/core/reply/fences.js';
+import { findTables } from '../../src/core/reply/table-parser.js';
 import { monospaceTable } from '../../src/core/reply/tables.js';
 import { tableMarkdown } from '../../src/emulator/replies.js';
 import { mention } from './discord/harness.js';

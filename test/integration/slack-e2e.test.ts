@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import { fencesBalanced } from '../../src/core/reply/split.js';
+import { fencesBalanced } from '../../src/core/reply/fences.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { visibleLength } from '../fakes/slack/web-api.js';
 import { mrkdwnOracle, reopenedParts, slackPartsProblems } from './slack-parts.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markdownTextOracle, mrkdwnOracle } from '../integration/slack-parts.js';
 import type { InFlightRecord } from '../../src/core/ports.js';
-import { fencesBalanced } from '../../src/core/reply/split.js';
+import { fencesBalanced } from '../../src/core/reply/fences.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, longMarkdown } from '../../src/emulator/index.js';
 import { openStore } from '../../src/store/sqlite/index.js';

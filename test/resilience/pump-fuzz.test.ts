@@ -5,7 +5,7 @@ import { noopMetrics } from '../../src/core/metrics-port.js';
 import { PlatformRateLimitedError } from '../../src/core/ports.js';
 import { pump } from '../../src/core/reply/reply-to.js';
 import { RateLimitScheduler } from '../../src/core/budget/scheduler.js';
-import { fencesBalanced } from '../../src/core/reply/split.js';
+import { fencesBalanced } from '../../src/core/reply/fences.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { silentLogger } from '../../src/logger.js';
 import { ManualClock } from '../fakes/manual-clock.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fencesBalanced } from '../../src/core/reply/split.js';
+import { fencesBalanced } from '../../src/core/reply/fences.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type Emulator, longMarkdown, replyText } from '../../src/emulator/index.js';
 import { openStore } from '../../src/store/sqlite/index.js';

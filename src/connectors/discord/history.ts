@@ -1,5 +1,5 @@
 import { type Client, Routes } from 'discord.js';
-import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
+import type { PlaceHistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
 import { compareIds, type SeenMessages } from '../../core/reply/thread-context.js';
 import { cutText } from '../../core/reply/upstream-message.js';
 import { toPlatformError } from './errors.js';
@@ -49,7 +49,7 @@ export function discordHistoryReader(init: DiscordHistoryInit): HistoryReader {
   const seen = init.seen;
   return {
     buckets: [bucket],
-    async recent(req: HistoryRequest): Promise<HistoryPage> {
+    async recent(req: HistoryRequest): Promise<PlaceHistoryPage> {
       // Newest first from `before`; a later page continues before the oldest of the last one.
       const before = req.cursor ?? req.beforeMessageId;
       const asked = Math.min(MAX_LIMIT, Math.max(1, req.limit));

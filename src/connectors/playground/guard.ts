@@ -88,12 +88,12 @@ export interface Caller {
   https: boolean;
 }
 
-export type Admitted =
+export type GuardVerdict =
   { caller: Caller } | { refused: Refusal; address: string; secure: boolean; https: boolean; retryAfterS?: number };
 
 export interface Guard {
   /** Address, Host and (opened) the credential: every route. */
-  admit(req: IncomingMessage): Admitted;
+  admit(req: IncomingMessage): GuardVerdict;
   /** The API's extra rules (Origin, Content-Type on writes; page token and id cookie always). */
   api(req: IncomingMessage, caller: Caller, write: boolean): Refusal | undefined;
   /** The page token of a browser id: what the page carries. */

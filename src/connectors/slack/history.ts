@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { HistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
+import type { PlaceHistoryPage, HistoryReader, HistoryRequest, PlaceMessage } from '../../core/ports.js';
 import { compareIds } from '../../core/reply/thread-context.js';
 import { cutText } from '../../core/reply/upstream-message.js';
 import { type BotIdentity, CONTENT_SUBTYPES, type SlackHistoryMessage, type SlackSeen, seenKey } from './events.js';
@@ -39,7 +39,7 @@ export function slackHistoryReader(init: SlackHistoryInit): HistoryReader {
   const seen = init.seen;
   return {
     buckets: [bucket],
-    async recent(req: HistoryRequest): Promise<HistoryPage> {
+    async recent(req: HistoryRequest): Promise<PlaceHistoryPage> {
       let page: RawPage;
       try {
         page = await fetchPage(init, req);
@@ -81,11 +81,11 @@ function recordedRaw(init: SlackHistoryInit, seen: SlackSeen, req: HistoryReques
 interface RawPage {
   /** Newest first. */
   messages: SlackHistoryMessage[];
-  next?: HistoryPage['next'];
+  next?: PlaceHistoryPage['next'];
 }
 
 /** A cursor this reader hands out: the direction it continues in, then Slack's cursor. */
-function packCursor(direction: 'newer' | 'older', cursor: string): NonNullable<HistoryPage['next']> {
+function packCursor(direction: 'newer' | 'older', cursor: string): NonNullable<PlaceHistoryPage['next']> {
   return { cursor: `${direction === 'newer' ? 'n' : 'o'}:${cursor}`, direction };
 }
 

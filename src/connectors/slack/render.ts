@@ -1,5 +1,5 @@
 import slackifyMarkdown from 'slackify-markdown';
-import { findFences } from '../../core/reply/split.js';
+import { findFences } from '../../core/reply/fences.js';
 
 // Upstream text is Markdown written by a model: it must never ping anyone or reference things
 // on its own. Slack treats `<...>` as control sequences (`<!channel>`, `<@U1>`, `<#C1>`,

@@ -9,7 +9,7 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '../../core/ports.js';
-import { delimiterRow, findTables, splitRow } from '../../core/reply/split.js';
+import { delimiterRow, findTables, splitRow } from '../../core/reply/table-parser.js';
 import type { Logger } from '../../logger.js';
 import { replyBlocks, textBlocks } from './controls.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';

@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import stringWidth from 'string-width';
-import { findTables, type Table, type TableSpan } from '../../core/reply/split.js';
+import { findTables, type Table, type TableSpan } from '../../core/reply/table-parser.js';
 import { INLINE_MAX_CELL, monospaceTable, plainCell } from '../../core/reply/tables.js';
 import { textBlocks } from './controls.js';
 import { neutraliseMrkdwn } from './render.js';

@@ -1,8 +1,9 @@
 import type { BucketRef, BudgetStore, Lesson } from '../ports.js';
 import { Bucket } from './bucket.js';
-import { BUDGET } from './learning.js';
+import { BUDGET } from './budget-settings.js';
 import { blamesPlace, placeMarginMs, placeRun } from './place-blame.js';
-import type { BudgetView, PlaceWrite, ProbeLock, WriteOutcome } from './write-scheduler.js';
+import type { ProbeLock } from './probe-lock.js';
+import type { BudgetView, PlaceWrite, WriteOutcome } from './write-scheduler.js';
 
 // The scheduler's buckets: each made on first use (at this replica's share, from its lesson if
 // there is one), forgotten when idle (its lesson is kept), and kept in step with the lessons of

@@ -1,11 +1,15 @@
 import type { Lesson, RateLimitInfo } from '../ports.js';
 import * as learn from './learning.js';
-import { BUDGET, followHeaders, type HeaderBucket, type Learned, type Reference } from './learning.js';
+import { BUDGET } from './budget-settings.js';
+import { followHeaders, type HeaderBucket } from './header-bucket.js';
+import type { Learned, Reference } from './learning.js';
 import { isUnlimited, placeCleared, placeLimit, placeMarginMs, restorePlace, unlimited } from './place-blame.js';
-import { type BudgetView, type ProbeLock, refill, replay, type Tokens, tokensReadyAt } from './write-scheduler.js';
+import type { ProbeLock } from './probe-lock.js';
+import { refill, replay, type Tokens, tokensReadyAt } from './tokens.js';
+import type { BudgetView } from './write-scheduler.js';
 
 // One bucket's budget and the object that owns it. Its parts are plain values replaced by pure
-// functions: the token bucket (below), the learned numbers and the header bucket (learning.ts).
+// functions: the token bucket (below), the learned numbers (learning.ts) and the header bucket (header-bucket.ts).
 // Queries (readiness, affords, atRest, …) only read; changes are this object's commands. The
 // numbers are the whole platform's bucket; this replica spends `share` of it (tokens are its own).
 

@@ -1,8 +1,9 @@
-import type { Lesson, RateLimitInfo } from '../ports.js';
+import type { Lesson } from '../ports.js';
+import { BUDGET, MINUTE } from './budget-settings.js';
 
-// Where a bucket's numbers come from, as pure functions over plain values: learned (`Learned`:
-// shrink, grow, probe), or given by the platform's headers (`HeaderBucket`). BUDGET holds every
-// tuning constant of the budget. The owning Bucket (bucket.ts) keeps the values; nothing here does.
+// How a bucket's numbers are learned, as pure functions over plain values (`Learned`: shrink, grow,
+// probe). Numbers the platform's headers give are followed instead (header-bucket.ts); every tuning
+// constant is in BUDGET (budget-settings.ts). The owning Bucket (bucket.ts) keeps the values.
 // The states these functions move a bucket through: docs/bucket-states.md.
 //
 // The connector's limit per window is a first guess, turned into a token bucket that never puts
@@ -18,57 +19,6 @@ import type { Lesson, RateLimitInfo } from '../ports.js';
 //   window's shortBurstCeiling. What is accepted whole is confirmed; a lesson keeps what is.
 //
 // Several replicas: the numbers are the whole platform's bucket; the Bucket spends its share.
-
-const MINUTE = 60_000;
-
-/** Every tuning constant of the budget. */
-export const BUDGET = {
-  minute: MINUTE,
-  /** After a 429 the rate is at most this fraction of what it was. */
-  shrink: 0.7,
-  /** An estimate from accepted writes is discounted by this much (ours are never exact). */
-  safety: 0.9,
-  /** A minute of pressure without a 429 grows the rate by this factor. */
-  growth: 1.05,
-  /** The rate never grows above this many times the first guess. */
-  maxGrowth: 2,
-  /** A per-minute bucket's first burst: a tenth of its limit, at most this. */
-  maxStartBurst: 4,
-  /** For this long after a 429 the rate stays below 90% of the one that met it, and no probe goes. */
-  recentLimitMs: 10 * MINUTE,
-  /** Refused probes in a row double the wait before the next, at most this many times (5 h 20). */
-  maxProbeBackoff: 5,
-  /** Writes accepted within this long count as one run (a burst) when probing. */
-  runMs: 2000,
-  /** A bucket with a window this long or longer is a per-minute budget: its rate is a guess. */
-  longWindowMs: 10_000,
-  /** The highest burst a short window's family probes for: a few posts at once, never a flood. */
-  shortBurstCeiling: 5,
-  /** A probe not answered within this long (its write was dropped) frees the family's lock. */
-  probeHoldMs: 10_000,
-  /** A held final must be payable within this long (tokens now plus what refills meanwhile). */
-  finalHorizonMs: 2000,
-  /** A bucket with no activity for this long is forgotten (its lesson is kept). */
-  forgetAfterMs: 10 * MINUTE,
-  /**
-   * A per-place bucket at rest this long (and a window) is forgotten (Bucket.atRest): full again
-   * with nothing held, it is what a new one made from the family's lesson would be. Each new place
-   * a second keeps this many seconds of buckets (soak: a minute's were 3,700 at 65 places/s).
-   */
-  perPlaceRestMs: 10_000,
-  /** A bucket's lesson is written at most this often (a 429's at once). */
-  saveEveryMs: 5000,
-  /** Lessons kept in memory (oldest forgotten first). */
-  maxLessons: 10_000,
-  /** Buckets are swept for idleness at most this often, unless there are more than maxBuckets. */
-  sweepEveryMs: 1000,
-  maxBuckets: 10_000,
-  /** A party (user) not served for this long is forgotten by the fair order. */
-  partyForgetMs: 60_000,
-  /** Added to every window and block unless configured: 5% of the window, at least 50 ms. */
-  marginFraction: 0.05,
-  minMarginMs: 50,
-} as const;
 
 /** What is known and learned of one bucket: a plain value, replaced whole on every change. */
 export interface Learned {
@@ -372,29 +322,4 @@ export function lesson(s: Learned, key: string, now: number): Lesson {
 
 export function saved(s: Learned): Learned {
   return s.dirty ? { ...s, dirty: false } : s;
-}
-
-// ---- the bucket the platform's headers describe (Discord's X-RateLimit-*): followed, not learned ----
-
-/**
- * What the headers said. With a limit, its numbers replace the learned ones (the platform counts,
- * we follow: no guess, no probe, no shrink); `remaining` caps the grants until `until`; the bucket
- * is full again at `resetAt`.
- */
-export interface HeaderBucket {
-  readonly limit: number | undefined;
-  readonly rate: number;
-  readonly windowMs: number;
-  readonly allowance: { readonly remaining: number; readonly until: number } | undefined;
-  readonly resetAt: number | undefined;
-}
-
-/** The header bucket after `info` (its window and limit; `remaining` is the Bucket's to apply). */
-export function followHeaders(h: HeaderBucket | undefined, info: RateLimitInfo, r: Reference): HeaderBucket {
-  let next = h ?? { limit: undefined, rate: 0, windowMs: r.windowMs, allowance: undefined, resetAt: undefined };
-  const reset = info.resetAfterMs;
-  if (reset !== undefined && reset > next.windowMs) next = { ...next, windowMs: reset };
-  const limit = info.limit;
-  if (limit === undefined || limit <= 0 || limit === next.limit) return next;
-  return { ...next, limit, rate: limit / (next.windowMs + r.marginMs) };
 }

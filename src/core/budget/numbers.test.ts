@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { refill, tokensReadyAt } from './write-scheduler.js';
+import { refill, tokensReadyAt } from './tokens.js';
 import * as learn from './learning.js';
-import { BUDGET, type Learned } from './learning.js';
+import { BUDGET } from './budget-settings.js';
+import { followHeaders } from './header-bucket.js';
+import type { Learned } from './learning.js';
 
 // The pure parts of a bucket: numbers in, numbers out, nothing kept (the inputs are frozen: a
 // function that changed one would throw).
@@ -101,11 +103,11 @@ describe('the learning policy', () => {
 
 describe('the header bucket', () => {
   it('takes the platform’s limit over the window its headers show', () => {
-    const h = learn.followHeaders(undefined, { bucket: 'b', limit: 5, remaining: 4, resetAfterMs: 2000 }, perMinute);
+    const h = followHeaders(undefined, { bucket: 'b', limit: 5, remaining: 4, resetAfterMs: 2000 }, perMinute);
     expect(h.limit).toBe(5);
     expect(h.windowMs).toBe(MIN); // a shorter reset does not shrink the window
     expect(h.rate).toBeCloseTo(5 / 63_000);
-    const longer = learn.followHeaders(
+    const longer = followHeaders(
       Object.freeze(h),
       { bucket: 'b', resetAfterMs: 90_000 },
       { limit: 1, windowMs: 1000, marginMs: 3000 },

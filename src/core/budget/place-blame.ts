@@ -1,5 +1,6 @@
 import type { Lesson } from '../ports.js';
-import { acceptedSince, BUDGET, type Learned, restore } from './learning.js';
+import { BUDGET } from './budget-settings.js';
+import { acceptedSince, type Learned, restore } from './learning.js';
 
 // A place's share of a wider bucket (BucketRef.placeOf: a Slack channel's chat.update calls, which
 // Slack limits per workspace and documents no other limit for). Such a bucket limits nothing until a

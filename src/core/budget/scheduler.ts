@@ -1,6 +1,6 @@
 import type { Bucket } from './bucket.js';
 import { BucketTable } from './bucket-table.js';
-import { BUDGET } from './learning.js';
+import { BUDGET } from './budget-settings.js';
 import {
   type BudgetView,
   errorOutcome,
@@ -10,7 +10,7 @@ import {
   PRIORITY_RANK,
   type SchedulerOptions,
   type WriteGrant,
-  type WriteOptions,
+  type ScheduledWriteOptions,
   type WriteOutcome,
   type WritePriority,
   type WriteScheduler,
@@ -155,7 +155,7 @@ export class RateLimitScheduler implements WriteScheduler {
     buckets: readonly BucketRef[],
     priority: WritePriority,
     send: () => Promise<T>,
-    opts: WriteOptions = {},
+    opts: ScheduledWriteOptions = {},
   ): Promise<T> {
     const attempts = Math.max(1, opts.attempts ?? 3);
     for (let attempt = 1; ; attempt++) {

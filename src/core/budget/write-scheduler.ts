@@ -111,7 +111,7 @@ export interface BudgetView {
   learned: boolean;
 }
 
-export interface WriteOptions {
+export interface ScheduledWriteOptions {
   signal?: AbortSignal | undefined;
   /** Whose write this is (see acquire). */
   party?: string | undefined;
@@ -147,7 +147,7 @@ export interface WriteScheduler extends RateLimitObserver {
     buckets: readonly BucketRef[],
     priority: WritePriority,
     send: () => Promise<T>,
-    opts?: WriteOptions,
+    opts?: ScheduledWriteOptions,
   ): Promise<T>;
   /**
    * A live reply will need one final write in these buckets: intermediate edits leave that much
@@ -172,48 +172,4 @@ export function forParty(scheduler: WriteScheduler, party: string): WriteSchedul
     observe: (info) => scheduler.observe(info),
     limited: (bucket, retryAfterMs) => scheduler.limited(bucket, retryAfterMs),
   };
-}
-
-// The token bucket, numbers in and out (a Bucket keeps its value: bucket.ts), and who may probe
-// above a confirmed burst (a family's members share one lock: bucket-table.ts), the two shapes
-// every bucket is built on.
-
-/** Tokens valued at `at` (later than now during a block). */
-export type Tokens = { readonly tokens: number; readonly at: number };
-
-/** The tokens at `now`: refilled at `rate` per ms up to `burst` (none before `at`). */
-export function refill(t: Tokens, rate: number, burst: number, now: number): Tokens {
-  if (now <= t.at) return t;
-  return { tokens: Math.min(burst, t.tokens + (now - t.at) * rate), at: now };
-}
-
-/** When `need` tokens are in hand: at once, or once they refilled (never before `at`). */
-export function tokensReadyAt(t: Tokens, rate: number, need: number, now: number): number {
-  if (t.tokens >= need) return Math.max(now, t.at);
-  return Math.max(now, t.at) + Math.ceil((need - t.tokens) / rate);
-}
-
-/**
- * What a bucket of `rate` and `burst`, full before the first of `times`, holds at `now` after
- * paying a token at each of them (never below 0: the platform took them all). A bucket that
- * counted nothing until now learns its numbers (place-blame.ts) and starts from what its writes
- * left.
- */
-export function replay(times: readonly number[], rate: number, burst: number, now: number): Tokens {
-  let t: Tokens = { tokens: burst, at: times[0] ?? now };
-  for (const at of times) {
-    const r = refill(t, rate, burst, at);
-    t = { tokens: Math.max(0, r.tokens - 1), at: r.at };
-  }
-  return refill(t, rate, burst, now);
-}
-
-/** Who may probe above the confirmed burst (a family's members share one; bucket-table.ts). */
-export interface ProbeLock {
-  readonly refusals: number;
-  mayProbe(key: string, now: number): boolean;
-  take(key: string, now: number): void;
-  release(key: string): void;
-  confirmed(): void;
-  refused(key: string): void;
 }

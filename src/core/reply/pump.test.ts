@@ -6,7 +6,7 @@ import { type BridgeMetrics, noopMetrics } from '../metrics-port.js';
 import { PlatformWriteError } from '../ports.js';
 import { type PumpOptions, pump } from './reply-to.js';
 import { RateLimitScheduler } from '../budget/scheduler.js';
-import { fencesBalanced } from './split.js';
+import { fencesBalanced } from './fences.js';
 import { silentLogger } from '../../logger.js';
 
 /** A source the test feeds by hand. */

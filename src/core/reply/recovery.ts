@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BridgeMetrics } from '../metrics-port.js';
 import type { Clock, Connector, InFlightRecord, InFlightStore } from '../ports.js';
-import { fenceCloser } from './reply-text.js';
+import { fenceCloser } from './fences.js';
 import { MESSAGES } from '../user-messages.js';
 
 // Start-up repair: replies the last run left streaming (a crash) are edited to end with the

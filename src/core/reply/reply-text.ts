@@ -1,4 +1,5 @@
-import { type Cut, openFence, splitOnce } from './split.js';
+import { fenceCloser, openFence } from './fences.js';
+import { type Cut, splitOnce } from './split.js';
 
 // A reply's text model: what text the reply owes the platform (the reply as composed so far:
 // prefix, upstream text, the note it ended with; and, per message, what the platform already
@@ -309,14 +310,6 @@ export function cutAt(text: string, at: number, minCut = 0): Cut {
   const f = openFence(head);
   const close = fenceCloser(head, f);
   return { consumed: c, head: head + close, close, reopen: f === undefined ? '' : `${f.opener}\n` };
-}
-
-/**
- * What closes a code fence left open at the end of `text` ('' when none is): put it before a note
- * appended to a cut-off reply, so that the note is not shown as code.
- */
-export function fenceCloser(text: string, open = openFence(text)): string {
-  return open === undefined ? '' : `${text.endsWith('\n') ? '' : '\n'}${open.marker}`;
 }
 
 // How fast a reply's text grows: the characters it gained over the last interval (early on,

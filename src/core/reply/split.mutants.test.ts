@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { cutAt, fenceCloser } from './reply-text.js';
-import { fencesBalanced, splitOnce, splitText } from './split.js';
+import { fenceCloser } from './fences.js';
+import { cutAt } from './reply-text.js';
+import { fencesBalanced } from './fences.js';
+import { splitOnce, splitText } from './split.js';
 
 // The fence rules and the early cut, case by case (mutation testing). Every expected value is
 // written out by hand from CommonMark's fence rules: up to three spaces of indent, three or more

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fencesBalanced, findFences, joinParts, splitOnce, splitText } from './split.js';
+import { fencesBalanced, findFences } from './fences.js';
+import { joinParts, splitOnce, splitText } from './split.js';
 
 /** No lone surrogate (String.prototype.isWellFormed is ES2024, beyond our lib setting). */
 const wellFormed = (s: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);

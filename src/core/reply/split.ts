@@ -1,5 +1,7 @@
-// A reply's Markdown blocks (code fences, tables) and its split into platform-sized messages. A
-// cut prefers, in order: a paragraph break, a line break, the end of a sentence, a space; else a
+import { type Fence, findFences } from './fences.js';
+
+// A reply's split into platform-sized messages (its code fences: fences.ts; its tables:
+// table-parser.ts). A cut prefers, in order: a paragraph break, a line break, the end of a sentence, a space; else a
 // hard cut at a code-point boundary. It never falls inside a surrogate pair, inside a Markdown
 // link `[..](..)`, or on a fence's opening or closing line. A cut inside a fenced code block (```
 // or ~~~) closes the fence at the end of the part and reopens it, with the same info string, at
@@ -25,19 +27,6 @@ export interface Cut {
   reopen: string;
 }
 
-export interface Fence {
-  openStart: number;
-  contentStart: number;
-  /** Start of the closing line; text.length when the fence is still open at the end. */
-  closeStart: number;
-  closeEnd: number;
-  /** The opening line without its newline, e.g. "```ts". */
-  opener: string;
-  marker: string;
-}
-
-const OPEN_RE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
-const CLOSE_RE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
 /**
  * Where a cut may fall, tried in turn: the last tenth of the limit first, so that a message that
  * streamed up to the limit keeps (nearly) all it showed, then from 30% on, then anywhere. Within
@@ -58,63 +47,6 @@ export interface SplitWork {
 
 /** Fences whose reopen/close lines would eat more than this share of a part are not reopened. */
 const MAX_FENCE_OVERHEAD = 0.5;
-
-/** What a line OPEN_RE or CLOSE_RE may match starts with: at most 3 spaces, then ` or ~ (sticky). */
-const FENCE_START = / {0,3}[`~]/y;
-
-/** The marker (```` ``` ````, `~~~`…) of a fence's opening line; undefined when the line opens none. */
-export function fenceOpener(line: string): string | undefined {
-  const m = OPEN_RE.exec(line);
-  // A backtick fence's info string holds no backtick (CommonMark).
-  return m?.[2] === undefined || (m[2][0] === '`' && (m[3] ?? '').includes('`')) ? undefined : m[2];
-}
-
-/** Whether a line closes the fence its `marker` opened: the same character, at least as many. */
-export function closesFence(line: string, marker: string): boolean {
-  const close = CLOSE_RE.exec(line)?.[1];
-  return close !== undefined && close[0] === marker[0] && close.length >= marker.length;
-}
-
-export function findFences(text: string): Fence[] {
-  const fences: Fence[] = [];
-  let open: Omit<Fence, 'closeStart' | 'closeEnd'> | undefined;
-  let start = 0;
-  while (start <= text.length) {
-    const nl = text.indexOf('\n', start);
-    const end = nl === -1 ? text.length : nl;
-    const next = nl === -1 ? text.length : nl + 1;
-    // Most lines cannot be fence lines: look at them without copying them (the writer runs this
-    // over the whole message each time new text arrives).
-    FENCE_START.lastIndex = start;
-    if (!FENCE_START.test(text)) {
-      if (nl === -1) break;
-      start = next;
-      continue;
-    }
-    const line = text.slice(start, end);
-    if (open === undefined) {
-      const marker = fenceOpener(line);
-      if (marker !== undefined) open = { openStart: start, contentStart: next, opener: line, marker };
-    } else if (closesFence(line, open.marker)) {
-      fences.push({ ...open, closeStart: start, closeEnd: next });
-      open = undefined;
-    }
-    if (nl === -1) break;
-    start = next;
-  }
-  if (open !== undefined) fences.push({ ...open, closeStart: text.length, closeEnd: text.length });
-  return fences;
-}
-
-/** The fence left open at the end of `text`, if any (a closing line holds its marker: closeEnd is
- * past closeStart for every fence closed). */
-export function openFence(text: string): Fence | undefined {
-  const last = findFences(text).at(-1);
-  return last !== undefined && last.closeEnd === last.closeStart ? last : undefined;
-}
-
-/** True when every fence opened in the text is closed again. */
-export const fencesBalanced = (text: string): boolean => openFence(text) === undefined;
 
 /** A cut at c falls inside a surrogate pair: a high one (D800–DBFF) before, a low one (DC00–DFFF) at c. */
 const inPair = (t: string, c: number) => t.charCodeAt(c - 1) >> 10 === 0x36 && t.charCodeAt(c) >> 10 === 0x37;
@@ -278,123 +210,4 @@ function linkSpans(text: string, max: number): Array<[number, number]> {
     i = parenAt;
   }
   return spans;
-}
-
-// ---- Markdown tables (GitHub style, outer pipes optional), found in one pass over the lines (each
-// split at most twice), none in fenced code; rendered by Slack's table block or tables.ts.
-
-export type Align = 'left' | 'center' | 'right' | undefined;
-
-export interface Table {
-  header: string[];
-  align: Align[];
-  rows: string[][];
-}
-
-export interface TableSpan {
-  /** Offsets in the text: the header line's start, and the end of the last row (after its newline). */
-  start: number;
-  end: number;
-  table: Table;
-}
-
-/** The cells of a row line, or undefined when the line holds no unescaped pipe. */
-export function splitRow(line: string): string[] | undefined {
-  const s = line.trim();
-  if (s.length === 0) return undefined;
-  const cells: string[] = [];
-  let cur = '';
-  let pipes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if (c === '\\' && s[i + 1] === '|') {
-      cur += '|';
-      i++;
-    } else if (c === '|') {
-      pipes++;
-      cells.push(cur);
-      cur = '';
-    } else cur += c;
-  }
-  cells.push(cur);
-  if (pipes === 0) return undefined;
-  // Outer pipes are optional: an empty first/last cell next to them is no cell.
-  if (line.trimStart().startsWith('|')) cells.shift();
-  if (/(^|[^\\])\|\s*$/.test(line) && cells.length > 0) cells.pop();
-  return cells.map((c) => c.trim());
-}
-
-/** The alignments of a delimiter row (`|:--|--:|`), or undefined when the line is not one. */
-export function delimiterRow(line: string): Align[] | undefined {
-  const cells = splitRow(line);
-  if (cells === undefined || cells.length === 0) return undefined;
-  const out: Align[] = [];
-  for (const c of cells) {
-    if (!/^:?-+:?$/.test(c)) return undefined;
-    const l = c.startsWith(':');
-    const r = c.endsWith(':');
-    out.push(l && r ? 'center' : r ? 'right' : l ? 'left' : undefined);
-  }
-  return out;
-}
-
-/** A line that may be a table's header: a pipe, and not indented code. */
-export const headerCandidate = (line: string): boolean => line.includes('|') && !/^( {4}|\t)/.test(line);
-
-/** Every table of `text`, in order (none inside fenced code). */
-export function findTables(text: string): TableSpan[] {
-  const fences = findFences(text);
-  const spans: TableSpan[] = [];
-  let fi = 0;
-  let ls = 0;
-  let pending: { start: number; cells: string[] } | undefined;
-  let open: TableSpan | undefined;
-  while (ls < text.length) {
-    const fence = fences[fi];
-    if (fence !== undefined && fence.openStart <= ls) {
-      fi++;
-      open = undefined;
-      pending = undefined;
-      ls = Math.max(ls, fence.closeEnd);
-      continue;
-    }
-    const nl = text.indexOf('\n', ls);
-    const le = nl === -1 ? text.length : nl + 1;
-    const line = text.slice(ls, nl === -1 ? text.length : nl).replace(/\r$/, '');
-    if (open !== undefined) {
-      const cells = splitRow(line);
-      if (cells !== undefined) {
-        open.table.rows.push(cells);
-        open.end = le;
-        ls = le;
-        continue;
-      }
-      open = undefined;
-    }
-    if (pending !== undefined) {
-      const align = delimiterRow(line);
-      if (align !== undefined && align.length === pending.cells.length) {
-        open = { start: pending.start, end: le, table: { header: pending.cells, align, rows: [] } };
-        spans.push(open);
-        pending = undefined;
-        ls = le;
-        continue;
-      }
-    }
-    pending = undefined;
-    if (headerCandidate(line)) {
-      const cells = splitRow(line);
-      if (cells !== undefined && cells.length > 0) pending = { start: ls, cells };
-    }
-    ls = le;
-  }
-  for (const s of spans) normalise(s.table);
-  return spans;
-}
-
-/** Every row as wide as the widest (GFM drops extra cells; here nothing is dropped). */
-function normalise(t: Table): void {
-  const n = t.rows.reduce((w, r) => Math.max(w, r.length), t.header.length);
-  for (const r of [t.header, ...t.rows]) while (r.length < n) r.push('');
-  while (t.align.length < n) t.align.push(undefined);
 }

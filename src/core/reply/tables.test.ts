@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findTables } from './split.js';
+import { findTables } from './table-parser.js';
 import { monospaceTable, monospaceTableStream } from './tables.js';
 
 // Markdown tables found (with or without outer pipes, alignment read, none inside code) and shown

@@ -1,18 +1,10 @@
-import {
-  closesFence,
-  delimiterRow,
-  fenceOpener,
-  findTables,
-  headerCandidate,
-  splitRow,
-  type Align,
-  type Table,
-} from './split.js';
+import { closesFence, fenceOpener } from './fences.js';
+import { delimiterRow, findTables, headerCandidate, splitRow, type Align, type Table } from './table-parser.js';
 
 // Markdown tables as aligned monospace lines, for platforms without a table (Discord, Slack beyond
 // its table block's limits): one table rendered (monospaceTable), and a reply's stream with each
 // table rendered once it is complete (monospaceTableStream). Platform-neutral: the display-width
-// function is given by the caller. Finding tables is split.ts's (findTables).
+// function is given by the caller. Finding tables is table-parser.ts's (findTables).
 
 /** Cells longer than this are shown as written (no inline Markdown read). */
 export const INLINE_MAX_CELL = 500;
@@ -110,148 +102,177 @@ export function monospaceTableStream<R>(
   source: AsyncIterable<string, R>,
   opts: MonospaceOptions,
 ): AsyncIterable<string, R> {
-  let out = '';
-  let buf = '';
-  /** The start of the current (unfinished) line, already passed through: the line is no table. */
-  let passing: string | false = false;
-  let fence: string | undefined;
-  let held: { line: string; cells: number } | undefined;
-  let table: string[] | undefined;
-
-  const flushTable = () => {
-    if (table === undefined) return;
-    const raw = table.join('');
-    table = undefined;
-    const span = findTables(raw)[0];
-    if (span === undefined) out += raw;
-    else out += monospaceTable(span.table, opts) + (raw.endsWith('\n') ? '\n' : '');
-  };
-  const flushHeld = () => {
-    if (held !== undefined) out += held.line;
-    held = undefined;
-  };
-
-  /** A line already shown, or about to be: only fences matter. */
-  const fenceLine = (bare: string) => {
-    if (fence === undefined) fence = fenceOpener(bare);
-    else if (closesFence(bare, fence)) fence = undefined;
-  };
-
-  const line = (l: string) => {
-    if (passing !== false) {
-      out += l;
-      fenceLine((passing + l).replace(/\r?\n$/, ''));
-      passing = false;
-      return;
-    }
-    const bare = l.replace(/\r?\n$/, '');
-    if (fence !== undefined) {
-      out += l;
-      fenceLine(bare);
-      return;
-    }
-    if (table !== undefined) {
-      if (splitRow(bare) !== undefined) {
-        table.push(l);
-        return;
-      }
-      flushTable();
-    }
-    if (held !== undefined) {
-      const align = delimiterRow(bare);
-      if (align !== undefined && align.length === held.cells) {
-        table = [held.line, l];
-        held = undefined;
-        return;
-      }
-      flushHeld();
-    }
-    if (fenceOpener(bare) !== undefined) {
-      fenceLine(bare);
-      out += l;
-      return;
-    }
-    if (headerCandidate(bare)) {
-      const cells = splitRow(bare);
-      if (cells !== undefined && cells.length > 0) {
-        held = { line: l, cells: cells.length };
-        return;
-      }
-    }
-    out += l;
-  };
-
+  const tables = new TableRewriter(opts);
   return {
     async *[Symbol.asyncIterator](): AsyncGenerator<string, R> {
       let end: R;
       try {
-        end = yield* transform();
+        end = yield* mapDeltas(source, (delta) => tables.take(delta));
       } catch (err) {
         // The source failed: what it gave is shown (a table so far as a table) before the error.
-        finish();
-        if (out !== '') yield out;
-        out = '';
+        const rest = tables.finish();
+        if (rest !== '') yield rest;
         throw err;
       }
-      finish();
-      if (out !== '') yield out;
+      const rest = tables.finish();
+      if (rest !== '') yield rest;
       return end;
     },
   };
+}
 
-  async function* transform(): AsyncGenerator<string, R> {
-    // Not for-await, which drops the source's return value; like it, the source is closed when
-    // the reader leaves early, and not when the source itself threw or ended.
-    const it = source[Symbol.asyncIterator]();
-    let settled = false;
-    try {
-      for (;;) {
-        let next: IteratorResult<string, R>;
-        try {
-          next = await it.next();
-        } catch (err) {
-          settled = true;
-          throw err;
-        }
-        if (next.done === true) {
-          settled = true;
-          return next.value;
-        }
-        const shown = take(next.value);
-        if (shown !== undefined) yield shown;
+/**
+ * Each delta of `source` through `take`, what it gives yielded, the source's return value
+ * returned. Not for-await, which drops that value; like it, the source is closed when the reader
+ * leaves early, and not when the source itself threw or ended.
+ */
+async function* mapDeltas<R>(
+  source: AsyncIterable<string, R>,
+  take: (delta: string) => string | undefined,
+): AsyncGenerator<string, R> {
+  const it = source[Symbol.asyncIterator]();
+  let settled = false;
+  try {
+    for (;;) {
+      let next: IteratorResult<string, R>;
+      try {
+        next = await it.next();
+      } catch (err) {
+        settled = true;
+        throw err;
       }
-    } finally {
-      if (!settled) await it.return?.();
+      if (next.done === true) {
+        settled = true;
+        return next.value;
+      }
+      const shown = take(next.value);
+      if (shown !== undefined) yield shown;
     }
+  } finally {
+    if (!settled) await it.return?.();
   }
+}
+
+/**
+ * The stream's state, line by line: what is held back (a line that may be a table's header, a
+ * table until its last row) and what may be shown. `take` a delta, `finish` at the end.
+ */
+class TableRewriter {
+  /** What may be shown, not yet given out. */
+  private out = '';
+  /** The current line's start, not yet judged. */
+  private buf = '';
+  /** The start of the current (unfinished) line, already passed through: the line is no table. */
+  private passing: string | false = false;
+  /** The marker of the code fence the text is in. */
+  private fence: string | undefined;
+  /** A line that may be a table's header, waiting for the next (a delimiter row or not). */
+  private held: { line: string; cells: number } | undefined;
+  /** The lines of a table, held until its last row. */
+  private table: string[] | undefined;
+
+  constructor(private readonly opts: MonospaceOptions) {}
 
   /** One delta in: what may be shown now, if anything. */
-  function take(delta: string): string | undefined {
-    buf += delta;
-    let nl = buf.indexOf('\n');
+  take(delta: string): string | undefined {
+    this.buf += delta;
+    let nl = this.buf.indexOf('\n');
     let from = 0;
     while (nl !== -1) {
-      line(buf.slice(from, nl + 1));
+      this.line(this.buf.slice(from, nl + 1));
       from = nl + 1;
-      nl = buf.indexOf('\n', from);
+      nl = this.buf.indexOf('\n', from);
     }
-    buf = buf.slice(from);
-    const quiet = table === undefined && held === undefined;
-    if (buf !== '' && quiet && (passing !== false || !buf.includes('|'))) {
-      passing = (passing === false ? '' : passing) + buf;
-      out += buf;
-      buf = '';
+    this.buf = this.buf.slice(from);
+    const quiet = this.table === undefined && this.held === undefined;
+    if (this.buf !== '' && quiet && (this.passing !== false || !this.buf.includes('|'))) {
+      this.passing = (this.passing === false ? '' : this.passing) + this.buf;
+      this.out += this.buf;
+      this.buf = '';
     }
-    if (out === '') return undefined;
-    const d = out;
-    out = '';
+    return this.out === '' ? undefined : this.drain();
+  }
+
+  /** The end: the unfinished line and everything held, as it will be shown ('' when nothing). */
+  finish(): string {
+    if (this.buf !== '') this.line(this.buf);
+    this.buf = '';
+    this.flushTable();
+    this.flushHeld();
+    return this.drain();
+  }
+
+  private drain(): string {
+    const d = this.out;
+    this.out = '';
     return d;
   }
 
-  function finish() {
-    if (buf !== '') line(buf);
-    buf = '';
-    flushTable();
-    flushHeld();
+  /** One whole line (with its newline, unless the text ended): shown, held, or added to a table. */
+  private line(l: string): void {
+    if (this.passing !== false) {
+      this.out += l;
+      this.fenceLine((this.passing + l).replace(/\r?\n$/, ''));
+      this.passing = false;
+      return;
+    }
+    const bare = l.replace(/\r?\n$/, '');
+    if (this.fence !== undefined) {
+      this.out += l;
+      this.fenceLine(bare);
+      return;
+    }
+    if (this.table !== undefined) {
+      if (splitRow(bare) !== undefined) {
+        this.table.push(l);
+        return;
+      }
+      this.flushTable();
+    }
+    if (this.held !== undefined) {
+      const align = delimiterRow(bare);
+      if (align !== undefined && align.length === this.held.cells) {
+        this.table = [this.held.line, l];
+        this.held = undefined;
+        return;
+      }
+      this.flushHeld();
+    }
+    if (fenceOpener(bare) !== undefined) {
+      this.fenceLine(bare);
+      this.out += l;
+      return;
+    }
+    if (this.holdsHeader(l, bare)) return;
+    this.out += l;
+  }
+
+  /** A line that may be a table's header is held for the next one. */
+  private holdsHeader(l: string, bare: string): boolean {
+    if (!headerCandidate(bare)) return false;
+    const cells = splitRow(bare);
+    if (cells === undefined || cells.length === 0) return false;
+    this.held = { line: l, cells: cells.length };
+    return true;
+  }
+
+  /** A line already shown, or about to be: only fences matter. */
+  private fenceLine(bare: string): void {
+    if (this.fence === undefined) this.fence = fenceOpener(bare);
+    else if (closesFence(bare, this.fence)) this.fence = undefined;
+  }
+
+  private flushTable(): void {
+    if (this.table === undefined) return;
+    const raw = this.table.join('');
+    this.table = undefined;
+    const span = findTables(raw)[0];
+    if (span === undefined) this.out += raw;
+    else this.out += monospaceTable(span.table, this.opts) + (raw.endsWith('\n') ? '\n' : '');
+  }
+
+  private flushHeld(): void {
+    if (this.held !== undefined) this.out += this.held.line;
+    this.held = undefined;
   }
 }

@@ -3,7 +3,7 @@ import { silentLogger } from '../../logger.js';
 import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import type { ContextSkipReason } from '../metrics-port.js';
 import {
-  type HistoryPage,
+  type PlaceHistoryPage,
   type HistoryReader,
   type HistoryRequest,
   type IncomingMessage,
@@ -45,7 +45,7 @@ function capped(from: 'oldest' | 'newest', refuseAfter = Infinity): HistoryReade
           ? [1 + page * 15, Math.min(40, 15 + page * 15)]
           : [Math.max(1, 26 - page * 15), 40 - page * 15];
       const more = from === 'oldest' ? hi < 40 : lo > 1;
-      const out: HistoryPage = { messages: span(lo, hi) };
+      const out: PlaceHistoryPage = { messages: span(lo, hi) };
       if (more) out.next = { cursor: String(page + 1), direction: from === 'oldest' ? 'newer' : 'older' };
       return Promise.resolve(out);
     },

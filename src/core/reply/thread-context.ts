@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ContextMessage } from '../chat-port.js';
 import {
   type Clock,
-  type HistoryPage,
+  type PlaceHistoryPage,
   type HistoryReader,
   type HistoryRequest,
   type IncomingMessage,
@@ -182,7 +182,7 @@ export class ThreadContext {
       }
       const got = await this.readPage(reader, cursor === undefined ? req : { ...req, cursor }, left, log, page);
       if (typeof got === 'string') return page === 0 ? got : held;
-      const p: HistoryPage = Array.isArray(got) ? { messages: got } : got;
+      const p: PlaceHistoryPage = Array.isArray(got) ? { messages: got } : got;
       held = mergeNewestFirst(held, p.messages, req.limit);
       if (p.next === undefined) break;
       if (p.next.direction === 'older' && held.length >= req.limit) break;
@@ -198,10 +198,10 @@ export class ThreadContext {
     timeoutMs: number,
     log: Logger,
     page: number,
-  ): Promise<PlaceMessage[] | HistoryPage | ContextSkipReason> {
+  ): Promise<PlaceMessage[] | PlaceHistoryPage | ContextSkipReason> {
     const first = page === 0;
     let over = false;
-    let got: PlaceMessage[] | HistoryPage = [];
+    let got: PlaceMessage[] | PlaceHistoryPage = [];
     // Context never waits for budget: the scheduler grants at once when the buckets can pay now and
     // nobody waits for them; otherwise it queues a waiter, which the abort right after takes out
     // again (NOT_NOW). The read goes on after a timeout (it was sent): its outcome, a 429 included,
@@ -234,7 +234,7 @@ export class ThreadContext {
         },
       );
     now.abort(NOT_NOW);
-    return within<PlaceMessage[] | HistoryPage | ContextSkipReason>(this.o.clock, timeoutMs, read, () => {
+    return within<PlaceMessage[] | PlaceHistoryPage | ContextSkipReason>(this.o.clock, timeoutMs, read, () => {
       over = true;
       log.warn({ timeoutMs, page }, 'reading the place history took too long; answering without the rest');
       return 'timeout' as const;

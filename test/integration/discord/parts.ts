@@ -1,4 +1,4 @@
-import { fencesBalanced } from '../../../src/core/reply/split.js';
+import { fencesBalanced } from '../../../src/core/reply/fences.js';
 import { exactPartsProblems } from '../../support/part-match.js';
 
 // Exact checks on a reply split over several Discord messages (Discord shows Markdown as sent).
