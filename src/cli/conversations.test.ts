@@ -232,3 +232,57 @@ describe('table', () => {
     ).toBe(['A    BB  C', '---  --  -', 'xyz  1   p', '         q', 'é        r', ''].join('\n'));
   });
 });
+
+describe('the OpenAI-compatible forms', () => {
+  let openAi: Emulator;
+  beforeAll(async () => {
+    openAi = await startEmulator({ apiKey: KEY, bots: ['demo-bot'], chunkDelayMs: 0, form: 'all' });
+  });
+  afterAll(async () => openAi.close());
+
+  async function cliOn(form: 'chat-completions' | 'responses', args: string[]) {
+    let stdout = '';
+    let stderr = '';
+    const code = await run(args, {
+      stdout: { write: (s: string) => (stdout += s) },
+      stderr: { write: (s: string) => (stderr += s) },
+      env: { CHAT_API_URL: openAi.url, CHAT_API_KEY: KEY, CHAT_BOT_ID: 'demo-bot', CHAT_API_FORM: form },
+    });
+    return { code, stdout, stderr };
+  }
+
+  it('chat-completions: list and show say plainly the form cannot, and call no server', async () => {
+    const before = openAi.requests.length;
+    for (const args of [['list'], ['show', 'c1']]) {
+      const got = await cliOn('chat-completions', args);
+      expect(got.code).toBe(1);
+      expect(got.stdout).toBe('');
+      expect(got.stderr).toBe(
+        `conversations ${args[0]} is not supported by CHAT_API_FORM=chat-completions: Chat Completions servers keep no conversations (the bridge keeps each transcript in its own database, for the replies only)\n`,
+      );
+    }
+    expect(openAi.requests.length).toBe(before);
+  });
+
+  it('responses: list says plainly the form cannot; show reads a conversation by a response id', async () => {
+    const got = await cliOn('responses', ['list']);
+    expect(got.code).toBe(1);
+    expect(got.stderr).toContain('conversations list is not supported by CHAT_API_FORM=responses');
+    expect(got.stderr).not.toContain(' at ');
+
+    const service = createChatService({
+      url: openAi.url,
+      apiKey: KEY,
+      form: 'responses',
+      requestTimeoutMs: 5000,
+      streamIdleTimeoutMs: 5000,
+    });
+    const first = await service.send({ botId: 'demo-bot', message: 'hello' });
+    const second = await service.send({ botId: 'demo-bot', message: 'again', conversationId: first.conversationId! });
+    await service.close();
+    const shown = await cliOn('responses', ['show', second.conversationId!]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('You said: hello');
+    expect(shown.stdout).toContain('You said: again');
+  });
+});

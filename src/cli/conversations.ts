@@ -133,6 +133,11 @@ export async function run(args: string[], io: ConversationsIo = {}): Promise<num
     return 2;
   }
   const botId = config.upstream.botId;
+  const unsupported = notSupported(parsed.cmd, config.upstream.form);
+  if (unsupported !== undefined) {
+    stderr.write(`${unsupported}\n`);
+    return 1;
+  }
   const service = (io.createService ?? createChatService)(config.upstream);
   const num = (name: string) => (flags[name] === undefined ? {} : { [name]: Number(flags[name]) });
   const str = (name: string) => (flags[name] === undefined ? {} : { [name]: flags[name] });
@@ -164,6 +169,25 @@ export async function run(args: string[], io: ConversationsIo = {}): Promise<num
   } finally {
     await service.close();
   }
+}
+
+/**
+ * What this form cannot do, said plainly (not as an upstream error): OpenAI-compatible servers
+ * list no conversations, and a Chat Completions conversation lives only in the bridge's store
+ * (its transcript), which this command does not read.
+ */
+function notSupported(cmd: Command['cmd'], form: Config['upstream']['form']): string | undefined {
+  if (form === 'chat-completions')
+    return (
+      `conversations ${cmd} is not supported by CHAT_API_FORM=chat-completions: Chat Completions servers keep no ` +
+      'conversations (the bridge keeps each transcript in its own database, for the replies only)'
+    );
+  if (form === 'responses' && cmd === 'list')
+    return (
+      'conversations list is not supported by CHAT_API_FORM=responses: Responses servers do not list ' +
+      'conversations; `conversations show ID` reads one by a response id'
+    );
+  return undefined;
 }
 
 /** The database for a message: a PostgreSQL URL without its password. */

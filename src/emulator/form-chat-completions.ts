@@ -9,6 +9,7 @@ import { runStream } from './stream.js';
 import type { StreamWriter } from './stream-writers.js';
 import { prepareTurn, sendFaults } from './turn.js';
 import { protocolParts } from './protocol-writers.js';
+import { agentReplyParts } from './agent-replies.js';
 
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 
@@ -81,6 +82,12 @@ export async function handleChatCompletions(ctx: EmulatorContext, call: ChatCall
       startIds: {},
       doneIds: {},
       text: turn.text,
+      // `[steps]`, `[sources]`, `[agent]`…: the agent's work in this form's own events, as a real
+      // server streams it (tool calls, reasoning, citations), the text between them.
+      frames:
+        turn.directives.agent !== undefined
+          ? agentReplyParts(turn.text, turn.directives.chunks, turn.directives.agent).map((p) => writer.part(p))
+          : undefined,
       pieces: turn.directives.chunks,
       delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
       splitWrites: ctx.opts.splitWrites,

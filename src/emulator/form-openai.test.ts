@@ -136,3 +136,28 @@ describe('an emulator of one form', () => {
     }
   });
 });
+
+describe('an emulator serving the seed forms only (the default `both`)', () => {
+  it("answers OpenAI's paths 404 naming the flag that serves them; Form B's paths still answer", async () => {
+    const seed = await startEmulator({ apiKey: 'k1', bots: ['demo-bot'], chunkDelayMs: 0 });
+    try {
+      const res = await fetch(`${seed.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k1', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'demo-bot', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(res.status).toBe(404);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('form_not_served');
+      expect(body.error.message).toContain('--form all');
+      const b = await fetch(`${seed.url}/v1/chat/send`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k1', 'content-type': 'application/json' },
+        body: JSON.stringify({ bot_id: 'demo-bot', message: 'hi' }),
+      });
+      expect(b.status).toBe(200);
+    } finally {
+      await seed.close();
+    }
+  });
+});

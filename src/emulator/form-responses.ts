@@ -12,6 +12,7 @@ import type { StreamWriter } from './stream-writers.js';
 import { prepareTurn, sendFaults } from './turn.js';
 import type { StoredMessage } from './types.js';
 import { protocolParts } from './protocol-writers.js';
+import { agentReplyParts } from './agent-replies.js';
 
 const hex = () => randomBytes(8).toString('hex');
 
@@ -127,6 +128,12 @@ export async function handleResponses(
       startIds: {},
       doneIds: {},
       text: turn.text,
+      // `[steps]`, `[sources]`, `[agent]`…: the agent's work in this form's own events, as a real
+      // server streams it (tool calls, reasoning, citations), the text between them.
+      frames:
+        turn.directives.agent !== undefined
+          ? agentReplyParts(turn.text, turn.directives.chunks, turn.directives.agent).map((p) => writer.part(p))
+          : undefined,
       pieces: turn.directives.chunks,
       delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
       splitWrites: ctx.opts.splitWrites,

@@ -62,6 +62,13 @@ function notFound(res: ServerResponse, formB: boolean): void {
   else sendJson(res, 404, { success: false, error: 'Not found' });
 }
 
+function notServed(res: ServerResponse, form: string): void {
+  const message =
+    `This emulator serves --form ${form}; start it with --form all (every form), ` +
+    '--form chat-completions or --form responses for OpenAI-compatible clients';
+  sendJson(res, 404, { error: { message, type: 'invalid_request_error', param: null, code: 'form_not_served' } });
+}
+
 function unauthorized(res: ServerResponse, formB: boolean, record?: RecordedRequest): void {
   const msg = 'Invalid or missing API key';
   const headers = { 'www-authenticate': 'Bearer' };
@@ -100,6 +107,8 @@ async function handle(
     if (!bearerOk(req, ctx.opts.apiKey)) return unauthorized(res, formBShape);
     // Off unless asked for (`--admin`): the request log holds every message the emulator received.
     if (url.pathname.startsWith('/_emulator/') && access.admin) return handleAdmin(ctx, req, res, url);
+    // An OpenAI path on an emulator started for other forms (the default `both`): say which flag serves it.
+    if (openAi !== undefined) return notServed(res, form);
     return notFound(res, formBShape);
   }
 

@@ -160,6 +160,21 @@ export function carriesReplyIds(protocol: Protocol, obj: Json): boolean {
   return protocol !== 'ag-ui' || !/^(?:THINKING|REASONING)_/.test(str(obj.type) ?? '');
 }
 
+/** The events of a Responses stream that name their response: its id is in each. */
+const RESPONSE_ID_TYPES = new Set([
+  'response.created',
+  'response.in_progress',
+  'response.completed',
+  'response.incomplete',
+]);
+
+/** The id of the response a Responses event names (created, in progress, completed); else undefined. */
+export function responseIdOf(obj: Json): string | undefined {
+  if (!RESPONSE_ID_TYPES.has(str(obj.type) ?? '')) return undefined;
+  const id = str(objectAt(obj, 'response')?.id);
+  return id === '' ? undefined : id;
+}
+
 /** One reply's agent events: the protocol readers, and what they must remember between events. */
 export class AgentReader {
   private readonly steps = new Map<string, AgentStep>();
@@ -314,7 +329,8 @@ export class AgentReader {
         return;
       }
       case 'response.completed':
-      case 'response.incomplete': {
+      case 'response.incomplete':
+      case 'response.done': {
         // A function call the service did not answer: an agent loop goes on with another response.
         const output = objectAt(obj, 'response')?.output;
         const items = Array.isArray(output) ? output.filter(isObject) : [];

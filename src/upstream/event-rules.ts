@@ -1,5 +1,5 @@
 import type { AgentFile, AgentSource, AgentStep, EndReason, StreamEvent } from '../core/chat-port.js';
-import { AgentReader, type AgentSink, carriesReplyIds, protocolOf } from './agent-events.js';
+import { AgentReader, type AgentSink, carriesReplyIds, protocolOf, responseIdOf } from './agent-events.js';
 
 // The rules of CONTRACT.md §4 "Upstream streams" that every stream format shares: what a decoder
 // is (StreamDecoder), and how one event (an SSE event, an NDJSON line, a streamed JSON object)
@@ -44,6 +44,13 @@ export interface DecoderOptions {
    * one is passed on named, without its bytes. Default 8 MB (agent-files.ts).
    */
   maxFileBytes?: number | undefined;
+  /**
+   * OpenAI Responses (form-responses.ts): the id of the response a `response.created` /
+   * `response.completed` event names is the conversation (the next turn's `previous_response_id`)
+   * and the reply's message. Off for every other form: there a Responses event passed through by
+   * an agent names no conversation of the bridge's.
+   */
+  responseIds?: boolean | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -133,9 +140,11 @@ export class EventCollector implements AgentSink {
   private lastConversationId: string | undefined;
   private lastMessageId: string | undefined;
   private readonly agent: AgentReader;
+  private readonly responseIds: boolean;
 
   constructor(opts: DecoderOptions = {}) {
     this.agent = new AgentReader(this, opts.maxFileBytes);
+    this.responseIds = opts.responseIds === true;
   }
 
   get done(): boolean {
@@ -189,6 +198,10 @@ export class EventCollector implements AgentSink {
     // A chunk of a chat completion may still be an error; an agent event's own `error` field is not.
     if (protocol !== undefined && protocol !== 'chat') {
       if (carriesReplyIds(protocol, obj)) this.ids(idsOf(obj));
+      if (protocol === 'responses' && this.responseIds) {
+        const id = responseIdOf(obj);
+        if (id !== undefined) this.ids({ conversationId: id, messageId: id });
+      }
       this.agent.read(protocol, obj, name);
       return;
     }

@@ -13,7 +13,7 @@ import { firstString, isObject } from './event-rules.js';
 import { type CallSpec, type UpstreamClientOptions, UpstreamHttp } from './http.js';
 import { notChatApi } from './mapping.js';
 import { contentText, contextMessages, openAiBaseUrl, openAiErrorKind, withExtra } from './openai-common.js';
-import { ResponsesDecoder } from './responses-decoder.js';
+import { SseDecoder } from './stream-reader.js';
 
 // OpenAI Responses (`POST {base}/v1/responses`): the server keeps the conversation, and the last
 // response's id continues it (`previous_response_id`). So the conversation id is the id of the
@@ -71,7 +71,12 @@ export class ResponsesService implements ChatService {
 
   stream(req: SendRequest): Promise<ChatStream> {
     return this.call(req.conversationId !== undefined, () =>
-      this.http.stream({ ...this.spec(req, true, ENDPOINT_STREAM), decoder: (o) => new ResponsesDecoder(o) }),
+      // SSE whatever the content type a server names; read by the shared agent-event rules
+      // (agent-events.ts: text, steps, sources, files), the response's id the conversation.
+      this.http.stream({
+        ...this.spec(req, true, ENDPOINT_STREAM),
+        decoder: (o) => new SseDecoder({ ...o, responseIds: true }),
+      }),
     );
   }
 

@@ -306,9 +306,11 @@ describe('Responses', () => {
     expect(got.text).toBe('Sunny in Paris.');
     expect(got.events.filter((e) => e.type !== 'text')).toEqual([
       { type: 'ids', conversationId: 'resp_1', messageId: 'resp_1' },
+      // A function call's item is done when its arguments are (agent-events.ts): the tool's work
+      // is done when the reply goes on without it, at the latest when it ends.
       { type: 'step', step: { id: 'fc_1', title: 'get_weather', state: 'running' } },
-      { type: 'step', step: { id: 'fc_1', title: 'get_weather', state: 'done' } },
       { type: 'source', source: { url: 'https://weather.example/paris', title: 'Weather' } },
+      { type: 'step', step: { id: 'fc_1', title: 'get_weather', state: 'done' } },
       { type: 'end' },
     ]);
     expect(server.requests[0]?.url).toBe('/v1/responses');
