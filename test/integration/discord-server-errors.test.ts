@@ -52,6 +52,27 @@ describe('discord.js does not retry a message write answered 5xx', () => {
     }
   });
 
+  it('a message write whose connection is cut: one attempt, a retryable write error', async () => {
+    fake = await startFakeDiscord({ chaos: loseNth({ create: [1] }, 'cut') });
+    const channelId = fake.addChannel(fake.addGuild('g'), 'general');
+    const feed = new DiscordRateLimitFeed({ observe() {}, limited() {} }, silentLogger);
+    const config = { botToken: fake.token, apiUrl: fake.apiUrl, replyMode: 'thread' as const };
+    const client = createDiscordClient({ ...config, allowedGuilds: [], allowedChannels: [] }, feed);
+    client.rest.setToken(fake.token);
+    try {
+      const err = await client.rest.post(Routes.channelMessages(channelId), { body: { content: 'hello' } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const mapped = toPlatformError(err, `discord:channel:${channelId}`);
+      expect(mapped).toBeInstanceOf(PlatformWriteError);
+      expect((mapped as PlatformWriteError).retryable).toBe(true);
+      expect(creates(fake)).toHaveLength(1);
+    } finally {
+      await client.destroy();
+    }
+  });
+
   it('a reply whose first post is answered 5xx: posted exactly twice (once + the scheduler retry), final and exact', async () => {
     const q = 'a question whose first post meets a server error';
     s = await startStack({ chunkDelayMs: 10, fake: { chaos: loseNth({ create: [1] }, '5xx') } });
