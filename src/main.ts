@@ -104,6 +104,7 @@ export async function buildBridge(
       config: config.slack,
       logger: componentLogger(root, 'slack'),
       rateLimits: scheduler,
+      scheduler,
       installations: store.installations,
       oauthStates: store.oauthStates,
       http: server,

@@ -94,4 +94,39 @@ describe.skipIf(skip !== undefined)('Stop across replicas', () => {
       () => String(g.emu.openStreams),
     );
   }, 90_000);
+  it("Slack's own Stop (agent_session_stopped) on a top-level DM's reply, pressed at the other replica, stops it (another user's press first does not)", async () => {
+    const g = await group(2);
+    const post = g.slack.userPost({ channel: 'D42', channelType: 'im', text: 'a long story [chunks 200] [delay 80]' });
+    // Replica 1 takes the DM and writes the reply, in a thread under the user's message.
+    await g.slack.postSignedEvent(g.eventsUrl(0), g.slack.envelope(post.message));
+    const reply = () => g.slack.botMessages('D42', post.ts)[0];
+    await until(
+      'the reply streaming',
+      () => stopValue(reply()) !== undefined,
+      20_000,
+      () => '',
+    );
+    // Slack's Stop in that thread, delivered to replica 2, which never saw the reply start.
+    const press = (user: string) =>
+      g.slack.postSignedEvent(
+        g.eventsUrl(1),
+        g.slack.envelope(g.slack.sessionStopped({ channel: 'D42', threadTs: post.ts, user })),
+      );
+    expect((await press('U0OTHER')).status).toBe(200);
+    expect((await press('U0USER')).status).toBe(200);
+    await until(
+      'the stopped note',
+      () => (reply()?.text ?? '').includes(STOPPED),
+      15_000,
+      () => reply()?.text ?? '',
+    );
+    expect(stopValue(reply())).toBeUndefined();
+    expect(g.slack.botMessages('D42', post.ts)).toHaveLength(1);
+    await until(
+      'the upstream stream closed',
+      () => g.emu.openStreams === 0,
+      5_000,
+      () => String(g.emu.openStreams),
+    );
+  }, 90_000);
 });

@@ -122,7 +122,9 @@ it("another user's stop (signed Events API) stops nothing; one after the reply e
   const writes = stack.fake.writeLog.length;
   const calls = stack.fake.calls.length;
   expect((await stopBy('U0USER')).status).toBe(200);
-  await expect.poll(() => stack.placeStops.map((p) => p.result)).toEqual(['not_owner', 'not_found']);
+  // Nothing in the thread: the DM's own place is asked too (a top-level DM's reply, written by
+  // another replica, would be there; agent-sessions.ts), and nothing runs there either.
+  await expect.poll(() => stack.placeStops.map((p) => p.result)).toEqual(['not_owner', 'not_found', 'not_found']);
   // Nothing written, said or set for a reply that already ended.
   expect(stack.fake.writeLog.length).toBe(writes);
   expect(stack.fake.calls.length).toBe(calls);

@@ -2,6 +2,7 @@ import { Client, GatewayIntentBits, Partials } from 'discord.js';
 import { cacheLimits } from './cache-limits.js';
 import type { DiscordConfig } from '../../config/config.js';
 import type { DiscordRateLimitFeed } from './rate-limits.js';
+import { messageWritesWithoutRetry } from './server-errors.js';
 
 // The discord.js client, configured once: the intents the bridge needs (MessageContent is
 // privileged and must be enabled in the developer portal), partials so DMs arrive, no mention
@@ -25,8 +26,10 @@ export function createDiscordClient(config: DiscordConfig, feed: DiscordRateLimi
     ...cacheLimits(),
     rest: {
       api: config.apiUrl,
-      // 5xx and resets: one retry here; anything longer is the pump's business.
+      // 5xx and resets: one retry here for other routes; a reply's message writes get none here
+      // (their 5xx is thrown past discord.js, server-errors.ts) and are retried by the scheduler.
       retries: 1,
+      makeRequest: messageWritesWithoutRetry(feed),
       // A request queue per channel and thread: swept every minute once idle, not every hour
       // (a thread per conversation made hundreds an hour stay).
       handlerSweepInterval: 60_000,

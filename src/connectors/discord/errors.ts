@@ -1,6 +1,7 @@
 import { DiscordAPIError, HTTPError, RateLimitError } from 'discord.js';
 import { PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
+import { DiscordServerError } from './server-errors.js';
 
 // SDK errors become the core's two typed errors at this edge; the core never sees discord.js types.
 
@@ -37,6 +38,10 @@ export function toPlatformError(err: unknown, bucket: string): Error {
       name,
       err.status >= 500,
     );
+  }
+  // A message write's 5xx, passed up without discord.js's retry: the scheduler retries it.
+  if (err instanceof DiscordServerError) {
+    return new PlatformWriteError(`discord http ${err.status}`, `http_${err.status}`, true);
   }
   if (err instanceof HTTPError) {
     return new PlatformWriteError(`discord http ${err.status}`, `http_${err.status}`, true);

@@ -1,6 +1,8 @@
 import type { App, webApi } from '@slack/bolt';
 import type { ViewedItem } from '../../core/ports.js';
 import { type Logger, scrubSecrets } from '../../logger.js';
+import { HistoryReads } from './history-reads.js';
+import { DEFAULT_SLACK_LIMITS } from './rate-limits.js';
 
 // Slack's Agent messaging experience (`agent_view`): the app's DM is its Messages tab, where each
 // conversation is a thread. Per Slack's migration guide
@@ -128,10 +130,12 @@ export async function greetOnce(
   greetings: Greetings,
   where: { team: string; user: string; channel: string },
   logger: Logger,
+  reads: HistoryReads = new HistoryReads(DEFAULT_SLACK_LIMITS, undefined),
 ): Promise<'greeted' | 'known'> {
   if (!greetings.first(where.team, where.user)) return 'known';
   try {
-    const past = await client.conversations.history({ channel: where.channel, limit: 1 });
+    // Paid from the workspace's history bucket, like every history read (history-reads.ts).
+    const past = await reads.read(where.team, () => client.conversations.history({ channel: where.channel, limit: 1 }));
     if ((past.messages ?? []).length > 0) return 'known';
     await client.chat.postMessage({ channel: where.channel, text: GREETING });
   } catch (err) {
@@ -168,6 +172,8 @@ export interface AgentHomeDeps {
   logger: Logger;
   greetings: Greetings;
   viewing: Viewing;
+  /** The history calls' budget (the greeting's look at the DM). */
+  reads?: HistoryReads;
   /** The connector takes events (started, not stopping). */
   live(): boolean;
 }
@@ -179,8 +185,8 @@ export function registerAgentHome(app: App, deps: AgentHomeDeps): void {
     const team = context.teamId ?? (body as { team_id?: string }).team_id ?? '';
     if (ev.context !== undefined) deps.viewing.note(team, ev.user, viewedItems(ev.context));
     // Not awaited: the event is acked at once, whatever Slack takes to answer.
-    void greetOnce(client, deps.greetings, { team, user: ev.user, channel: ev.channel }, deps.logger).then((r) =>
-      deps.logger.debug({ result: r }, 'Slack Messages tab opened'),
+    void greetOnce(client, deps.greetings, { team, user: ev.user, channel: ev.channel }, deps.logger, deps.reads).then(
+      (r) => deps.logger.debug({ result: r }, 'Slack Messages tab opened'),
     );
   });
   app.event('app_context_changed', async ({ event, context, body }) => {

@@ -201,6 +201,11 @@ export class AgentSessions {
   }
 }
 
+/** Slack's DM channel ids start with D (an app's DMs with one user each). */
+function isDmChannel(channel: string): boolean {
+  return channel.startsWith('D');
+}
+
 function sessionKey(place: Place): string {
   return `${place.workspaceId ?? '-'}:${place.channelId}:${place.threadId ?? '-'}`;
 }
@@ -241,7 +246,15 @@ export function registerSessionStop(
     // the thread a top-level DM's reply opened, the DM's own place while that reply runs.
     const thread: Place = { platform: 'slack', workspaceId: teamId, channelId: ev.channel, threadId: ev.thread_ts };
     const place = sessions?.conversationOf(thread) ?? thread;
-    const result = await h.stopPlace(place, ev.user);
+    let result = await h.stopPlace(place, ev.user);
+    // Which top-level DM reply opened this thread is known only to the replica writing it. At
+    // another replica nothing runs in the thread's place; the reply, if any, is the DM's own
+    // place's (the one a top-level DM makes), which the relay finds at whichever replica holds
+    // it (remote stops). Still only the asker's press stops it.
+    if (result === 'not_found' && place === thread && isDmChannel(ev.channel)) {
+      const { threadId: _thread, ...dm } = thread;
+      result = await h.stopPlace(dm, ev.user);
+    }
     if (result === 'stopped') logger.info({ channel: ev.channel }, 'Slack: reply stopped from its agent session');
     else logger.debug({ result, channel: ev.channel }, 'Slack: agent session stop ignored');
   });

@@ -18,6 +18,7 @@ import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './r
 import { renderMarkdownText, renderMrkdwn } from './render.js';
 import { PlaceSerial } from '../../core/intake/place-order.js';
 import { SeenMessages } from '../../core/reply/thread-context.js';
+import { HistoryReads, type ReadScheduler } from './history-reads.js';
 
 export const EVENTS_PATH = '/slack/events';
 /** How long stopReceiving waits for Slack to answer the Socket Mode close frame. */
@@ -32,6 +33,11 @@ export interface SlackConnectorOptions {
   logger: Logger;
   /** The core scheduler, for 429s met outside a sink write. */
   rateLimits?: RateLimitObserver;
+  /**
+   * The core scheduler again, for the history reads the connector makes itself (thread
+   * membership, the Messages tab greeting): paid from the history bucket. Absent: unbudgeted.
+   */
+  scheduler?: ReadScheduler;
   /** OAuth mode: where installations are kept (store.installations). */
   installations?: Installations;
   /**
@@ -127,11 +133,12 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   };
 
   const serial = new PlaceSerial();
+  const reads = new HistoryReads(limits, opts.scheduler);
   const deps: IntakeDeps = {
     config,
     limits,
     logger,
-    threads: new ThreadMembership(logger, now),
+    threads: new ThreadMembership(logger, now, undefined, reads),
     users: new UserNames(now),
     serial,
     seen: new SeenMessages(now),
@@ -147,6 +154,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     logger,
     greetings: new Greetings(),
     viewing: deps.viewing ?? new Viewing(now),
+    reads,
     live: () => deps.handler() !== undefined,
   });
   registerListeners(

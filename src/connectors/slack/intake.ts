@@ -22,7 +22,8 @@ import {
   tokenOrigins,
 } from './events.js';
 import { slackHistoryReader } from './history.js';
-import type { SlackLimits } from './rate-limits.js';
+import { DEFAULT_SLACK_LIMITS, type SlackLimits } from './rate-limits.js';
+import { HistoryReads } from './history-reads.js';
 import { ackAfter } from './app.js';
 import type { PlaceSerial } from '../../core/intake/place-order.js';
 import { createEditSink } from './reply-sink-edit.js';
@@ -290,6 +291,10 @@ function chooseSink(mode: SlackStreaming, dest: SlackDestination, where: { isDm:
 // positive answers stay true (the bot does not leave a thread), negative ones expire.
 
 const NEGATIVE_TTL_MS = 5 * 60_000;
+/** Messages asked per membership call: 15, what Slack gives apps outside the Marketplace. */
+export const MEMBERSHIP_PAGE = 15;
+/** Calls one membership check makes at most (the bot's mention is usually on the first page). */
+export const MEMBERSHIP_PAGES = 4;
 const MAX_KNOWN = 10_000;
 
 export class ThreadMembership {
@@ -299,6 +304,8 @@ export class ThreadMembership {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
     private readonly maxEntries = MAX_KNOWN,
+    /** The history calls' budget (history-reads.ts); default: straight to Slack. */
+    private readonly reads: HistoryReads = new HistoryReads(DEFAULT_SLACK_LIMITS, undefined),
   ) {}
 
   /** Threads remembered now (for tests and the bound). */
@@ -336,13 +343,7 @@ export class ThreadMembership {
     if (hit && (hit.member || this.now() - hit.at < NEGATIVE_TTL_MS)) return hit.member;
     let member = false;
     try {
-      const res = await client.conversations.replies({ channel, ts: threadTs, limit: 200 });
-      member = (res.messages ?? []).some(
-        (m) =>
-          m.user === bot.userId ||
-          (bot.botId !== undefined && m.bot_id === bot.botId) ||
-          (m.text ?? '').includes(`<@${bot.userId}>`),
-      );
+      member = await this.readMembership(client, team, channel, threadTs, bot);
     } catch (err) {
       // Unknown is treated as "not ours": better to miss one message than to answer strangers.
       this.logger.warn({ err: scrubSecrets(String(err)), channel }, 'conversations.replies failed');
@@ -351,6 +352,42 @@ export class ThreadMembership {
     if (member) this.mark(team, channel, threadTs);
     else this.remember(key, false);
     return member;
+  }
+
+  /**
+   * Pages the thread from its parent, MEMBERSHIP_PAGE messages a call (what Slack gives apps
+   * outside the Marketplace), each call paid from the workspace's history bucket, until the bot
+   * shows up or MEMBERSHIP_PAGES calls were made.
+   */
+  private async readMembership(
+    client: webApi.WebClient,
+    team: string,
+    channel: string,
+    threadTs: string,
+    bot: { userId: string; botId: string | undefined },
+  ): Promise<boolean> {
+    let cursor: string | undefined;
+    for (let page = 0; page < MEMBERSHIP_PAGES; page++) {
+      const at = cursor;
+      const res = await this.reads.read(team, () =>
+        client.conversations.replies({
+          channel,
+          ts: threadTs,
+          limit: MEMBERSHIP_PAGE,
+          ...(at !== undefined ? { cursor: at } : {}),
+        }),
+      );
+      const found = (res.messages ?? []).some(
+        (m) =>
+          m.user === bot.userId ||
+          (bot.botId !== undefined && m.bot_id === bot.botId) ||
+          (m.text ?? '').includes(`<@${bot.userId}>`),
+      );
+      if (found) return true;
+      cursor = res.has_more === true ? res.response_metadata?.next_cursor : undefined;
+      if (cursor === undefined || cursor === '') return false;
+    }
+    return false;
   }
 }
 

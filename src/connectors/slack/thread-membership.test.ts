@@ -4,7 +4,10 @@ import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { type FakeSlack, startFakeSlack } from '../../../test/fakes/slack/index.js';
 import { silentLogger } from '../../logger.js';
 import { clientOptions } from './app.js';
+import { RateLimitScheduler } from '../../core/budget/scheduler.js';
+import { HistoryReads } from './history-reads.js';
 import { ThreadMembership } from './intake.js';
+import { DEFAULT_SLACK_LIMITS } from './rate-limits.js';
 
 // Thread membership through a real WebClient against the fake Slack: what is remembered per
 // thread stays bounded (issue 31), the "no"s as well as the "yes"es.
@@ -48,4 +51,31 @@ it('asks Slack again about a "no" after 5 minutes, not before (manual clock)', a
   await clock.advance(1);
   expect(await threads.isMember(client, 'T0FAKE', 'C0ASK', posted.ts, bot())).toBe(true);
   expect(threads.size).toBe(1);
+});
+
+it('asks for 15 messages a call, pages until the bot shows up, and pays every call from the history bucket', async () => {
+  await fake.close();
+  fake = await startFakeSlack({ cappedHistory: { perCall: 15, page: 'oldest-first' }, chaos: false });
+  client = new webApi.WebClient(fake.botToken, clientOptions(fake.apiUrl));
+  const scheduler = new RateLimitScheduler({ clock: new ManualClock() });
+  const paid: string[] = [];
+  // The real scheduler, noting which buckets each read was granted in.
+  const reads = new HistoryReads(DEFAULT_SLACK_LIMITS, {
+    write: (buckets, priority, send, opts) => {
+      paid.push(...buckets.map((b) => b.key));
+      return scheduler.write(buckets, priority, send, opts);
+    },
+  });
+  const threads = new ThreadMembership(silentLogger, Date.now, 100, reads);
+  const parent = fake.userPost({ channel: 'C0LONG', user: 'U0SOMEONE', text: 'a long thread' });
+  for (let i = 0; i < 20; i++) {
+    fake.userPost({ channel: 'C0LONG', user: 'U0SOMEONE', text: `reply ${i}`, threadTs: parent.ts });
+  }
+  fake.userPost({ channel: 'C0LONG', user: 'U0SOMEONE', text: `<@${fake.botUserId}> join us`, threadTs: parent.ts });
+  expect(await threads.isMember(client, 'T0FAKE', 'C0LONG', parent.ts, bot())).toBe(true);
+  const calls = fake.calls.filter((c) => c.method === 'conversations.replies');
+  // 22 messages, 15 a call: the mention is on the second page.
+  expect(calls).toHaveLength(2);
+  expect(calls.every((c) => Number(c.args.limit) === 15)).toBe(true);
+  expect(paid).toEqual(['slack:T0FAKE:history', 'slack:T0FAKE:history']);
 });
