@@ -16,17 +16,16 @@ afterEach(async () => {
 });
 
 const ANN = '200000000000000001';
-const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', undefined] as const;
+const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', 'seed'] as const;
 /** Paced so each step runs for a while (several edit intervals), the text in two pieces. */
-const ASK = (protocol: string | undefined) =>
-  `${protocol === undefined ? '' : `[protocol ${protocol}] `}[agent] [chunks 2] [delay 400]`;
+const ASK = (protocol: string) =>
+  `${protocol === 'seed' ? '' : `[protocol ${protocol}] `}[agent] [chunks 2] [delay 400]`;
 const SOURCES =
   '\n\n**Sources**\n1. [Streaming replies](<https://example.com/docs/streaming>)\n2. [Weather in Paris](<https://example.org/weather/paris>)';
 /** The protocols name a step by its tool; the seed's `status` events carry a title for people. */
-const stepTitles = (protocol: string | undefined) =>
-  AGENT_TOOLS.map((t) => (protocol === undefined ? t.title : t.name));
+const stepTitles = (protocol: string) => AGENT_TOOLS.map((t) => (protocol === 'seed' ? t.title : t.name));
 /** AI SDK's `file` part carries no name: the bridge names the CSV by its type. */
-const fileName = (protocol: string | undefined) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
+const fileName = (protocol: string) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
 
 async function ask(text: string, opts: StackOptions = {}) {
   s = await startStack({ chunkDelayMs: 2, ...opts });

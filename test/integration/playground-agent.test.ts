@@ -17,14 +17,13 @@ import {
 // reply the answer and its sources exactly, the image and the CSV offered as files. SHOW_STEPS=off
 // announces no step; REPLY_FILE_MAX_BYTES below the CSV's size offers it by name only.
 
-const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', undefined] as const;
-const ASK = (protocol: string | undefined) =>
-  `${protocol === undefined ? '' : `[protocol ${protocol}] `}[agent] [chunks 2] [delay 400]`;
+const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', 'seed'] as const;
+const ASK = (protocol: string) =>
+  `${protocol === 'seed' ? '' : `[protocol ${protocol}] `}[agent] [chunks 2] [delay 400]`;
 const SOURCES =
   '\n\n**Sources**\n1. [Streaming replies](<https://example.com/docs/streaming>)\n2. [Weather in Paris](<https://example.org/weather/paris>)';
-const stepTitles = (protocol: string | undefined) =>
-  AGENT_TOOLS.map((t) => (protocol === undefined ? t.title : t.name));
-const fileName = (protocol: string | undefined) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
+const stepTitles = (protocol: string) => AGENT_TOOLS.map((t) => (protocol === 'seed' ? t.title : t.name));
+const fileName = (protocol: string) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
 
 interface Step {
   id: string;
