@@ -104,15 +104,20 @@ describe.each(PROTOCOLS)('protocol %s', (protocol) => {
     expectNoLeak(fake);
   });
 
-  it('SHOW_STEPS=off: no step is written; the answer and sources only', async () => {
+  it('SHOW_STEPS=off: no step is written (native or edit mode); the answer and sources only', async () => {
     const stack = await start({ streaming: 'auto', relaySettings: { showSteps: false } });
     const { fake } = stack;
-    const { channel, thread } = await ask(fake, true, ASK(protocol));
-    await stack.settled(1);
-    expect(fake.botMessages(channel, thread).map((m) => m.text)).toEqual([answerOf(stack) + SOURCES_NATIVE]);
+    const dm = await ask(fake, true, ASK(protocol));
+    const ch = await ask(fake, false, ASK(protocol));
+    await stack.settled(2);
+    expect(fake.botMessages(dm.channel, dm.thread).map((m) => m.text)).toEqual([answerOf(stack) + SOURCES_NATIVE]);
+    expect(fake.botMessages(ch.channel, ch.thread).map((m) => m.text)).toEqual([
+      renderMrkdwn(answerOf(stack) + SOURCES_MD),
+    ]);
     const written = JSON.stringify(writes(fake).map((c) => c.args));
     expect(written).not.toContain('task_update');
-    expect(written).not.toContain('get_weather');
+    expect(written).not.toContain('context');
+    for (const title of stepTitles(protocol)) expect(written).not.toContain(title);
     expectNoLeak(fake);
   });
 });
