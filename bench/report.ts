@@ -55,6 +55,8 @@ export interface LoneResult {
   idleRssMb: number | null;
   /** Last platform write minus the upstream's end. */
   finalTextMs: Pcts;
+  /** An agent's step (`[steps]`): the first accepted write after the upstream sent the step event, minus that time. */
+  stepShownMs?: Pcts;
   notes: string[];
 }
 
@@ -193,8 +195,22 @@ export function formatTable(doc: {
       `Memory and the lone reply (targets: ${TARGETS.idleRss}, ${TARGETS.rss}; ${TARGETS.loneFinal}):`,
       '',
       table(
-        ['bridge', 'idle RSS MB', 'peak RSS MB at 200', 'lone replies exact', 'lone final text p50/p99 ms'],
-        doc.lone.map((l) => [l.variant, f(l.idleRssMb), at200(l.variant), `${l.exact}/${l.replies}`, p(l.finalTextMs)]),
+        [
+          'bridge',
+          'idle RSS MB',
+          'peak RSS MB at 200',
+          'lone replies exact',
+          'lone final text p50/p99 ms',
+          'step shown p50/p99 ms',
+        ],
+        doc.lone.map((l) => [
+          l.variant,
+          f(l.idleRssMb),
+          at200(l.variant),
+          `${l.exact}/${l.replies}`,
+          p(l.finalTextMs),
+          l.stepShownMs ? p(l.stepShownMs) : '–',
+        ]),
       ),
     );
   }

@@ -293,12 +293,14 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
       const last = ok[ok.length - 1];
       if (endAt !== undefined && last) finals.push(last.at - endAt);
     }
+    const steps = await stepLatencies(rig, proxy, variant, Math.min(count, STEP_REPLIES), notes);
     return {
       variant,
       replies: count,
       exact,
       idleRssMb: round(idleRss),
       finalTextMs: { p50: round(percentile(finals, 50)), p99: round(percentile(finals, 99)) },
+      stepShownMs: { p50: round(percentile(steps, 50)), p99: round(percentile(steps, 99)) },
       notes,
     };
   } finally {
@@ -307,6 +309,42 @@ async function runLone(variant: LoneVariant, count: number): Promise<LoneResult>
     await proxy.close().catch(() => {});
     await emulator.close().catch(() => {});
   }
+}
+
+/** The lone replies that are an agent's steps (seed's `status` events) before a short answer. */
+const STEP_REPLIES = 5;
+const STEP_ASK = '[steps] [chunks 1] [delay 300]';
+
+/**
+ * `count` replies of `[steps]` one after another: for each, the first accepted platform write
+ * after the upstream sent its first step event, minus that time (the step shown to the user).
+ */
+async function stepLatencies(
+  rig: PlatformRig,
+  proxy: Awaited<ReturnType<typeof startTimingProxy>>,
+  variant: LoneVariant,
+  count: number,
+  notes: string[],
+): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const h = await rig.send(i, `${variant}-step${i}`, STEP_ASK);
+    const t0 = Date.now();
+    const shown = (): number | undefined => {
+      const at = proxy.timings.get(h.tag)?.firstStepAt;
+      if (at === undefined) return undefined;
+      const w = rig.writes(h).find((x) => x.status >= 200 && x.status < 300 && x.at >= at);
+      return w === undefined ? undefined : w.at - at;
+    };
+    while (shown() === undefined && Date.now() - t0 < 20_000) await sleep(20);
+    const ms = shown();
+    if (ms === undefined) notes.push(`step ${i}: not shown after 20 s`);
+    else out.push(ms);
+    // The reply ends before the next starts (its last write a moment after the upstream's end).
+    while (proxy.timings.get(h.tag)?.endAt === undefined && Date.now() - t0 < 20_000) await sleep(20);
+    await sleep(500);
+  }
+  return out;
 }
 
 /** `--soak`: only the soak section, written to bench/results/<date>-soak.json. */

@@ -17,6 +17,7 @@ describe('config', () => {
       streamIdleTimeoutMs: 60000,
       maxReplySeconds: 300,
       maxReplyChars: 40000,
+      maxFileBytes: 8388608,
       routes: [],
       context: { mode: 'message', maxMessages: 30, maxChars: 6000 },
     });
@@ -95,6 +96,7 @@ describe('config', () => {
     ['FEEDBACK', 'yes', /FEEDBACK: must be one of: on, off/],
     ['CONTEXT_MAX_MESSAGES', 'many', /CONTEXT_MAX_MESSAGES: must be a whole number/],
     ['CONTEXT_MAX_CHARS', '-1', /CONTEXT_MAX_CHARS/],
+    ['REPLY_FILE_MAX_BYTES', '0', /REPLY_FILE_MAX_BYTES: must be at least 1/],
   ])('stops on a malformed %s naming it', (name, value, pattern) => {
     expect(() => loadConfig({ ...base, DISCORD_BOT_TOKEN: 'x', [name]: value })).toThrow(pattern);
   });
@@ -111,8 +113,9 @@ describe('config', () => {
       DISCORD_BOT_TOKEN: 'x',
       CHAT_REPLY_MAX_CHARS: ' 1000 ',
       CHAT_REPLY_MAX_SECONDS: '30',
+      REPLY_FILE_MAX_BYTES: '1024',
     });
-    expect(c.upstream).toMatchObject({ maxReplyChars: 1000, maxReplySeconds: 30 });
+    expect(c.upstream).toMatchObject({ maxReplyChars: 1000, maxReplySeconds: 30, maxFileBytes: 1024 });
   });
 
   it('never crashes on a random environment: it builds a config or names a variable', () => {

@@ -44,6 +44,8 @@ export interface UpstreamConfig {
   maxReplySeconds: number;
   /** CHAT_REPLY_MAX_CHARS: the most upstream text one reply takes; the client stops reading beyond it. */
   maxReplyChars: number;
+  /** REPLY_FILE_MAX_BYTES: the largest file an agent event carries inline; a larger one is named, not uploaded. */
+  maxFileBytes: number;
   /** What only the OpenAI-compatible forms read (system prompt, extra fields, transcript bounds). */
   openAi: OpenAiFormSettings;
 }
@@ -255,6 +257,7 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       streamIdleTimeoutMs: raw.CHAT_STREAM_IDLE_TIMEOUT_MS,
       maxReplySeconds: raw.CHAT_REPLY_MAX_SECONDS,
       maxReplyChars: raw.CHAT_REPLY_MAX_CHARS,
+      maxFileBytes: raw.REPLY_FILE_MAX_BYTES,
       openAi,
     },
     slack: slackEnabled

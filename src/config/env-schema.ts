@@ -187,6 +187,8 @@ export const envSchema = z.object({
   // An agent's work beside the answer (issue 36): its steps while they run, the sources it cites.
   SHOW_STEPS: enumVar(['on', 'off'], 'on'),
   SHOW_SOURCES: enumVar(['on', 'off'], 'on'),
+  // The largest file an assistant's reply carries inline (bytes) that the bridge uploads into the thread.
+  REPLY_FILE_MAX_BYTES: intVar(8_388_608, 1),
   // Months of uptime (issue 31): peers whose X-Forwarded-For is believed; idle conversations kept.
   TRUST_PROXY: optionalString,
   CONVERSATION_RETENTION_DAYS: intVar(90, 1, 36_500),

@@ -59,6 +59,8 @@ export function relayToEmulator(opts: {
    * loads that process (hundreds of streams at once) passes the product's defaults instead.
    */
   upstreamTimeouts?: { requestMs: number; streamIdleMs: number };
+  /** REPLY_FILE_MAX_BYTES as main.ts hands it to the client (default the client's, 8 MiB). */
+  maxFileBytes?: number;
 }): Relay {
   const chat =
     opts.chat ??
@@ -69,6 +71,7 @@ export function relayToEmulator(opts: {
       requestTimeoutMs: opts.upstreamTimeouts?.requestMs ?? 5000,
       streamIdleTimeoutMs: opts.upstreamTimeouts?.streamIdleMs ?? 5000,
       logger: silentLogger,
+      ...(opts.maxFileBytes !== undefined ? { maxFileBytes: opts.maxFileBytes } : {}),
       openAi: {
         ...opts.openAi,
         ...(opts.store.transcripts !== undefined ? { transcripts: opts.store.transcripts } : {}),

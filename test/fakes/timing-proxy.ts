@@ -13,12 +13,16 @@ export interface UpstreamTiming {
   requestAt: number;
   /** The first body bytes holding reply text (an SSE `delta` event) went out to the bridge. */
   firstChunkAt?: number;
+  /** The first body bytes holding an agent's step (the seed's `status` event) went out to the bridge. */
+  firstStepAt?: number;
   /** The upstream body ended. */
   endAt?: number;
   status?: number;
 }
 
 const TAG_RE = /bench-([A-Za-z0-9_-]+)/;
+/** A step in the seed's shapes: `event: status` (SSE) or a `status` line (NDJSON). */
+const STEP_RE = /^event: status$|"type":"status"/m;
 
 export interface TimingProxyOptions {
   /** Finds a reply's tag in the request body: the first capture group. */
@@ -63,6 +67,8 @@ export async function startTimingProxy(target: string, opts: TimingProxyOptions 
           res.flushHeaders();
           upRes.on('data', (c: Buffer) => {
             if (timing && timing.firstChunkAt === undefined && c.includes('"delta"')) timing.firstChunkAt = Date.now();
+            if (timing && timing.firstStepAt === undefined && STEP_RE.test(c.toString('latin1')))
+              timing.firstStepAt = Date.now();
             res.write(c);
           });
           upRes.on('end', () => {

@@ -64,6 +64,8 @@ export interface SlackStackOptions {
   chat?: ChatService;
   /** The store fault mode: the relay's store calls fail while these say so (test/store/faulty-store.ts). */
   storeFaults?: StoreFaults;
+  /** REPLY_FILE_MAX_BYTES: the largest inline file the upstream client keeps. */
+  maxFileBytes?: number;
 }
 
 export interface SlackStack {
@@ -112,6 +114,7 @@ export async function startSlackStack(opts: SlackStackOptions = {}): Promise<Sla
     ...(opts.botFor !== undefined ? { botFor: opts.botFor } : {}),
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     ...(opts.chat !== undefined ? { chat: opts.chat } : {}),
+    ...(opts.maxFileBytes !== undefined ? { maxFileBytes: opts.maxFileBytes } : {}),
     ...(opts.upstreamTimeouts !== undefined ? { upstreamTimeouts: opts.upstreamTimeouts } : {}),
     settings: {
       userMessagesPerMinute: 1000,

@@ -39,6 +39,8 @@ export interface StackOptions {
   chat?: ChatService;
   /** The store fault mode: the relay's store calls fail while these say so (test/store/faulty-store.ts). */
   storeFaults?: StoreFaults;
+  /** REPLY_FILE_MAX_BYTES: the largest inline file the upstream client keeps. */
+  maxFileBytes?: number;
 }
 
 export interface Stack {
@@ -82,6 +84,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...(opts.openAi !== undefined ? { openAi: opts.openAi } : {}),
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
       ...(opts.chat !== undefined ? { chat: opts.chat } : {}),
+      ...(opts.maxFileBytes !== undefined ? { maxFileBytes: opts.maxFileBytes } : {}),
       settings: {
         userMessagesPerMinute: 100,
         streamEditIntervalMs: opts.editIntervalMs ?? 100,
