@@ -173,7 +173,12 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   async function replaceByEdit(ts: string, state: StreamState, text: string, final: boolean): Promise<WriteResult> {
     if (state.streaming) {
       try {
-        await dest.client.chat.stopStream({ channel: channel, ts });
+        // The reply goes on by this edit: Slack's Stop stays (its end sets the session `active`).
+        await dest.client.chat.stopStream({
+          channel: channel,
+          ts,
+          ...(deps.session ? { session_status: 'processing' } : {}),
+        });
       } catch (err) {
         // Already stopped by Slack (timeout) is the usual reason; the update below decides.
         deps.logger.debug({ err: scrubSecrets(String(err)) }, 'chat.stopStream before fallback failed');
@@ -267,12 +272,19 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     if (opts.final && state.streaming) {
       // Slack's streams accept a `blocks` chunk on start, append and stop; this sink streams text
       // only and gives the finished reply's feedback buttons with stopStream. The Stop while it
-      // streams is the agent session's (`stop` written in the thread works everywhere).
+      // streams is the agent session's (`stop` written in the thread works everywhere): a part
+      // that is not the reply's last stops its stream with the session still `processing`, so
+      // Slack's Stop stays up until the last part ends (sessionStatus).
       const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
       // The timeline's open steps end complete; the last write's images show above the buttons.
       const closing = timeline.closing();
       const images = imageBlocks(opts.files);
-      const stopArgs = { channel: channel, ts: messageId, ...(closing.length > 0 ? { chunks: closing } : {}) };
+      const stopArgs = {
+        channel: channel,
+        ts: messageId,
+        ...(closing.length > 0 ? { chunks: closing } : {}),
+        ...sessionStatus(opts),
+      };
       const blocks = [
         ...images,
         ...(withFeedback && opts.replyKey !== undefined ? [feedbackBlock(opts.replyKey)] : []),
@@ -306,6 +318,17 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       }
     }
     return ladder.take();
+  }
+
+  /**
+   * chat.stopStream's `session_status` (Slack's reference: the session's status after the stop,
+   * `active` when absent): `processing` while later parts of the reply are still to come, so
+   * Slack's Stop is not taken down between two messages of one reply. Only with a session held:
+   * a stream without one sets none.
+   */
+  function sessionStatus(opts: WriteOptions): { session_status?: 'active' | 'processing' } {
+    if (deps.session === undefined) return {};
+    return { session_status: opts.last === true ? 'active' : 'processing' };
   }
 
   return withAgentSession(deps.session, {

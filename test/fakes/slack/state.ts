@@ -60,11 +60,26 @@ export class FakeState {
   /** Suggested prompts set, in order. */
   readonly prompts: FakePrompts[] = [];
   readonly ephemerals: FakeEphemeral[] = [];
-  /** agents.sessions.setStatus by `channel:thread_ts`: the statuses set, in order. */
+  /**
+   * Agent sessions by `channel:thread_ts`: the statuses a user saw, in order (a status set again
+   * to what it is changes nothing a user sees, so it is not repeated).
+   */
   readonly agentStatuses = new Map<string, string[]>();
   private readonly channels = new Map<string, Map<string, FakeMessage>>();
   private tsCounter = 0;
   private readonly base = Math.floor(Date.now() / 1000);
+
+  /**
+   * A session's status: `create` (agents.sessions.setStatus) makes the session when it has none;
+   * otherwise (chat.stopStream's session_status) a thread without a session stays without one.
+   */
+  setSessionStatus(channel: string, threadTs: string, status: string, o: { create?: boolean } = {}): void {
+    const key = `${channel}:${threadTs}`;
+    const seen = this.agentStatuses.get(key);
+    if (seen === undefined && o.create !== true) return;
+    if (seen?.at(-1) === status) return;
+    this.agentStatuses.set(key, [...(seen ?? []), status]);
+  }
 
   nextTs(): string {
     this.tsCounter += 1;

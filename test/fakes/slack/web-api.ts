@@ -70,6 +70,9 @@ export interface WebApiContext {
   uploads?: FakeUploads;
 }
 
+/** An agent session's statuses (agents.sessions.setStatus, chat.stopStream's session_status). */
+const SESSION_STATUSES = ['active', 'processing', 'suspended', 'closed'];
+
 class ApiError extends Error {
   constructor(readonly code: string) {
     super(code);
@@ -276,6 +279,10 @@ const handlers: Record<string, Handler> = {
     const m = existing(c, a);
     if (!m.streaming) throw new ApiError('message_not_in_streaming_state');
     streamChunksChecked(a);
+    // Slack's reference: `session_status` is the session's status after the stop, `active` when absent.
+    const sessionStatus = str(a, 'session_status') ?? 'active';
+    if (!SESSION_STATUSES.includes(sessionStatus)) throw new ApiError('invalid_arguments');
+    if (m.threadTs !== undefined) c.state.setSessionStatus(m.channel, m.threadTs, sessionStatus);
     const add = chunkText(a);
     if (add) c.state.setText(m, m.text + add, 'markdown');
     const timeline = applyTasks(m.timeline, taskUpdates(a));
@@ -301,10 +308,9 @@ const handlers: Record<string, Handler> = {
     const threadTs = req(a, 'thread_ts');
     const status = req(a, 'status');
     if (c.switches.failAgentStatus) throw new ApiError(c.switches.failAgentStatus);
-    if (!['active', 'processing', 'suspended'].includes(status)) throw new ApiError('invalid_arguments');
+    if (!SESSION_STATUSES.includes(status)) throw new ApiError('invalid_arguments');
     if (!channel.startsWith('D')) throw new ApiError('channel_type_not_supported');
-    const key = `${channel}:${threadTs}`;
-    c.state.agentStatuses.set(key, [...(c.state.agentStatuses.get(key) ?? []), status]);
+    c.state.setSessionStatus(channel, threadTs, status, { create: true });
     return {};
   },
   'assistant.threads.setStatus': (c, a) => {
