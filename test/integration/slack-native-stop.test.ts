@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { SET_STATUS_METHOD } from '../../src/connectors/slack/agent-sessions.js';
 import { markdownTextOracle } from './slack-parts.js';
+import { shownStream } from '../fakes/slack/shown.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { replyText, splitText } from '../../src/emulator/replies.js';
 import { createMetrics } from '../../src/server/metrics.js';
@@ -207,16 +208,17 @@ it("a reply longer than one native message keeps Slack's Stop until its last par
   // What the user saw: Stop from the start until the end, never down between two parts.
   expect(statuses()).toEqual(['processing', 'active']);
   expect(stack.fake.stopsShown('D1', threadTs)).toBe(0);
-});
+}, 60_000);
 
 it('while a later part of a long native reply streams, exactly one Stop shows, and it stops the reply', async () => {
   const { stack } = await start();
-  // 23,000 characters in 10 chunks: the 6th is past the first message's 11,000; then it stalls.
-  const q = 'a long one [long 23000] [chunks 10] [stall 6]';
+  // 23,000 characters in 40 chunks 60 ms apart: the second message streams for about a second.
+  const q = 'a long one [long 23000] [chunks 40] [delay 60]';
   const { threadTs, statuses } = await askInDm(stack, q);
   const parts = () => stack.fake.botMessages('D1', threadTs);
-  await expect.poll(() => parts().length, { timeout: 10_000 }).toBe(2);
-  await expect.poll(() => parts()[1]?.streaming, { timeout: 10_000 }).toBe(true);
+  await expect
+    .poll(() => parts().length === 2 && parts()[1]?.streaming === true, { timeout: 30_000, interval: 5 })
+    .toBe(true);
   expect(parts()[0]?.streaming).toBe(false);
   expect(statuses()).toEqual(['processing']);
   expect(stack.fake.stopsShown('D1', threadTs)).toBe(1);
@@ -224,8 +226,34 @@ it('while a later part of a long native reply streams, exactly one Stop shows, a
   await stack.fake.sendEvent(stack.fake.sessionStopped({ channel: 'D1', threadTs }));
   const [result] = await stack.settled(1);
   expect(result?.status).toBe('answered');
-  expect(parts()).toHaveLength(2);
-  expect(parts()[1]?.text.endsWith(markdownTextOracle(MESSAGES.stopped))).toBe(true);
+  expect(parts().at(-1)?.text.endsWith(markdownTextOracle(MESSAGES.stopped))).toBe(true);
+  expect(parts().every((m) => !m.streaming)).toBe(true);
   await expect.poll(statuses).toEqual(['processing', 'active']);
   expect(stack.fake.stopsShown('D1', threadTs)).toBe(0);
+}, 60_000);
+
+it('a table in a native stream shows as a table block between the words, never as pipes', async () => {
+  const { stack } = await start();
+  const q = 'show me [table 3] [chunks 12] [delay 5]';
+  const { threadTs } = await askInDm(stack, q);
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  const [msg, ...more] = stack.fake.botMessages('D1', threadTs);
+  expect(more).toHaveLength(0);
+  expect(msg?.streaming).toBe(false);
+  // The words streamed around the table, which came whole, once, as a block, in its place.
+  expect(msg?.text).not.toContain('|');
+  expect(msg?.versions.some((v) => v.includes('|'))).toBe(false);
+  expect(msg?.streamBlocks?.map((s) => s.blocks.map((b) => b.type))).toEqual([['table']]);
+  expect(shownStream(msg).replace(/\n+/g, '\n').trim()).toBe(
+    [
+      'Here is the table:',
+      '[Item | Col 2 | Col 3',
+      'row 1 | 7 | b1',
+      'row 2 | 14 | c2',
+      'row 3 | 21 | b3]',
+      'That is all.',
+    ].join('\n'),
+  );
+  expect(stack.fake.calls.filter((c) => c.method === 'chat.update')).toEqual([]);
 });

@@ -26,6 +26,7 @@ import { findStarted, formRefusal, isUncertain, plainTexts, postOverflow, readSh
 import { historyBucket } from './rate-limits.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
 import { imageBlocks, showsImage, stepWords, TaskTimeline } from './agent-parts.js';
+import { hasTable, streamChunks, streamView } from './stream-tables.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
 // chat.stopStream. The pump gives the full text of the current message each time; this sink
@@ -224,7 +225,9 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     }
     if (state.edited) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
     const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
-    const rendered = renderMarkdownText(committed);
+    // Its table as a marker (stream-tables.ts): sent as a table block, in place.
+    const view = streamView(committed, opts.final);
+    const rendered = view.shown;
     if (!rendered.startsWith(state.shown)) {
       // The text changed in what was already shown: only a full replacement is right.
       if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
@@ -249,9 +252,9 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     const timeline = timelineOf(messageId);
     const tasks = state.streaming ? timeline.changes(opts.steps) : [];
     try {
-      if (tasks.length > 0) {
-        const text = suffix !== '' ? [{ type: 'markdown_text' as const, text: suffix }] : [];
-        await dest.client.chat.appendStream({ channel: channel, ts: messageId, chunks: [...text, ...tasks] });
+      if (tasks.length > 0 || hasTable(suffix)) {
+        const chunks = [...streamChunks(suffix, view.tables), ...tasks];
+        await dest.client.chat.appendStream({ channel: channel, ts: messageId, chunks });
         timeline.shown(tasks);
         state.shown = rendered;
       } else if (suffix !== '') {
@@ -373,15 +376,16 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         if (adopted !== undefined) return adopted;
       }
       if (streamsFailed) return postMarkdown(orStep(text, opts), opts.part, opts.final);
-      const rendered = renderMarkdownText(text);
+      const view = streamView(text, opts.final);
+      const rendered = view.shown;
       // An agent's steps start the stream's timeline (with no text yet: the timeline alone).
       const timeline = new TaskTimeline();
       const tasks = timeline.changes(opts.steps);
       const content =
-        tasks.length > 0
+        tasks.length > 0 || hasTable(rendered)
           ? {
-              chunks: [...(rendered !== '' ? [{ type: 'markdown_text' as const, text: rendered }] : []), ...tasks],
-              task_display_mode: 'timeline',
+              chunks: [...streamChunks(rendered, view.tables), ...tasks],
+              ...(tasks.length > 0 ? { task_display_mode: 'timeline' } : {}),
             }
           : { markdown_text: rendered };
       let ts: string;

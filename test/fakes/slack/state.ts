@@ -25,6 +25,11 @@ export interface FakeMessage {
   metadata?: Record<string, unknown>;
   /** A native stream's task timeline (`task_update` chunks, stream-chunks.ts). */
   timeline?: FakeTimeline;
+  /**
+   * A native stream's `blocks` chunks where they show: `at` is the length of the text streamed
+   * before them (Slack shows a stream's chunks in order, the blocks between the words).
+   */
+  streamBlocks?: { at: number; blocks: Record<string, unknown>[] }[];
   /** chat.startStream's `task_display_mode`. */
   taskDisplayMode?: string;
 }

@@ -124,6 +124,34 @@ function chunkText(a: Args): string | undefined {
     .join('');
 }
 
+/**
+ * A stream call's `blocks` chunks, each checked as a message's blocks are and placed after the
+ * text before it in the call (`base`: the message's text length before the call).
+ */
+function streamBlocksOf(a: Args, m: FakeMessage | undefined, base: number): FakeStreamBlocks {
+  let chunks: unknown = a.chunks;
+  if (typeof chunks === 'string') chunks = JSON.parse(chunks);
+  const found: FakeStreamBlocks = [];
+  if (!Array.isArray(chunks)) return found;
+  let at = base;
+  for (const c of chunks as Record<string, unknown>[]) {
+    if (c.type === 'markdown_text') at += String(c.text).length;
+    if (c.type !== 'blocks') continue;
+    const blocks = c.blocks as Record<string, unknown>[];
+    const shown = [...(m?.streamBlocks ?? []), ...found].flatMap((x) => x.blocks);
+    // One message: its tables counted across every chunk (Slack takes one table per message).
+    if (blocksError([...shown, ...blocks]) !== undefined) throw new ApiError('invalid_blocks');
+    found.push({ at, blocks });
+  }
+  return found;
+}
+
+type FakeStreamBlocks = NonNullable<FakeMessage['streamBlocks']>;
+
+function addStreamBlocks(m: FakeMessage, found: FakeStreamBlocks): void {
+  if (found.length > 0) m.streamBlocks = [...(m.streamBlocks ?? []), ...found];
+}
+
 /** Characters a write sends: the text (post, update) or the chunk (streams); 0 when malformed. */
 function writeLength(method: string, a: Args): number {
   try {
@@ -246,6 +274,7 @@ const handlers: Record<string, Handler> = {
       throw new ApiError('missing_recipient_user_id');
     }
     streamChunksChecked(a);
+    const placed = streamBlocksOf(a, undefined, 0);
     const text = chunkText(a) ?? '';
     const m = c.state.add({
       channel,
@@ -256,6 +285,7 @@ const handlers: Record<string, Handler> = {
       threadTs,
       streaming: true,
     });
+    addStreamBlocks(m, placed);
     const timeline = applyTasks(undefined, taskUpdates(a));
     if (timeline !== undefined) m.timeline = timeline;
     const mode = str(a, 'task_display_mode');
@@ -269,6 +299,7 @@ const handlers: Record<string, Handler> = {
     streamChunksChecked(a);
     const add = chunkText(a);
     if (add === undefined) throw new ApiError('invalid_arguments');
+    addStreamBlocks(m, streamBlocksOf(a, m, m.text.length));
     // A call of task updates alone changes the timeline, not the text (nor its versions).
     if (add !== '') c.state.setText(m, m.text + add, 'markdown');
     const timeline = applyTasks(m.timeline, taskUpdates(a));
@@ -282,13 +313,15 @@ const handlers: Record<string, Handler> = {
     // Slack's reference: `session_status` is the session's status after the stop, `active` when absent.
     const sessionStatus = str(a, 'session_status') ?? 'active';
     if (!SESSION_STATUSES.includes(sessionStatus)) throw new ApiError('invalid_arguments');
+    const placed = streamBlocksOf(a, m, m.text.length);
+    const bottom = blocksOf(a);
     if (m.threadTs !== undefined) c.state.setSessionStatus(m.channel, m.threadTs, sessionStatus);
+    addStreamBlocks(m, placed);
     const add = chunkText(a);
     if (add) c.state.setText(m, m.text + add, 'markdown');
     const timeline = applyTasks(m.timeline, taskUpdates(a));
     if (timeline !== undefined) m.timeline = timeline;
-    const blocks = blocksOf(a);
-    if (blocks !== undefined) m.blocks = blocks;
+    if (bottom !== undefined) m.blocks = bottom;
     m.streaming = false;
     return { channel: m.channel, ts: m.ts, message: messageJson(m) };
   },
