@@ -257,3 +257,15 @@ it('a table in a native stream shows as a table block between the words, never a
   );
   expect(stack.fake.calls.filter((c) => c.method === 'chat.update')).toEqual([]);
 });
+
+it("an assistant thread's title is its first question, set once however many follow", async () => {
+  const { stack } = await start();
+  const first = 'how do native streams keep the stop button?';
+  const { threadTs } = await askInDm(stack, first);
+  await stack.settled(1);
+  const again = stack.fake.userPost({ channel: 'D1', text: 'and tables?', threadTs });
+  await stack.fake.sendEvent(again.message);
+  const results = await stack.settled(2);
+  expect(results.map((r) => r.status)).toEqual(['answered', 'answered']);
+  expect(stack.fake.agent.titles('D1', threadTs)).toEqual([first]);
+});

@@ -62,6 +62,8 @@ export class FakeState {
   readonly tokens = new Map<string, TokenInfo>();
   /** assistant.threads.setStatus by `channel:thread_ts`: each status and its loading messages. */
   readonly threadStatuses = new Map<string, { status: string; loading?: string[] }[]>();
+  /** assistant.threads.setTitle by `channel:thread_ts`: each title set, in order. */
+  readonly threadTitles = new Map<string, string[]>();
   /** Suggested prompts set, in order. */
   readonly prompts: FakePrompts[] = [];
   readonly ephemerals: FakeEphemeral[] = [];

@@ -369,7 +369,12 @@ const handlers: Record<string, Handler> = {
     c.state.prompts.push({ channel, ts, prompts, ...(title !== undefined ? { title } : {}) });
     return {};
   },
-  'assistant.threads.setTitle': () => ({}),
+  'assistant.threads.setTitle': (c, a) => {
+    const key = `${req(a, 'channel_id')}:${req(a, 'thread_ts')}`;
+    const title = req(a, 'title');
+    c.state.threadTitles.set(key, [...(c.state.threadTitles.get(key) ?? []), title]);
+    return {};
+  },
   'reactions.add': () => ({}),
   'reactions.remove': () => ({}),
   // Oldest first from the parent, as Slack pages a thread; `limit` cuts from the old end.
