@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { SET_STATUS_METHOD } from '../../src/connectors/slack/agent-sessions.js';
 import { markdownTextOracle } from './slack-parts.js';
+import { shownStream } from '../fakes/slack/shown.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { replyText, splitText } from '../../src/emulator/replies.js';
 import { createMetrics } from '../../src/server/metrics.js';
@@ -49,10 +50,16 @@ it('a native DM reply holds the session processing while it streams, then active
   expect(reply()?.text).toBe(markdownTextOracle(replyText(q)));
   expect(reply()?.streaming).toBe(false);
   // Slack's Stop was up before the stream began, and went after the stream stopped.
-  const order = stack.fake.calls
-    .filter((c) => c.method === SET_STATUS_METHOD || c.method === 'chat.startStream' || c.method === 'chat.stopStream')
-    .map((c) => (c.method === SET_STATUS_METHOD ? String(c.args.status) : c.method));
-  expect(order).toEqual(['processing', 'chat.startStream', 'chat.stopStream', 'active']);
+  // The last stop ends the session itself (`session_status: active`); the turn's end says it again.
+  const order = () =>
+    stack.fake.calls
+      .filter(
+        (c) => c.method === SET_STATUS_METHOD || c.method === 'chat.startStream' || c.method === 'chat.stopStream',
+      )
+      .map((c) =>
+        String(c.args.status ?? `${c.method}${c.args.session_status ? `:${String(c.args.session_status)}` : ''}`),
+      );
+  await expect.poll(order).toEqual(['processing', 'chat.startStream', 'chat.stopStream:active', 'active']);
 });
 
 it("the asker's agent_session_stopped ends the upstream request at once, text so far + note", async () => {
@@ -177,4 +184,90 @@ it('the streams agent_session_stopped names are finished by an edit: no append t
   const after = stack.fake.calls.slice(callsBefore).filter((c) => c.args.ts === ts);
   expect(after.map((c) => c.method)).toEqual(['chat.update']);
   expect(stack.fake.calls.filter((c) => c.result === 'message_not_in_streaming_state')).toEqual([]);
+});
+
+it("a reply longer than one native message keeps Slack's Stop until its last part ends", async () => {
+  const { stack } = await start();
+  const q = 'a long one [long 23000] [chunks 40] [delay 5]';
+  const { threadTs, statuses } = await askInDm(stack, q);
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  const parts = stack.fake.botMessages('D1', threadTs);
+  expect(parts.length).toBeGreaterThanOrEqual(3);
+  // Every character of the answer is shown, across the parts (cuts may reopen a code block).
+  const whole = markdownTextOracle(replyText(q));
+  expect(parts.at(-1)?.text.trimEnd()).toBe(whole.slice(whole.length - (parts.at(-1)?.text.trimEnd().length ?? 0)));
+  expect(
+    parts
+      .map((m) => m.text)
+      .join('')
+      .replace(/\s|`/g, '').length,
+  ).toBeGreaterThanOrEqual(whole.replace(/\s|`/g, '').length);
+  expect(parts.every((m) => !m.streaming)).toBe(true);
+  // Each part's stream stopped with the session still processing; only the last one's ended it.
+  const stops = stack.fake.calls.filter((c) => c.method === 'chat.stopStream' && c.result === 'ok');
+  expect(stops.map((c) => c.args.session_status)).toEqual([...parts.slice(1).map(() => 'processing'), 'active']);
+  // What the user saw: Stop from the start until the end, never down between two parts.
+  expect(statuses()).toEqual(['processing', 'active']);
+  expect(stack.fake.stopsShown('D1', threadTs)).toBe(0);
+}, 60_000);
+
+it('while a later part of a long native reply streams, exactly one Stop shows, and it stops the reply', async () => {
+  const { stack } = await start();
+  // 23,000 characters in 40 chunks 60 ms apart: the second message streams for about a second.
+  const q = 'a long one [long 23000] [chunks 40] [delay 60]';
+  const { threadTs, statuses } = await askInDm(stack, q);
+  const parts = () => stack.fake.botMessages('D1', threadTs);
+  await expect
+    .poll(() => parts().length === 2 && parts()[1]?.streaming === true, { timeout: 30_000, interval: 5 })
+    .toBe(true);
+  expect(parts()[0]?.streaming).toBe(false);
+  expect(statuses()).toEqual(['processing']);
+  expect(stack.fake.stopsShown('D1', threadTs)).toBe(1);
+
+  await stack.fake.sendEvent(stack.fake.sessionStopped({ channel: 'D1', threadTs }));
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  expect(parts().at(-1)?.text.endsWith(markdownTextOracle(MESSAGES.stopped))).toBe(true);
+  expect(parts().every((m) => !m.streaming)).toBe(true);
+  await expect.poll(statuses).toEqual(['processing', 'active']);
+  expect(stack.fake.stopsShown('D1', threadTs)).toBe(0);
+}, 60_000);
+
+it('a table in a native stream shows as a table block between the words, never as pipes', async () => {
+  const { stack } = await start();
+  const q = 'show me [table 3] [chunks 12] [delay 5]';
+  const { threadTs } = await askInDm(stack, q);
+  const [result] = await stack.settled(1);
+  expect(result?.status).toBe('answered');
+  const [msg, ...more] = stack.fake.botMessages('D1', threadTs);
+  expect(more).toHaveLength(0);
+  expect(msg?.streaming).toBe(false);
+  // The words streamed around the table, which came whole, once, as a block, in its place.
+  expect(msg?.text).not.toContain('|');
+  expect(msg?.versions.some((v) => v.includes('|'))).toBe(false);
+  expect(msg?.streamBlocks?.map((s) => s.blocks.map((b) => b.type))).toEqual([['table']]);
+  expect(shownStream(msg).replace(/\n+/g, '\n').trim()).toBe(
+    [
+      'Here is the table:',
+      '[Item | Col 2 | Col 3',
+      'row 1 | 7 | b1',
+      'row 2 | 14 | c2',
+      'row 3 | 21 | b3]',
+      'That is all.',
+    ].join('\n'),
+  );
+  expect(stack.fake.calls.filter((c) => c.method === 'chat.update')).toEqual([]);
+});
+
+it("an assistant thread's title is its first question, set once however many follow", async () => {
+  const { stack } = await start();
+  const first = 'how do native streams keep the stop button?';
+  const { threadTs } = await askInDm(stack, first);
+  await stack.settled(1);
+  const again = stack.fake.userPost({ channel: 'D1', text: 'and tables?', threadTs });
+  await stack.fake.sendEvent(again.message);
+  const results = await stack.settled(2);
+  expect(results.map((r) => r.status)).toEqual(['answered', 'answered']);
+  expect(stack.fake.agent.titles('D1', threadTs)).toEqual([first]);
 });

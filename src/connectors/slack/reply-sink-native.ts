@@ -26,6 +26,7 @@ import { findStarted, formRefusal, isUncertain, plainTexts, postOverflow, readSh
 import { historyBucket } from './rate-limits.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
 import { imageBlocks, showsImage, stepWords, TaskTimeline } from './agent-parts.js';
+import { hasTable, streamChunks, streamView } from './stream-tables.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
 // chat.stopStream. The pump gives the full text of the current message each time; this sink
@@ -173,7 +174,12 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   async function replaceByEdit(ts: string, state: StreamState, text: string, final: boolean): Promise<WriteResult> {
     if (state.streaming) {
       try {
-        await dest.client.chat.stopStream({ channel: channel, ts });
+        // The reply goes on by this edit: Slack's Stop stays (its end sets the session `active`).
+        await dest.client.chat.stopStream({
+          channel: channel,
+          ts,
+          ...(deps.session ? { session_status: 'processing' } : {}),
+        });
       } catch (err) {
         // Already stopped by Slack (timeout) is the usual reason; the update below decides.
         deps.logger.debug({ err: scrubSecrets(String(err)) }, 'chat.stopStream before fallback failed');
@@ -219,7 +225,9 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     }
     if (state.edited) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
     const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
-    const rendered = renderMarkdownText(committed);
+    // Its table as a marker (stream-tables.ts): sent as a table block, in place.
+    const view = streamView(committed, opts.final);
+    const rendered = view.shown;
     if (!rendered.startsWith(state.shown)) {
       // The text changed in what was already shown: only a full replacement is right.
       if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
@@ -244,9 +252,9 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     const timeline = timelineOf(messageId);
     const tasks = state.streaming ? timeline.changes(opts.steps) : [];
     try {
-      if (tasks.length > 0) {
-        const text = suffix !== '' ? [{ type: 'markdown_text' as const, text: suffix }] : [];
-        await dest.client.chat.appendStream({ channel: channel, ts: messageId, chunks: [...text, ...tasks] });
+      if (tasks.length > 0 || hasTable(suffix)) {
+        const chunks = [...streamChunks(suffix, view.tables), ...tasks];
+        await dest.client.chat.appendStream({ channel: channel, ts: messageId, chunks });
         timeline.shown(tasks);
         state.shown = rendered;
       } else if (suffix !== '') {
@@ -267,12 +275,19 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     if (opts.final && state.streaming) {
       // Slack's streams accept a `blocks` chunk on start, append and stop; this sink streams text
       // only and gives the finished reply's feedback buttons with stopStream. The Stop while it
-      // streams is the agent session's (`stop` written in the thread works everywhere).
+      // streams is the agent session's (`stop` written in the thread works everywhere): a part
+      // that is not the reply's last stops its stream with the session still `processing`, so
+      // Slack's Stop stays up until the last part ends (sessionStatus).
       const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
       // The timeline's open steps end complete; the last write's images show above the buttons.
       const closing = timeline.closing();
       const images = imageBlocks(opts.files);
-      const stopArgs = { channel: channel, ts: messageId, ...(closing.length > 0 ? { chunks: closing } : {}) };
+      const stopArgs = {
+        channel: channel,
+        ts: messageId,
+        ...(closing.length > 0 ? { chunks: closing } : {}),
+        ...sessionStatus(opts),
+      };
       const blocks = [
         ...images,
         ...(withFeedback && opts.replyKey !== undefined ? [feedbackBlock(opts.replyKey)] : []),
@@ -306,6 +321,17 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       }
     }
     return ladder.take();
+  }
+
+  /**
+   * chat.stopStream's `session_status` (Slack's reference: the session's status after the stop,
+   * `active` when absent): `processing` while later parts of the reply are still to come, so
+   * Slack's Stop is not taken down between two messages of one reply. Only with a session held:
+   * a stream without one sets none.
+   */
+  function sessionStatus(opts: WriteOptions): { session_status?: 'active' | 'processing' } {
+    if (deps.session === undefined) return {};
+    return { session_status: opts.last === true ? 'active' : 'processing' };
   }
 
   return withAgentSession(deps.session, {
@@ -350,15 +376,16 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
         if (adopted !== undefined) return adopted;
       }
       if (streamsFailed) return postMarkdown(orStep(text, opts), opts.part, opts.final);
-      const rendered = renderMarkdownText(text);
+      const view = streamView(text, opts.final);
+      const rendered = view.shown;
       // An agent's steps start the stream's timeline (with no text yet: the timeline alone).
       const timeline = new TaskTimeline();
       const tasks = timeline.changes(opts.steps);
       const content =
-        tasks.length > 0
+        tasks.length > 0 || hasTable(rendered)
           ? {
-              chunks: [...(rendered !== '' ? [{ type: 'markdown_text' as const, text: rendered }] : []), ...tasks],
-              task_display_mode: 'timeline',
+              chunks: [...streamChunks(rendered, view.tables), ...tasks],
+              ...(tasks.length > 0 ? { task_display_mode: 'timeline' } : {}),
             }
           : { markdown_text: rendered };
       let ts: string;

@@ -33,11 +33,10 @@ type RichElement = types.RichTextElement;
 // (docs.slack.dev data-table-block: at most 101 rows, the header included) and counts as this
 // message's one table, so a longer table is monospace text too, cut at row ends.
 //
-// Native streams (reply-sink-native.ts) keep their tables as text: chat.stopStream's `blocks` are
-// appended after the streamed text (Slack: "Block formatted elements will be appended to the end
-// of the message"), so a table block there would show the table twice, and `markdown_text` shows
-// a table's pipes. Turning the streamed message into blocks afterwards would need a chat.update
-// that replaces what the user watched stream; that choice is left open.
+// Native streams (reply-sink-native.ts) send their table as a `blocks` chunk in the stream, in
+// place between the words (stream-tables.ts): chat.stopStream's own `blocks` are appended after
+// the streamed text (Slack: "Block formatted elements will be appended to the end of the
+// message"), and `markdown_text` shows a table's pipes.
 
 export const TABLE_MAX_ROWS = 100;
 export const TABLE_MAX_CELLS = 20;

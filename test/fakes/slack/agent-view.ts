@@ -26,6 +26,8 @@ export interface FakeAgentView {
    * top-level message opens (the agent experience answers every DM in a thread).
    */
   replies(channel: string): FakeMessage[];
+  /** assistant.threads.setTitle calls of a thread, in order (the last is the title shown). */
+  titles(channel: string, threadTs: string): string[];
   /** assistant.threads.setStatus calls of a thread, in order. */
   statuses(channel: string, threadTs: string): { status: string; loading?: string[] }[];
 }
@@ -54,6 +56,7 @@ export function fakeAgentView(state: FakeState, teamId: string): FakeAgentView {
     appContext: (channelId) => ({ entities: [entity(channelId)] }),
     prompts: (channel) => state.prompts.filter((p) => p.channel === channel).at(-1),
     replies: (channel) => state.list(channel).filter((m) => m.botId !== undefined && m.subtype === undefined),
+    titles: (channel, threadTs) => [...(state.threadTitles.get(`${channel}:${threadTs}`) ?? [])],
     statuses: (channel, threadTs) => [...(state.threadStatuses.get(`${channel}:${threadTs}`) ?? [])],
   };
 }

@@ -153,6 +153,11 @@ export interface FakeSlack {
   readonly ephemerals: readonly FakeEphemeral[];
   /** The statuses agents.sessions.setStatus set on a DM thread's session, in order. */
   agentStatuses(channel: string, threadTs: string): string[];
+  /**
+   * The Stop buttons a user sees in a thread: Slack's own while its agent session is `processing`,
+   * and each bot message's Block Kit Stop (action_id `bridge_stop`).
+   */
+  stopsShown(channel: string, threadTs: string): number;
   /** The `agent_session_stopped` event of `user` (default U0USER) pressing Slack's Stop (send it as any event). */
   sessionStopped(p: { channel: string; threadTs: string; user?: string }): Record<string, unknown>;
   /** The Agent messaging experience's events, prompts and statuses (agent-view.ts). */
@@ -357,6 +362,15 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     envelope,
     ephemerals: state.ephemerals,
     agentStatuses: (channel, threadTs) => [...(state.agentStatuses.get(`${channel}:${threadTs}`) ?? [])],
+    stopsShown: (channel, threadTs) => {
+      const session = state.agentStatuses.get(`${channel}:${threadTs}`)?.at(-1) === 'processing' ? 1 : 0;
+      const buttons = state
+        .list(channel)
+        .filter((m) => m.botId !== undefined && m.threadTs === threadTs)
+        .flatMap((m) => m.blocks ?? [])
+        .filter((b) => b.type === 'actions' && JSON.stringify(b.elements ?? []).includes('"bridge_stop"')).length;
+      return session + buttons;
+    },
     sessionStopped: (p) => {
       // Like Slack: the app's streams in that thread stop at the click (appends to them now fail
       // with message_not_in_streaming_state), and the event lists them.

@@ -41,3 +41,20 @@ export function shownMessage(m: FakeMessage | undefined): string {
   const blocks = allBlocks(m);
   return blocks.length > 0 ? shownBlocks(blocks) : (m?.text ?? '');
 }
+
+/**
+ * What a native stream shows: its text with each `blocks` chunk where it was streamed (a table's
+ * rows as cells joined by ` | `, each block on lines of its own), then the blocks under it.
+ */
+export function shownStream(m: FakeMessage | undefined): string {
+  const text = m?.text ?? '';
+  const out: string[] = [];
+  let at = 0;
+  for (const s of m?.streamBlocks ?? []) {
+    out.push(text.slice(at, s.at), `\n[${shownBlocks(s.blocks)}]\n`);
+    at = s.at;
+  }
+  out.push(text.slice(at));
+  const under = m?.blocks ?? [];
+  return out.join('') + (under.length > 0 ? `\n${shownBlocks(under)}` : '');
+}

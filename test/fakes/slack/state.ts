@@ -25,6 +25,11 @@ export interface FakeMessage {
   metadata?: Record<string, unknown>;
   /** A native stream's task timeline (`task_update` chunks, stream-chunks.ts). */
   timeline?: FakeTimeline;
+  /**
+   * A native stream's `blocks` chunks where they show: `at` is the length of the text streamed
+   * before them (Slack shows a stream's chunks in order, the blocks between the words).
+   */
+  streamBlocks?: { at: number; blocks: Record<string, unknown>[] }[];
   /** chat.startStream's `task_display_mode`. */
   taskDisplayMode?: string;
 }
@@ -57,14 +62,31 @@ export class FakeState {
   readonly tokens = new Map<string, TokenInfo>();
   /** assistant.threads.setStatus by `channel:thread_ts`: each status and its loading messages. */
   readonly threadStatuses = new Map<string, { status: string; loading?: string[] }[]>();
+  /** assistant.threads.setTitle by `channel:thread_ts`: each title set, in order. */
+  readonly threadTitles = new Map<string, string[]>();
   /** Suggested prompts set, in order. */
   readonly prompts: FakePrompts[] = [];
   readonly ephemerals: FakeEphemeral[] = [];
-  /** agents.sessions.setStatus by `channel:thread_ts`: the statuses set, in order. */
+  /**
+   * Agent sessions by `channel:thread_ts`: the statuses a user saw, in order (a status set again
+   * to what it is changes nothing a user sees, so it is not repeated).
+   */
   readonly agentStatuses = new Map<string, string[]>();
   private readonly channels = new Map<string, Map<string, FakeMessage>>();
   private tsCounter = 0;
   private readonly base = Math.floor(Date.now() / 1000);
+
+  /**
+   * A session's status: `create` (agents.sessions.setStatus) makes the session when it has none;
+   * otherwise (chat.stopStream's session_status) a thread without a session stays without one.
+   */
+  setSessionStatus(channel: string, threadTs: string, status: string, o: { create?: boolean } = {}): void {
+    const key = `${channel}:${threadTs}`;
+    const seen = this.agentStatuses.get(key);
+    if (seen === undefined && o.create !== true) return;
+    if (seen?.at(-1) === status) return;
+    this.agentStatuses.set(key, [...(seen ?? []), status]);
+  }
 
   nextTs(): string {
     this.tsCounter += 1;

@@ -70,6 +70,9 @@ export interface WebApiContext {
   uploads?: FakeUploads;
 }
 
+/** An agent session's statuses (agents.sessions.setStatus, chat.stopStream's session_status). */
+const SESSION_STATUSES = ['active', 'processing', 'suspended', 'closed'];
+
 class ApiError extends Error {
   constructor(readonly code: string) {
     super(code);
@@ -119,6 +122,34 @@ function chunkText(a: Args): string | undefined {
     .filter((c): c is { type: string; text: string } => typeof c === 'object' && c !== null && 'text' in c)
     .map((c) => (c.type === 'markdown_text' ? c.text : ''))
     .join('');
+}
+
+/**
+ * A stream call's `blocks` chunks, each checked as a message's blocks are and placed after the
+ * text before it in the call (`base`: the message's text length before the call).
+ */
+function streamBlocksOf(a: Args, m: FakeMessage | undefined, base: number): FakeStreamBlocks {
+  let chunks: unknown = a.chunks;
+  if (typeof chunks === 'string') chunks = JSON.parse(chunks);
+  const found: FakeStreamBlocks = [];
+  if (!Array.isArray(chunks)) return found;
+  let at = base;
+  for (const c of chunks as Record<string, unknown>[]) {
+    if (c.type === 'markdown_text') at += String(c.text).length;
+    if (c.type !== 'blocks') continue;
+    const blocks = c.blocks as Record<string, unknown>[];
+    const shown = [...(m?.streamBlocks ?? []), ...found].flatMap((x) => x.blocks);
+    // One message: its tables counted across every chunk (Slack takes one table per message).
+    if (blocksError([...shown, ...blocks]) !== undefined) throw new ApiError('invalid_blocks');
+    found.push({ at, blocks });
+  }
+  return found;
+}
+
+type FakeStreamBlocks = NonNullable<FakeMessage['streamBlocks']>;
+
+function addStreamBlocks(m: FakeMessage, found: FakeStreamBlocks): void {
+  if (found.length > 0) m.streamBlocks = [...(m.streamBlocks ?? []), ...found];
 }
 
 /** Characters a write sends: the text (post, update) or the chunk (streams); 0 when malformed. */
@@ -243,6 +274,7 @@ const handlers: Record<string, Handler> = {
       throw new ApiError('missing_recipient_user_id');
     }
     streamChunksChecked(a);
+    const placed = streamBlocksOf(a, undefined, 0);
     const text = chunkText(a) ?? '';
     const m = c.state.add({
       channel,
@@ -253,6 +285,7 @@ const handlers: Record<string, Handler> = {
       threadTs,
       streaming: true,
     });
+    addStreamBlocks(m, placed);
     const timeline = applyTasks(undefined, taskUpdates(a));
     if (timeline !== undefined) m.timeline = timeline;
     const mode = str(a, 'task_display_mode');
@@ -266,6 +299,7 @@ const handlers: Record<string, Handler> = {
     streamChunksChecked(a);
     const add = chunkText(a);
     if (add === undefined) throw new ApiError('invalid_arguments');
+    addStreamBlocks(m, streamBlocksOf(a, m, m.text.length));
     // A call of task updates alone changes the timeline, not the text (nor its versions).
     if (add !== '') c.state.setText(m, m.text + add, 'markdown');
     const timeline = applyTasks(m.timeline, taskUpdates(a));
@@ -276,12 +310,18 @@ const handlers: Record<string, Handler> = {
     const m = existing(c, a);
     if (!m.streaming) throw new ApiError('message_not_in_streaming_state');
     streamChunksChecked(a);
+    // Slack's reference: `session_status` is the session's status after the stop, `active` when absent.
+    const sessionStatus = str(a, 'session_status') ?? 'active';
+    if (!SESSION_STATUSES.includes(sessionStatus)) throw new ApiError('invalid_arguments');
+    const placed = streamBlocksOf(a, m, m.text.length);
+    const bottom = blocksOf(a);
+    if (m.threadTs !== undefined) c.state.setSessionStatus(m.channel, m.threadTs, sessionStatus);
+    addStreamBlocks(m, placed);
     const add = chunkText(a);
     if (add) c.state.setText(m, m.text + add, 'markdown');
     const timeline = applyTasks(m.timeline, taskUpdates(a));
     if (timeline !== undefined) m.timeline = timeline;
-    const blocks = blocksOf(a);
-    if (blocks !== undefined) m.blocks = blocks;
+    if (bottom !== undefined) m.blocks = bottom;
     m.streaming = false;
     return { channel: m.channel, ts: m.ts, message: messageJson(m) };
   },
@@ -301,10 +341,9 @@ const handlers: Record<string, Handler> = {
     const threadTs = req(a, 'thread_ts');
     const status = req(a, 'status');
     if (c.switches.failAgentStatus) throw new ApiError(c.switches.failAgentStatus);
-    if (!['active', 'processing', 'suspended'].includes(status)) throw new ApiError('invalid_arguments');
+    if (!SESSION_STATUSES.includes(status)) throw new ApiError('invalid_arguments');
     if (!channel.startsWith('D')) throw new ApiError('channel_type_not_supported');
-    const key = `${channel}:${threadTs}`;
-    c.state.agentStatuses.set(key, [...(c.state.agentStatuses.get(key) ?? []), status]);
+    c.state.setSessionStatus(channel, threadTs, status, { create: true });
     return {};
   },
   'assistant.threads.setStatus': (c, a) => {
@@ -330,7 +369,12 @@ const handlers: Record<string, Handler> = {
     c.state.prompts.push({ channel, ts, prompts, ...(title !== undefined ? { title } : {}) });
     return {};
   },
-  'assistant.threads.setTitle': () => ({}),
+  'assistant.threads.setTitle': (c, a) => {
+    const key = `${req(a, 'channel_id')}:${req(a, 'thread_ts')}`;
+    const title = req(a, 'title');
+    c.state.threadTitles.set(key, [...(c.state.threadTitles.get(key) ?? []), title]);
+    return {};
+  },
   'reactions.add': () => ({}),
   'reactions.remove': () => ({}),
   // Oldest first from the parent, as Slack pages a thread; `limit` cuts from the old end.
