@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import { findTables, type Table } from '../../core/reply/split.js';
+import { findTables, type Table } from '../../core/reply/table-parser.js';
 import { renderMarkdownText } from './render.js';
 import { fitsTableBlock, tableBlock } from './table-blocks.js';
 
