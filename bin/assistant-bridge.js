@@ -4,7 +4,7 @@
 // when dist/ is missing or older than src/ (a `git pull` since) and the TypeScript compiler is
 // installed, it is rebuilt here first, so a stale build never runs silently.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,10 +24,13 @@ function newest(dir, accept) {
 const isSource = (n) => n.endsWith('.ts') && !n.endsWith('.test.ts') && !n.endsWith('.d.ts');
 const cli = join(root, 'dist', 'cli.js');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+// The incremental build's record: written (or, below, touched) by every build, so it counts as output.
+const buildInfo = join(root, 'dist', '.tsbuildinfo');
+const isOutput = (n) => n.endsWith('.js') || n === '.tsbuildinfo';
 // An installed package (or the container image) has no src/: nothing to compare, dist/ runs.
 const stale =
   existsSync(join(root, 'src')) &&
-  (!existsSync(cli) || newest(join(root, 'dist'), (n) => n.endsWith('.js')) < newest(join(root, 'src'), isSource));
+  (!existsSync(cli) || newest(join(root, 'dist'), isOutput) < newest(join(root, 'src'), isSource));
 if (stale && existsSync(tsc)) {
   process.stderr.write('assistant-bridge: dist/ is older than src/; building (npm run build)...\n');
   try {
@@ -35,6 +38,9 @@ if (stale && existsSync(tsc)) {
       cwd: root,
       stdio: ['ignore', 2, 2],
     });
+    // Sources with only newer timestamps (a checkout, a merge) make an incremental build write
+    // nothing: mark the build as checked, or every later start would build again.
+    if (existsSync(buildInfo)) utimesSync(buildInfo, new Date(), new Date());
   } catch {
     // Type errors still emit JavaScript; only a missing dist/cli.js stops the command below.
     process.stderr.write('assistant-bridge: the build reported errors (see above).\n');

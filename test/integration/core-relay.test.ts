@@ -63,6 +63,9 @@ interface WorldOptions {
   botId?: string;
   /** The client's cap on one reply's text (CHAT_REPLY_MAX_CHARS). */
   maxReplyChars?: number;
+  /** Silence that ends a stream (default 5 s: a busy machine can hold a healthy stream's next chunk
+   * back for a second; only the stall test, whose stream never goes on, wants a short one). */
+  streamIdleTimeoutMs?: number;
 }
 
 async function world(o: WorldOptions = {}): Promise<World> {
@@ -74,7 +77,7 @@ async function world(o: WorldOptions = {}): Promise<World> {
     apiKey: o.apiKey ?? 'dev-key',
     form,
     requestTimeoutMs: 5000,
-    streamIdleTimeoutMs: 800,
+    streamIdleTimeoutMs: o.streamIdleTimeoutMs ?? 5000,
     logger: silentLogger,
     retry: { baseDelayMs: 20, rateLimitBudgetMs: 1500 },
     ...(o.maxReplyChars !== undefined ? { maxReplyChars: o.maxReplyChars } : {}),
@@ -376,7 +379,7 @@ describe('core relay with the emulator, the upstream client and SQLite', () => {
     ];
     for (const [name, directive, note] of midStream) {
       it(`${name} mid-stream keeps the text and adds a note`, async () => {
-        const w = await world();
+        const w = await world({ streamIdleTimeoutMs: 800 });
         const r = await w.conn.send({ text: directive });
         expect(['failed', 'interrupted']).toContain(r.status);
         const [content] = w.conn.contentsIn('C1');

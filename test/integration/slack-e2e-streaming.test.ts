@@ -70,12 +70,13 @@ it('upstream text never pings: <!channel>, <!here>, <@U…> are neutralised in e
 
 it('20 concurrent replies in one workspace finish exact with zero 429s under the fake tier limits', async () => {
   // Windows shrunk (same shape as Slack's tiers) so the test is quick. The fake counts at its
-  // end and everything here shares one event loop, so a request can arrive a few hundred ms
-  // after the scheduler let it go: the bridge assumes slightly lower rates than enforced.
+  // end and everything here shares one event loop, so on a busy machine a request can arrive
+  // most of a second after the scheduler let it go: the bridge assumes clearly lower rates than
+  // enforced (what it asserts is that the bridge keeps to its budget, not how close it runs).
   s = await startSlackStack({
     chunkDelayMs: 25,
     editIntervalMs: 100,
-    limits: { post: { limit: 1, windowMs: 1250 }, update: { limit: 8, windowMs: 1000 } },
+    limits: { post: { limit: 1, windowMs: 2000 }, update: { limit: 6, windowMs: 1000 } },
     fake: {
       // Out of chaos: this counts 429s exactly at windows shrunk to a second, and a lost answer's
       // repeat (after the writer's back-off) lands in a window the bridge had not planned it for.
@@ -104,7 +105,7 @@ it('20 concurrent replies in one workspace finish exact with zero 429s under the
     expect(msgs).toHaveLength(1);
     expect(msgs[0]?.text).toBe(mrkdwnOracle(longMarkdown(300 + i * 10)));
   });
-  // 20 live replies on an 8/s update budget: the replies that streamed hold their finals, and the
+  // 20 live replies on a 6/s update budget: the replies that streamed hold their finals, and the
   // ones whose final the budget could not pay posted their whole text once at the end (no
   // update at all). Either way, one message per reply.
   expect(fake.calls.filter((c) => c.method === 'chat.postMessage' && c.result === 'ok').length).toBe(20);

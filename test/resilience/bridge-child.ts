@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
@@ -13,6 +14,13 @@ import { freePort } from '../fakes/free-port.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist', 'cli.js');
+const BUILD_INFO = join(ROOT, 'dist', '.tsbuildinfo');
+// One lock per checkout: several worktrees on one machine build their own dist/, and a lock
+// shared between them made one checkout's tests wait out another's build.
+const BUILD_LOCK = join(
+  tmpdir(),
+  `assistant-bridge-build-${createHash('sha256').update(ROOT).digest('hex').slice(0, 16)}.lock`,
+);
 
 function newestMtime(dir: string, accept: (name: string) => boolean): number {
   let newest = 0;
@@ -43,15 +51,14 @@ export function ensureBuilt(): void {
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
     // A second waiter's build is incremental and quick once the first one finished.
-    execFileSync(
-      'flock',
-      ['/tmp/assistant-bridge-resilience-build.lock', process.execPath, tsc, '-p', 'tsconfig.build.json'],
-      {
-        cwd: ROOT,
-        stdio: 'pipe',
-        timeout: 90_000,
-      },
-    );
+    execFileSync('flock', [BUILD_LOCK, process.execPath, tsc, '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'pipe',
+      timeout: 90_000,
+    });
+    // An incremental build whose sources only got newer timestamps (a checkout, a merge) writes
+    // nothing: mark the build as checked, or every later call would build again (bin does the same).
+    if (existsSync(BUILD_INFO)) utimesSync(BUILD_INFO, new Date(), new Date());
   } catch (err) {
     // Type errors elsewhere still emit JavaScript; only a missing CLI is fatal.
     if (!existsSync(CLI)) throw err;
