@@ -4,12 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatCall, EmulatorContext } from './context.js';
 import { isRecord, sendJson } from './http.js';
-import { failOpenAi, knownModel, lastUserText, sendOpenAiError } from './openai-http.js';
-import { runStream } from './stream.js';
+import { failOpenAi, knownModel, lastUserText, sendOpenAiError, streamOpenAiTurn } from './openai-http.js';
 import type { StreamWriter } from './stream-writers.js';
 import { prepareTurn, sendFaults } from './turn.js';
 import { protocolParts } from './protocol-writers.js';
-import { agentReplyParts } from './agent-replies.js';
 
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 
@@ -71,30 +69,5 @@ export async function handleChatCompletions(ctx: EmulatorContext, call: ChatCall
     );
   }
   const writer = chunkWriter(id, model, created);
-  call.record.status = 200;
-  await runStream(
-    call.req,
-    call.res,
-    {
-      writer,
-      bytes: false,
-      headers: { 'content-type': writer.contentType },
-      startIds: {},
-      doneIds: {},
-      text: turn.text,
-      // `[steps]`, `[sources]`, `[agent]`…: the agent's work in this form's own events, as a real
-      // server streams it (tool calls, reasoning, citations), the text between them.
-      frames:
-        turn.directives.agent !== undefined
-          ? agentReplyParts(turn.text, turn.directives.chunks, turn.directives.agent).map((p) => writer.part(p))
-          : undefined,
-      pieces: turn.directives.chunks,
-      delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
-      splitWrites: ctx.opts.splitWrites,
-      ...turn.faults,
-      onComplete: () => {},
-    },
-    ctx.closing,
-    ctx.live,
-  );
+  await streamOpenAiTurn(ctx, call, turn, writer, () => {});
 }

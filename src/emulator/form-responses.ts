@@ -5,14 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatCall, EmulatorContext } from './context.js';
 import { isRecord, sendJson } from './http.js';
-import { failOpenAi, knownModel, lastUserText, sendOpenAiError } from './openai-http.js';
+import { failOpenAi, knownModel, lastUserText, sendOpenAiError, streamOpenAiTurn } from './openai-http.js';
 import type { Conversation } from './state.js';
-import { runStream } from './stream.js';
 import type { StreamWriter } from './stream-writers.js';
 import { prepareTurn, sendFaults } from './turn.js';
 import type { StoredMessage } from './types.js';
 import { protocolParts } from './protocol-writers.js';
-import { agentReplyParts } from './agent-replies.js';
 
 const hex = () => randomBytes(8).toString('hex');
 
@@ -117,32 +115,7 @@ export async function handleResponses(
   }
   const conv = open();
   const writer = responsesWriter(id, model, created, turn.text);
-  call.record.status = 200;
-  await runStream(
-    call.req,
-    call.res,
-    {
-      writer,
-      bytes: false,
-      headers: { 'content-type': writer.contentType },
-      startIds: {},
-      doneIds: {},
-      text: turn.text,
-      // `[steps]`, `[sources]`, `[agent]`…: the agent's work in this form's own events, as a real
-      // server streams it (tool calls, reasoning, citations), the text between them.
-      frames:
-        turn.directives.agent !== undefined
-          ? agentReplyParts(turn.text, turn.directives.chunks, turn.directives.agent).map((p) => writer.part(p))
-          : undefined,
-      pieces: turn.directives.chunks,
-      delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
-      splitWrites: ctx.opts.splitWrites,
-      ...turn.faults,
-      onComplete: () => answered(conv),
-    },
-    ctx.closing,
-    ctx.live,
-  );
+  await streamOpenAiTurn(ctx, call, turn, writer, () => answered(conv));
 }
 
 function previousGone(call: ChatCall, id: string): void {

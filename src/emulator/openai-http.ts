@@ -4,7 +4,10 @@
 import type { ServerResponse } from 'node:http';
 import type { ChatCall, EmulatorContext } from './context.js';
 import { isRecord, sendJson } from './http.js';
-import type { ErrorSpec } from './turn.js';
+import { agentReplyParts } from './agent-replies.js';
+import { runStream } from './stream.js';
+import type { StreamWriter } from './stream-writers.js';
+import type { ErrorSpec, OkTurn } from './turn.js';
 import type { ApiForm, RecordedRequest } from './types.js';
 
 export type OpenAiForm = Extract<ApiForm, 'chat-completions' | 'responses'>;
@@ -65,4 +68,43 @@ export function partsText(content: unknown): string | undefined {
 export function lastUserText(messages: unknown[]): string | undefined {
   const last = messages.filter(isRecord).at(-1);
   return last?.role === 'user' ? partsText(last.content) : undefined;
+}
+
+/**
+ * A turn's stream in an OpenAI form: the writer frames the text, and `[steps]`, `[sources]`,
+ * `[agent]`… add the agent's work in the form's own events (tool calls, reasoning, citations), as
+ * a real server streams them, the text between them.
+ */
+export async function streamOpenAiTurn(
+  ctx: EmulatorContext,
+  call: ChatCall,
+  turn: OkTurn,
+  writer: StreamWriter,
+  onComplete: () => void,
+): Promise<void> {
+  call.record.status = 200;
+  const agent = turn.directives.agent;
+  await runStream(
+    call.req,
+    call.res,
+    {
+      writer,
+      bytes: false,
+      headers: { 'content-type': writer.contentType },
+      startIds: {},
+      doneIds: {},
+      text: turn.text,
+      frames:
+        agent !== undefined
+          ? agentReplyParts(turn.text, turn.directives.chunks, agent).map((p) => writer.part(p))
+          : undefined,
+      pieces: turn.directives.chunks,
+      delayMs: turn.directives.delay ?? ctx.opts.chunkDelayMs,
+      splitWrites: ctx.opts.splitWrites,
+      ...turn.faults,
+      onComplete,
+    },
+    ctx.closing,
+    ctx.live,
+  );
 }
