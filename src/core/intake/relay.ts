@@ -65,25 +65,41 @@ interface Lines {
   reportQueue(): void;
 }
 
-/** The parts createRelay composes, as the steps after admission use them. */
-interface Parts extends Lines {
-  admission: Admission;
-  stops: UserStops;
-  resetPlace(place: Place): Promise<void>;
+/** What every step after admission may need: the scheduler, the shutdown, the word to the user. */
+interface StepParts {
   scheduler: RateLimitScheduler;
-  live: LiveReplies;
-  /** Several replicas: a Stop for a reply another replica writes goes there. */
-  remoteStops: RemoteStops | undefined;
   /** Messages kept while the store cannot be used (store-hold.ts). */
   hold: StoreHold;
   shutdown: AbortSignal;
-  /** Replies with an upstream slot now; `changed` reports it. */
-  running: { count: number; changed(): void };
-  maxMessageChars: number | undefined;
-  botFor: BotRouter;
-  reply: ReplyBase;
   notice(msg: IncomingMessage, text: string): Promise<void>;
   unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult>;
+}
+
+/** What a message's turn in its place needs (inTurn). */
+interface TurnParts extends StepParts {
+  order: PlaceOrder;
+  admission: Admission;
+}
+
+/** What answering a message first in its place needs (answer): a slot, its Stop, its reply. */
+interface AnswerParts extends StepParts {
+  slots: FairSlots;
+  /** The number waiting (for a place or a slot) changed. */
+  reportQueue(): void;
+  /** Replies with an upstream slot now; `changed` reports it. */
+  running: { count: number; changed(): void };
+  live: LiveReplies;
+  /** Several replicas: a Stop for a reply another replica writes goes there. */
+  remoteStops: RemoteStops | undefined;
+  botFor: BotRouter;
+  reply: ReplyBase;
+}
+
+/** The parts createRelay composes: what respond() hands on, and the typed Stop and reset it runs. */
+interface Parts extends Lines, TurnParts, AnswerParts {
+  stops: UserStops;
+  resetPlace(place: Place): Promise<void>;
+  maxMessageChars: number | undefined;
 }
 
 export function createRelay(deps: RelayDeps): Relay {
@@ -267,7 +283,7 @@ function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
 }
 
 /** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
-function inTurn(p: Parts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
+function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
   const { msg, spot } = a;
   const { scheduler, shutdown } = p;
   if (spot.here === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
@@ -327,7 +343,7 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
 }
 
 /** A message first in its place: an upstream slot (fair by user), then its reply, live for Stop. */
-async function answer(p: Parts, msg: IncomingMessage, text: string): Promise<HandleResult> {
+async function answer(p: AnswerParts, msg: IncomingMessage, text: string): Promise<HandleResult> {
   const { slots, running } = p;
   let release: () => void;
   try {
