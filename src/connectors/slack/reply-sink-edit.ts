@@ -1,22 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
-import {
-  FORM_REFUSED,
-  PlatformWriteError,
-  type PostResult,
-  type ReplySink,
-  type ReplyTarget,
-  type WriteOptions,
-  type WriteResult,
-} from '../../core/ports.js';
+import type { PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { delimiterRow, findTables, splitRow } from '../../core/reply/table-parser.js';
-import type { Logger } from '../../logger.js';
 import { replyBlocks, textBlocks } from './controls.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
 import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-parts.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { findPosted, formRefusal, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
+import { findPosted, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
 import { channelUpdateBucket, historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { createFormLadder, type Form } from './form-ladder.js';
 import { renderMrkdwn } from './render.js';
 import { renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
 
@@ -24,7 +16,7 @@ import { renderWithTables, tableMessage, tableMessageBlocks } from './table-bloc
 // Messages stay under Slack's 4,000-character guidance; the pump continues in a new message.
 // Every post carries metadata naming the reply and the part, so that a post whose answer was
 // lost can be found (failed-writes.ts). Each write goes in the richest form Slack takes (the
-// form ladder below, which the native sink uses too).
+// form ladder, form-ladder.ts, which the native sink uses too).
 
 export const EDIT_MAX_CHARS = 3900;
 
@@ -36,7 +28,7 @@ export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): Re
 }
 
 /**
- * A write's forms, richest first (the ladder below): a final write with a table fitting a table
+ * A write's forms, richest first (form-ladder.ts): a final write with a table fitting a table
  * block has it in an attachment; every write has its text in section blocks with the controls
  * (a final one with its tables as monospace blocks; while the reply streams its tables show as
  * text); the plain form is `text` alone, tables as monospace blocks, cut where too long. `text`
@@ -214,72 +206,6 @@ export function newReplyId(): string {
 /** What every post of an edit-mode reply carries: the reply's id and the part's number. */
 export function replyMetadata(replyId: string, part: number) {
   return { event_type: REPLY_EVENT_TYPE, event_payload: { reply: replyId, part } };
-}
-
-// The form ladder: a write Slack refuses for its form goes again at once with the same words in a
-// plainer one (failed-writes.ts lists the refusals). Each sink lists a write's forms richest first
-// (a table block in an attachment; section blocks with the controls; plain `text`); the ladder
-// tries them in turn, and a form Slack refused is not tried again by the same reply, so a reply's
-// later writes (and a write the scheduler retries after a 429) go straight to what Slack took.
-
-/** One form of a write: how rich (0 richest), and how to make it (only when it is tried). */
-export interface Form {
-  level: number;
-  build(): BuiltForm;
-}
-
-export interface BuiltForm {
-  /** The call's arguments. */
-  args: Record<string, unknown>;
-  /** Plain form of a final write: the parts beyond the first, posted after it as new messages. */
-  overflow?: string[];
-}
-
-export interface FormLadder {
-  /**
-   * Sends the first of `forms` this reply has not outgrown. On a form refusal the reply steps down
-   * to the next form and FORM_REFUSED is thrown: the writer sends again at once on a new grant.
-   * The last form's refusal, and any other error, is thrown as it came.
-   */
-  send<T>(forms: readonly Form[], call: (form: BuiltForm) => Promise<T>): Promise<{ value: T; form: BuiltForm }>;
-  /** A refusal the sink handled itself (a native stream call that fell back to edits). */
-  note(reason: string): void;
-  /** The refusals since the last call (for the write's `fallbacks`). */
-  take(): { fallbacks?: string[] };
-}
-
-export function createFormLadder(logger: Logger): FormLadder {
-  /** The least rich form this reply still tries first: raised past each refused form. */
-  let floor = 0;
-  let refused: string[] = [];
-  return {
-    async send(forms, call) {
-      const usable = forms.filter((f) => f.level >= floor);
-      const [form, next] = usable.length > 0 ? usable : forms.slice(-1);
-      if (form === undefined) throw new Error('a write needs at least one form');
-      const built = form.build();
-      try {
-        return { value: await call(built), form: built };
-      } catch (err) {
-        const reason = formRefusal(err);
-        if (reason === undefined || next === undefined) throw err;
-        refused.push(reason);
-        floor = next.level;
-        logger.warn({ reason, level: form.level }, 'Slack refused a write for its form; sending the words plainer');
-        // Again at once, but on a new grant: the refused call counted against the rate limit.
-        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, FORM_REFUSED, true);
-      }
-    },
-    note(reason) {
-      refused.push(reason);
-    },
-    take() {
-      if (refused.length === 0) return {};
-      const fallbacks = refused;
-      refused = [];
-      return { fallbacks };
-    },
-  };
 }
 
 /**
