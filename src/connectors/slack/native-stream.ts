@@ -204,20 +204,13 @@ export function sessionStatus(deps: SinkDeps, opts: WriteOptions): { session_sta
 }
 
 /**
- * A stream call failed other than by a lost answer: its 429 is the scheduler's business (given
- * back to throw); anything else means the message goes on by edits (undefined).
+ * A stream call failed other than by a lost answer: its 429 is thrown, the scheduler's business;
+ * anything else is noted (a refusal for its form counted) and the message goes on by edits.
  */
-export function rateLimitOf(err: unknown, bucket: BucketRef): PlatformRateLimitedError | undefined {
+export function fallBackFromStream(ctx: NativeContext, err: unknown, bucket: BucketRef): void {
   const translated = translateSlackError(err, bucket.key);
-  return translated instanceof PlatformRateLimitedError ? translated : undefined;
-}
-
-/** A stream call failed and the message goes on by edits: a refusal for its form is counted. */
-export function noteStreamFailed(ctx: NativeContext, err: unknown, bucket: BucketRef): void {
+  if (translated instanceof PlatformRateLimitedError) throw translated;
   const refused = formRefusal(err);
   if (refused !== undefined) ctx.ladder.note(refused);
-  ctx.deps.logger.info(
-    { err: translateSlackError(err, bucket.key).message },
-    'Slack native stream failed; continuing with edits',
-  );
+  ctx.deps.logger.info({ err: translated.message }, 'Slack native stream failed; continuing with edits');
 }

@@ -7,11 +7,10 @@ import { createFileUploads, uploadsBytes } from './file-uploads.js';
 import { orStep, postMarkdown, postOverflowParts, replaceByEdit } from './native-fallback.js';
 import {
   appendToStream,
+  fallBackFromStream,
   type NativeContext,
   type NativeMessage,
   nativeContext,
-  noteStreamFailed,
-  rateLimitOf,
   startStream,
   stopStream,
 } from './native-stream.js';
@@ -136,9 +135,7 @@ class NativeReply {
         this.uncertainPart = opts.part;
         throw translated;
       }
-      const limited = rateLimitOf(err, this.ctx.buckets.start);
-      if (limited) throw limited;
-      noteStreamFailed(this.ctx, err, this.ctx.buckets.start);
+      fallBackFromStream(this.ctx, err, this.ctx.buckets.start);
       this.streamsFailed = true;
       return this.postByEdits(text, opts);
     }
@@ -166,42 +163,38 @@ class NativeReply {
       if (!opts.final && msg.shown.startsWith(view.shown)) return {}; // nothing new is stable yet
       return this.byEdit(ts, msg, text, opts);
     }
-    if (msg.appendUncertain !== undefined && !(await this.settleAppend(ts, msg, msg.appendUncertain, view.shown))) {
-      return this.byEdit(ts, msg, text, opts);
+    if (msg.appendUncertain !== undefined) {
+      // An append whose answer was lost: what the message shows says whether it took effect.
+      const now = await this.readShown(ts);
+      if (now === msg.appendUncertain) msg.shown = now;
+      delete msg.appendUncertain;
+      // It shows something else, or the text changed in what it shows: only a replacement is right.
+      if (now !== msg.shown || !view.shown.startsWith(msg.shown)) return this.byEdit(ts, msg, text, opts);
     }
     const bucket = this.ctx.buckets.append;
     try {
       await appendToStream(this.ctx, ts, msg, view, opts.steps);
     } catch (err) {
-      if (isUncertain(translateSlackError(err, bucket.key))) {
+      const e = translateSlackError(err, bucket.key);
+      if (isUncertain(e)) {
         // The chunk may show already: the next write reads the message before appending again.
         msg.appendUncertain = view.shown;
-        throw translateSlackError(err, bucket.key);
+        throw e;
       }
-      const limited = rateLimitOf(err, bucket);
-      if (limited) throw limited;
-      noteStreamFailed(this.ctx, err, bucket);
+      fallBackFromStream(this.ctx, err, bucket);
       // Refused (not in streaming state, ...): the edit replaces the whole text.
       return this.byEdit(ts, msg, text, opts);
     }
     return undefined;
   }
 
-  /**
-   * An append whose answer was lost (it would have shown `was`): what the message shows says
-   * whether it took effect. False: the message shows something else, only a replacement is right.
-   */
-  private async settleAppend(ts: string, msg: NativeMessage, was: string, rendered: string): Promise<boolean> {
-    let now: string | undefined;
+  /** What message `ts` shows now (a read of the thread, paid from the history bucket). */
+  private async readShown(ts: string): Promise<string | undefined> {
     try {
-      now = await readShown(this.ctx.dest, ts);
+      return await readShown(this.ctx.dest, ts);
     } catch (err) {
       throw translateSlackError(err, this.ctx.buckets.history.key);
     }
-    delete msg.appendUncertain;
-    if (now === was) msg.shown = was;
-    else if (now !== msg.shown) return false;
-    return rendered.startsWith(msg.shown);
   }
 
   /** The message's final write ends its stream (native-stream.ts stopStream). */
@@ -216,14 +209,13 @@ class NativeReply {
         msg.streaming = false;
         return this.ctx.ladder.take();
       }
-      if (isUncertain(translateSlackError(err, bucket.key))) {
+      const e = translateSlackError(err, bucket.key);
+      if (isUncertain(e)) {
         // It may have stopped: its repeat tells (an edit instead would lose the feedback buttons).
         msg.stopUncertain = true;
-        throw translateSlackError(err, bucket.key);
+        throw e;
       }
-      const limited = rateLimitOf(err, bucket);
-      if (limited) throw limited;
-      noteStreamFailed(this.ctx, err, bucket);
+      fallBackFromStream(this.ctx, err, bucket);
       return this.byEdit(ts, msg, text, opts);
     }
     return this.ctx.ladder.take();
