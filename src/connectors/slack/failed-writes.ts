@@ -10,7 +10,7 @@ import { renderMrkdwn } from './render.js';
 // writes Slack took in their richest form.
 //
 // A write Slack refuses for its form is sent again with the same words in a plainer one (the
-// sinks' form ladder, reply-sink-edit.ts createFormLadder): a reply is never lost to a refused
+// sinks' form ladder, form-ladder.ts): a reply is never lost to a refused
 // format. The last, plainest form is `text` alone, cut into parts where too long; a final write's
 // parts beyond the first are posted after it. The refusals (docs.slack.dev chat.postMessage,
 // chat.update, chat.startStream / appendStream / stopStream error lists; the table block's
