@@ -299,14 +299,13 @@ function upstreamConfig(raw: RawEnv, routes: BotRoute[], openAi: CheckedEnv['ope
 function slackConfig(raw: RawEnv, oauth: boolean, trustProxy: TrustProxyResult): NonNullable<Config['slack']> {
   return {
     botToken: raw.SLACK_BOT_TOKEN,
-    oauth:
-      oauth
-        ? {
-            clientId: raw.SLACK_CLIENT_ID as string,
-            clientSecret: raw.SLACK_CLIENT_SECRET as string,
-            stateSecret: raw.SLACK_STATE_SECRET as string,
-          }
-        : undefined,
+    oauth: oauth
+      ? {
+          clientId: raw.SLACK_CLIENT_ID as string,
+          clientSecret: raw.SLACK_CLIENT_SECRET as string,
+          stateSecret: raw.SLACK_STATE_SECRET as string,
+        }
+      : undefined,
     appToken: raw.SLACK_APP_TOKEN,
     signingSecret: raw.SLACK_SIGNING_SECRET,
     apiUrl: withTrailingSlash(raw.SLACK_API_URL ?? 'https://slack.com/api/'),
