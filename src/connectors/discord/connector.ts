@@ -21,7 +21,7 @@ import { startRestSweep } from './rest-sweep.js';
 import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
 import { handleControl, isControl } from './controls.js';
 import { toPlatformError } from './errors.js';
-import { type IntakeDeps, listenForMessages } from './intake.js';
+import { type DiscordIntakeDeps, listenForMessages } from './intake.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
 import { SeenMessages } from '../../core/reply/thread-context.js';
 import { inviteUrl } from './invite.js';
@@ -79,7 +79,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
       return true;
     },
   );
-  const intake: IntakeDeps = {
+  const intake: DiscordIntakeDeps = {
     client,
     config,
     logger,

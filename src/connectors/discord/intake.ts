@@ -27,7 +27,7 @@ import type { ThreadFactsResolver } from './threads.js';
 // slow reply holds up nothing else. Slash commands and buttons are interactions
 // (commands.ts, controls.ts), not messages.
 
-export interface IntakeDeps extends ArrivalDeps {
+export interface DiscordIntakeDeps extends ArrivalDeps {
   client: Client;
   config: DiscordConfig;
   logger: Logger;
@@ -44,11 +44,11 @@ export interface IntakeDeps extends ArrivalDeps {
 }
 
 /** Every message the gateway delivers: into the record, and through the intake. */
-export function listenForMessages(client: Client, deps: IntakeDeps): void {
+export function listenForMessages(client: Client, deps: DiscordIntakeDeps): void {
   client.on(Events.MessageCreate, (message) => intake(deps, message));
 }
 
-export function intake(deps: IntakeDeps, message: Message): void {
+export function intake(deps: DiscordIntakeDeps, message: Message): void {
   recordMessage(deps.seen, message, deps.config);
   if (deps.stopping() || deps.handler() === undefined || !fromAPerson(message)) return;
   // Only a message in a thread may need the thread's owner and parent read first (threads.ts):
@@ -63,7 +63,7 @@ export function intake(deps: IntakeDeps, message: Message): void {
 }
 
 /** The steps once the message's thread (if any) is known, up to the hand-off. */
-function intakeKnown(deps: IntakeDeps, message: Message, thread: ThreadFacts | undefined): void {
+function intakeKnown(deps: DiscordIntakeDeps, message: Message, thread: ThreadFacts | undefined): void {
   const route = classify(deps, message, thread);
   if (route === undefined || !allow(deps, route)) return;
   const arrived = arrive(deps, route.place, message.id, deps.now());
@@ -81,7 +81,11 @@ function intakeKnown(deps: IntakeDeps, message: Message, thread: ThreadFacts | u
 }
 
 /** What the message is for the bot (events.ts routeMessage: a mention, a DM, a reply in a thread), or undefined. */
-function classify(deps: IntakeDeps, message: Message, thread: ThreadFacts | undefined): MessageRoute | undefined {
+function classify(
+  deps: DiscordIntakeDeps,
+  message: Message,
+  thread: ThreadFacts | undefined,
+): MessageRoute | undefined {
   const botId = deps.client.user?.id;
   if (botId === undefined || deps.stopping()) return undefined;
   return routeMessage(message, { botId, replyMode: deps.config.replyMode }, thread);
@@ -92,7 +96,7 @@ function classify(deps: IntakeDeps, message: Message, thread: ThreadFacts | unde
  * (downloads, a place in line) on a message the relay would refuse; the relay checks it again all
  * the same. Bots, webhooks and system messages never get here (fromAPerson).
  */
-function allow(deps: IntakeDeps, route: MessageRoute): boolean {
+function allow(deps: DiscordIntakeDeps, route: MessageRoute): boolean {
   const list = { workspaces: deps.config.allowedGuilds, channels: deps.config.allowedChannels };
   return isAllowed({ slack: ALLOW_ALL, discord: list }, { place: route.place, origin: route.place });
 }
@@ -108,7 +112,7 @@ interface Enriched {
  * the thread's context, unless the reply opens a thread from this very message (nothing there
  * the assistant has not seen). The author's name comes with the message.
  */
-async function enrich(deps: IntakeDeps, route: MessageRoute): Promise<Enriched> {
+async function enrich(deps: DiscordIntakeDeps, route: MessageRoute): Promise<Enriched> {
   const files = [...route.attachments.values()].map((a): PlatformFile => ({
     name: a.name,
     type: a.contentType ?? '',
@@ -139,7 +143,7 @@ async function enrich(deps: IntakeDeps, route: MessageRoute): Promise<Enriched> 
 }
 
 /** The reply's sink: messages in the channel, thread or DM (in thread mode it opens the thread). */
-function chooseSink(deps: IntakeDeps, route: MessageRoute): ReplySink {
+function chooseSink(deps: DiscordIntakeDeps, route: MessageRoute): ReplySink {
   return new ChannelReplySink({
     rest: deps.client.rest,
     logger: deps.logger,
@@ -178,7 +182,7 @@ function incoming(
 }
 
 /** The message goes to the relay, which is not awaited. */
-function handOff(deps: IntakeDeps, handler: MessageHandler, msg: IncomingMessage): void {
+function handOff(deps: DiscordIntakeDeps, handler: MessageHandler, msg: IncomingMessage): void {
   const { logger } = deps;
   logger.info(
     { eventId: msg.eventId, channelId: msg.place.channelId, threadId: msg.place.threadId, dm: msg.isDm },
@@ -190,6 +194,6 @@ function handOff(deps: IntakeDeps, handler: MessageHandler, msg: IncomingMessage
   });
 }
 
-function routeFailed(deps: IntakeDeps, err: unknown): void {
+function routeFailed(deps: DiscordIntakeDeps, err: unknown): void {
   deps.logger.error({ err: toPlatformError(err, 'message').message }, 'discord: could not route a message');
 }
