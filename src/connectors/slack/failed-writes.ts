@@ -1,10 +1,6 @@
 import { PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.js';
 import type { SlackDestination } from './destination.js';
 
-// Until the sinks (reply-sink-edit.ts, reply-sink-native.ts, rewritten on another branch) import
-// the form fallback from refused-forms.ts, it is passed on from here.
-export { FORM_REFUSALS, formRefusal, PLAIN_PART_CHARS, plainTexts, postOverflow } from './refused-forms.js';
-
 // Writes that go wrong, and what the sinks do about them: nothing here runs for a reply whose
 // writes Slack took. A write refused for its form goes again plainer (refused-forms.ts).
 //

@@ -1,6 +1,6 @@
 import { FORM_REFUSED, PlatformWriteError } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import { formRefusal } from './failed-writes.js';
+import { formRefusal } from './refused-forms.js';
 
 // The form ladder: a write Slack refuses for its form goes again at once with the same words in a
 // plainer one (failed-writes.ts lists the refusals). Each sink lists a write's forms richest first

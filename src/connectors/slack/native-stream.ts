@@ -3,7 +3,7 @@ import { type BucketRef, PlatformRateLimitedError, type WriteOptions } from '../
 import { imageBlocks, TaskTimeline } from './agent-parts.js';
 import { feedbackBlock } from './controls.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { formRefusal } from './failed-writes.js';
+import { formRefusal } from './refused-forms.js';
 import { createFormLadder, type FormLadder } from './form-ladder.js';
 import {
   appendBucket,
