@@ -74,7 +74,7 @@ export class Bucket {
 
   /** The mode its values put it in now (a read: the values change, the mode with them). */
   private get mode(): BucketMode {
-    return modeOf(this.s, this.headers);
+    return modeOf(this.s, this.headers, this.placeOf !== undefined);
   }
 
   /** The whole platform's numbers, as its mode has them. */
@@ -419,10 +419,11 @@ export class Bucket {
 
 /**
  * The mode a bucket's values put it in: the headers' once they gave a limit, a place's while it
- * limits nothing (place-blame.ts), else learned. (Place buckets are Slack's, whose answers carry
- * no limit header: a place is never header-followed.)
+ * limits nothing (place-blame.ts: only a place's numbers are ever unlimited, its own or its
+ * family's lesson), else learned. (Place buckets are Slack's, whose answers carry no limit
+ * header: a place is never header-followed.)
  */
-function modeOf(s: Learned, h: HeaderBucket | undefined): BucketMode {
+function modeOf(s: Learned, h: HeaderBucket | undefined, isPlace: boolean): BucketMode {
   if (h?.limit !== undefined) return HEADER_MODE;
-  return isUnlimited(s) ? PLACE_MODE : LEARNED_MODE;
+  return isPlace && isUnlimited(s) ? PLACE_MODE : LEARNED_MODE;
 }

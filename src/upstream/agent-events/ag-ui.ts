@@ -1,20 +1,17 @@
 import { isObject, str, title } from './event-fields.js';
+import type { Json } from './event-fields.js';
 import type { EventReader, ReplyNews } from './reply-news.js';
-import { SEED_NAMES, type SeedReader } from './seed.js';
+import { SEED_NAMES } from './seed.js';
 
 // AG-UI events (SCREAMING_CASE types): text message content is text, tool calls and named steps
 // are steps, RUN_FINISHED ends the reply and RUN_ERROR fails it; a CUSTOM event named as a seed
 // event is one (AG-UI has no citations or files of its own).
 
-const AG_UI_TYPE =
+export const AG_UI_TYPE =
   /^(?:(?:TEXT_MESSAGE|TOOL_CALL|STEP|RUN|STATE|MESSAGES|THINKING|REASONING|ACTIVITY|META)_[A-Z_]+|RAW|CUSTOM)$/;
 
-export const isAgUiType = (type: string): boolean => AG_UI_TYPE.test(type);
-
-/** AG-UI's reasoning messages have ids of their own, not the reply's. */
-export const isAgUiReasoning = (type: string): boolean => /^(?:THINKING|REASONING)_/.test(type);
-
-export function agUiReader(news: ReplyNews, seed: SeedReader): EventReader {
+/** `seed`: the reply's seed reader, for the custom events that carry a seed event. */
+export function agUiReader(news: ReplyNews, seed: (name: string, value: Json) => void): EventReader {
   return (type, obj) => {
     const id = str(obj.toolCallId);
     switch (type) {
@@ -40,7 +37,7 @@ export function agUiReader(news: ReplyNews, seed: SeedReader): EventReader {
         return news.error(str(obj.message) ?? 'the run failed', str(obj.code));
       case 'CUSTOM': {
         const name = str(obj.name)?.toLowerCase();
-        if (name !== undefined && SEED_NAMES.has(name) && isObject(obj.value)) seed.read(name, obj.value);
+        if (name !== undefined && SEED_NAMES.has(name) && isObject(obj.value)) seed(name, obj.value);
         return;
       }
       default:

@@ -4,7 +4,8 @@ import type { EventReader, ReplyNews } from './reply-news.js';
 // The Vercel AI SDK UI message stream: text deltas are text, tool inputs and outputs steps,
 // `source-url` parts sources; `finish` and `abort` end the reply, `error` (with `errorText`) fails it.
 
-const AI_SDK_TYPES = new Set([
+/** The UI message stream's part types (and `data-*` parts; its `error` carries `errorText`). */
+export const AI_SDK_TYPES = new Set([
   'start',
   'finish',
   'abort',
@@ -30,9 +31,6 @@ const AI_SDK_TYPES = new Set([
   'finish-step',
   'message-metadata',
 ]);
-
-/** A UI message stream part's type (`data-*` parts included); its `error` is told by errorText. */
-export const isAiSdkType = (type: string): boolean => AI_SDK_TYPES.has(type) || type.startsWith('data-');
 
 export function aiSdkReader(news: ReplyNews): EventReader {
   return (type, obj) => {

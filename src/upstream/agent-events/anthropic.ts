@@ -5,7 +5,7 @@ import type { EventReader, ReplyNews } from './reply-news.js';
 // their results, or by the next message after one that stopped for tools), citations and search
 // results sources; `message_stop` ends the reply unless it stopped for tools or paused.
 
-const ANTHROPIC_TYPES = new Set([
+export const ANTHROPIC_TYPES = new Set([
   'message_start',
   'message_delta',
   'message_stop',
@@ -13,8 +13,6 @@ const ANTHROPIC_TYPES = new Set([
   'content_block_delta',
   'content_block_stop',
 ]);
-
-export const isAnthropicType = (type: string): boolean => ANTHROPIC_TYPES.has(type);
 
 export function anthropicReader(news: ReplyNews): EventReader {
   /** Why the last message stopped (`tool_use`: another message follows). */

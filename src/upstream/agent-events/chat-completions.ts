@@ -1,25 +1,9 @@
-import { isObject, type Json, objectAt, str, title } from './event-fields.js';
+import { isObject, objectAt, str, title } from './event-fields.js';
 import { type EventReader, MAX_STEPS, type ReplyNews } from './reply-news.js';
 
 // OpenAI Chat Completions chunks with more than text in them: `tool_calls` deltas are steps (done
 // when text follows, a tool's answer streams, or the choice finishes for another reason than
-// tools), annotations and `citations` sources. Text alone the tolerant rules (event-rules.ts) read too.
-
-/** A Chat Completions chunk with more than text in it (text alone the tolerant rules read too). */
-export function isChatChunk(obj: Json): boolean {
-  const choice = Array.isArray(obj.choices) && isObject(obj.choices[0]) ? obj.choices[0] : undefined;
-  const delta = objectAt(choice, 'delta');
-  if (!delta) return false;
-  return (
-    obj.object === 'chat.completion.chunk' ||
-    delta.tool_calls !== undefined ||
-    delta.reasoning_content !== undefined ||
-    delta.reasoning !== undefined ||
-    delta.annotations !== undefined ||
-    delta.role === 'tool' ||
-    typeof choice?.finish_reason === 'string'
-  );
-}
+// tools), annotations and `citations` sources. Which chunks are read here: agent-events.ts isChatChunk.
 
 export function chatCompletionsReader(news: ReplyNews): EventReader {
   /** The id of each tool call index (only the first delta of a call has it). */

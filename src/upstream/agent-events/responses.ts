@@ -22,8 +22,6 @@ const RESPONSE_ID_TYPES = new Set([
   'response.incomplete',
 ]);
 
-export const isResponsesType = (type: string): boolean => type.startsWith('response.');
-
 /** The id of the response a Responses event names (created, in progress, completed); else undefined. */
 export function responseIdOf(obj: Json): string | undefined {
   if (!RESPONSE_ID_TYPES.has(str(obj.type) ?? '')) return undefined;
