@@ -24,6 +24,9 @@ import type { BudgetView } from './write-scheduler.js';
 // Queries (readiness, affords, atRest, …) only read; changes are this object's commands. The
 // numbers are the whole platform's bucket; this replica spends `share` of it (tokens are its own).
 
+/** A mode over what this bucket keeps: its learned numbers and its header bucket. */
+type Mode = BucketMode<Learned, HeaderBucket>;
+
 /** `perPlace`, `family`: the BucketRef's; `lock`: its family's, or one of its own. */
 export interface BucketInit extends Reference {
   key: string;
@@ -73,7 +76,7 @@ export class Bucket {
   }
 
   /** The mode its values put it in now (a read: the values change, the mode with them). */
-  private get mode(): BucketMode {
+  private get mode(): Mode {
     return modeOf(this.s, this.headers, this.placeOf !== undefined);
   }
 
@@ -423,7 +426,7 @@ export class Bucket {
  * family's lesson), else learned. (Place buckets are Slack's, whose answers carry no limit
  * header: a place is never header-followed.)
  */
-function modeOf(s: Learned, h: HeaderBucket | undefined, isPlace: boolean): BucketMode {
+function modeOf(s: Learned, h: HeaderBucket | undefined, isPlace: boolean): Mode {
   if (h?.limit !== undefined) return HEADER_MODE;
   return isPlace && isUnlimited(s) ? PLACE_MODE : LEARNED_MODE;
 }

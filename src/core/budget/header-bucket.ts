@@ -1,6 +1,6 @@
 import type { RateLimitInfo } from '../ports.js';
 import type { BucketMode } from './bucket-mode.js';
-import { limited, type Reference } from './learning.js';
+import { type Learned, limited, type Reference } from './learning.js';
 
 // The bucket the platform's headers describe (Discord's X-RateLimit-*): followed, not learned.
 // A plain value the owning Bucket (bucket.ts) keeps; its learned numbers are learning.ts's.
@@ -33,7 +33,7 @@ export function followHeaders(h: HeaderBucket | undefined, info: RateLimitInfo, 
  * A bucket whose headers gave a limit: their numbers, no guess, no probe, no shrink (a 429 only
  * backs off: learning.limited). Its refill is the platform's own, so it is counted on.
  */
-export const HEADER_MODE: BucketMode = {
+export const HEADER_MODE: BucketMode<Learned, HeaderBucket> = {
   name: 'header-followed',
   limitsNothing: false,
   probes: false,

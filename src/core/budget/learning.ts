@@ -327,7 +327,7 @@ export function saved(s: Learned): Learned {
 }
 
 /** A bucket whose numbers are learned: every function above applies (bucket-mode.ts). */
-export const LEARNED_MODE: BucketMode = {
+export const LEARNED_MODE: BucketMode<Learned, unknown> = {
   name: 'learned',
   limitsNothing: false,
   probes: true,

@@ -46,7 +46,7 @@ export interface PlaceBlameEvidence {
  * A place no 429 was blamed on: its numbers (UNLIMITED) never make a write wait and there is
  * nothing to probe for; a 429 it is named for shrinks it as any bucket's.
  */
-export const PLACE_MODE: BucketMode = {
+export const PLACE_MODE: BucketMode<Learned, unknown> = {
   name: 'place-blamed',
   limitsNothing: true,
   probes: false,
