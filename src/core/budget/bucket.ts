@@ -1,17 +1,31 @@
 import type { Lesson, RateLimitInfo } from '../ports.js';
+import type { BucketMode, Numbers } from './bucket-mode.js';
 import * as learn from './learning.js';
 import { BUDGET } from './budget-settings.js';
-import { followHeaders, type HeaderBucket } from './header-bucket.js';
-import type { Learned, Reference } from './learning.js';
-import { isUnlimited, placeCleared, placeLimit, placeMarginMs, restorePlace, unlimited } from './place-blame.js';
+import { followHeaders, HEADER_MODE, type HeaderBucket } from './header-bucket.js';
+import { LEARNED_MODE, type Learned, type Reference } from './learning.js';
+import {
+  isUnlimited,
+  PLACE_MODE,
+  placeCleared,
+  placeLimit,
+  placeMarginMs,
+  restorePlace,
+  unlimited,
+} from './place-blame.js';
 import type { ProbeLock } from './probe-lock.js';
 import { refill, replay, type Tokens, tokensReadyAt } from './tokens.js';
 import type { BudgetView } from './write-scheduler.js';
 
 // One bucket's budget and the object that owns it. Its parts are plain values replaced by pure
 // functions: the token bucket (below), the learned numbers (learning.ts) and the header bucket (header-bucket.ts).
+// What the numbers mean is its mode's (bucket-mode.ts: learned, header-followed, place-blamed),
+// picked from those values (modeOf): the Bucket delegates to it.
 // Queries (readiness, affords, atRest, …) only read; changes are this object's commands. The
 // numbers are the whole platform's bucket; this replica spends `share` of it (tokens are its own).
+
+/** A mode over what this bucket keeps: its learned numbers and its header bucket. */
+type Mode = BucketMode<Learned, HeaderBucket>;
 
 /** `perPlace`, `family`: the BucketRef's; `lock`: its family's, or one of its own. */
 export interface BucketInit extends Reference {
@@ -61,11 +75,14 @@ export class Bucket {
     this.lastActivity = init.now;
   }
 
-  /** The whole platform's numbers: the headers' once they gave a limit, else the learned ones. */
-  private get numbers(): { rate: number; burst: number; confirmedBurst: number } {
-    const h = this.headers;
-    if (h?.limit !== undefined) return { rate: h.rate, burst: h.limit, confirmedBurst: h.limit };
-    return this.s;
+  /** The mode its values put it in now (a read: the values change, the mode with them). */
+  private get mode(): Mode {
+    return modeOf(this.s, this.headers, this.placeOf !== undefined);
+  }
+
+  /** The whole platform's numbers, as its mode has them. */
+  private get numbers(): Numbers {
+    return this.mode.numbers(this.s, this.headers);
   }
 
   /** This replica's part of a whole-platform count (at least `least`). */
@@ -86,7 +103,7 @@ export class Bucket {
   }
 
   get probingUp(): boolean {
-    return this.headers?.limit === undefined && learn.probingUp(this.s);
+    return this.mode.probingUp(this.s);
   }
 
   get lastGrantAt(): number | undefined {
@@ -99,7 +116,7 @@ export class Bucket {
   }
 
   private rateCounted(): boolean {
-    return this.headers?.limit !== undefined || learn.rateCounted(this.s);
+    return this.mode.rateCounted(this.s);
   }
 
   /** Tokens as of `now` (full at the headers' reset, then no reset ahead): a read, nothing kept. */
@@ -255,8 +272,9 @@ export class Bucket {
   /** A lesson replaces the numbers: a bucket that never wrote starts full; a place so far unlimited, at what its writes left. */
   applyLesson(l: Lesson, now: number): void {
     const was = this.s;
+    const wasMode = this.mode;
     this.s = restorePlace(was, l, now);
-    if (isUnlimited(was) || isUnlimited(this.s))
+    if (wasMode.limitsNothing || this.mode.limitsNothing)
       return void (this.tokens = replay(was.accepted, this.myRate, this.myBurst, now));
     this.setTokens(this.grantedAt === undefined ? this.myBurst : Math.min(this.tokens.tokens, this.myBurst));
   }
@@ -303,7 +321,7 @@ export class Bucket {
   }
 
   private probe(now: number): number {
-    if (this.share !== 1 || this.headers?.limit !== undefined) return 0;
+    if (this.share !== 1 || !this.mode.probes) return 0;
     const confirmed = learn.confirmRun(this.s, now);
     if (confirmed !== undefined) {
       this.s = confirmed;
@@ -329,11 +347,11 @@ export class Bucket {
     this.allow((r) => r + 1);
   }
 
-  /** A 429 that blames this bucket (learning.shrink); a header bucket only backs off. */
+  /** A 429 that blames this bucket (its mode's shrink); a header bucket only backs off. */
   shrink(now: number, grantedAt: number): void {
-    if (this.headers?.limit !== undefined) return void (this.s = learn.limited(this.s, now));
-    this.refillTo(now);
-    const r = learn.shrink(this.s, now, grantedAt, this.share);
+    const r = this.mode.shrink(this.s, now, grantedAt, this.share);
+    // Tokens refill at the numbers the write was granted under; backing off alone touches none.
+    if (r.kind !== 'followed') this.refillTo(now);
     this.s = r.s;
     if (r.kind === 'probe') {
       this.lock.refused(this.key);
@@ -352,7 +370,7 @@ export class Bucket {
   /** A 429 of its wider bucket blamed on this place: it learns its first limit, or shrinks. */
   placeBlamed(now: number, grantedAt: number, retryAfterMs: number): void {
     const margin = placeMarginMs(retryAfterMs);
-    if (!isUnlimited(this.s)) this.shrink(now, grantedAt);
+    if (!this.mode.limitsNothing) this.shrink(now, grantedAt);
     else {
       this.s = placeLimit(this.s, now, retryAfterMs, margin);
       this.tokens = replay(this.s.accepted, this.myRate, this.myBurst, now);
@@ -400,4 +418,15 @@ export class Bucket {
     if (now >= this.tokens.at) this.setTokens(Math.min(this.myBurst, Math.max(0, remaining)));
     this.headers = { ...this.headers, resetAt: until };
   }
+}
+
+/**
+ * The mode a bucket's values put it in: the headers' once they gave a limit, a place's while it
+ * limits nothing (place-blame.ts: only a place's numbers are ever unlimited, its own or its
+ * family's lesson), else learned. (Place buckets are Slack's, whose answers carry no limit
+ * header: a place is never header-followed.)
+ */
+function modeOf(s: Learned, h: HeaderBucket | undefined, isPlace: boolean): Mode {
+  if (h?.limit !== undefined) return HEADER_MODE;
+  return isPlace && isUnlimited(s) ? PLACE_MODE : LEARNED_MODE;
 }

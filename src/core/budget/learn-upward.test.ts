@@ -14,7 +14,7 @@ import { RateLimitScheduler, type WritePriority } from './scheduler.js';
 
 // Issue 23, "learn upward": repeated bursts of 20 replies in one workspace (5 channels), 25 s
 // apart, each reply streaming for 3 s, written as the reply writer does (reply-writer.ts): at its
-// first chunk a reply streams if the budget can pay its final (canAffordFinal), posting its first
+// first chunk a reply streams if the budget can pay its final (weighFinal, canAffordFinal), posting its first
 // words and holding its final, else it posts its whole text once at the end. Time is a
 // ManualClock; the platform is the fake Slack's limiter under each rate model.
 
@@ -79,6 +79,7 @@ async function bursts(model: RateModelName, count: number, s: RateLimitScheduler
       const post = postBucket(DEFAULT_SLACK_LIMITS, TEAM, channel);
       const update = updates(channel);
       const end = start + STREAM_MS;
+      s.weighFinal(update);
       if (s.canAffordFinal(update)) {
         streamed++;
         const release = s.hold(update);

@@ -1,4 +1,5 @@
 import type { Lesson } from '../ports.js';
+import type { BucketMode } from './bucket-mode.js';
 import { BUDGET, MINUTE } from './budget-settings.js';
 
 // How a bucket's numbers are learned, as pure functions over plain values (`Learned`: shrink, grow,
@@ -19,6 +20,7 @@ import { BUDGET, MINUTE } from './budget-settings.js';
 //   window's shortBurstCeiling. What is accepted whole is confirmed; a lesson keeps what is.
 //
 // Several replicas: the numbers are the whole platform's bucket; the Bucket spends its share.
+// LEARNED_MODE (at the end) is the Bucket's strategy while its numbers are these (bucket-mode.ts).
 
 /** What is known and learned of one bucket: a plain value, replaced whole on every change. */
 export interface Learned {
@@ -323,3 +325,14 @@ export function lesson(s: Learned, key: string, now: number): Lesson {
 export function saved(s: Learned): Learned {
   return s.dirty ? { ...s, dirty: false } : s;
 }
+
+/** A bucket whose numbers are learned: every function above applies (bucket-mode.ts). */
+export const LEARNED_MODE: BucketMode<Learned, unknown> = {
+  name: 'learned',
+  limitsNothing: false,
+  probes: true,
+  numbers: (s) => s,
+  probingUp,
+  rateCounted,
+  shrink,
+};

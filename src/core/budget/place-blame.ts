@@ -1,6 +1,7 @@
 import type { Lesson } from '../ports.js';
+import type { BucketMode } from './bucket-mode.js';
 import { BUDGET } from './budget-settings.js';
-import { acceptedSince, type Learned, restore } from './learning.js';
+import { acceptedSince, type Learned, probingUp, rateCounted, restore, shrink } from './learning.js';
 
 // A place's share of a wider bucket (BucketRef.placeOf: a Slack channel's chat.update calls, which
 // Slack limits per workspace and documents no other limit for). Such a bucket limits nothing until a
@@ -15,6 +16,9 @@ import { acceptedSince, type Learned, restore } from './learning.js';
 //   safe blame);
 // - no other place was blamed within that place's block: a second place refused meanwhile says
 //   the wider bucket is the limit (which is then blamed, and the place's lesson dropped).
+//
+// PLACE_MODE is the Bucket's strategy while its place limits nothing (bucket-mode.ts); once blamed,
+// it is learned (learning.ts LEARNED_MODE) until cleared.
 
 /** The numbers of a place bucket that has learned nothing: it never makes a write wait. */
 const UNLIMITED = 1e9;
@@ -37,6 +41,20 @@ export interface PlaceBlameEvidence {
   last: { place: string; until: number } | undefined;
   now: number;
 }
+
+/**
+ * A place no 429 was blamed on: its numbers (UNLIMITED) never make a write wait and there is
+ * nothing to probe for; a 429 it is named for shrinks it as any bucket's.
+ */
+export const PLACE_MODE: BucketMode<Learned, unknown> = {
+  name: 'place-blamed',
+  limitsNothing: true,
+  probes: false,
+  numbers: (s) => s,
+  probingUp,
+  rateCounted,
+  shrink,
+};
 
 /** Is a 429 of the wider bucket this place's? (See above.) */
 export function blamesPlace(e: PlaceBlameEvidence): boolean {

@@ -27,7 +27,7 @@ import {
 export { shareOf, type WriteGrant, type WriteOutcome, type WritePriority } from './write-scheduler.js';
 
 const EDIT_RANK = PRIORITY_RANK.edit;
-/** Edits leave what held finals need within this long; canAffordFinal asks it. */
+/** Edits leave what held finals need within this long; weighFinal and canAffordFinal ask it. */
 const FINAL_HORIZON_MS = BUDGET.finalHorizonMs;
 
 // One rate-limit scheduler for every platform write of every reply.
@@ -215,14 +215,21 @@ export class RateLimitScheduler implements WriteScheduler {
     this.serve();
   }
 
-  canAffordFinal(buckets: readonly BucketRef[]): boolean {
+  weighFinal(buckets: readonly BucketRef[]): void {
     const now = this.clock.now();
-    return this.advance(buckets, now).every((s) => {
+    for (const ref of buckets) {
+      const [s] = this.advance([ref], now) as [Bucket];
       const a = s.affords(now, FINAL_HORIZON_MS, 1);
       // A reply posts once for want of this budget: room would be used (what makes a probe look).
       if (a.short) s.wanted(now);
-      return a.ok;
-    });
+      if (!a.ok) return; // the reply posts once: the buckets after this one are not its concern
+    }
+  }
+
+  canAffordFinal(buckets: readonly BucketRef[]): boolean {
+    const now = this.clock.now();
+    // A bucket not made yet would start full, holding no final: it affords one.
+    return buckets.every((ref) => this.buckets.get(ref.key)?.affords(now, FINAL_HORIZON_MS, 1).ok ?? true);
   }
 
   stats(): { buckets: number; waiting: number } {

@@ -155,8 +155,15 @@ export interface WriteScheduler extends RateLimitObserver {
    */
   hold(buckets: readonly BucketRef[]): () => void;
   /**
+   * A reply weighs streaming against posting once (before canAffordFinal): these buckets are
+   * brought up to now (refill, growth, a stale probe dropped), and the first one that cannot pay
+   * one more final for want of tokens learns that room was wanted (what makes it probe).
+   */
+  weighFinal(buckets: readonly BucketRef[]): void;
+  /**
    * Would one more live reply's final fit, with the finals already held, in what these buckets
-   * can pay within the final horizon? (A reply that would not can post once when it ends.)
+   * can pay within the final horizon? (A reply that would not can post once when it ends.) A read
+   * only: weighFinal first brings the buckets up to now.
    */
   canAffordFinal(buckets: readonly BucketRef[]): boolean;
 }
@@ -168,6 +175,7 @@ export function forParty(scheduler: WriteScheduler, party: string): WriteSchedul
     write: (buckets, priority, send, opts) =>
       scheduler.write(buckets, priority, send, { ...opts, party: opts?.party ?? party }),
     hold: (buckets) => scheduler.hold(buckets),
+    weighFinal: (buckets) => scheduler.weighFinal(buckets),
     canAffordFinal: (buckets) => scheduler.canAffordFinal(buckets),
     observe: (info) => scheduler.observe(info),
     limited: (bucket, retryAfterMs) => scheduler.limited(bucket, retryAfterMs),

@@ -42,6 +42,7 @@ export class WritePacer {
   chooseMode(): void {
     if (this.modeChosen !== undefined) return;
     const { scheduler, sink, metrics, platform } = this.o;
+    scheduler.weighFinal(sink.buckets('edit'));
     this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
     // The final is held the moment the reply chooses to stream, not once its first post is in:
     // replies that choose while this one waits for its post budget must count its final too.
