@@ -186,6 +186,37 @@ describe('every output path', () => {
     expect(lines.join('')).toContain('[redacted]');
   });
 
+  it('a configured secret split across fields of one log line leaves no 12 characters of it', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
+    const key = ENV.CHAT_API_KEY;
+    const half = Math.floor(key.length / 2);
+    const third = Math.floor(key.length / 3);
+    const log = createLogger({ level: 'debug', destination: sink });
+    log.warn({ head: key.slice(0, half), tail: key.slice(half) }, 'halves');
+    log.warn({ a: key.slice(0, third), b: key.slice(third, 2 * third), c: key.slice(2 * third) }, 'thirds');
+    log.warn({ cut: `${key.slice(0, 20)}…` }, 'a prefix cut by someone else');
+    log.warn({ upper: key.slice(3, 30).toUpperCase() }, 'a piece in capitals');
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toHaveLength(4);
+    for (const l of lines) {
+      const low = l.toLowerCase();
+      for (let i = 0; i + 12 <= key.length; i++) expect(low).not.toContain(key.slice(i, i + 12).toLowerCase());
+      expect(() => JSON.parse(l)).not.toThrow();
+    }
+  });
+
+  it('pieces of a short configured secret are scrubbed down to half its length, ordinary text kept', () => {
+    const scrub = createScrubber(['pw-Q7x9Kd2LmZ']);
+    expect(scrub('user=pw-Q7x9 pass=Kd2LmZ')).toBe('user=[redacted] pass=[redacted]');
+    expect(scrub('the Q7x queue and mZ are not secrets')).toBe('the Q7x queue and mZ are not secrets');
+  });
+
   it('a user notice that quotes an upstream error with the key shows no key', async () => {
     const clock = new ManualClock();
     const conn = new TestConnector({ clock, bucketLimit: 50 });
@@ -295,9 +326,9 @@ describe('the encoded forms of a secret', () => {
       expect(scrubSecrets(`x ${form} y`)).toBe('x [redacted] y');
   });
 
-  it('ordinary text is left alone', () => {
-    expect(scrub('nothing secret here: sk-Live/0123 only a prefix')).toBe(
-      'nothing secret here: sk-Live/0123 only a prefix',
+  it('ordinary text is left alone, and a prefix shorter than a piece (MIN_PIECE_CHARS)', () => {
+    expect(scrub('nothing secret here: sk-Live/01 only a prefix')).toBe(
+      'nothing secret here: sk-Live/01 only a prefix',
     );
   });
 });

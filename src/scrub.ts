@@ -226,6 +226,76 @@ class FormIndex {
   }
 }
 
+/**
+ * The shortest piece of a configured secret that is scrubbed on its own: a secret logged in parts
+ * (split across two fields of one line, or cut by an upstream that echoes half a header) still
+ * leaves no run of this many of its characters. At most half the secret, so a secret split in two
+ * loses both halves; at least MIN_SECRET_CHARS, so short values do not garble ordinary text.
+ */
+export const MIN_PIECE_CHARS = 12;
+
+const pieceLengthOf = (secret: string): number =>
+  Math.max(MIN_SECRET_CHARS, Math.min(MIN_PIECE_CHARS, Math.floor(secret.length / 2)));
+
+/**
+ * Pieces of secrets: every run of a configured secret (as is, lower- and uppercase) at least its
+ * piece length long, found wherever it starts and scrubbed as far as it goes on matching. Only
+ * configured secrets (a handful): indexing every window of thousands of install tokens would cost
+ * more memory than it protects, and their whole forms are caught by value and by pattern.
+ */
+class PieceIndex {
+  /** A window (piece length characters) to the secrets and offsets it comes from. */
+  private readonly windows = new Map<string, { secret: string; at: number }[]>();
+  private readonly lengths = new Set<number>();
+  private readonly pairs = new Set<number>();
+
+  add(secret: string): void {
+    const n = pieceLengthOf(secret);
+    for (const form of new Set([secret, secret.toLowerCase(), secret.toUpperCase()])) {
+      for (let at = 0; at + n <= form.length; at++) {
+        const w = form.slice(at, at + n);
+        const list = this.windows.get(w) ?? [];
+        list.push({ secret: form, at });
+        this.windows.set(w, list);
+        this.pairs.add(w.charCodeAt(0) * 65536 + w.charCodeAt(1));
+      }
+    }
+    this.lengths.add(n);
+  }
+
+  /** The longest run of a secret that starts at `i` of `text`, as a length (0: none). */
+  private runAt(text: string, i: number): number {
+    if (!this.pairs.has(text.charCodeAt(i) * 65536 + text.charCodeAt(i + 1))) return 0;
+    let best = 0;
+    for (const n of this.lengths) {
+      for (const { secret, at } of this.windows.get(text.slice(i, i + n)) ?? []) {
+        let len = n;
+        while (i + len < text.length && at + len < secret.length && text[i + len] === secret[at + len]) len++;
+        best = Math.max(best, len);
+      }
+    }
+    return best;
+  }
+
+  scrub(text: string): string {
+    if (this.windows.size === 0 || text.length < MIN_SECRET_CHARS) return text;
+    let out = '';
+    let last = 0;
+    let i = 0;
+    while (i <= text.length - MIN_SECRET_CHARS) {
+      const len = this.runAt(text, i);
+      if (len === 0) {
+        i++;
+        continue;
+      }
+      out += text.slice(last, i) + REDACTED;
+      i += len;
+      last = i;
+    }
+    return last === 0 ? text : out + text.slice(last);
+  }
+}
+
 /** Characters that show nothing: a secret split by one is a secret still. */
 const INVISIBLE = /[\u00AD\u180E\u200B-\u200F\u2060-\u2064\uFEFF]/g;
 
@@ -233,12 +303,15 @@ const INVISIBLE = /[\u00AD\u180E\u200B-\u200F\u2060-\u2064\uFEFF]/g;
  * Values and patterns out of `text`. When the text holds invisible characters, it is checked
  * again without them; if that finds a secret, the text comes out without them (and redacted).
  */
-function scrubWith(text: string, index: FormIndex, patterns: boolean): string {
-  const once = (t: string) => (patterns ? scrubPatterns(index.scrub(t)) : index.scrub(t));
+function scrubWith(text: string, index: FormIndex, patterns: boolean, pieces?: PieceIndex): string {
+  const values = (t: string) => (pieces === undefined ? index.scrub(t) : pieces.scrub(index.scrub(t)));
+  const once = (t: string) => (patterns ? scrubPatterns(values(t)) : values(t));
   const out = once(text);
   INVISIBLE.lastIndex = 0;
-  if (!INVISIBLE.test(out)) return out;
-  const visible = out.replace(INVISIBLE, '');
+  if (!INVISIBLE.test(text)) return out;
+  // From the text, not from `out`: a piece scrubbed on one side of the invisible character would
+  // leave the other side too short to be seen as part of the secret.
+  const visible = text.replace(INVISIBLE, '');
   const again = once(visible);
   return again === visible ? out : again;
 }
@@ -248,8 +321,14 @@ export type Scrubber = (text: string) => string;
 /** A scrubber for these values plus the patterns; values first, so a pattern cannot split one. */
 export function createScrubber(values: Iterable<string | undefined>): Scrubber {
   const index = new FormIndex();
-  for (const v of values) if (v !== undefined && v.trim().length >= MIN_SECRET_CHARS) index.add(formsOf(v.trim()));
-  return (text) => scrubWith(text, index, true);
+  const pieces = new PieceIndex();
+  for (const v of values) {
+    const t = usable(v);
+    if (t === undefined) continue;
+    index.add(formsOf(t));
+    pieces.add(t);
+  }
+  return (text) => scrubWith(text, index, true, pieces);
 }
 
 // The process-wide set: filled by config loading (parseRawEnv) and by whatever holds a secret
@@ -259,6 +338,7 @@ export function createScrubber(values: Iterable<string | undefined>): Scrubber {
 const registered = new Set<string>();
 const held = new Set<string>();
 const registeredIndex = new FormIndex();
+const registeredPieces = new PieceIndex();
 
 /** Secrets registered by holders (registerHeldSecrets) kept for scrubbing by value, at most. */
 export const MAX_HELD_SECRETS = 5_000;
@@ -296,6 +376,7 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
     const t = usable(v);
     if (t === undefined || registered.has(t)) continue;
     registered.add(t);
+    registeredPieces.add(t);
     // Held already: its forms are kept, and now for good.
     if (!held.delete(t)) keep(t);
   }
@@ -328,12 +409,12 @@ export function registerHeldSecrets(values: Iterable<string | undefined>): void 
 
 /** Configured values and credential patterns out of free text (error messages, bodies, notices). */
 export function scrubSecrets(text: string): string {
-  return scrubWith(text, registeredIndex, true);
+  return scrubWith(text, registeredIndex, true, registeredPieces);
 }
 
 /** Only the configured values: for hot paths where the patterns already ran or cannot occur. */
 export function scrubRegisteredValues(text: string): string {
-  return registeredIndex.size === 0 ? text : scrubWith(text, registeredIndex, false);
+  return registeredIndex.size === 0 ? text : scrubWith(text, registeredIndex, false, registeredPieces);
 }
 
 /** A writer that scrubs what goes through it: the stderr of the CLI commands. */

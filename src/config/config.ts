@@ -194,6 +194,39 @@ export interface LoadOptions {
 }
 
 export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
+  const checked = checkEnv(raw, opts);
+  if (checked.problems.length > 0) throw new ConfigError(checked.problems);
+  const { trustProxy } = checked;
+  return {
+    upstream: upstreamConfig(raw, checked.routes, checked.openAi),
+    slack: checked.slackEnabled ? slackConfig(raw, checked.slackOAuth, trustProxy) : undefined,
+    discord: checked.discordEnabled ? discordConfig(raw, checked.shards) : undefined,
+    service: serviceConfig(raw, trustProxy),
+    postgres: raw.DATABASE_URL !== undefined ? { url: raw.DATABASE_URL } : undefined,
+    replica: {
+      id: raw.REPLICA_ID ?? `${hostname()}-${process.pid}`,
+      leaseSeconds: raw.REPLICA_LEASE_SECONDS,
+    },
+  };
+}
+
+/** What checking the variables together found: every problem (in the order they are told), and the parsed parts. */
+interface CheckedEnv {
+  problems: string[];
+  routes: BotRoute[];
+  openAi: ReturnType<typeof openAiFormSettings>;
+  shards: ReturnType<typeof resolveDiscordShards>;
+  trustProxy: TrustProxyResult;
+  slackEnabled: boolean;
+  /** All three Slack OAuth variables are set. */
+  slackOAuth: boolean;
+  discordEnabled: boolean;
+}
+
+type TrustProxyResult = ReturnType<typeof parseTrustProxy>;
+
+/** The checks that span several variables (each one alone was checked by the schema). */
+function checkEnv(raw: RawEnv, opts: LoadOptions): CheckedEnv {
   const { requirePlatform = true, requireUpstream = true } = opts;
   const problems: string[] = [];
 
@@ -236,85 +269,84 @@ export function buildConfig(raw: RawEnv, opts: LoadOptions = {}): Config {
       'no platform configured: set SLACK_BOT_TOKEN (or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET) for Slack, and/or DISCORD_BOT_TOKEN for Discord',
     );
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  return { problems, routes, openAi, shards, trustProxy, slackEnabled, slackOAuth: oauthSet === 3, discordEnabled };
+}
 
+function upstreamConfig(raw: RawEnv, routes: BotRoute[], openAi: CheckedEnv['openAi']): Config['upstream'] {
   return {
-    upstream: {
-      url: raw.CHAT_API_URL ?? '',
-      apiKey: raw.CHAT_API_KEY ?? '',
-      form: raw.CHAT_API_FORM,
-      botId: raw.CHAT_BOT_ID ?? '',
-      routes,
-      streaming: raw.CHAT_STREAMING === 'on',
-      sessionIdleSeconds: raw.CHAT_SESSION_IDLE_SECONDS,
-      maxMessageChars: raw.CHAT_MAX_MESSAGE_CHARS,
-      context: {
-        mode: raw.CONTEXT_MODE,
-        maxMessages: raw.CONTEXT_MAX_MESSAGES,
-        maxChars: raw.CONTEXT_MAX_CHARS,
-      },
-      requestTimeoutMs: raw.CHAT_REQUEST_TIMEOUT_MS,
-      streamIdleTimeoutMs: raw.CHAT_STREAM_IDLE_TIMEOUT_MS,
-      maxReplySeconds: raw.CHAT_REPLY_MAX_SECONDS,
-      maxReplyChars: raw.CHAT_REPLY_MAX_CHARS,
-      maxFileBytes: raw.REPLY_FILE_MAX_BYTES,
-      openAi,
+    url: raw.CHAT_API_URL ?? '',
+    apiKey: raw.CHAT_API_KEY ?? '',
+    form: raw.CHAT_API_FORM,
+    botId: raw.CHAT_BOT_ID ?? '',
+    routes,
+    streaming: raw.CHAT_STREAMING === 'on',
+    sessionIdleSeconds: raw.CHAT_SESSION_IDLE_SECONDS,
+    maxMessageChars: raw.CHAT_MAX_MESSAGE_CHARS,
+    context: {
+      mode: raw.CONTEXT_MODE,
+      maxMessages: raw.CONTEXT_MAX_MESSAGES,
+      maxChars: raw.CONTEXT_MAX_CHARS,
     },
-    slack: slackEnabled
+    requestTimeoutMs: raw.CHAT_REQUEST_TIMEOUT_MS,
+    streamIdleTimeoutMs: raw.CHAT_STREAM_IDLE_TIMEOUT_MS,
+    maxReplySeconds: raw.CHAT_REPLY_MAX_SECONDS,
+    maxReplyChars: raw.CHAT_REPLY_MAX_CHARS,
+    maxFileBytes: raw.REPLY_FILE_MAX_BYTES,
+    openAi,
+  };
+}
+
+function slackConfig(raw: RawEnv, oauth: boolean, trustProxy: TrustProxyResult): NonNullable<Config['slack']> {
+  return {
+    botToken: raw.SLACK_BOT_TOKEN,
+    oauth: oauth
       ? {
-          botToken: raw.SLACK_BOT_TOKEN,
-          oauth:
-            oauthSet === 3
-              ? {
-                  clientId: raw.SLACK_CLIENT_ID as string,
-                  clientSecret: raw.SLACK_CLIENT_SECRET as string,
-                  stateSecret: raw.SLACK_STATE_SECRET as string,
-                }
-              : undefined,
-          appToken: raw.SLACK_APP_TOKEN,
-          signingSecret: raw.SLACK_SIGNING_SECRET,
-          apiUrl: withTrailingSlash(raw.SLACK_API_URL ?? 'https://slack.com/api/'),
-          streaming: raw.SLACK_STREAMING,
-          allowedTeams: raw.SLACK_ALLOWED_TEAMS,
-          allowedChannels: raw.SLACK_ALLOWED_CHANNELS,
-          ...(trustProxy.ok && trustProxy.value !== undefined ? { trustProxy: trustProxy.value } : {}),
+          clientId: raw.SLACK_CLIENT_ID as string,
+          clientSecret: raw.SLACK_CLIENT_SECRET as string,
+          stateSecret: raw.SLACK_STATE_SECRET as string,
         }
       : undefined,
-    discord: discordEnabled
-      ? {
-          botToken: raw.DISCORD_BOT_TOKEN as string,
-          apiUrl: (raw.DISCORD_API_URL ?? 'https://discord.com/api').replace(/\/+$/, ''),
-          replyMode: raw.DISCORD_REPLY_MODE,
-          allowedGuilds: raw.DISCORD_ALLOWED_GUILDS,
-          allowedChannels: raw.DISCORD_ALLOWED_CHANNELS,
-          ...(shards.ok && shards.shards !== undefined ? { shards: shards.shards } : {}),
-        }
-      : undefined,
-    service: {
-      port: raw.PORT,
-      host: raw.HOST,
-      databasePath: raw.DATABASE_PATH,
-      logLevel: raw.LOG_LEVEL,
-      logFormat: raw.LOG_FORMAT === 'auto' ? defaultLogFormat() : raw.LOG_FORMAT,
-      maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
-      maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
-      userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
-      streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
-      attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
-      feedback: raw.FEEDBACK === 'on',
-      showSteps: raw.SHOW_STEPS === 'on',
-      showSources: raw.SHOW_SOURCES === 'on',
-      conversationRetentionDays: raw.CONVERSATION_RETENTION_DAYS,
-      ...(raw.METRICS_PORT !== undefined
-        ? { metrics: { host: raw.METRICS_HOST ?? '127.0.0.1', port: raw.METRICS_PORT } }
-        : {}),
-      ...(trustProxy.ok && trustProxy.value !== undefined ? { trustProxy: trustProxy.value } : {}),
-    },
-    postgres: raw.DATABASE_URL !== undefined ? { url: raw.DATABASE_URL } : undefined,
-    replica: {
-      id: raw.REPLICA_ID ?? `${hostname()}-${process.pid}`,
-      leaseSeconds: raw.REPLICA_LEASE_SECONDS,
-    },
+    appToken: raw.SLACK_APP_TOKEN,
+    signingSecret: raw.SLACK_SIGNING_SECRET,
+    apiUrl: withTrailingSlash(raw.SLACK_API_URL ?? 'https://slack.com/api/'),
+    streaming: raw.SLACK_STREAMING,
+    allowedTeams: raw.SLACK_ALLOWED_TEAMS,
+    allowedChannels: raw.SLACK_ALLOWED_CHANNELS,
+    ...(trustProxy.ok && trustProxy.value !== undefined ? { trustProxy: trustProxy.value } : {}),
+  };
+}
+
+function discordConfig(raw: RawEnv, shards: CheckedEnv['shards']): NonNullable<Config['discord']> {
+  return {
+    botToken: raw.DISCORD_BOT_TOKEN as string,
+    apiUrl: (raw.DISCORD_API_URL ?? 'https://discord.com/api').replace(/\/+$/, ''),
+    replyMode: raw.DISCORD_REPLY_MODE,
+    allowedGuilds: raw.DISCORD_ALLOWED_GUILDS,
+    allowedChannels: raw.DISCORD_ALLOWED_CHANNELS,
+    ...(shards.ok && shards.shards !== undefined ? { shards: shards.shards } : {}),
+  };
+}
+
+function serviceConfig(raw: RawEnv, trustProxy: TrustProxyResult): Config['service'] {
+  return {
+    port: raw.PORT,
+    host: raw.HOST,
+    databasePath: raw.DATABASE_PATH,
+    logLevel: raw.LOG_LEVEL,
+    logFormat: raw.LOG_FORMAT === 'auto' ? defaultLogFormat() : raw.LOG_FORMAT,
+    maxConcurrentReplies: raw.MAX_CONCURRENT_REPLIES,
+    maxQueuedReplies: raw.MAX_QUEUED_REPLIES,
+    userMessagesPerMinute: raw.USER_MESSAGES_PER_MINUTE,
+    streamEditIntervalMs: raw.STREAM_EDIT_INTERVAL_MS,
+    attachmentMaxBytes: raw.ATTACHMENT_MAX_BYTES,
+    feedback: raw.FEEDBACK === 'on',
+    showSteps: raw.SHOW_STEPS === 'on',
+    showSources: raw.SHOW_SOURCES === 'on',
+    conversationRetentionDays: raw.CONVERSATION_RETENTION_DAYS,
+    ...(raw.METRICS_PORT !== undefined
+      ? { metrics: { host: raw.METRICS_HOST ?? '127.0.0.1', port: raw.METRICS_PORT } }
+      : {}),
+    ...(trustProxy.ok && trustProxy.value !== undefined ? { trustProxy: trustProxy.value } : {}),
   };
 }
 

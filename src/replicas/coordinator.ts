@@ -38,113 +38,147 @@ export interface Coordinator {
 }
 
 export function createCoordinator(o: CoordinatorOptions): Coordinator {
-  const { store, replicaId, leaseMs, clock, logger } = o;
-  let timer: { clear(): void } | undefined;
-  let stopped = false;
-  let live = 1;
-  let beating: Promise<void> | undefined;
+  const state: BeatState = {
+    timer: undefined,
+    stopped: false,
+    live: 1,
+    beating: undefined,
+    judgeFrom: 0,
+    lastBeatFailed: false,
+  };
+  return {
+    start: () => joinGroup(o, state),
+    beat: () => beat(o, state),
+    stop: () => leaveGroup(o, state),
+    liveCount: () => state.live,
+  };
+}
+
+/** Where this replica's heartbeat is. */
+interface BeatState {
+  /** The next beat's timer. */
+  timer: { clear(): void } | undefined;
+  /** stop() was called: no more beats are scheduled. */
+  stopped: boolean;
+  /** The live replicas at the last beat, this one included. */
+  live: number;
+  /** The beat under way, if any. */
+  beating: Promise<void> | undefined;
   /**
    * After this replica could not beat (the database was down), no one is taken for gone until
    * this time: every replica's heartbeat is as old as the outage, and the others need a beat of
    * their own (within the lease) before their replies in flight may be claimed and repaired.
    */
-  let judgeFrom = 0;
-  let lastBeatFailed = false;
+  judgeFrom: number;
+  lastBeatFailed: boolean;
+}
 
-  /** A reply this replica can repair: one of the platforms it runs. */
-  const mine = (rec: InFlightRecord) => o.platforms === undefined || o.platforms.includes(rec.platform);
+/** First heartbeat; claims the replies this replica must repair, then beats every lease / 3. */
+async function joinGroup(o: CoordinatorOptions, state: BeatState): Promise<InFlightRecord[]> {
+  const { store, replicaId, leaseMs } = o;
+  const now = o.clock.now();
+  await store.replicas.heartbeat(replicaId, now);
+  state.live = Math.max(1, (await store.replicas.live(now, leaseMs)).length);
+  if (state.live > 1) o.onMembership?.(state.live);
+  // SQLite is one process: whatever is still open is the last run's. With PostgreSQL, replies
+  // of replicas found gone, and this replica's own from before a restart under the same id.
+  const open =
+    store.backend === 'sqlite'
+      ? await store.inflight.listOpen()
+      : await store.inflight.listOpenOwnedBy([...(await store.replicas.gone(now, leaseMs)), replicaId]);
+  const mine = await claim(o, open);
+  schedule(o, state);
+  return mine;
+}
 
-  /** Claims `records` for this replica; only the ones it won (another replica may race it). */
-  async function claim(records: Array<InFlightRecord & { owner: string }>): Promise<InFlightRecord[]> {
-    const won: InFlightRecord[] = [];
-    for (const rec of records) {
-      if (!mine(rec)) continue;
-      if (rec.owner === replicaId || (await store.inflight.claim(rec.id, rec.owner, replicaId, clock.now()))) {
-        won.push(rec);
-      }
-    }
-    return won;
+/** Stop beating and leave the group. */
+async function leaveGroup(o: CoordinatorOptions, state: BeatState): Promise<void> {
+  state.stopped = true;
+  state.timer?.clear();
+  await state.beating;
+  await o.store.replicas
+    .leave(o.replicaId)
+    .catch((err: unknown) =>
+      o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not leave the replica group'),
+    );
+}
+
+function schedule(o: CoordinatorOptions, state: BeatState): void {
+  if (state.stopped) return;
+  state.timer = o.clock.setTimeout(() => {
+    void beat(o, state).then(() => schedule(o, state));
+  }, o.leaseMs / 3);
+}
+
+function beat(o: CoordinatorOptions, state: BeatState): Promise<void> {
+  // One beat at a time: a slow database must not stack them up.
+  state.beating ??= beatOnce(o, state)
+    .catch((err: unknown) => {
+      state.lastBeatFailed = true;
+      o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'heartbeat failed');
+    })
+    .finally(() => {
+      state.beating = undefined;
+    });
+  return state.beating;
+}
+
+/** The heartbeat, the live count, and (unless just back from a failure) the gone replicas' replies. */
+async function beatOnce(o: CoordinatorOptions, state: BeatState): Promise<void> {
+  const { store, replicaId, leaseMs, logger } = o;
+  const now = o.clock.now();
+  await store.replicas.heartbeat(replicaId, now);
+  const alive = await store.replicas.live(now, leaseMs);
+  const count = Math.max(1, alive.length);
+  if (count !== state.live) {
+    logger.info({ live: count, replicas: alive }, 'replicas changed');
+    state.live = count;
+    o.onMembership?.(count);
   }
-
-  async function beatOnce(): Promise<void> {
-    const now = clock.now();
-    await store.replicas.heartbeat(replicaId, now);
-    const alive = await store.replicas.live(now, leaseMs);
-    const count = Math.max(1, alive.length);
-    if (count !== live) {
-      logger.info({ live: count, replicas: alive }, 'replicas changed');
-      live = count;
-      o.onMembership?.(count);
-    }
-    if (lastBeatFailed) {
-      lastBeatFailed = false;
-      judgeFrom = now + leaseMs;
-      logger.info('heartbeat back after a failure: no replica is taken for gone for one lease');
-    }
-    await o.onBeat?.();
-    if (now < judgeFrom) return;
-    const gone = await store.replicas.gone(now, leaseMs);
-    if (gone.length === 0) return;
-    const open = await store.inflight.listOpenOwnedBy(gone);
-    const orphans = await claim(open);
-    if (orphans.length > 0) {
-      logger.info({ replies: orphans.length, gone }, 'repairing replies of replicas that stopped');
-      await o.repair(orphans);
-    }
-    // A gone replica is forgotten (its row, its messages in place lines) once nothing of it is left
-    // open, so the table does not grow with every restart under a new REPLICA_ID. What it still
-    // owns now is what this replica cannot repair (a lost race hands a reply to a live replica).
-    const stillOwning = new Set(open.filter((r) => !mine(r)).map((r) => r.owner));
-    for (const id of gone) if (!stillOwning.has(id)) await store.replicas.leave(id);
+  if (state.lastBeatFailed) {
+    state.lastBeatFailed = false;
+    state.judgeFrom = now + leaseMs;
+    logger.info('heartbeat back after a failure: no replica is taken for gone for one lease');
   }
+  await o.onBeat?.();
+  if (now < state.judgeFrom) return;
+  await takeOverGone(o, now);
+}
 
-  const beat = (): Promise<void> => {
-    // One beat at a time: a slow database must not stack them up.
-    beating ??= beatOnce()
-      .catch((err: unknown) => {
-        lastBeatFailed = true;
-        logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'heartbeat failed');
-      })
-      .finally(() => {
-        beating = undefined;
-      });
-    return beating;
-  };
+/** Claims and repairs the open replies of the replicas whose heartbeat is older than the lease. */
+async function takeOverGone(o: CoordinatorOptions, now: number): Promise<void> {
+  const { store, leaseMs, logger } = o;
+  const gone = await store.replicas.gone(now, leaseMs);
+  if (gone.length === 0) return;
+  const open = await store.inflight.listOpenOwnedBy(gone);
+  const orphans = await claim(o, open);
+  if (orphans.length > 0) {
+    logger.info({ replies: orphans.length, gone }, 'repairing replies of replicas that stopped');
+    await o.repair(orphans);
+  }
+  // A gone replica is forgotten (its row, its messages in place lines) once nothing of it is left
+  // open, so the table does not grow with every restart under a new REPLICA_ID. What it still
+  // owns now is what this replica cannot repair (a lost race hands a reply to a live replica).
+  const stillOwning = new Set(open.filter((r) => !mine(o, r)).map((r) => r.owner));
+  for (const id of gone) if (!stillOwning.has(id)) await store.replicas.leave(id);
+}
 
-  const schedule = () => {
-    if (stopped) return;
-    timer = clock.setTimeout(() => {
-      void beat().then(schedule);
-    }, leaseMs / 3);
-  };
+/** A reply this replica can repair: one of the platforms it runs. */
+function mine(o: CoordinatorOptions, rec: InFlightRecord): boolean {
+  return o.platforms === undefined || o.platforms.includes(rec.platform);
+}
 
-  return {
-    async start() {
-      const now = clock.now();
-      await store.replicas.heartbeat(replicaId, now);
-      live = Math.max(1, (await store.replicas.live(now, leaseMs)).length);
-      if (live > 1) o.onMembership?.(live);
-      // SQLite is one process: whatever is still open is the last run's. With PostgreSQL, replies
-      // of replicas found gone, and this replica's own from before a restart under the same id.
-      const open =
-        store.backend === 'sqlite'
-          ? await store.inflight.listOpen()
-          : await store.inflight.listOpenOwnedBy([...(await store.replicas.gone(now, leaseMs)), replicaId]);
-      const mine = await claim(open);
-      schedule();
-      return mine;
-    },
-    beat,
-    async stop() {
-      stopped = true;
-      timer?.clear();
-      await beating;
-      await store.replicas
-        .leave(replicaId)
-        .catch((err: unknown) =>
-          logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not leave the replica group'),
-        );
-    },
-    liveCount: () => live,
-  };
+/** Claims `records` for this replica; only the ones it won (another replica may race it). */
+async function claim(
+  o: CoordinatorOptions,
+  records: Array<InFlightRecord & { owner: string }>,
+): Promise<InFlightRecord[]> {
+  const won: InFlightRecord[] = [];
+  for (const rec of records) {
+    if (!mine(o, rec)) continue;
+    if (rec.owner === o.replicaId || (await o.store.inflight.claim(rec.id, rec.owner, o.replicaId, o.clock.now()))) {
+      won.push(rec);
+    }
+  }
+  return won;
 }

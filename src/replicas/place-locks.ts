@@ -27,124 +27,153 @@ const RELEASE_RETRY_MAX_MS = 5_000;
 const RELEASE_RETRIES = 125;
 
 export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
-  const firstPoll = o.pollMs ?? 20;
-  const maxPoll = o.maxPollMs ?? 250;
-  const warn = (what: string) => (err: unknown) =>
-    o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, what);
+  const locks: Locks = { o, firstPoll: o.pollMs ?? 20, maxPoll: o.maxPollMs ?? 250, unreleased: new Map() };
+  return { join: (placeKey, ticket) => joinPlace(locks, placeKey, ticket) };
+}
 
-  const delay = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(signal.reason as Error);
-        return;
-      }
-      const onAbort = () => {
-        timer.clear();
-        reject(signal.reason as Error);
-      };
-      const timer = o.clock.setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-
+/** What every place's lock shares: the options, the polling waits, and the places not yet given back. */
+interface Locks {
+  readonly o: PlaceLocksOptions;
+  readonly firstPoll: number;
+  readonly maxPoll: number;
   /**
    * Places whose give-back failed (the database was down): given back again in the background,
    * since a live holder's lease does not run out on its own and the place's next message, at
    * another replica, would wait for it forever. Taking the place again here cancels it.
    */
-  const unreleased = new Map<string, { clear(): void }>();
-  const releaseLater = (placeKey: string, handover: string) => {
-    unreleased.get(placeKey)?.clear();
-    let attempt = 0;
-    const again = () => {
-      const timer = o.clock.setTimeout(
-        () => {
-          void o.leases.release(placeKey, o.replicaId, handover).then(
-            () => {
-              if (unreleased.get(placeKey) === entry) unreleased.delete(placeKey);
-              o.logger.info({ placeKey }, 'place given back once the database was back');
-            },
-            () => {
-              if (unreleased.get(placeKey) !== entry) return;
-              if (++attempt < RELEASE_RETRIES) again();
-              else {
-                unreleased.delete(placeKey);
-                o.logger.warn({ placeKey }, 'gave up giving a place back; it runs out when this replica stops');
-              }
-            },
-          );
-        },
-        Math.min(RELEASE_RETRY_MAX_MS, RELEASE_RETRY_FIRST_MS * 2 ** attempt),
-      );
-      entry.clear = () => timer.clear();
-    };
-    const entry = { clear: () => {} };
-    unreleased.set(placeKey, entry);
-    again();
-  };
+  readonly unreleased: Map<string, { clear(): void }>;
+}
 
+const warn = (o: PlaceLocksOptions, what: string) => (err: unknown) =>
+  o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, what);
+
+/** Joins the place's line; the ticket's acquire() waits for the place, leave() gives up the wait. */
+function joinPlace(locks: Locks, placeKey: string, ticket: { id: string; at: number }): PlaceTicket {
+  const { o } = locks;
+  const joined = o.leases.join(placeKey, ticket, o.replicaId);
+  let done = false;
+  const leave = () => {
+    if (done) return;
+    done = true;
+    void joined.then(() => o.leases.leave(placeKey, ticket.id)).catch(warn(o, 'could not leave a place line'));
+  };
   return {
-    join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket {
-      const joined = o.leases.join(placeKey, ticket, o.replicaId);
-      let done = false;
-      const leave = () => {
-        if (done) return;
-        done = true;
-        void joined.then(() => o.leases.leave(placeKey, ticket.id)).catch(warn('could not leave a place line'));
-      };
-      return {
-        joined: joined.then(
-          () => undefined,
-          () => undefined,
-        ),
-        async acquire(signal: AbortSignal): Promise<PlaceTurn> {
-          try {
-            await joined;
-            for (let wait = firstPoll; ; wait = Math.min(maxPoll, wait * 2)) {
-              if (await o.leases.tryAcquire(placeKey, o.replicaId, o.clock.now(), o.leaseMs, ticket)) break;
-              await delay(wait, signal);
-            }
-          } catch (err) {
-            leave();
-            throw err;
-          }
-          done = true; // tryAcquire took the ticket out of the line
-          unreleased.get(placeKey)?.clear();
-          unreleased.delete(placeKey);
-          // Renewed well within the lease, so only a replica that stopped loses it.
-          let renewal = o.clock.setTimeout(function renew() {
-            void o.leases
-              .renew(placeKey, o.replicaId, o.clock.now())
-              .then((kept) => {
-                if (!kept) o.logger.warn({ placeKey }, 'lost a place lease while answering');
-              })
-              .catch(warn('could not renew a place lease'));
-            renewal = o.clock.setTimeout(renew, o.leaseMs / 3);
-          }, o.leaseMs / 3);
-          const last = await o.leases.handover(placeKey).catch((err: unknown) => {
-            warn('could not read a place handover')(err);
-            return undefined;
-          });
-          return {
-            handedOver: last !== undefined && last.replicaId !== o.replicaId ? readWrites(last.handover) : undefined,
-            async release(writes: PlaceWrite[]) {
-              renewal.clear();
-              const handover = JSON.stringify(writes);
-              try {
-                await o.leases.release(placeKey, o.replicaId, handover);
-              } catch (err) {
-                releaseLater(placeKey, handover);
-                throw err;
-              }
-            },
-          };
-        },
-        leave,
-      };
+    joined: joined.then(
+      () => undefined,
+      () => undefined,
+    ),
+    async acquire(signal: AbortSignal): Promise<PlaceTurn> {
+      try {
+        await joined;
+        await waitForLease(locks, placeKey, ticket, signal);
+      } catch (err) {
+        leave();
+        throw err;
+      }
+      done = true; // tryAcquire took the ticket out of the line
+      return heldTurn(locks, placeKey);
+    },
+    leave,
+  };
+}
+
+/** Tries for the place's lease until it is this ticket's turn, waiting longer each time (up to maxPoll). */
+async function waitForLease(
+  locks: Locks,
+  placeKey: string,
+  ticket: { id: string; at: number },
+  signal: AbortSignal,
+): Promise<void> {
+  const { o } = locks;
+  for (let wait = locks.firstPoll; ; wait = Math.min(locks.maxPoll, wait * 2)) {
+    if (await o.leases.tryAcquire(placeKey, o.replicaId, o.clock.now(), o.leaseMs, ticket)) return;
+    await delay(o.clock, wait, signal);
+  }
+}
+
+/** The place is this replica's: its lease renewed until release(), which hands over the turn's writes. */
+async function heldTurn(locks: Locks, placeKey: string): Promise<PlaceTurn> {
+  const { o, unreleased } = locks;
+  unreleased.get(placeKey)?.clear();
+  unreleased.delete(placeKey);
+  // Renewed well within the lease, so only a replica that stopped loses it.
+  let renewal = o.clock.setTimeout(function renew() {
+    void o.leases
+      .renew(placeKey, o.replicaId, o.clock.now())
+      .then((kept) => {
+        if (!kept) o.logger.warn({ placeKey }, 'lost a place lease while answering');
+      })
+      .catch(warn(o, 'could not renew a place lease'));
+    renewal = o.clock.setTimeout(renew, o.leaseMs / 3);
+  }, o.leaseMs / 3);
+  const last = await o.leases.handover(placeKey).catch((err: unknown) => {
+    warn(o, 'could not read a place handover')(err);
+    return undefined;
+  });
+  return {
+    handedOver: last !== undefined && last.replicaId !== o.replicaId ? readWrites(last.handover) : undefined,
+    async release(writes: PlaceWrite[]) {
+      renewal.clear();
+      const handover = JSON.stringify(writes);
+      try {
+        await o.leases.release(placeKey, o.replicaId, handover);
+      } catch (err) {
+        releaseLater(locks, placeKey, handover);
+        throw err;
+      }
     },
   };
+}
+
+/** Gives the place back again in the background (see Locks.unreleased), backing off, for about 10 minutes. */
+function releaseLater(locks: Locks, placeKey: string, handover: string): void {
+  const { o, unreleased } = locks;
+  unreleased.get(placeKey)?.clear();
+  let attempt = 0;
+  const again = () => {
+    const timer = o.clock.setTimeout(
+      () => {
+        void o.leases.release(placeKey, o.replicaId, handover).then(
+          () => {
+            if (unreleased.get(placeKey) === entry) unreleased.delete(placeKey);
+            o.logger.info({ placeKey }, 'place given back once the database was back');
+          },
+          () => {
+            if (unreleased.get(placeKey) !== entry) return;
+            if (++attempt < RELEASE_RETRIES) again();
+            else {
+              unreleased.delete(placeKey);
+              o.logger.warn({ placeKey }, 'gave up giving a place back; it runs out when this replica stops');
+            }
+          },
+        );
+      },
+      Math.min(RELEASE_RETRY_MAX_MS, RELEASE_RETRY_FIRST_MS * 2 ** attempt),
+    );
+    entry.clear = () => timer.clear();
+  };
+  const entry = { clear: () => {} };
+  unreleased.set(placeKey, entry);
+  again();
+}
+
+/** Waits `ms` on the clock; rejects with the signal's reason once it aborts. */
+function delay(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = () => {
+      timer.clear();
+      reject(signal.reason as Error);
+    };
+    const timer = clock.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** A handover as stored; whatever does not parse is left out (it only makes writes wait less). */

@@ -68,128 +68,111 @@ export interface HttpServer {
 }
 
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
-  const { logger } = opts;
   const { metricsListener, ...own } = opts;
   const metricsServer =
     metricsListener === undefined
       ? undefined
       : createHttpServer({ ...own, host: metricsListener.host, port: metricsListener.port, serves: ['metrics'] });
-  const serves = new Set<Builtin>(
-    opts.serves ?? (metricsServer === undefined ? ['health', 'ready', 'metrics'] : ['health', 'ready']),
-  );
-  const mounts: { prefix: string; listener: RequestListener }[] = [];
-  const sockets = new Set<Socket>();
-  const active = new Set<ServerResponse>();
-  let closing = false;
-
-  const now = opts.now ?? Date.now;
+  const state: ServerState = { mounts: [], sockets: new Set(), active: new Set(), closing: false, listening: false };
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
-  // node:http refuses a headers timeout longer than the request timeout.
-  const headersTimeoutMs = Math.min(opts.headersTimeoutMs ?? 10_000, requestTimeoutMs);
-  const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
-  const metricsText = cachedText(opts.metrics, opts.metricsCacheMs ?? 1000, now);
-
-  const fail = (res: ServerResponse, err: unknown) => {
-    logger.error({ err }, 'http handler failed');
-    if (!res.headersSent) sendJson(res, 500, { error: 'internal_error' });
-    else res.destroy();
+  const routes: Routes = {
+    logger: opts.logger,
+    mounts: state.mounts,
+    serves: new Set<Builtin>(
+      opts.serves ?? (metricsServer === undefined ? ['health', 'ready', 'metrics'] : ['health', 'ready']),
+    ),
+    bodyTimeoutMs: opts.bodyTimeoutMs ?? 10_000,
+    readiness: opts.readiness,
+    metrics: opts.metrics,
+    metricsText: cachedText(opts.metrics, opts.metricsCacheMs ?? 1000, opts.now ?? Date.now),
   };
+  const server = nodeServer(state, routes, {
+    requestTimeoutMs,
+    // node:http refuses a headers timeout longer than the request timeout.
+    headersTimeoutMs: Math.min(opts.headersTimeoutMs ?? 10_000, requestTimeoutMs),
+  });
+  const closeOwn = () => closeServer(server, state, opts.shutdownGraceMs ?? 5000);
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = pathOf(req.url);
-    const method = req.method ?? 'GET';
+  return {
+    mount(pathPrefix, listener) {
+      const prefix = `/${pathPrefix.replace(/^\/+|\/+$/g, '')}`;
+      state.mounts.push({ prefix, listener });
+      state.mounts.sort((a, b) => b.prefix.length - a.prefix.length);
+    },
 
-    // Longest prefix first, so `/slack/events` could be mounted apart from `/slack`.
-    const mount = mounts.find((m) => path === m.prefix || path.startsWith(`${m.prefix}/`));
-    if (mount) {
-      const limit = mount.listener.maxBodyBytes ?? DEFAULT_MOUNT_BODY_BYTES;
-      const declared = declaredLength(req);
-      if (declared === 'invalid') {
-        refuse(res, 400, { error: 'bad_content_length' });
-        return;
+    async listen() {
+      const { port } = await listenServer(server, state, { host: opts.host, port: opts.port }, routes);
+      if (metricsServer === undefined) return { port };
+      try {
+        return { port, metricsPort: (await metricsServer.listen()).port };
+      } catch (err) {
+        await closeOwn();
+        throw err;
       }
-      if (declared !== undefined && declared > limit) {
-        refuse(res, 413, { error: 'body_too_large', limit });
-        return;
-      }
-      if (hasBody(req)) bodyDeadline(req, res);
-      await mount.listener(req, res);
-      return;
-    }
+    },
 
-    const builtin = BUILTIN[path];
-    if (builtin === undefined || !serves.has(builtin)) {
-      // Unknown paths do not get to send a body either: answered, then the connection closes.
-      refuse(res, 404, { error: 'not_found', path }, hasBody(req));
-      return;
-    }
-    // The operator endpoints take no body; one sent anyway is refused unread.
-    if (hasBody(req)) {
-      refuse(res, 413, { error: 'body_not_allowed' });
-      return;
-    }
-    if (method !== 'GET' && method !== 'HEAD') {
-      sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET, HEAD' });
-      return;
-    }
-    switch (builtin) {
-      case 'health':
-        healthz(res);
-        return;
-      case 'ready':
-        readyz(res, opts.readiness);
-        return;
-      case 'metrics': {
-        const text = await metricsText();
-        res.writeHead(200, { 'content-type': opts.metrics.contentType, 'cache-control': 'no-store' });
-        res.end(text);
-        return;
-      }
-    }
+    async close() {
+      await Promise.all([closeOwn(), metricsServer?.close()]);
+    },
   };
+}
 
-  /**
-   * A body that is still arriving bodyTimeoutMs after its headers: 408 if nothing was answered yet,
-   * and the connection is closed either way (a slow sender must not hold a socket and a handler).
-   */
-  const bodyDeadline = (req: IncomingMessage, res: ServerResponse) => {
-    const timer = setTimeout(() => {
-      if (req.complete) return;
-      logger.debug({ path: pathOf(req.url) }, 'http request body too slow');
-      // node forgets a request once its answer is sent, so a handler still reading the body
-      // would wait forever: end the body (with an error) when the connection is gone.
-      req.socket.once('close', () => {
-        if (!req.complete) req.destroy();
-      });
-      if (!res.headersSent) refuse(res, 408, { error: 'body_timeout' });
-      else req.socket.destroy();
-    }, bodyTimeoutMs);
-    timer.unref();
-    const clear = () => clearTimeout(timer);
-    req.once('end', clear);
-    res.once('close', clear);
-  };
+/** What one server keeps while it runs: its routes, its connections, and where it is in its life. */
+interface ServerState {
+  /** Longest prefix first. */
+  readonly mounts: Mount[];
+  readonly sockets: Set<Socket>;
+  /** The responses not closed yet: the requests in flight. */
+  readonly active: Set<ServerResponse>;
+  /** close() was called: connections end after their request. */
+  closing: boolean;
+  listening: boolean;
+}
 
+interface Mount {
+  prefix: string;
+  listener: RequestListener;
+}
+
+/** What answering one request reads. */
+interface Routes {
+  readonly logger: Logger;
+  readonly mounts: readonly Mount[];
+  readonly serves: ReadonlySet<Builtin>;
+  readonly bodyTimeoutMs: number;
+  readonly readiness: Readiness;
+  readonly metrics: MetricsSource;
+  /** /metrics's text, rendered at most once per metricsCacheMs. */
+  readonly metricsText: () => Promise<string>;
+}
+
+/** The node:http server, counting its connections and requests in flight for closeServer. */
+function nodeServer(
+  state: ServerState,
+  routes: Routes,
+  timeouts: { headersTimeoutMs: number; requestTimeoutMs: number },
+): Server {
+  const { logger } = routes;
   const server: Server = createServer(
     {
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
       // How often node checks the two timeouts above (its default, 30 s, would double them).
-      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
     },
     (req, res) => {
-      active.add(res);
+      state.active.add(res);
       res.once('close', () => {
-        active.delete(res);
+        state.active.delete(res);
         // A keep-alive connection that just finished its last request is idle now: let close() end.
-        if (closing) setImmediate(() => server.closeIdleConnections());
+        if (state.closing) setImmediate(() => server.closeIdleConnections());
       });
-      if (closing) res.setHeader('connection', 'close');
+      if (state.closing) res.setHeader('connection', 'close');
       // A handler's synchronous throw and its rejected promise both end here, never in the process.
       try {
-        handle(req, res).catch((err: unknown) => fail(res, err));
+        handleRequest(req, res, routes).catch((err: unknown) => failRequest(res, err, logger));
       } catch (err) {
-        fail(res, err);
+        failRequest(res, err, logger);
       }
     },
   );
@@ -206,73 +189,147 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     }
   });
   server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    state.sockets.add(socket);
+    socket.once('close', () => state.sockets.delete(socket));
   });
+  return server;
+}
 
-  let listening = false;
+function failRequest(res: ServerResponse, err: unknown, logger: Logger): void {
+  logger.error({ err }, 'http handler failed');
+  if (!res.headersSent) sendJson(res, 500, { error: 'internal_error' });
+  else res.destroy();
+}
 
-  return {
-    mount(pathPrefix, listener) {
-      const prefix = `/${pathPrefix.replace(/^\/+|\/+$/g, '')}`;
-      mounts.push({ prefix, listener });
-      mounts.sort((a, b) => b.prefix.length - a.prefix.length);
-    },
+/** A mounted route if one matches the path, else a built-in endpoint, else 404. */
+async function handleRequest(req: IncomingMessage, res: ServerResponse, routes: Routes): Promise<void> {
+  const path = pathOf(req.url);
+  // Longest prefix first, so `/slack/events` could be mounted apart from `/slack`.
+  const mount = routes.mounts.find((m) => path === m.prefix || path.startsWith(`${m.prefix}/`));
+  if (mount) await handleMounted(req, res, mount.listener, routes);
+  else await handleBuiltin(req, res, path, routes);
+}
 
-    async listen() {
-      const { port } = await listenOwn();
-      if (metricsServer === undefined) return { port };
-      try {
-        return { port, metricsPort: (await metricsServer.listen()).port };
-      } catch (err) {
-        await closeOwn();
-        throw err;
-      }
-    },
-
-    async close() {
-      await Promise.all([closeOwn(), metricsServer?.close()]);
-    },
-  };
-
-  function listenOwn(): Promise<{ port: number }> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException) => {
-        server.off('listening', onListening);
-        reject(new Error(`HTTP server cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}`));
-      };
-      const onListening = () => {
-        server.off('error', onError);
-        listening = true;
-        const addr = server.address();
-        const port = typeof addr === 'object' && addr !== null ? addr.port : opts.port;
-        logger.info({ host: opts.host, port, serves: [...serves] }, 'http server listening');
-        resolve({ port });
-      };
-      server.once('error', onError);
-      server.once('listening', onListening);
-      server.listen(opts.port, opts.host);
-    });
+/** A mounted route runs only if its body fits its limit, and the body has a deadline. */
+async function handleMounted(
+  req: IncomingMessage,
+  res: ServerResponse,
+  listener: RequestListener,
+  routes: Routes,
+): Promise<void> {
+  const limit = listener.maxBodyBytes ?? DEFAULT_MOUNT_BODY_BYTES;
+  const declared = declaredLength(req);
+  if (declared === 'invalid') {
+    refuse(res, 400, { error: 'bad_content_length' });
+    return;
   }
-
-  function closeOwn(): Promise<void> {
-    if (!listening) return Promise.resolve();
-    listening = false;
-    closing = true;
-    for (const res of active) if (!res.headersSent) res.setHeader('connection', 'close');
-    return new Promise<void>((resolve) => {
-      const grace = setTimeout(() => {
-        // Requests still running after the grace period: cut them, shutdown must finish.
-        for (const s of sockets) s.destroy();
-      }, opts.shutdownGraceMs ?? 5000);
-      grace.unref();
-      server.close(() => {
-        clearTimeout(grace);
-        resolve();
-      });
-      server.closeIdleConnections();
-    });
+  if (declared !== undefined && declared > limit) {
+    refuse(res, 413, { error: 'body_too_large', limit });
+    return;
   }
+  if (hasBody(req)) bodyDeadline(req, res, routes.bodyTimeoutMs, routes.logger);
+  await listener(req, res);
+}
+
+/** /healthz, /readyz and /metrics, when this server serves them. */
+async function handleBuiltin(req: IncomingMessage, res: ServerResponse, path: string, routes: Routes): Promise<void> {
+  const method = req.method ?? 'GET';
+  const builtin = BUILTIN[path];
+  if (builtin === undefined || !routes.serves.has(builtin)) {
+    // Unknown paths do not get to send a body either: answered, then the connection closes.
+    refuse(res, 404, { error: 'not_found', path }, hasBody(req));
+    return;
+  }
+  // The operator endpoints take no body; one sent anyway is refused unread.
+  if (hasBody(req)) {
+    refuse(res, 413, { error: 'body_not_allowed' });
+    return;
+  }
+  if (method !== 'GET' && method !== 'HEAD') {
+    sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET, HEAD' });
+    return;
+  }
+  switch (builtin) {
+    case 'health':
+      healthz(res);
+      return;
+    case 'ready':
+      readyz(res, routes.readiness);
+      return;
+    case 'metrics': {
+      const text = await routes.metricsText();
+      res.writeHead(200, { 'content-type': routes.metrics.contentType, 'cache-control': 'no-store' });
+      res.end(text);
+      return;
+    }
+  }
+}
+
+/**
+ * A body that is still arriving bodyTimeoutMs after its headers: 408 if nothing was answered yet,
+ * and the connection is closed either way (a slow sender must not hold a socket and a handler).
+ */
+function bodyDeadline(req: IncomingMessage, res: ServerResponse, bodyTimeoutMs: number, logger: Logger): void {
+  const timer = setTimeout(() => {
+    if (req.complete) return;
+    logger.debug({ path: pathOf(req.url) }, 'http request body too slow');
+    // node forgets a request once its answer is sent, so a handler still reading the body
+    // would wait forever: end the body (with an error) when the connection is gone.
+    req.socket.once('close', () => {
+      if (!req.complete) req.destroy();
+    });
+    if (!res.headersSent) refuse(res, 408, { error: 'body_timeout' });
+    else req.socket.destroy();
+  }, bodyTimeoutMs);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  req.once('end', clear);
+  res.once('close', clear);
+}
+
+function listenServer(
+  server: Server,
+  state: ServerState,
+  at: { host: string; port: number },
+  routes: Routes,
+): Promise<{ port: number }> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(new Error(`HTTP server cannot listen on ${at.host}:${at.port}: ${err.code ?? err.message}`));
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      state.listening = true;
+      const addr = server.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : at.port;
+      routes.logger.info({ host: at.host, port, serves: [...routes.serves] }, 'http server listening');
+      resolve({ port });
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(at.port, at.host);
+  });
+}
+
+/** Stops accepting, ends idle connections, and cuts the requests still running after graceMs. */
+function closeServer(server: Server, state: ServerState, graceMs: number): Promise<void> {
+  if (!state.listening) return Promise.resolve();
+  state.listening = false;
+  state.closing = true;
+  for (const res of state.active) if (!res.headersSent) res.setHeader('connection', 'close');
+  return new Promise<void>((resolve) => {
+    const grace = setTimeout(() => {
+      // Requests still running after the grace period: cut them, shutdown must finish.
+      for (const s of state.sockets) s.destroy();
+    }, graceMs);
+    grace.unref();
+    server.close(() => {
+      clearTimeout(grace);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 const CLIENT_ERROR_STATUS: Record<string, string | undefined> = {

@@ -1,6 +1,6 @@
 import { takeEveryForm } from '../fakes/chaos-refusals.js';
 import { afterEach, expect, it } from 'vitest';
-import { stopCustomId } from '../../src/connectors/discord/reply-sink.js';
+import { stopCustomId } from '../../src/connectors/discord/controls.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { replyText, splitText } from '../../src/emulator/replies.js';
 import { createMetrics } from '../../src/server/metrics.js';

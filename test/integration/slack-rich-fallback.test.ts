@@ -8,7 +8,7 @@ import { allBlocks, shownMessage } from '../fakes/slack/shown.js';
 import { type SlackStack, type SlackStackOptions, startSlackStack } from './slack-stack.js';
 
 // A write Slack refuses for its form is sent again at once with the same words in a plainer form
-// (failed-writes.ts, and the form ladder in reply-sink-edit.ts): through the real Bolt against the fake Slack refusing in several shapes,
+// (failed-writes.ts, and the form ladder in form-ladder.ts): through the real Bolt against the fake Slack refusing in several shapes,
 // the user sees one reply, final, every word and every table cell readable in order, and
 // bridge_rich_fallback_total moved. Edit mode, post-once (CHAT_STREAMING off), native streams.
 

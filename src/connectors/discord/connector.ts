@@ -5,38 +5,36 @@ import {
   type Client,
   Events,
   type Interaction,
-  type Message,
   Routes,
 } from 'discord.js';
 import type { DiscordConfig } from '../../config/config.js';
 import {
   type Connector,
-  type IncomingMessage,
   ignoreRateLimits,
   type MessageHandler,
   type RateLimitObserver,
   type ReplyTarget,
 } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import { collectAttachments, type PlatformFile } from '../attachments.js';
 import { createDiscordClient } from './client.js';
 import { startRestSweep } from './rest-sweep.js';
 import { answerUnknownInteraction, handleCommand, registerCommands } from './commands.js';
 import { handleControl, isControl } from './controls.js';
 import { toPlatformError } from './errors.js';
-import { type DiscordSeen, fromAPerson, type MessageRoute, recordMessage, routeMessage } from './events.js';
+import { type DiscordIntakeDeps, listenForMessages } from './intake.js';
 import { editInteractionMessage, isInteractionTarget } from './interaction-sink.js';
-import { discordHistoryReader } from './history.js';
 import { SeenMessages } from '../../core/reply/thread-context.js';
 import { inviteUrl } from './invite.js';
 import { PlaceSerial } from '../../core/intake/place-order.js';
 import { type BucketBudget, DiscordRateLimitFeed, globalRequestsPerSecond } from './rate-limits.js';
-import { ChannelReplySink, createNonces, NO_MENTIONS, nonceFields, replyChannelId } from './reply-sink.js';
+import { createNonces, NO_MENTIONS, nonceFields, replyChannelId } from './reply-sink.js';
 import { ShardStates, within } from './shards.js';
 import { ThreadFactsResolver } from './threads.js';
 
-// The Discord connector: discord.js gateway events in, reply sinks out. It decides which messages
-// are for the bot and where the reply goes; the relay decides everything else.
+// The Discord connector: discord.js gateway events in, reply sinks out, composed of named parts
+// laid out like Slack's (connector.ts there): the client, the intake's deps (intake.ts decides
+// which messages are for the bot and where the reply goes; the relay decides everything else),
+// the interactions, the gateway's life, and the crash repair's writes.
 
 export interface DiscordConnectorOptions {
   config: DiscordConfig;
@@ -68,80 +66,112 @@ export interface DiscordConnector extends Connector {
 export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordConnector {
   const { config, logger } = opts;
   const now = opts.now ?? Date.now;
-  const feed = new DiscordRateLimitFeed(opts.rateLimits ?? ignoreRateLimits, logger, now);
-  const client = createDiscordClient(config, feed);
-  // The token is set now (not only at login) so markInterrupted works before/without start().
-  client.rest.setToken(config.botToken);
-  feed.attach(client.rest);
-  // Idle REST queues dropped even under steady load (rest-sweep.ts; issue 31).
-  const restSweep = startRestSweep(client.rest);
-
-  let handler: MessageHandler | undefined;
-  let stopping = false;
-  let started = false;
-  let fatal: ((err: Error) => void) | undefined;
+  const { client, feed, restSweep } = openClient(opts, now);
+  const state: ConnectorState = { handler: undefined, stopping: false, started: false, fatal: undefined };
   const shards = new ShardStates(
     client,
     logger,
-    () => stopping,
+    () => state.stopping,
     (shard, code) => {
-      if (fatal === undefined) return false;
+      if (state.fatal === undefined) return false;
       const name = GatewayCloseCodes[code] ?? 'closed';
-      fatal(new Error(`discord: the gateway closed shard ${shard} for good (${code} ${name})`));
+      state.fatal(new Error(`discord: the gateway closed shard ${shard} for good (${code} ${name})`));
       return true;
     },
   );
-
-  const threads = new ThreadFactsResolver(client.rest, logger);
-  // Messages of one channel, thread or DM reach the handler in gateway order even when one waits
-  // for a thread lookup (the relay keeps a place's replies in the order handle() is called);
-  // other places go on meanwhile.
-  const inOrder = new PlaceSerial();
-
-  // Messages the gateway delivered, read back for context before Discord is asked (events.ts).
-  const seen: DiscordSeen = new SeenMessages(now);
-
-  const onMessage = async (message: Message): Promise<void> => {
-    if (stopping || !handler || !client.user) return;
-    if (!fromAPerson(message)) return;
-    // Only a message in a thread may need the thread's owner and parent looked up (threads.ts).
-    const thread = message.channel.isThread() ? await threads.facts(message.channel) : undefined;
-    if (stopping || !client.user) return;
-    const route = routeMessage(message, { botId: client.user.id, replyMode: config.replyMode }, thread);
-    if (!route) return;
-    const receivedAt = now();
-    // Files are fetched before the message goes on, in the place's order (a later message of the
-    // place waits). CDN URLs carry their own signature: the bot token is never sent with them.
-    const files = [...route.attachments.values()].map((a): PlatformFile => ({
-      name: a.name,
-      type: a.contentType ?? '',
-      size: a.size,
-      downloadUrl: a.url,
-      publicUrl: a.url,
-    }));
-    const attachments =
-      files.length === 0
-        ? undefined
-        : await collectAttachments(files, {
-            logger,
-            ...(opts.attachmentMaxBytes !== undefined ? { maxBytes: opts.attachmentMaxBytes } : {}),
-          });
-    if (stopping) return;
-    const msg = toIncoming(message, route, client, logger, receivedAt, opts.assumedBudget, seen);
-    if (attachments !== undefined) msg.attachments = attachments;
-    logger.info(
-      { eventId: msg.eventId, channelId: msg.place.channelId, threadId: msg.place.threadId, dm: msg.isDm },
-      'discord: message',
-    );
-    logger.debug({ eventId: msg.eventId, text: msg.text }, 'discord: message text');
-    const h = handler;
-    void h.handle(msg).catch((err: unknown) => {
-      logger.error({ eventId: msg.eventId, err: toPlatformError(err, 'handler').message }, 'discord: handler failed');
-    });
+  const intake: DiscordIntakeDeps = {
+    client,
+    config,
+    logger,
+    threads: new ThreadFactsResolver(client.rest, logger),
+    // Each place's messages reach the relay in gateway order even when one waits for its files
+    // (the relay keeps a place's replies in the order handle() is called); other places go on.
+    serial: new PlaceSerial(),
+    // Messages the gateway delivered, read back for context before Discord is asked (events.ts).
+    seen: new SeenMessages(now),
+    ...(opts.assumedBudget ? { budget: opts.assumedBudget } : {}),
+    ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
+    handler: () => state.handler,
+    now,
+    stopping: () => state.stopping,
   };
+  const commands: CommandDeps = { feed, logger, now, ...(opts.assumedBudget ? { budget: opts.assumedBudget } : {}) };
+  const readiness = () => readinessOf(state, client, shards);
 
-  const onInteraction = (interaction: Interaction): void => {
-    if (stopping || !handler) return;
+  return {
+    platform: 'discord',
+
+    async start(h: MessageHandler): Promise<void> {
+      if (state.started) throw new Error('discord connector already started');
+      state.started = true;
+      state.handler = h;
+      listenForMessages(client, intake);
+      listenForInteractions(client, commands, state);
+      watchGateway(client, shards, logger);
+      await connect(client, shards, { config, logger, readyTimeoutMs: opts.readyTimeoutMs, restSweep });
+    },
+
+    async shutdown(): Promise<void> {
+      state.stopping = true;
+      shards.clear();
+      restSweep.stop();
+      await client.destroy();
+    },
+
+    isReady: () => readiness() === true,
+    readiness,
+    onFatal(listener) {
+      state.fatal = listener;
+    },
+    ...interruptedWrites(client),
+
+    inviteUrl(): string | undefined {
+      const id = client.application?.id;
+      return id ? inviteUrl(id) : undefined;
+    },
+    botUserId: () => client.user?.id,
+    setBudgetShare(share: number): void {
+      client.rest.options.globalRequestsPerSecond = globalRequestsPerSecond(share);
+    },
+  };
+}
+
+/** What the connector's parts read of its life: the relay, and whether it started or stops. */
+interface ConnectorState {
+  handler: MessageHandler | undefined;
+  stopping: boolean;
+  started: boolean;
+  fatal: ((err: Error) => void) | undefined;
+}
+
+/** The discord.js client, its REST headers fed to the scheduler, and the sweep of its idle queues. */
+function openClient(opts: DiscordConnectorOptions, now: () => number) {
+  const feed = new DiscordRateLimitFeed(opts.rateLimits ?? ignoreRateLimits, opts.logger, now);
+  const client = createDiscordClient(opts.config, feed);
+  // The token is set now (not only at login) so markInterrupted works before/without start().
+  client.rest.setToken(opts.config.botToken);
+  feed.attach(client.rest);
+  // Idle REST queues dropped even under steady load (rest-sweep.ts; issue 31).
+  return { client, feed, restSweep: startRestSweep(client.rest) };
+}
+
+/** Ready while every shard this replica runs is connected; a shard that drops makes it false until it resumes or identifies again. */
+function readinessOf(state: ConnectorState, client: Client, shards: ShardStates): true | string {
+  if (state.stopping) return 'stopped';
+  if (!state.started || !client.isReady()) return 'not connected';
+  if (shards.allUp()) return true;
+  const down = shards.down();
+  return `gateway shard${down.length === 1 ? '' : 's'} ${down.join(', ')} of ${shards.count() ?? '?'} not connected`;
+}
+
+type CommandDeps = Omit<Parameters<typeof handleCommand>[1], 'handler'>;
+
+/** Buttons (controls.ts) and slash commands (commands.ts); every other interaction is answered too. */
+function listenForInteractions(client: Client, deps: CommandDeps, state: ConnectorState): void {
+  const { logger } = deps;
+  client.on(Events.InteractionCreate, (interaction: Interaction) => {
+    const handler = state.handler;
+    if (state.stopping || !handler) return;
     if (interaction.isButton() && isControl(interaction.customId)) {
       void handleControl(interaction, handler, logger);
       return;
@@ -153,104 +183,58 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     }
     const i: ChatInputCommandInteraction = interaction;
     logger.info({ eventId: `interaction:${i.id}`, command: i.commandName, channelId: i.channelId }, 'discord: command');
-    void handleCommand(i, {
-      handler,
-      feed,
-      logger,
-      now,
-      ...(opts.assumedBudget ? { budget: opts.assumedBudget } : {}),
-    }).catch((err: unknown) => {
+    void handleCommand(i, { ...deps, handler }).catch((err: unknown) => {
       logger.error(
         { command: i.commandName, err: toPlatformError(err, 'interaction').message },
         'discord: command failed',
       );
     });
-  };
+  });
+}
 
-  // Ready while every shard this replica runs is connected; a shard that drops makes it false
-  // until it resumes or identifies again.
-  const readiness = (): true | string => {
-    if (stopping) return 'stopped';
-    if (!started || !client.isReady()) return 'not connected';
-    if (shards.allUp()) return true;
-    const down = shards.down();
-    return `gateway shard${down.length === 1 ? '' : 's'} ${down.join(', ')} of ${shards.count() ?? '?'} not connected`;
-  };
+function watchGateway(client: Client, shards: ShardStates, logger: Logger): void {
+  shards.watch();
+  client.on(Events.Warn, (m) => logger.warn({ detail: m }, 'discord: warning'));
+  client.on(Events.Error, (err) => logger.error({ err: err.message }, 'discord: client error'));
+  client.on(Events.GuildCreate, (guild) => {
+    if (client.isReady()) void registerCommands(client, logger, [guild.id]);
+  });
+}
 
-  const watchGateway = (): void => {
-    shards.watch();
-    client.on(Events.Warn, (m) => logger.warn({ detail: m }, 'discord: warning'));
-    client.on(Events.Error, (err) => logger.error({ err: err.message }, 'discord: client error'));
-    client.on(Events.GuildCreate, (guild) => {
-      if (client.isReady()) void registerCommands(client, logger, [guild.id]);
-    });
-  };
+/** Logs in, waits for the guilds, registers the commands. */
+async function connect(
+  client: Client,
+  shards: ShardStates,
+  o: { config: DiscordConfig; logger: Logger; readyTimeoutMs: number | undefined; restSweep: { stop(): void } },
+): Promise<void> {
+  const { logger } = o;
+  // Listening before login(): discord.js may turn ready before login() resolves.
+  const ready = once(client, Events.ClientReady);
+  try {
+    // login() resolves once every shard of this replica has its READY. A shard Discord does
+    // not answer is retried by discord.js and keeps start() waiting (and /readyz at 503):
+    // destroying the client while a shard waits for READY hangs in @discordjs/ws 1.2, so
+    // there is no deadline here. After it, each shard waits for its guilds.
+    await client.login(o.config.botToken);
+    await within(ready, o.readyTimeoutMs ?? 60_000, 'the gateway to deliver the guilds');
+  } catch (err) {
+    o.restSweep.stop();
+    await client.destroy();
+    throw new Error(`discord: could not connect: ${toPlatformError(err, 'login').message}`);
+  }
+  const ready2 = client as Client<true>;
+  // Guilds: those of this replica's shards only.
+  logger.info(
+    { botUserId: ready2.user.id, guilds: ready2.guilds.cache.size, shards: shards.ids(), shardCount: shards.count() },
+    'discord: connected',
+  );
+  await registerCommands(ready2, logger);
+  logger.info({ inviteUrl: inviteUrl(ready2.application.id) }, 'discord: invite the bot with this link');
+}
 
+/** Crash repair: a reply a crash interrupted is marked so, or said in its place. */
+function interruptedWrites(client: Client): Pick<Connector, 'markInterrupted' | 'postInterrupted'> {
   return {
-    platform: 'discord',
-
-    async start(h: MessageHandler): Promise<void> {
-      if (started) throw new Error('discord connector already started');
-      started = true;
-      handler = h;
-      client.on(Events.MessageCreate, (m) => {
-        recordMessage(seen, m, config);
-        void inOrder.run(
-          m.channelId,
-          () => onMessage(m),
-          (err: unknown) => {
-            logger.error({ err: toPlatformError(err, 'message').message }, 'discord: could not route a message');
-          },
-        );
-      });
-      client.on(Events.InteractionCreate, onInteraction);
-      watchGateway();
-      // Listening before login(): discord.js may turn ready before login() resolves.
-      const ready = once(client, Events.ClientReady);
-      try {
-        // login() resolves once every shard of this replica has its READY. A shard Discord does
-        // not answer is retried by discord.js and keeps start() waiting (and /readyz at 503):
-        // destroying the client while a shard waits for READY hangs in @discordjs/ws 1.2, so
-        // there is no deadline here. After it, each shard waits for its guilds.
-        await client.login(config.botToken);
-        await within(ready, opts.readyTimeoutMs ?? 60_000, 'the gateway to deliver the guilds');
-      } catch (err) {
-        restSweep.stop();
-        await client.destroy();
-        throw new Error(`discord: could not connect: ${toPlatformError(err, 'login').message}`);
-      }
-      const ready2 = client as Client<true>;
-      // Guilds: those of this replica's shards only.
-      logger.info(
-        {
-          botUserId: ready2.user.id,
-          guilds: ready2.guilds.cache.size,
-          shards: shards.ids(),
-          shardCount: shards.count(),
-        },
-        'discord: connected',
-      );
-      await registerCommands(ready2, logger);
-      logger.info({ inviteUrl: inviteUrl(ready2.application.id) }, 'discord: invite the bot with this link');
-    },
-
-    async shutdown(): Promise<void> {
-      stopping = true;
-      shards.clear();
-      restSweep.stop();
-      await client.destroy();
-    },
-
-    isReady(): boolean {
-      return readiness() === true;
-    },
-
-    readiness,
-
-    onFatal(listener) {
-      fatal = listener;
-    },
-
     async markInterrupted(target: ReplyTarget, messageId: string, text: string): Promise<void> {
       try {
         if (isInteractionTarget(target.data)) {
@@ -292,65 +276,5 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
         throw toPlatformError(err, `discord:channel:${target.place.channelId}`);
       }
     },
-
-    inviteUrl(): string | undefined {
-      const id = client.application?.id;
-      return id ? inviteUrl(id) : undefined;
-    },
-
-    botUserId(): string | undefined {
-      return client.user?.id;
-    },
-
-    setBudgetShare(share: number): void {
-      client.rest.options.globalRequestsPerSecond = globalRequestsPerSecond(share);
-    },
-  };
-}
-
-function toIncoming(
-  message: Message,
-  route: MessageRoute,
-  client: Client,
-  logger: Logger,
-  receivedAt: number,
-  budget: BucketBudget | undefined,
-  seen?: DiscordSeen,
-): IncomingMessage {
-  const sink = new ChannelReplySink({
-    rest: client.rest,
-    logger,
-    place: route.place,
-    ...(route.replyTo ? { replyTo: route.replyTo } : {}),
-    ...(route.startThread ? { startThread: route.startThread } : {}),
-    ...(budget ? { budget } : {}),
-  });
-  // A thread opened from this very message holds nothing the assistant has not seen.
-  const history =
-    route.startThread === undefined
-      ? discordHistoryReader({
-          client,
-          channelId: replyChannelId(route.place),
-          guildId: route.place.workspaceId,
-          ...(budget ? { budget } : {}),
-          ...(seen ? { seen } : {}),
-          ...(client.user ? { botName: client.user.globalName ?? client.user.username } : {}),
-        })
-      : undefined;
-  return {
-    eventId: message.id,
-    place: route.place,
-    origin: route.place,
-    messageId: message.id,
-    userId: message.author.id,
-    userName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
-    text: route.text,
-    isDm: route.isDm,
-    mentionsBot: route.mentionsBot,
-    ...(route.forwarded === true ? { forwarded: true } : {}),
-    isFromBot: message.author.bot,
-    receivedAt,
-    sink,
-    ...(history !== undefined ? { history } : {}),
   };
 }

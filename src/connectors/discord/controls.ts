@@ -1,11 +1,54 @@
 import { type ButtonInteraction, MessageFlags } from 'discord.js';
-import type { MessageHandler, Vote } from '../../core/ports.js';
+import type { MessageHandler, Vote, WriteOptions } from '../../core/ports.js';
 import { MESSAGES } from '../../core/user-messages.js';
 import type { Logger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
-import { CONTROL_PREFIX, STOP_PREFIX as STOP, VOTE_PREFIX as VOTE } from './reply-sink.js';
 
-// Clicks on a reply's buttons (Stop, thumbs: made by reply-sink.ts's replyComponents).
+// A reply's buttons, as Slack's controls.ts has them: Stop while it streams, thumbs up/down on
+// its last message once it finished; what each write shows (replyComponents, sent by the sinks)
+// and what a click does (handleControl). Custom ids carry the reply key (at most 100 characters in all).
+
+export const CONTROL_PREFIX = 'bridge:';
+export const STOP_PREFIX = `${CONTROL_PREFIX}stop:`;
+export const VOTE_PREFIX = `${CONTROL_PREFIX}vote:`;
+
+/** Discord component types and button styles (discord-api-types). */
+const ACTION_ROW = 1;
+const BUTTON = 2;
+const STYLE_SECONDARY = 2;
+const STYLE_DANGER = 4;
+
+export const stopCustomId = (replyKey: string) => `${STOP_PREFIX}${replyKey}`;
+export const voteCustomId = (vote: Vote, replyKey: string) => `${VOTE_PREFIX}${vote}:${replyKey}`;
+
+/**
+ * The `components` of one write of a reply, or undefined for a write with no controls at all. A
+ * final write sends `[]` (or the feedback row): an edit without `components` keeps the old ones.
+ */
+export function replyComponents(opts: WriteOptions): unknown[] | undefined {
+  const key = opts.replyKey;
+  if (key === undefined) return undefined;
+  if (!opts.final) {
+    return [
+      {
+        type: ACTION_ROW,
+        components: [{ type: BUTTON, style: STYLE_DANGER, label: 'Stop', custom_id: stopCustomId(key) }],
+      },
+    ];
+  }
+  if (opts.last === true && opts.feedback === true) {
+    return [
+      {
+        type: ACTION_ROW,
+        components: [
+          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👍' }, custom_id: voteCustomId('up', key) },
+          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👎' }, custom_id: voteCustomId('down', key) },
+        ],
+      },
+    ];
+  }
+  return [];
+}
 
 export const isControl = (customId: string) => customId.startsWith(CONTROL_PREFIX);
 
@@ -14,16 +57,16 @@ export async function handleControl(i: ButtonInteraction, handler: MessageHandle
   const ephemeral = (content: string) =>
     i.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   try {
-    if (i.customId.startsWith(STOP)) {
-      const result = (await handler.stop?.(i.customId.slice(STOP.length), i.user.id)) ?? 'not_found';
+    if (i.customId.startsWith(STOP_PREFIX)) {
+      const result = (await handler.stop?.(i.customId.slice(STOP_PREFIX.length), i.user.id)) ?? 'not_found';
       logger.info({ result }, 'discord: stop clicked');
       // A Stop on a reply that already ended does nothing: acknowledged without a word.
       if (result === 'not_owner') await ephemeral(MESSAGES.stopNotOwner);
       else await i.deferUpdate();
       return;
     }
-    const m = /^(up|down):(.+)$/.exec(i.customId.slice(VOTE.length));
-    if (!i.customId.startsWith(VOTE) || !m?.[1] || !m[2] || handler.vote === undefined) {
+    const m = /^(up|down):(.+)$/.exec(i.customId.slice(VOTE_PREFIX.length));
+    if (!i.customId.startsWith(VOTE_PREFIX) || !m?.[1] || !m[2] || handler.vote === undefined) {
       await i.deferUpdate();
       return;
     }

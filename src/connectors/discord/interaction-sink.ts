@@ -13,7 +13,8 @@ import { type Logger, silentLogger } from '../../logger.js';
 import { toPlatformError } from './errors.js';
 import { findLostFollowUp, isUncertain, withoutRetries } from './uncertain-follow-ups.js';
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
-import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS, editBody, replyComponents } from './reply-sink.js';
+import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS, editBody } from './reply-sink.js';
+import { replyComponents } from './controls.js';
 import { createPlainFallback, type PlainFallback } from './refused-forms.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response

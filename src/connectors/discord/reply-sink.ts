@@ -10,7 +10,6 @@ import type {
   RefusalChannel,
   ReplySink,
   ReplyTarget,
-  Vote,
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
@@ -20,6 +19,7 @@ import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.j
 import type { ThreadFromMessage } from './events.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
 import { imageEmbeds, showsImage, withStepLine } from './agent-parts.js';
+import { replyComponents } from './controls.js';
 import {
   type Body,
   createPlainFallback,
@@ -53,51 +53,6 @@ export function createNonces(): (what: string | number) => string {
 /** The body fields that make a create safe to repeat (see createNonces). */
 export function nonceFields(nonce: string): { nonce: string; enforce_nonce: true } {
   return { nonce, enforce_nonce: true };
-}
-
-// A reply's buttons: Stop while it streams, thumbs up/down on its last message once it finished
-// (controls.ts answers the clicks). Custom ids carry the reply key (at most 100 characters in all).
-
-export const CONTROL_PREFIX = 'bridge:';
-export const STOP_PREFIX = `${CONTROL_PREFIX}stop:`;
-export const VOTE_PREFIX = `${CONTROL_PREFIX}vote:`;
-
-/** Discord component types and button styles (discord-api-types). */
-const ACTION_ROW = 1;
-const BUTTON = 2;
-const STYLE_SECONDARY = 2;
-const STYLE_DANGER = 4;
-
-export const stopCustomId = (replyKey: string) => `${STOP_PREFIX}${replyKey}`;
-export const voteCustomId = (vote: Vote, replyKey: string) => `${VOTE_PREFIX}${vote}:${replyKey}`;
-
-/**
- * The `components` of one write of a reply, or undefined for a write with no controls at all. A
- * final write sends `[]` (or the feedback row): an edit without `components` keeps the old ones.
- */
-export function replyComponents(opts: WriteOptions): unknown[] | undefined {
-  const key = opts.replyKey;
-  if (key === undefined) return undefined;
-  if (!opts.final) {
-    return [
-      {
-        type: ACTION_ROW,
-        components: [{ type: BUTTON, style: STYLE_DANGER, label: 'Stop', custom_id: stopCustomId(key) }],
-      },
-    ];
-  }
-  if (opts.last === true && opts.feedback === true) {
-    return [
-      {
-        type: ACTION_ROW,
-        components: [
-          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👍' }, custom_id: voteCustomId('up', key) },
-          { type: BUTTON, style: STYLE_SECONDARY, emoji: { name: '👎' }, custom_id: voteCustomId('down', key) },
-        ],
-      },
-    ];
-  }
-  return [];
 }
 
 /** Upstream text must never ping anyone: sent on every create and edit (edits re-parse otherwise). */

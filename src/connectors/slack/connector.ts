@@ -76,25 +76,9 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   // Set at start from auth.test (single-workspace mode); authorize reads it for every event.
   const bot: { identity: SlackConnector['identity'] } = { identity: undefined };
   let started = false;
-  let socketUp = false;
-
-  let oauth: SlackOAuth | undefined;
-  if (!config.botToken) {
-    if (!config.oauth) throw new Error('Slack needs SLACK_BOT_TOKEN or the OAuth variables');
-    if (!opts.installations) throw new Error('Slack OAuth mode needs the installation store');
-    oauth = createOAuth({
-      ...config.oauth,
-      installationStore: createInstallationStore(opts.installations, now),
-      apiUrl: config.apiUrl,
-      logger: blog,
-      ...(opts.oauthStates ? { states: opts.oauthStates } : {}),
-      clientOf: forwardedClient(config.trustProxy),
-    });
-  }
+  const oauth = openOAuth(opts, now, blog);
   const installer = oauth?.installer;
-
   const authorize = authorizer({ botToken: config.botToken, bot, installer });
-
   const bolt: BoltApp = createBoltApp({
     apiUrl: config.apiUrl,
     appToken: config.appToken,
@@ -105,96 +89,13 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
     ...(opts.socketPingTimeoutMs ? { socketPingTimeoutMs: opts.socketPingTimeoutMs } : {}),
   });
   const { app } = bolt;
-  app.client.on(webApi.WebClientEvent.RATE_LIMITED, (retrySec: number, { url }: { url: string }) => {
-    // Sinks report their own 429s (as PlatformRateLimitedError, with the right bucket); the
-    // other calls (users.info, conversations.replies, reactions) are told to the scheduler here.
-    const method = url.split('/').pop() ?? '';
-    if (method.startsWith('chat.')) return;
-    logger.warn({ method, retrySec }, 'Slack rate limit');
-    rateLimits.limited(`slack:api:${method}`, retrySec * 1000);
-  });
-  bolt.socket?.client.on('connected', () => {
-    socketUp = true;
-  });
-  bolt.socket?.client.on('disconnected', () => {
-    socketUp = false;
-  });
-  bolt.socket?.client.on('reconnecting', () => {
-    socketUp = false;
-  });
-  let socketClosing: Promise<void> | undefined;
-  const closeSocket = (): Promise<void> => {
-    const socket = bolt.socket;
-    if (!socket) return Promise.resolve();
-    socketClosing ??= socket.client.disconnect().catch((err: unknown) => {
-      logger.warn({ err: scrubSecrets(String(err)) }, 'Slack Socket Mode did not close cleanly');
-    });
-    return socketClosing;
-  };
-
-  const serial = new PlaceSerial();
+  reportRateLimits(app, rateLimits, logger);
+  const socket = watchSocket(bolt, logger);
   const reads = new HistoryReads(limits, opts.scheduler);
-  const deps: IntakeDeps = {
-    config,
-    limits,
-    logger,
-    threads: new ThreadMembership(logger, now, undefined, reads),
-    users: new UserNames(now),
-    serial,
-    seen: new SeenMessages(now),
-    sessions: new AgentSessions({ logger, rateLimits }),
-    viewing: new Viewing(now),
-    ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
-    handler: relay.handler,
-    now,
-  };
-  registerControlActions(app, deps.handler, logger);
-  registerSessionStop(app, deps.handler, logger, deps.sessions);
-  registerAgentHome(app, {
-    logger,
-    greetings: new Greetings(),
-    viewing: deps.viewing ?? new Viewing(now),
-    reads,
-    live: () => deps.handler() !== undefined,
-  });
-  registerListeners(
-    app,
-    deps,
-    logger,
-    installer ? createInstallationStore(opts.installations as Installations, now) : undefined,
-  );
-
-  let mounted = false;
-  const mountRoutes = () => {
-    if (mounted) return;
-    mounted = true;
-    if (bolt.events) {
-      if (!opts.http) throw new Error('Slack HTTP mode needs the HTTP server to mount /slack/events');
-      opts.http.mount(EVENTS_PATH, bolt.events.requestListener);
-    }
-    if (oauth) {
-      if (!opts.http) throw new Error('Slack OAuth needs the HTTP server to mount /slack/install');
-      opts.http.mount(INSTALL_PATH, oauth.listener);
-      opts.http.mount(REDIRECT_PATH, oauth.listener);
-    }
-  };
-
-  const clientFor = async (target: ReplyTarget): Promise<webApi.WebClient> => {
-    // With a single-workspace token no identity is needed: crash repair (markInterrupted) runs
-    // before start(), so that no reply of the new run is mistaken for one of the last.
-    let token = installer ? undefined : config.botToken;
-    if (token === undefined) {
-      const enterpriseId = typeof target.data?.enterpriseId === 'string' ? target.data.enterpriseId : undefined;
-      const auth = await authorize({
-        teamId: target.place.workspaceId ?? '',
-        enterpriseId,
-        isEnterpriseInstall: false,
-      });
-      token = auth.botToken;
-    }
-    if (!token) throw new Error(`no Slack bot token for ${target.place.workspaceId ?? '-'}`);
-    return new webApi.WebClient(token, { ...clientOptions(config.apiUrl), logger: blog });
-  };
+  const intake = intakeDeps(opts, { limits, reads, relay, rateLimits, now });
+  registerListeners(app, intake, { logger, reads, installations: installer ? opts.installations : undefined, now });
+  const mountRoutes = routesMounter(bolt, oauth, opts.http);
+  const clientFor = replyClient(config, installer ? undefined : config.botToken, authorize, blog);
 
   return {
     platform: 'slack',
@@ -211,38 +112,171 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       started = true;
       relay.set(h);
       await app.start();
-      if (bolt.socket) socketUp = true;
+      if (bolt.socket) socket.up = true;
       logger.info({ mode: bolt.mode, oauth: Boolean(oauth), streaming: config.streaming }, 'Slack connector started');
     },
     async stopReceiving() {
       if (!started) return;
       // HTTP mode: new events are answered 503 (Slack retries them elsewhere), not acked and refused.
       if (!bolt.socket) return bolt.events?.stopEvents();
-      socketUp = false;
-      // Once the close frame is sent Slack sends nothing more here; its answer is awaited only
-      // briefly, since a peer that never answers would hold the shutdown for 30 s.
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, STOP_RECEIVING_WAIT_MS);
-      });
-      await Promise.race([closeSocket(), bound]).finally(() => clearTimeout(timer));
-      logger.info("Slack Socket Mode connection closing: the app's other connections get the new events");
+      await socket.stopReceiving();
     },
     async shutdown() {
       started = false;
       relay.set(undefined);
       try {
         // Socket Mode: the receiver's stop is the socket's disconnect, maybe already under way.
-        await (socketClosing ?? app.stop());
+        await (socket.closing ?? app.stop());
       } catch (err) {
         logger.warn({ err: scrubSecrets(String(err)) }, 'Slack app did not stop cleanly');
       }
-      socketUp = false;
+      socket.up = false;
     },
-    isReady() {
-      if (!started) return false;
-      return bolt.socket ? socketUp : true;
+    isReady: () => started && (bolt.socket ? socket.up : true),
+    ...interruptedWrites(clientFor),
+    idle: () => intake.serial.idle(),
+  };
+}
+
+/** OAuth mode (no SLACK_BOT_TOKEN): the installer and its two routes; undefined with a token. */
+function openOAuth(opts: SlackConnectorOptions, now: () => number, blog: ReturnType<typeof boltLogger>) {
+  const { config } = opts;
+  if (config.botToken) return undefined;
+  if (!config.oauth) throw new Error('Slack needs SLACK_BOT_TOKEN or the OAuth variables');
+  if (!opts.installations) throw new Error('Slack OAuth mode needs the installation store');
+  return createOAuth({
+    ...config.oauth,
+    installationStore: createInstallationStore(opts.installations, now),
+    apiUrl: config.apiUrl,
+    logger: blog,
+    ...(opts.oauthStates ? { states: opts.oauthStates } : {}),
+    clientOf: forwardedClient(config.trustProxy),
+  });
+}
+
+function reportRateLimits(app: App, rateLimits: RateLimitObserver, logger: Logger): void {
+  app.client.on(webApi.WebClientEvent.RATE_LIMITED, (retrySec: number, { url }: { url: string }) => {
+    // Sinks report their own 429s (as PlatformRateLimitedError, with the right bucket); the
+    // other calls (users.info, conversations.replies, reactions) are told to the scheduler here.
+    const method = url.split('/').pop() ?? '';
+    if (method.startsWith('chat.')) return;
+    logger.warn({ method, retrySec }, 'Slack rate limit');
+    rateLimits.limited(`slack:api:${method}`, retrySec * 1000);
+  });
+}
+
+/** Socket Mode's connection: up or not (readiness), and its close (stopReceiving, shutdown). */
+function watchSocket(bolt: BoltApp, logger: Logger) {
+  const state = {
+    up: false,
+    closing: undefined as Promise<void> | undefined,
+    close(): Promise<void> {
+      const socket = bolt.socket;
+      if (!socket) return Promise.resolve();
+      state.closing ??= socket.client.disconnect().catch((err: unknown) => {
+        logger.warn({ err: scrubSecrets(String(err)) }, 'Slack Socket Mode did not close cleanly');
+      });
+      return state.closing;
     },
+    async stopReceiving(): Promise<void> {
+      state.up = false;
+      // Once the close frame is sent Slack sends nothing more here; its answer is awaited only
+      // briefly, since a peer that never answers would hold the shutdown for 30 s.
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, STOP_RECEIVING_WAIT_MS);
+      });
+      await Promise.race([state.close(), bound]).finally(() => clearTimeout(timer));
+      logger.info("Slack Socket Mode connection closing: the app's other connections get the new events");
+    },
+  };
+  bolt.socket?.client.on('connected', () => {
+    state.up = true;
+  });
+  bolt.socket?.client.on('disconnected', () => {
+    state.up = false;
+  });
+  bolt.socket?.client.on('reconnecting', () => {
+    state.up = false;
+  });
+  return state;
+}
+
+function intakeDeps(
+  opts: SlackConnectorOptions,
+  o: {
+    limits: SlackLimits;
+    reads: HistoryReads;
+    relay: ReturnType<typeof relaySlot>;
+    rateLimits: RateLimitObserver;
+    now: () => number;
+  },
+): IntakeDeps {
+  const { logger } = opts;
+  return {
+    config: opts.config,
+    limits: o.limits,
+    logger,
+    threads: new ThreadMembership(logger, o.now, undefined, o.reads),
+    users: new UserNames(o.now),
+    serial: new PlaceSerial(),
+    seen: new SeenMessages(o.now),
+    sessions: new AgentSessions({ logger, rateLimits: o.rateLimits }),
+    viewing: new Viewing(o.now),
+    ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
+    handler: o.relay.handler,
+    now: o.now,
+  };
+}
+
+/** Mounts HTTP mode's /slack/events and OAuth's two paths on the bridge's server, once (at start). */
+function routesMounter(bolt: BoltApp, oauth: SlackOAuth | undefined, http: HttpMounter | undefined): () => void {
+  let mounted = false;
+  return () => {
+    if (mounted) return;
+    mounted = true;
+    if (bolt.events) {
+      if (!http) throw new Error('Slack HTTP mode needs the HTTP server to mount /slack/events');
+      http.mount(EVENTS_PATH, bolt.events.requestListener);
+    }
+    if (oauth) {
+      if (!http) throw new Error('Slack OAuth needs the HTTP server to mount /slack/install');
+      http.mount(INSTALL_PATH, oauth.listener);
+      http.mount(REDIRECT_PATH, oauth.listener);
+    }
+  };
+}
+
+/** The client that writes in a reply's workspace: the single token, or the installation's. */
+function replyClient(
+  config: SlackConfig,
+  singleToken: string | undefined,
+  authorize: ReturnType<typeof authorizer>,
+  blog: ReturnType<typeof boltLogger>,
+): (target: ReplyTarget) => Promise<webApi.WebClient> {
+  return async (target) => {
+    // With a single-workspace token no identity is needed: crash repair (markInterrupted) runs
+    // before start(), so that no reply of the new run is mistaken for one of the last.
+    let token = singleToken;
+    if (token === undefined) {
+      const enterpriseId = typeof target.data?.enterpriseId === 'string' ? target.data.enterpriseId : undefined;
+      const auth = await authorize({
+        teamId: target.place.workspaceId ?? '',
+        enterpriseId,
+        isEnterpriseInstall: false,
+      });
+      token = auth.botToken;
+    }
+    if (!token) throw new Error(`no Slack bot token for ${target.place.workspaceId ?? '-'}`);
+    return new webApi.WebClient(token, { ...clientOptions(config.apiUrl), logger: blog });
+  };
+}
+
+/** Crash repair: a reply a crash interrupted is marked so, or said in its place. */
+function interruptedWrites(
+  clientFor: (target: ReplyTarget) => Promise<webApi.WebClient>,
+): Pick<Connector, 'markInterrupted' | 'postInterrupted'> {
+  return {
     async markInterrupted(target, messageId, text) {
       const client = await clientFor(target);
       try {
@@ -280,16 +314,26 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
         throw translateSlackError(err, `slack:${target.place.workspaceId ?? '-'}:${target.place.channelId}:post`);
       }
     },
-    idle: () => serial.idle(),
   };
 }
 
+/** The app's listeners: messages (intake.ts), assistant threads, buttons, Slack's Stop, the Messages tab, uninstalls. */
 function registerListeners(
   app: App,
   deps: IntakeDeps,
-  logger: Logger,
-  store: ReturnType<typeof createInstallationStore> | undefined,
+  o: { logger: Logger; reads: HistoryReads; installations: Installations | undefined; now: () => number },
 ): void {
+  const { logger } = o;
+  const store = o.installations ? createInstallationStore(o.installations, o.now) : undefined;
+  registerControlActions(app, deps.handler, logger);
+  registerSessionStop(app, deps.handler, logger, deps.sessions);
+  registerAgentHome(app, {
+    logger,
+    greetings: new Greetings(),
+    viewing: deps.viewing ?? new Viewing(o.now),
+    reads: o.reads,
+    live: () => deps.handler() !== undefined,
+  });
   app.assistant(
     createAssistant({
       logger,

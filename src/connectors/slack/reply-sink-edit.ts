@@ -1,22 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
-import {
-  FORM_REFUSED,
-  PlatformWriteError,
-  type PostResult,
-  type ReplySink,
-  type ReplyTarget,
-  type WriteOptions,
-  type WriteResult,
-} from '../../core/ports.js';
+import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, WriteResult } from '../../core/ports.js';
 import { delimiterRow, findTables, splitRow } from '../../core/reply/table-parser.js';
-import type { Logger } from '../../logger.js';
 import { replyBlocks, textBlocks } from './controls.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
 import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-parts.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { findPosted, formRefusal, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
+import { findPosted, isUncertain } from './failed-writes.js';
+import { plainTexts, postOverflow } from './refused-forms.js';
 import { channelUpdateBucket, historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
+import { createFormLadder, type Form, type FormLadder } from './form-ladder.js';
 import { renderMrkdwn } from './render.js';
 import { renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
 
@@ -24,7 +17,7 @@ import { renderWithTables, tableMessage, tableMessageBlocks } from './table-bloc
 // Messages stay under Slack's 4,000-character guidance; the pump continues in a new message.
 // Every post carries metadata naming the reply and the part, so that a post whose answer was
 // lost can be found (failed-writes.ts). Each write goes in the richest form Slack takes (the
-// form ladder below, which the native sink uses too).
+// form ladder, form-ladder.ts, which the native sink uses too).
 
 export const EDIT_MAX_CHARS = 3900;
 
@@ -36,7 +29,7 @@ export function replyTarget(dest: SlackDestination, mode: 'edit' | 'native'): Re
 }
 
 /**
- * A write's forms, richest first (the ladder below): a final write with a table fitting a table
+ * A write's forms, richest first (form-ladder.ts): a final write with a table fitting a table
  * block has it in an attachment; every write has its text in section blocks with the controls
  * (a final one with its tables as monospace blocks; while the reply streams its tables show as
  * text); the plain form is `text` alone, tables as monospace blocks, cut where too long. `text`
@@ -102,40 +95,13 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
 }
 
 export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
-  const { channelId: channel, threadId: threadTs } = dest.place;
-  const post = postBucket(deps.limits, teamOf(dest.place), channel);
-  const update = updateBucket(deps.limits, teamOf(dest.place));
-  // Edits count in the channel's share of the workspace's updates too (it learns if Slack limits it).
-  const channelUpdate = channelUpdateBucket(deps.limits, teamOf(dest.place), channel);
+  const reply = new EditReply(dest, deps);
   const working = createWorkingIndicator(dest, deps);
-  const carry = createTableCarry();
-  // A form Slack refused is not sent again by this reply; the plain form's extra parts, by message.
-  const ladder = createFormLadder(deps.logger);
-  const overflowPosted = new Map<string, string[]>();
-  const history = historyBucket(deps.limits, teamOf(dest.place));
-  const replyId = newReplyId();
-  /** The part whose post lost its answer: its next attempt first looks for the message. */
-  let uncertainPart: number | undefined;
-  /** The newest message this reply posted: a lost later part can only be after it. */
-  let lastTs: string | undefined;
-  const uploads = createFileUploads(dest.client, { channel, threadTs }, deps.logger);
-
-  function posted(ts: string): PostResult {
-    uncertainPart = undefined;
-    lastTs = ts;
-    if (threadTs) deps.onPosted?.(channel, threadTs);
-    return { messageId: ts };
-  }
-
-  /** Writes `text` into message `ts` by chat.update (idempotent), in the richest form Slack takes. */
-  async function updateIn(ts: string, text: string, opts: WriteOptions): Promise<WriteResult> {
-    const { form } = await ladder.send(writeForms(text, opts, true), (f) =>
-      dest.client.chat.update({ channel, ts, ...f.args } as ChatUpdateArguments),
-    );
-    if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
-    return ladder.take();
-  }
-
+  const uploads = createFileUploads(
+    dest.client,
+    { channel: dest.place.channelId, threadTs: dest.place.threadId },
+    deps.logger,
+  );
   return {
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
@@ -145,63 +111,148 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     showStep: (step) => working.step(step),
     showsFile: (f) => showsImage(f) || uploadsBytes(f),
     target: replyTarget(dest, 'edit'),
-    // After a lost post the next one may read the thread and update instead: it pays for both.
-    buckets: (op) =>
-      op === 'post' ? (uncertainPart !== undefined ? [post, history, update] : [post]) : [update, channelUpdate],
+    buckets: (op) => reply.buckets(op),
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
-    async post(markdown, opts): Promise<PostResult> {
-      // Files sent as bytes go up first; one Slack refused is named under the text.
-      const text = carry(markdown + (await uploads.before(opts)), opts.part);
-      if (uncertainPart === opts.part) {
-        let found: string | undefined;
-        try {
-          found = await findPosted(dest, replyMetadata(replyId, opts.part), lastTs ?? dest.userMessageTs);
-        } catch (err) {
-          throw translateSlackError(err, history.key);
-        }
-        if (found !== undefined) {
-          deps.logger.info({ part: opts.part }, 'Slack post whose answer was lost found; continuing in it');
-          let written: WriteResult;
-          try {
-            written = await updateIn(found, text, opts);
-          } catch (err) {
-            throw translateSlackError(err, update.key);
-          }
-          return { ...posted(found), ...written };
-        }
-      }
-      try {
-        const { value: res, form } = await ladder.send(writeForms(text, opts, false), (f) =>
-          dest.client.chat.postMessage({
-            channel,
-            ...(threadTs ? { thread_ts: threadTs } : {}),
-            ...f.args,
-            metadata: replyMetadata(replyId, opts.part),
-            unfurl_links: false,
-            unfurl_media: false,
-            // The form's args always hold `text`; the SDK's union cannot see which member applies.
-          } as unknown as ChatPostMessageArguments),
-        );
-        const ts = res.ts ?? '';
-        const result = posted(ts);
-        if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
-        return { ...result, ...ladder.take() };
-      } catch (err) {
-        const e = translateSlackError(err, post.key);
-        if (isUncertain(e)) uncertainPart = opts.part;
-        throw e;
-      }
-    },
-    async edit(messageId, markdown, opts): Promise<WriteResult> {
-      const text = markdown + (await uploads.before(opts));
-      try {
-        return await updateIn(messageId, carry(text, opts.part), opts);
-      } catch (err) {
-        throw translateSlackError(err, update.key);
-      }
-    },
+    // Files sent as bytes go up first; one Slack refused is named under the text.
+    post: async (markdown, opts) => reply.post(markdown + (await uploads.before(opts)), opts),
+    edit: async (messageId, markdown, opts) => reply.edit(messageId, markdown + (await uploads.before(opts)), opts),
   };
+}
+
+/** One edit-mode reply's state: its id, the message it posted last, and a post whose answer was lost. */
+class EditReply {
+  private readonly channel: string;
+  private readonly threadTs: string | undefined;
+  /** Its writes' buckets; edits count in the channel's share of the workspace's updates too. */
+  private readonly bucket: Record<'post' | 'update' | 'channelUpdate' | 'history', BucketRef>;
+  private readonly carry = createTableCarry();
+  /** A form Slack refused is not sent again by this reply. */
+  private readonly ladder: FormLadder;
+  /** The plain form's extra parts already posted, by message. */
+  private readonly overflowPosted = new Map<string, string[]>();
+  private readonly replyId = newReplyId();
+  /** The part whose post lost its answer: its next attempt first looks for the message. */
+  private uncertainPart: number | undefined;
+  /** The newest message this reply posted: a lost later part can only be after it. */
+  private lastTs: string | undefined;
+
+  constructor(
+    private readonly dest: SlackDestination,
+    private readonly deps: SinkDeps,
+  ) {
+    const team = teamOf(dest.place);
+    this.channel = dest.place.channelId;
+    this.threadTs = dest.place.threadId;
+    this.bucket = {
+      post: postBucket(deps.limits, team, this.channel),
+      update: updateBucket(deps.limits, team),
+      channelUpdate: channelUpdateBucket(deps.limits, team, this.channel),
+      history: historyBucket(deps.limits, team),
+    };
+    this.ladder = createFormLadder(deps.logger);
+  }
+
+  /** After a lost post the next one may read the thread and update instead: it pays for both. */
+  buckets(op: 'post' | 'edit'): BucketRef[] {
+    const b = this.bucket;
+    if (op === 'edit') return [b.update, b.channelUpdate];
+    return this.uncertainPart !== undefined ? [b.post, b.history, b.update] : [b.post];
+  }
+
+  async post(markdown: string, opts: WriteOptions): Promise<PostResult> {
+    const text = this.carry(markdown, opts.part);
+    if (this.uncertainPart === opts.part) {
+      const found = await this.updateLost(text, opts);
+      if (found !== undefined) return found;
+    }
+    return this.postNew(text, opts);
+  }
+
+  async edit(ts: string, markdown: string, opts: WriteOptions): Promise<WriteResult> {
+    try {
+      return await this.updateIn(ts, this.carry(markdown, opts.part), opts);
+    } catch (err) {
+      throw translateSlackError(err, this.bucket.update.key);
+    }
+  }
+
+  /** The part's post whose answer was lost, if it made its message: that message updated to `text`. */
+  private async updateLost(text: string, opts: WriteOptions): Promise<PostResult | undefined> {
+    let found: string | undefined;
+    try {
+      found = await findPosted(
+        this.dest,
+        replyMetadata(this.replyId, opts.part),
+        this.lastTs ?? this.dest.userMessageTs,
+      );
+    } catch (err) {
+      throw translateSlackError(err, this.bucket.history.key);
+    }
+    if (found === undefined) return undefined;
+    this.deps.logger.info({ part: opts.part }, 'Slack post whose answer was lost found; continuing in it');
+    let written: WriteResult;
+    try {
+      written = await this.updateIn(found, text, opts);
+    } catch (err) {
+      throw translateSlackError(err, this.bucket.update.key);
+    }
+    return { ...this.posted(found), ...written };
+  }
+
+  /** Posts the part as a new message, with the metadata that finds it should its answer be lost. */
+  private async postNew(text: string, opts: WriteOptions): Promise<PostResult> {
+    const { channel, threadTs } = this;
+    try {
+      const { value: res, form } = await this.ladder.send(writeForms(text, opts, false), (f) =>
+        this.dest.client.chat.postMessage({
+          channel,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
+          ...f.args,
+          metadata: replyMetadata(this.replyId, opts.part),
+          unfurl_links: false,
+          unfurl_media: false,
+          // The form's args always hold `text`; the SDK's union cannot see which member applies.
+        } as unknown as ChatPostMessageArguments),
+      );
+      const ts = res.ts ?? '';
+      const result = this.posted(ts);
+      if (form.overflow) await this.postOverflow(ts, form.overflow);
+      return { ...result, ...this.ladder.take() };
+    } catch (err) {
+      const e = translateSlackError(err, this.bucket.post.key);
+      if (isUncertain(e)) this.uncertainPart = opts.part;
+      throw e;
+    }
+  }
+
+  /** Writes `text` into message `ts` by chat.update (idempotent), in the richest form Slack takes. */
+  private async updateIn(ts: string, text: string, opts: WriteOptions): Promise<WriteResult> {
+    const { form } = await this.ladder.send(writeForms(text, opts, true), (f) =>
+      this.dest.client.chat.update({ channel: this.channel, ts, ...f.args } as ChatUpdateArguments),
+    );
+    if (form.overflow) await this.postOverflow(ts, form.overflow);
+    return this.ladder.take();
+  }
+
+  /** A plain final write's parts beyond the first, posted after message `ts` (once each). */
+  private postOverflow(ts: string, parts: string[]): Promise<void> {
+    return postOverflow(
+      this.dest.client,
+      { channel: this.channel, threadTs: this.threadTs },
+      ts,
+      parts,
+      this.overflowPosted,
+    );
+  }
+
+  /** The part's message is in the thread now: later parts come after it. */
+  private posted(ts: string): PostResult {
+    this.uncertainPart = undefined;
+    this.lastTs = ts;
+    if (this.threadTs) this.deps.onPosted?.(this.channel, this.threadTs);
+    return { messageId: ts };
+  }
 }
 
 export const REPLY_EVENT_TYPE = 'assistant_bridge_reply';
@@ -214,72 +265,6 @@ export function newReplyId(): string {
 /** What every post of an edit-mode reply carries: the reply's id and the part's number. */
 export function replyMetadata(replyId: string, part: number) {
   return { event_type: REPLY_EVENT_TYPE, event_payload: { reply: replyId, part } };
-}
-
-// The form ladder: a write Slack refuses for its form goes again at once with the same words in a
-// plainer one (failed-writes.ts lists the refusals). Each sink lists a write's forms richest first
-// (a table block in an attachment; section blocks with the controls; plain `text`); the ladder
-// tries them in turn, and a form Slack refused is not tried again by the same reply, so a reply's
-// later writes (and a write the scheduler retries after a 429) go straight to what Slack took.
-
-/** One form of a write: how rich (0 richest), and how to make it (only when it is tried). */
-export interface Form {
-  level: number;
-  build(): BuiltForm;
-}
-
-export interface BuiltForm {
-  /** The call's arguments. */
-  args: Record<string, unknown>;
-  /** Plain form of a final write: the parts beyond the first, posted after it as new messages. */
-  overflow?: string[];
-}
-
-export interface FormLadder {
-  /**
-   * Sends the first of `forms` this reply has not outgrown. On a form refusal the reply steps down
-   * to the next form and FORM_REFUSED is thrown: the writer sends again at once on a new grant.
-   * The last form's refusal, and any other error, is thrown as it came.
-   */
-  send<T>(forms: readonly Form[], call: (form: BuiltForm) => Promise<T>): Promise<{ value: T; form: BuiltForm }>;
-  /** A refusal the sink handled itself (a native stream call that fell back to edits). */
-  note(reason: string): void;
-  /** The refusals since the last call (for the write's `fallbacks`). */
-  take(): { fallbacks?: string[] };
-}
-
-export function createFormLadder(logger: Logger): FormLadder {
-  /** The least rich form this reply still tries first: raised past each refused form. */
-  let floor = 0;
-  let refused: string[] = [];
-  return {
-    async send(forms, call) {
-      const usable = forms.filter((f) => f.level >= floor);
-      const [form, next] = usable.length > 0 ? usable : forms.slice(-1);
-      if (form === undefined) throw new Error('a write needs at least one form');
-      const built = form.build();
-      try {
-        return { value: await call(built), form: built };
-      } catch (err) {
-        const reason = formRefusal(err);
-        if (reason === undefined || next === undefined) throw err;
-        refused.push(reason);
-        floor = next.level;
-        logger.warn({ reason, level: form.level }, 'Slack refused a write for its form; sending the words plainer');
-        // Again at once, but on a new grant: the refused call counted against the rate limit.
-        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, FORM_REFUSED, true);
-      }
-    },
-    note(reason) {
-      refused.push(reason);
-    },
-    take() {
-      if (refused.length === 0) return {};
-      const fallbacks = refused;
-      refused = [];
-      return { fallbacks };
-    },
-  };
 }
 
 /**

@@ -1,434 +1,301 @@
-import type { webApi } from '@slack/bolt';
-import {
-  PlatformRateLimitedError,
-  type PostResult,
-  type ReplySink,
-  type WriteOptions,
-  type WriteResult,
-} from '../../core/ports.js';
-import { scrubSecrets } from '../../logger.js';
-import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import {
-  appendBucket,
-  postBucket,
-  slackErrorCode,
-  startBucket,
-  stopBucket,
-  translateSlackError,
-  updateBucket,
-  channelUpdateBucket,
-} from './rate-limits.js';
-import { createFormLadder, type Form, replyTarget } from './reply-sink-edit.js';
+import type { BucketRef, PostResult, ReplySink, WriteOptions, WriteResult } from '../../core/ports.js';
+import { TaskTimeline, showsImage } from './agent-parts.js';
 import { withAgentSession } from './agent-sessions.js';
-import { feedbackBlock } from './controls.js';
-import { renderMarkdownText, stablePrefixEnd } from './render.js';
-import { findStarted, formRefusal, isUncertain, plainTexts, postOverflow, readShown } from './failed-writes.js';
-import { historyBucket } from './rate-limits.js';
+import { createWorkingIndicator, type SinkDeps, type SlackDestination } from './destination.js';
+import { findStarted, isUncertain, readShown } from './failed-writes.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
-import { imageBlocks, showsImage, stepWords, TaskTimeline } from './agent-parts.js';
-import { hasTable, streamChunks, streamView } from './stream-tables.js';
+import { orStep, postMarkdown, postOverflowParts, replaceByEdit } from './native-fallback.js';
+import {
+  appendToStream,
+  fallBackFromStream,
+  type NativeContext,
+  type NativeMessage,
+  nativeContext,
+  startStream,
+  stopStream,
+} from './native-stream.js';
+import { slackErrorCode, translateSlackError } from './rate-limits.js';
+import { renderMarkdownText, stablePrefixEnd } from './render.js';
+import { replyTarget } from './reply-sink-edit.js';
+import { streamView } from './stream-tables.js';
 
-// Native streaming: chat.startStream, then chat.appendStream with only what is new, then
-// chat.stopStream. The pump gives the full text of the current message each time; this sink
-// remembers what each message already shows and appends the rest.
-//
-// When a stream method fails (channel_type_not_supported, message_not_in_streaming_state, ...)
-// the reply continues by edits: the stream is stopped and the message replaced with its full
-// text via chat.update, so nothing is lost or shown twice. Both use `markdown_text` (12,000
-// characters), so the pump's message size stays valid after a fallback.
+// Native streaming: each message of the reply is a Slack stream (native-stream.ts). The pump
+// gives the full text of the current message each time; this sink remembers what each message
+// already shows and appends the rest, then stops the stream on the message's final write. When a
+// stream method fails the message goes on by edits (native-fallback.ts), and once a stream's start
+// failed so does the rest of the reply.
 
 export const NATIVE_MAX_CHARS = 11_000;
 /** Slack stops accepting appends after about 5 minutes; the pump rolls over before. */
 export const NATIVE_MAX_MESSAGE_AGE_MS = 270_000;
 
-interface StreamState {
-  /** The rendered text the message shows so far. */
-  shown: string;
-  streaming: boolean;
-  /** This message fell back to chat.update. */
-  edited: boolean;
-  /** A stopStream's answer was lost: a repeat answered "not streaming" means it took effect. */
-  stopUncertain?: boolean;
-  /** An appendStream's answer was lost: the text the message shows if it took effect. */
-  appendUncertain?: string;
-}
-
 export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplySink {
-  const channel = dest.place.channelId;
-  const teamId = teamOf(dest.place);
-  const post = postBucket(deps.limits, teamId, channel);
-  const append = appendBucket(deps.limits, teamId);
-  const update = updateBucket(deps.limits, teamId);
-  const channelUpdate = channelUpdateBucket(deps.limits, teamId, channel);
-  // chat.stopStream is Tier 2 with a bucket of its own: its 429s teach that bucket, not appends'.
-  const stop = stopBucket(deps.limits, teamId);
-  // chat.startStream is Tier 2 per workspace, and posts in the channel: it pays both.
-  const start = startBucket(deps.limits, teamId);
+  const ctx = nativeContext(dest, deps);
+  const reply = new NativeReply(ctx);
   const working = createWorkingIndicator(dest, deps);
-  const messages = new Map<string, StreamState>();
-  /** After chat.startStream failed, every later message of this reply is posted and edited. */
-  let streamsFailed = false;
-  /** The message the pump writes to now (the last posted): its edits' bucket follows its mode. */
-  let current: StreamState | undefined;
-  const threadTs: string = requireThread(dest);
-  const history = historyBucket(deps.limits, teamId);
-  /** The part whose start (or post) lost its answer: its next attempt first looks for the message. */
-  let uncertainPart: number | undefined;
-  /** A part whose stream started but whose final write failed: its retry finishes that message. */
-  let startedPart: { part: number; ts: string } | undefined;
-  /** The newest message of this reply: a lost later start can only be after it. */
-  let lastTs: string | undefined;
-
-  const markPosted = () => deps.onPosted?.(channel, threadTs);
-  // Markdown Slack refused for its form goes again as plain `text` (reply-sink-edit.ts createFormLadder).
-  const ladder = createFormLadder(deps.logger);
-  const overflowPosted = new Map<string, string[]>();
-  const uploads = createFileUploads(dest.client, { channel, threadTs }, deps.logger);
-  /** Each stream's task timeline (an agent's steps), by message. */
-  const timelines = new Map<string, TaskTimeline>();
-  const timelineOf = (ts: string): TaskTimeline => {
-    let t = timelines.get(ts);
-    if (t === undefined) timelines.set(ts, (t = new TaskTimeline()));
-    return t;
-  };
-  /** A message of steps alone outside a stream (posted or edited) shows the step in words. */
-  const orStep = (text: string, opts: WriteOptions): string =>
-    /\S/.test(text) ? text : stepWords(opts.steps, false) || text;
-
-  /** A write's forms: `markdown_text`, then plain mrkdwn `text` parts (the rest posted on a final write). */
-  function markdownForms(text: string, final: boolean, update: boolean): Form[] {
-    return [
-      { level: 1, build: () => ({ args: { markdown_text: renderMarkdownText(text) } }) },
-      {
-        level: 2,
-        build: () => {
-          const [first = '…', ...rest] = plainTexts(text);
-          return {
-            args: { text: first, ...(update ? { blocks: [] } : {}) },
-            ...(final && rest.length > 0 ? { overflow: rest } : {}),
-          };
-        },
-      },
-    ];
-  }
-
-  async function postMarkdown(text: string, part: number, final: boolean): Promise<PostResult> {
-    try {
-      const { value: res, form } = await ladder.send(markdownForms(text, final, false), (f) =>
-        dest.client.chat.postMessage({
-          channel: channel,
-          thread_ts: threadTs,
-          ...f.args,
-          unfurl_links: false,
-          unfurl_media: false,
-        } as webApi.ChatPostMessageArguments),
-      );
-      const ts = res.ts ?? '';
-      current = { shown: renderMarkdownText(text), streaming: false, edited: true };
-      messages.set(ts, current);
-      lastTs = ts;
-      markPosted();
-      if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
-      return { messageId: ts, ...ladder.take() };
-    } catch (err) {
-      const e = translateSlackError(err, post.key);
-      if (isUncertain(e)) uncertainPart = part;
-      throw e;
-    }
-  }
-
-  /**
-   * After a start or post whose answer was lost: the message it made, if any, finished by edits
-   * (its stream stopped, its text replaced): a second stream is never started beside it.
-   */
-  async function adoptLost(text: string, opts: WriteOptions): Promise<PostResult | undefined> {
-    let found: { ts: string; text: string | undefined } | undefined;
-    try {
-      found = await findStarted(dest, lastTs ?? dest.userMessageTs, new Set(messages.keys()));
-    } catch (err) {
-      throw translateSlackError(err, history.key);
-    }
-    if (found === undefined) return undefined;
-    deps.logger.info('Slack stream start whose answer was lost found; continuing in it');
-    const { ts } = found;
-    // A stream that shows the start of this text goes on streaming (its stop carries the buttons);
-    // anything else is finished by edits.
-    const streaming = !streamsFailed && found.text !== undefined && renderMarkdownText(text).startsWith(found.text);
-    const state: StreamState = streaming
-      ? { shown: found.text ?? '', streaming: true, edited: false }
-      : { shown: '', streaming: !streamsFailed, edited: true };
-    messages.set(ts, state);
-    current = state;
-    lastTs = ts;
-    markPosted();
-    // Found: if the write below fails, the post's retry finishes this message (never looks again).
-    uncertainPart = undefined;
-    startedPart = { part: opts.part, ts };
-    const written = streaming
-      ? await edit(ts, text, opts)
-      : await replaceByEdit(ts, state, orStep(text, opts), opts.final);
-    startedPart = undefined;
-    return { messageId: ts, ...written };
-  }
-
-  async function replaceByEdit(ts: string, state: StreamState, text: string, final: boolean): Promise<WriteResult> {
-    if (state.streaming) {
-      try {
-        // The reply goes on by this edit: Slack's Stop stays (its end sets the session `active`).
-        await dest.client.chat.stopStream({
-          channel: channel,
-          ts,
-          ...(deps.session ? { session_status: 'processing' } : {}),
-        });
-      } catch (err) {
-        // Already stopped by Slack (timeout) is the usual reason; the update below decides.
-        deps.logger.debug({ err: scrubSecrets(String(err)) }, 'chat.stopStream before fallback failed');
-      }
-      state.streaming = false;
-    }
-    state.edited = true;
-    const rendered = renderMarkdownText(text);
-    try {
-      const { form } = await ladder.send(markdownForms(text, final, true), (f) =>
-        dest.client.chat.update({ channel: channel, ts, ...f.args } as webApi.ChatUpdateArguments),
-      );
-      if (form.overflow) await postOverflow(dest.client, { channel, threadTs }, ts, form.overflow, overflowPosted);
-    } catch (err) {
-      throw translateSlackError(err, update.key);
-    }
-    state.shown = rendered;
-    return ladder.take();
-  }
-
-  /** A stream call failed: rate limits are the scheduler's business, anything else means edits. */
-  function streamFailure(err: unknown, bucket: string): Error | undefined {
-    const translated = translateSlackError(err, bucket);
-    if (translated instanceof PlatformRateLimitedError) return translated;
-    // Refused for its form (Markdown too long, blocks): counted; the words go on by edits.
-    const refused = formRefusal(err);
-    if (refused !== undefined) ladder.note(refused);
-    deps.logger.info({ err: translated.message }, 'Slack native stream failed; continuing with edits');
-    return undefined;
-  }
-
-  async function edit(messageId: string, text: string, opts: WriteOptions): Promise<WriteResult> {
-    const state = messages.get(messageId);
-    if (!state) {
-      // Not made by this sink (a restart): an edit is all that is possible.
-      return replaceByEdit(messageId, { shown: '', streaming: false, edited: true }, orStep(text, opts), opts.final);
-    }
-    if (state.streaming && deps.session?.streamStopped?.(channel, messageId) === true) {
-      // Slack stopped this stream (agent_session_stopped named it): an append would fail with
-      // message_not_in_streaming_state, so the message is finished by an edit right away.
-      state.streaming = false;
-      return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
-    }
-    if (state.edited) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
-    const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
-    // Its table as a marker (stream-tables.ts): sent as a table block, in place.
-    const view = streamView(committed, opts.final);
-    const rendered = view.shown;
-    if (!rendered.startsWith(state.shown)) {
-      // The text changed in what was already shown: only a full replacement is right.
-      if (!opts.final && state.shown.startsWith(rendered)) return {}; // nothing new is stable yet
-      return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
-    }
-    if (state.appendUncertain !== undefined) {
-      // An append whose answer was lost: what the message shows says whether it took effect.
-      const was = state.appendUncertain;
-      let now: string | undefined;
-      try {
-        now = await readShown(dest, messageId);
-      } catch (err) {
-        throw translateSlackError(err, history.key);
-      }
-      delete state.appendUncertain;
-      if (now === was) state.shown = was;
-      else if (now !== state.shown) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
-      if (!rendered.startsWith(state.shown)) return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
-    }
-    const suffix = rendered.slice(state.shown.length);
-    // Steps that changed join the append as task_update chunks (with no new text: alone).
-    const timeline = timelineOf(messageId);
-    const tasks = state.streaming ? timeline.changes(opts.steps) : [];
-    try {
-      if (tasks.length > 0 || hasTable(suffix)) {
-        const chunks = [...streamChunks(suffix, view.tables), ...tasks];
-        await dest.client.chat.appendStream({ channel: channel, ts: messageId, chunks });
-        timeline.shown(tasks);
-        state.shown = rendered;
-      } else if (suffix !== '') {
-        await dest.client.chat.appendStream({ channel: channel, ts: messageId, markdown_text: suffix });
-        state.shown = rendered;
-      }
-    } catch (err) {
-      if (isUncertain(translateSlackError(err, append.key))) {
-        // The chunk may show already: the next write reads the message before appending again.
-        state.appendUncertain = rendered;
-        throw translateSlackError(err, append.key);
-      }
-      const rethrow = streamFailure(err, append.key);
-      if (rethrow) throw rethrow;
-      // Refused (not in streaming state, ...): the edit replaces the whole text.
-      return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
-    }
-    if (opts.final && state.streaming) {
-      // Slack's streams accept a `blocks` chunk on start, append and stop; this sink streams text
-      // only and gives the finished reply's feedback buttons with stopStream. The Stop while it
-      // streams is the agent session's (`stop` written in the thread works everywhere): a part
-      // that is not the reply's last stops its stream with the session still `processing`, so
-      // Slack's Stop stays up until the last part ends (sessionStatus).
-      const withFeedback = opts.last === true && opts.feedback === true && opts.replyKey !== undefined;
-      // The timeline's open steps end complete; the last write's images show above the buttons.
-      const closing = timeline.closing();
-      const images = imageBlocks(opts.files);
-      const stopArgs = {
-        channel: channel,
-        ts: messageId,
-        ...(closing.length > 0 ? { chunks: closing } : {}),
-        ...sessionStatus(opts),
-      };
-      const blocks = [
-        ...images,
-        ...(withFeedback && opts.replyKey !== undefined ? [feedbackBlock(opts.replyKey)] : []),
-      ];
-      try {
-        try {
-          await dest.client.chat.stopStream({ ...stopArgs, ...(blocks.length > 0 ? { blocks } : {}) });
-          timeline.shown(closing);
-        } catch (err) {
-          // Feedback buttons or images Slack refused: the stream still ends, without them.
-          const refused = blocks.length > 0 ? formRefusal(err) : undefined;
-          if (refused === undefined) throw err;
-          ladder.note(refused);
-          await dest.client.chat.stopStream(stopArgs);
-        }
-        state.streaming = false;
-      } catch (err) {
-        if (state.stopUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
-          // The stop whose answer was lost took effect, with its buttons: nothing is left to do.
-          state.streaming = false;
-          return ladder.take();
-        }
-        if (isUncertain(translateSlackError(err, stop.key))) {
-          // It may have stopped: its repeat tells (an edit instead would lose the feedback buttons).
-          state.stopUncertain = true;
-          throw translateSlackError(err, stop.key);
-        }
-        const rethrow = streamFailure(err, stop.key);
-        if (rethrow) throw rethrow;
-        return replaceByEdit(messageId, state, orStep(text, opts), opts.final);
-      }
-    }
-    return ladder.take();
-  }
-
-  /**
-   * chat.stopStream's `session_status` (Slack's reference: the session's status after the stop,
-   * `active` when absent): `processing` while later parts of the reply are still to come, so
-   * Slack's Stop is not taken down between two messages of one reply. Only with a session held:
-   * a stream without one sets none.
-   */
-  function sessionStatus(opts: WriteOptions): { session_status?: 'active' | 'processing' } {
-    if (deps.session === undefined) return {};
-    return { session_status: opts.last === true ? 'active' : 'processing' };
-  }
-
+  const uploads = createFileUploads(dest.client, { channel: ctx.channel, threadTs: ctx.threadTs }, deps.logger);
   return withAgentSession(deps.session, {
     maxChars: NATIVE_MAX_CHARS,
     maxMessageAgeMs: NATIVE_MAX_MESSAGE_AGE_MS,
     // stopStream ends the stream, and words held back while streaming are sent with it.
     needsFinalWrite: true,
     target: replyTarget(dest, 'native'),
-    // chat.postMessage and chat.startStream share the channel's post bucket; a stream's start
-    // also pays its Tier 2 bucket. Edits go by chat.appendStream until the current message fell
-    // back to chat.update (a stream call failed, or its shown text had to be replaced): from
-    // then on they count against update.
-    buckets(op) {
-      if (op === 'post') {
-        const posting = streamsFailed ? [post] : [post, start];
-        // After a lost start the next one may read the thread and finish the message by an update.
-        return uncertainPart !== undefined ? [...posting, history, update] : posting;
-      }
-      if (current?.appendUncertain !== undefined) return [append, history];
-      return streamsFailed || current?.edited === true ? [update, channelUpdate] : [append];
-    },
+    buckets: (op) => reply.buckets(op),
     showWorking: () => working.show(),
     clearWorking: () => working.clear(),
     // An agent's steps: the stream's task timeline, and the assistant status before it starts.
     showsSteps: true,
     showStep: (step) => working.step(step),
     showsFile: (f) => showsImage(f) || uploadsBytes(f),
-
-    async post(markdown, opts): Promise<PostResult> {
-      // Files sent as bytes go up first; one Slack refused is named under the text.
-      const text = markdown + (await uploads.before(opts));
-      if (startedPart?.part === opts.part) {
-        // The stream started; its final write failed: finish that message, start no other.
-        const { ts } = startedPart;
-        const written = await edit(ts, text, opts);
-        startedPart = undefined;
-        return { messageId: ts, ...written };
-      }
-      if (uncertainPart === opts.part) {
-        const adopted = await adoptLost(text, opts);
-        uncertainPart = undefined;
-        if (adopted !== undefined) return adopted;
-      }
-      if (streamsFailed) return postMarkdown(orStep(text, opts), opts.part, opts.final);
-      const view = streamView(text, opts.final);
-      const rendered = view.shown;
-      // An agent's steps start the stream's timeline (with no text yet: the timeline alone).
-      const timeline = new TaskTimeline();
-      const tasks = timeline.changes(opts.steps);
-      const content =
-        tasks.length > 0 || hasTable(rendered)
-          ? {
-              chunks: [...streamChunks(rendered, view.tables), ...tasks],
-              ...(tasks.length > 0 ? { task_display_mode: 'timeline' } : {}),
-            }
-          : { markdown_text: rendered };
-      let ts: string;
-      try {
-        const res = await dest.client.chat.startStream({
-          channel: channel,
-          thread_ts: threadTs,
-          ...content,
-          recipient_user_id: dest.userId,
-          recipient_team_id: dest.userTeamId ?? teamId,
-        });
-        ts = res.ts ?? '';
-        timeline.shown(tasks);
-        timelines.set(ts, timeline);
-      } catch (err) {
-        const translated = translateSlackError(err, start.key);
-        if (isUncertain(translated)) {
-          // It may have started: the next attempt looks for it before starting another.
-          uncertainPart = opts.part;
-          throw translated;
-        }
-        const rethrow = streamFailure(err, start.key);
-        if (rethrow) throw rethrow;
-        streamsFailed = true;
-        return postMarkdown(orStep(text, opts), opts.part, opts.final);
-      }
-      markPosted();
-      const state: StreamState = { shown: rendered, streaming: true, edited: false };
-      messages.set(ts, state);
-      current = state;
-      lastTs = ts;
-      if (!opts.final) return { messageId: ts, ...ladder.take() };
-      startedPart = { part: opts.part, ts };
-      const ended = await edit(ts, text, opts);
-      startedPart = undefined;
-      return { messageId: ts, ...ended };
-    },
-
-    edit: async (messageId, text, opts) => edit(messageId, text + (await uploads.before(opts)), opts),
+    // Files sent as bytes go up first; one Slack refused is named under the text.
+    post: async (markdown, opts) => reply.post(markdown + (await uploads.before(opts)), opts),
+    edit: async (messageId, markdown, opts) => reply.edit(messageId, markdown + (await uploads.before(opts)), opts),
   });
 }
 
-function requireThread(dest: SlackDestination): string {
-  if (!dest.place.threadId) throw new Error('native Slack streams need a thread');
-  return dest.place.threadId;
+/** One native reply's state: its messages, and what went wrong that its next writes must know. */
+class NativeReply {
+  /** Every message this reply made, by ts. */
+  private readonly messages = new Map<string, NativeMessage>();
+  /** After chat.startStream failed, every later message of this reply is posted and edited. */
+  private streamsFailed = false;
+  /** The message the pump writes to now (the last posted): its edits' bucket follows its mode. */
+  private current: NativeMessage | undefined;
+  /** The newest message of this reply: a lost later start can only be after it. */
+  private lastTs: string | undefined;
+  /** The part whose start (or post) lost its answer: its next attempt first looks for the message. */
+  private uncertainPart: number | undefined;
+  /** A part whose stream started but whose final write failed: its retry finishes that message. */
+  private startedPart: { part: number; ts: string } | undefined;
+
+  constructor(private readonly ctx: NativeContext) {}
+
+  /**
+   * chat.postMessage and chat.startStream share the channel's post bucket; a stream's start also
+   * pays its Tier 2 bucket. Edits go by chat.appendStream until the current message fell back to
+   * chat.update (a stream call failed, or its shown text had to be replaced): from then on they
+   * count against update.
+   */
+  buckets(op: 'post' | 'edit'): BucketRef[] {
+    const b = this.ctx.buckets;
+    if (op === 'post') {
+      const posting = this.streamsFailed ? [b.post] : [b.post, b.start];
+      // After a lost start the next one may read the thread and finish the message by an update.
+      return this.uncertainPart !== undefined ? [...posting, b.history, b.update] : posting;
+    }
+    if (this.current?.appendUncertain !== undefined) return [b.append, b.history];
+    return this.streamsFailed || this.current?.edited === true ? [b.update, b.channelUpdate] : [b.append];
+  }
+
+  async post(text: string, opts: WriteOptions): Promise<PostResult> {
+    const started = this.startedPart;
+    if (started?.part === opts.part) {
+      // The stream started; its final write failed: finish that message, start no other.
+      return this.finishPart(opts.part, started.ts, () => this.edit(started.ts, text, opts));
+    }
+    if (this.uncertainPart === opts.part) {
+      const adopted = await this.adoptLost(text, opts);
+      this.uncertainPart = undefined;
+      if (adopted !== undefined) return adopted;
+    }
+    if (this.streamsFailed) return this.postByEdits(text, opts);
+    return this.start(text, opts);
+  }
+
+  async edit(ts: string, text: string, opts: WriteOptions): Promise<WriteResult> {
+    const msg = this.messages.get(ts);
+    if (msg === undefined) {
+      // Not made by this sink (a restart): an edit is all that is possible.
+      const unknown = { shown: '', streaming: false, edited: true, timeline: new TaskTimeline() };
+      return this.byEdit(ts, unknown, text, opts);
+    }
+    if (msg.streaming && this.ctx.deps.session?.streamStopped?.(this.ctx.channel, ts) === true) {
+      // Slack stopped this stream (agent_session_stopped named it): an append would fail with
+      // message_not_in_streaming_state, so the message is finished by an edit right away.
+      msg.streaming = false;
+      return this.byEdit(ts, msg, text, opts);
+    }
+    if (msg.edited) return this.byEdit(ts, msg, text, opts);
+    const done = await this.appendNew(ts, msg, text, opts);
+    if (done !== undefined) return done;
+    if (opts.final && msg.streaming) return this.end(ts, msg, text, opts);
+    return this.ctx.ladder.take();
+  }
+
+  /** A new message as a stream; should its start fail other than by a lost answer, by edits. */
+  private async start(text: string, opts: WriteOptions): Promise<PostResult> {
+    const view = streamView(text, opts.final);
+    let started: { ts: string; timeline: TaskTimeline };
+    try {
+      started = await startStream(this.ctx, view, opts.steps);
+    } catch (err) {
+      const translated = translateSlackError(err, this.ctx.buckets.start.key);
+      if (isUncertain(translated)) {
+        // It may have started: the next attempt looks for it before starting another.
+        this.uncertainPart = opts.part;
+        throw translated;
+      }
+      fallBackFromStream(this.ctx, err, this.ctx.buckets.start);
+      this.streamsFailed = true;
+      return this.postByEdits(text, opts);
+    }
+    const { ts, timeline } = started;
+    this.track(ts, { shown: view.shown, streaming: true, edited: false, timeline });
+    if (!opts.final) return { messageId: ts, ...this.ctx.ladder.take() };
+    return this.finishPart(opts.part, ts, () => this.edit(ts, text, opts));
+  }
+
+  /**
+   * Appends what is new and stable in `text` to message `ts`'s stream. Undefined: appended (or
+   * nothing new), the stream goes on; else the write's result (replaced by an edit, or nothing).
+   */
+  private async appendNew(
+    ts: string,
+    msg: NativeMessage,
+    text: string,
+    opts: WriteOptions,
+  ): Promise<WriteResult | undefined> {
+    const committed = opts.final ? text : text.slice(0, stablePrefixEnd(text));
+    // Its table as a marker (stream-tables.ts): sent as a table block, in place.
+    const view = streamView(committed, opts.final);
+    if (!view.shown.startsWith(msg.shown)) {
+      // The text changed in what was already shown: only a full replacement is right.
+      if (!opts.final && msg.shown.startsWith(view.shown)) return {}; // nothing new is stable yet
+      return this.byEdit(ts, msg, text, opts);
+    }
+    if (msg.appendUncertain !== undefined) {
+      // An append whose answer was lost: what the message shows says whether it took effect.
+      const now = await this.readShown(ts);
+      if (now === msg.appendUncertain) msg.shown = now;
+      delete msg.appendUncertain;
+      // It shows something else, or the text changed in what it shows: only a replacement is right.
+      if (now !== msg.shown || !view.shown.startsWith(msg.shown)) return this.byEdit(ts, msg, text, opts);
+    }
+    const bucket = this.ctx.buckets.append;
+    try {
+      await appendToStream(this.ctx, ts, msg, view, opts.steps);
+    } catch (err) {
+      const e = translateSlackError(err, bucket.key);
+      if (isUncertain(e)) {
+        // The chunk may show already: the next write reads the message before appending again.
+        msg.appendUncertain = view.shown;
+        throw e;
+      }
+      fallBackFromStream(this.ctx, err, bucket);
+      // Refused (not in streaming state, ...): the edit replaces the whole text.
+      return this.byEdit(ts, msg, text, opts);
+    }
+    return undefined;
+  }
+
+  /** What message `ts` shows now (a read of the thread, paid from the history bucket). */
+  private async readShown(ts: string): Promise<string | undefined> {
+    try {
+      return await readShown(this.ctx.dest, ts);
+    } catch (err) {
+      throw translateSlackError(err, this.ctx.buckets.history.key);
+    }
+  }
+
+  /** The message's final write ends its stream (native-stream.ts stopStream). */
+  private async end(ts: string, msg: NativeMessage, text: string, opts: WriteOptions): Promise<WriteResult> {
+    const bucket = this.ctx.buckets.stop;
+    try {
+      await stopStream(this.ctx, ts, msg.timeline, opts);
+      msg.streaming = false;
+    } catch (err) {
+      if (msg.stopUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
+        // The stop whose answer was lost took effect, with its buttons: nothing is left to do.
+        msg.streaming = false;
+        return this.ctx.ladder.take();
+      }
+      const e = translateSlackError(err, bucket.key);
+      if (isUncertain(e)) {
+        // It may have stopped: its repeat tells (an edit instead would lose the feedback buttons).
+        msg.stopUncertain = true;
+        throw e;
+      }
+      fallBackFromStream(this.ctx, err, bucket);
+      return this.byEdit(ts, msg, text, opts);
+    }
+    return this.ctx.ladder.take();
+  }
+
+  /**
+   * After a start or post whose answer was lost: the message it made, if any, finished by edits
+   * (its stream stopped, its text replaced): a second stream is never started beside it.
+   */
+  private async adoptLost(text: string, opts: WriteOptions): Promise<PostResult | undefined> {
+    let found: { ts: string; text: string | undefined } | undefined;
+    try {
+      found = await findStarted(
+        this.ctx.dest,
+        this.lastTs ?? this.ctx.dest.userMessageTs,
+        new Set(this.messages.keys()),
+      );
+    } catch (err) {
+      throw translateSlackError(err, this.ctx.buckets.history.key);
+    }
+    if (found === undefined) return undefined;
+    this.ctx.deps.logger.info('Slack stream start whose answer was lost found; continuing in it');
+    const { ts } = found;
+    // A stream that shows the start of this text goes on streaming (its stop carries the buttons);
+    // anything else is finished by edits.
+    const streaming =
+      !this.streamsFailed && found.text !== undefined && renderMarkdownText(text).startsWith(found.text);
+    const timeline = new TaskTimeline();
+    const msg: NativeMessage = streaming
+      ? { shown: found.text ?? '', streaming: true, edited: false, timeline }
+      : { shown: '', streaming: !this.streamsFailed, edited: true, timeline };
+    this.track(ts, msg);
+    // Found: if the write below fails, the post's retry finishes this message (never looks again).
+    this.uncertainPart = undefined;
+    return this.finishPart(opts.part, ts, () =>
+      streaming ? this.edit(ts, text, opts) : this.byEdit(ts, msg, text, opts),
+    );
+  }
+
+  /** A new message posted, not streamed (streams failed): it is edited from then on. */
+  private async postByEdits(text: string, opts: WriteOptions): Promise<PostResult> {
+    const shown = orStep(text, opts);
+    try {
+      const { ts, overflow } = await postMarkdown(this.ctx, shown, opts.final);
+      this.track(ts, {
+        shown: renderMarkdownText(shown),
+        streaming: false,
+        edited: true,
+        timeline: new TaskTimeline(),
+      });
+      await postOverflowParts(this.ctx, ts, overflow);
+      return { messageId: ts, ...this.ctx.ladder.take() };
+    } catch (err) {
+      const e = translateSlackError(err, this.ctx.buckets.post.key);
+      if (isUncertain(e)) this.uncertainPart = opts.part;
+      throw e;
+    }
+  }
+
+  /** Message `ts`'s whole text replaced by an edit (native-fallback.ts). */
+  private byEdit(ts: string, msg: NativeMessage, text: string, opts: WriteOptions): Promise<WriteResult> {
+    return replaceByEdit(this.ctx, ts, msg, orStep(text, opts), opts.final);
+  }
+
+  /**
+   * The write that finishes part `part` in message `ts`, whose stream exists: should it fail, the
+   * part's retry finishes this message (post, startedPart), never starts another.
+   */
+  private async finishPart(part: number, ts: string, write: () => Promise<WriteResult>): Promise<PostResult> {
+    this.startedPart = { part, ts };
+    const written = await write();
+    this.startedPart = undefined;
+    return { messageId: ts, ...written };
+  }
+
+  /** A message of this reply is in the thread now (posted, started, or found after a lost answer). */
+  private track(ts: string, msg: NativeMessage): void {
+    this.messages.set(ts, msg);
+    this.current = msg;
+    this.lastTs = ts;
+    this.ctx.deps.onPosted?.(this.ctx.channel, this.ctx.threadTs);
+  }
 }

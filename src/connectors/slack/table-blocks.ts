@@ -24,7 +24,7 @@ type RichElement = types.RichTextElement;
 // openclaw/openclaw#57717 sends it so). Attachments show after a message's blocks, so the words
 // before the table are the message's blocks and the table with everything after it (the rest of
 // the words, the feedback buttons) is the attachment's: the reading order stays the words'.
-// Should Slack refuse the form anyway, the write goes again without it (reply-sink-edit.ts's form ladder): the
+// Should Slack refuse the form anyway, the write goes again without it (the form ladder, form-ladder.ts): the
 // same sections with every table as a monospace block, then plain text.
 //
 // Any other table (a second one, or one beyond the limits) is an aligned monospace block, so

@@ -3,7 +3,7 @@ import { ManualClock } from '../../../test/fakes/manual-clock.js';
 import { noopMetrics } from '../metrics-port.js';
 import type { BucketRef, ReplySink } from '../ports.js';
 import { RateLimitScheduler } from './scheduler.js';
-import { WritePacer } from '../reply/reply-writer.js';
+import { type StreamMode, WritePacer } from '../reply/write-pacer.js';
 
 // Two ways many replies starting at once used to spend what their finals needed (issue 13, the
 // `strict` workspace: chat.update 20 a minute, burst 5, when the connector guesses 50):
@@ -16,15 +16,22 @@ const MIN = 60_000;
 const UPDATE: BucketRef = { key: 'slack:T1:update', limit: 50, windowMs: MIN };
 const SHORT: BucketRef = { key: 'test:channel:C1', limit: 5, windowMs: 5_000 };
 
-function pacer(scheduler: RateLimitScheduler, clock: ManualClock, bucket: BucketRef): WritePacer {
+function pacer(scheduler: RateLimitScheduler, bucket: BucketRef): WritePacer {
   const sink = { buckets: () => [bucket] } as unknown as ReplySink; // the pacer reads only buckets()
-  return new WritePacer({ sink, scheduler, clock, editIntervalMs: 1000, platform: 'slack', metrics: noopMetrics });
+  return new WritePacer({ sink, scheduler, platform: 'slack', metrics: noopMetrics });
+}
+
+/** A new reply's pacer chooses its mode: which one. */
+function chosenMode(scheduler: RateLimitScheduler, bucket: BucketRef): StreamMode | undefined {
+  const p = pacer(scheduler, bucket);
+  p.chooseMode();
+  return p.mode;
 }
 
 it('replies choosing at once before any posted: only as many stream as the burst can pay finals for', () => {
   const clock = new ManualClock();
   const scheduler = new RateLimitScheduler({ clock });
-  const modes = Array.from({ length: 8 }, () => pacer(scheduler, clock, UPDATE).chooseMode());
+  const modes = Array.from({ length: 8 }, () => chosenMode(scheduler, UPDATE));
   const streaming = modes.filter((m) => m === 'stream').length;
   expect(streaming).toBe(scheduler.budget(UPDATE.key)?.burst);
   expect(modes.slice(streaming).every((m) => m === 'post-once')).toBe(true);
@@ -71,7 +78,7 @@ it("a short window pays many finals within the horizon: 20 replies at once all s
   const clock = new ManualClock();
   const scheduler = new RateLimitScheduler({ clock });
   const BOT: BucketRef = { key: 'discord:bot', limit: 50, windowMs: 1_000 };
-  const modes = Array.from({ length: 20 }, () => pacer(scheduler, clock, BOT).chooseMode());
+  const modes = Array.from({ length: 20 }, () => chosenMode(scheduler, BOT));
   expect(modes.every((m) => m === 'stream')).toBe(true);
 });
 

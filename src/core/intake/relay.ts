@@ -23,11 +23,12 @@ import {
 } from '../ports.js';
 import { type RecoveryReport, recoverInterrupted } from '../reply/recovery.js';
 import { Refusals } from './refusals.js';
-import type { Relay, RelayDeps } from './relay-types.js';
-import { replyTo } from '../reply/reply-to.js';
+import type { BotRouter, Relay, RelayDeps, RemoteStops } from './relay-types.js';
+import { type ReplyDeps, replyTo } from '../reply/reply-to.js';
 import { RateLimitScheduler } from '../budget/scheduler.js';
 import { isStoreUnavailable } from '../store-errors.js';
-import { HoldFullError, StoreHold } from './store-hold.js';
+import { StoreHold } from './store-hold.js';
+import { tellUnexpected } from './unexpected.js';
 import { CONTEXT_OFF, ThreadContext } from '../reply/thread-context.js';
 import { MESSAGES } from '../user-messages.js';
 
@@ -43,64 +44,75 @@ export type { RecoveryReport } from '../reply/recovery.js';
 export type { AllowList } from './admission.js';
 export type * from './relay-types.js';
 
-/** The parts createRelay composes, as the steps after admission use them. */
-interface Parts {
-  deps: RelayDeps;
-  order: PlaceOrder;
-  admission: Admission;
-  stops: UserStops;
-  resetPlace(place: Place): Promise<void>;
+/**
+ * What every reply is given (reply-to.ts's ReplyDeps) besides what is its own: its key, its Stop,
+ * its scheduler (fair by user) and the end of its upstream slot.
+ */
+type ReplyBase = Omit<ReplyDeps, 'scheduler' | 'onUpstreamEnd' | 'replyKey' | 'stop'>;
+
+/** The conversations of the places and their earlier messages, which a reset forgets together. */
+interface PlaceMemory {
   conversations: Conversations;
   threadContext: ThreadContext;
-  scheduler: RateLimitScheduler;
+  resetPlace(place: Place): Promise<void>;
+}
+
+/** The lines a message waits in: its place's (PlaceOrder), then an upstream slot's (FairSlots). */
+interface Lines {
+  order: PlaceOrder;
   slots: FairSlots;
-  live: LiveReplies;
+  /** The number waiting (for a place or a slot) changed. */
+  reportQueue(): void;
+}
+
+/** What every step after admission may need: the scheduler, the shutdown, the word to the user. */
+interface StepParts {
+  scheduler: RateLimitScheduler;
   /** Messages kept while the store cannot be used (store-hold.ts). */
   hold: StoreHold;
   shutdown: AbortSignal;
-  /** Replies with an upstream slot now; `changed` reports it. */
-  running: { count: number; changed(): void };
-  /** The number waiting (for a place or a slot) changed. */
-  reportQueue(): void;
   notice(msg: IncomingMessage, text: string): Promise<void>;
   unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult>;
 }
 
+/** What a message's turn in its place needs (inTurn). */
+interface TurnParts extends StepParts {
+  order: PlaceOrder;
+  admission: Admission;
+}
+
+/** What answering a message first in its place needs (answer): a slot, its Stop, its reply. */
+interface AnswerParts extends StepParts {
+  slots: FairSlots;
+  /** The number waiting (for a place or a slot) changed. */
+  reportQueue(): void;
+  /** Replies with an upstream slot now; `changed` reports it. */
+  running: { count: number; changed(): void };
+  live: LiveReplies;
+  /** Several replicas: a Stop for a reply another replica writes goes there. */
+  remoteStops: RemoteStops | undefined;
+  botFor: BotRouter;
+  reply: ReplyBase;
+}
+
+/** The parts createRelay composes: what respond() hands on, and the typed Stop and reset it runs. */
+interface Parts extends Lines, TurnParts, AnswerParts {
+  stops: UserStops;
+  resetPlace(place: Place): Promise<void>;
+  maxMessageChars: number | undefined;
+}
+
 export function createRelay(deps: RelayDeps): Relay {
-  const { settings, clock, metrics, inflight, logger } = deps;
+  const { settings, clock, metrics, logger } = deps;
   const scheduler = deps.scheduler ?? new RateLimitScheduler({ clock });
-  const conversations = new Conversations({
-    store: deps.conversations,
-    chat: deps.chat,
-    clock,
-    sessionIdleSeconds: settings.sessionIdleSeconds,
-    logger,
-  });
-  const threadContext = new ThreadContext({ scheduler, clock, settings: settings.context ?? CONTEXT_OFF, metrics });
-  const resetPlace = async (place: Place) => {
-    await conversations.reset(place);
-    threadContext.changed(place);
-  };
-  const slots = new FairSlots(settings.maxConcurrentReplies);
-  const reportQueue = () => metrics.queueDepth(order.waiting + slots.waiting);
-  const order: PlaceOrder = new PlaceOrder({
-    maxWaitingPerPlace: settings.maxQueuePerPlace ?? 10,
-    locks: deps.placeLocks,
-    onWaiting: reportQueue,
-    onGiveBackError: (err) =>
-      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not give a place back'),
-  });
+  const memory = placeMemory(deps, scheduler);
+  const lines = waitingLines(deps);
   const shutdown = new AbortController();
   // Every reply in flight listens to it (up to MAX_CONCURRENT_REPLIES): not a leak.
   setMaxListeners(0, shutdown.signal);
-  const pending = new Set<Promise<HandleResult>>();
-  const running = { count: 0, changed: () => metrics.inFlight(running.count) };
   /** Replies being written, by reply key and by place (one per place: the place's order). */
   const live = new LiveReplies();
   deps.remoteStops?.onStop((replyKey, userId) => live.stop(replyKey, userId));
-  const stops = userStops(live, deps.remoteStops);
-  const pruning = pruneHourly({ ...deps, retentionDays: settings.conversationRetentionDays });
-
   const notice = (msg: IncomingMessage, text: string) => postNotice(msg.sink, text, scheduler, logger);
   // Refusals (per-user limit, busy, restarting): privately where the platform can, else rarely.
   const refusals = new Refusals({ scheduler, clock, logger });
@@ -112,38 +124,11 @@ export function createRelay(deps: RelayDeps): Relay {
     health: deps.storeHealth,
     ...(settings.holdMaxSeconds !== undefined ? { maxHoldMs: settings.holdMaxSeconds * 1000 } : {}),
   });
-  /**
-   * A store failure or a bug before anything was shown: the user still gets a word. A message the
-   * store's outage held (store-hold.ts) and that cannot wait any longer: the hold is full (busy,
-   * privately), the shutdown came first (restarting), or the outage outlasted the hold (storage).
-   */
-  async function unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult> {
-    const platform = msg.place.platform;
-    if (err instanceof HoldFullError) {
-      await refusals.tell(msg, MESSAGES.overloaded);
-      return { status: 'queue_full' };
-    }
-    if (shutdown.signal.aborted && err === shutdown.signal.reason) {
-      await msg.sink.clearWorking().catch(() => {});
-      metrics.deliveryRefused(platform, 'restarting');
-      await notice(msg, MESSAGES.restarting);
-      return { status: 'interrupted' };
-    }
-    const storage = isStoreUnavailable(err);
-    const reason = err instanceof Error ? err.message : String(err);
-    if (storage) logger.error({ err: reason }, 'the store is unavailable; message answered with a notice');
-    else logger.error({ err: reason }, 'reply failed unexpectedly');
-    metrics.replyFailed(platform, storage ? 'storage' : 'internal');
-    if (storage) await msg.sink.clearWorking().catch(() => {});
-    await notice(msg, storage ? MESSAGES.storageDown : MESSAGES.error);
-    return { status: 'failed' };
-  }
-
+  const failure = { refusals, shutdown: shutdown.signal, metrics, logger, notice };
+  const unexpected = (msg: IncomingMessage, err: unknown) => tellUnexpected(failure, msg, err);
+  const { order, slots } = lines;
   const admission = new Admission({
-    allow: settings.allow,
-    userMessagesPerMinute: settings.userMessagesPerMinute,
-    maxMessageChars: settings.maxMessageChars,
-    maxQueued: settings.maxQueuedReplies ?? 256,
+    ...admissionSettings(deps),
     events: deps.events,
     metrics,
     clock,
@@ -156,38 +141,110 @@ export function createRelay(deps: RelayDeps): Relay {
     hold,
     shutdown: shutdown.signal,
   });
+  const running = { count: 0, changed: () => metrics.inFlight(running.count) };
   const parts: Parts = {
-    deps,
-    order,
+    ...lines,
     admission,
-    stops,
-    resetPlace,
-    conversations,
-    threadContext,
+    stops: userStops(live, deps.remoteStops),
+    resetPlace: memory.resetPlace,
     scheduler,
-    slots,
     live,
+    remoteStops: deps.remoteStops,
     hold,
     shutdown: shutdown.signal,
     running,
-    reportQueue,
     notice,
     unexpected,
+    maxMessageChars: settings.maxMessageChars,
+    botFor: deps.botFor,
+    reply: replyBase(deps, memory),
   };
+  return relayOf(deps, parts, shutdown);
+}
 
+/** The conversations and the thread context of the places. */
+function placeMemory(deps: RelayDeps, scheduler: RateLimitScheduler): PlaceMemory {
+  const { settings, clock, metrics, logger } = deps;
+  const conversations = new Conversations({
+    store: deps.conversations,
+    chat: deps.chat,
+    clock,
+    sessionIdleSeconds: settings.sessionIdleSeconds,
+    logger,
+  });
+  const threadContext = new ThreadContext({ scheduler, clock, settings: settings.context ?? CONTEXT_OFF, metrics });
+  const resetPlace = async (place: Place) => {
+    await conversations.reset(place);
+    threadContext.changed(place);
+  };
+  return { conversations, threadContext, resetPlace };
+}
+
+function waitingLines(deps: RelayDeps): Lines {
+  const { settings, metrics, logger } = deps;
+  const slots = new FairSlots(settings.maxConcurrentReplies);
+  const reportQueue = () => metrics.queueDepth(order.waiting + slots.waiting);
+  const order: PlaceOrder = new PlaceOrder({
+    maxWaitingPerPlace: settings.maxQueuePerPlace ?? 10,
+    locks: deps.placeLocks,
+    onWaiting: reportQueue,
+    onGiveBackError: (err) =>
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not give a place back'),
+  });
+  return { order, slots, reportQueue };
+}
+
+/** Admission's limits from the settings. */
+function admissionSettings({ settings }: RelayDeps) {
   return {
-    rateLimits: scheduler,
+    allow: settings.allow,
+    userMessagesPerMinute: settings.userMessagesPerMinute,
+    maxMessageChars: settings.maxMessageChars,
+    maxQueued: settings.maxQueuedReplies ?? 256,
+  };
+}
+
+function replyBase(deps: RelayDeps, memory: PlaceMemory): ReplyBase {
+  const { settings } = deps;
+  return {
+    chat: deps.chat,
+    conversations: memory.conversations,
+    inflight: deps.inflight,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    clock: deps.clock,
+    streaming: settings.streaming,
+    editIntervalMs: settings.streamEditIntervalMs,
+    ...(deps.replicaId !== undefined ? { owner: deps.replicaId } : {}),
+    feedback: { store: deps.feedback, show: settings.feedback === true },
+    agent: { steps: settings.showSteps !== false, sources: settings.showSources !== false },
+    context: memory.threadContext,
+    ...(settings.maxMessageChars !== undefined ? { maxMessageChars: settings.maxMessageChars } : {}),
+    ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),
+    ...(settings.replyMaxChars !== undefined ? { replyMaxChars: settings.replyMaxChars } : {}),
+    ...(deps.hooks !== undefined ? { hooks: deps.hooks } : {}),
+  };
+}
+
+/** The relay as connectors and main.ts use it, over its parts. */
+function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
+  const { settings, metrics, logger, clock, inflight } = deps;
+  const { order, slots, live, stops, running } = p;
+  const pending = new Set<Promise<HandleResult>>();
+  const pruning = pruneHourly({ ...deps, retentionDays: settings.conversationRetentionDays });
+  return {
+    rateLimits: p.scheduler,
 
     arrive: (place: Place, eventId: string, at: number): Arrival => order.arrive(place, eventId, at),
 
     handle(msg: IncomingMessage): Promise<HandleResult> {
-      const p = admission.admit(msg).then((a) => ('status' in a ? a : respond(parts, a)));
-      pending.add(p);
+      const handled = p.admission.admit(msg).then((a) => ('status' in a ? a : respond(p, a)));
+      pending.add(handled);
       order.handed(msg.arrival);
       // A message refused before its spot was taken gives up the place it took on arrival.
       msg.arrival?.leave();
-      void p.finally(() => pending.delete(p)).catch(() => {});
-      return p;
+      void handled.finally(() => pending.delete(handled)).catch(() => {});
+      return handled;
     },
 
     stop: (replyKey: string, userId: string): Promise<StopResult> => stops.reply(replyKey, userId),
@@ -199,12 +256,12 @@ export function createRelay(deps: RelayDeps): Relay {
       // In the place's order, so a reset never overtakes a reply being written there.
       const turn = order.enterHere(placeKey(place));
       if (turn === undefined) {
-        await resetPlace(place);
+        await p.resetPlace(place);
         return;
       }
       const release = await turn;
       try {
-        await resetPlace(place);
+        await p.resetPlace(place);
       } finally {
         release();
       }
@@ -226,7 +283,7 @@ export function createRelay(deps: RelayDeps): Relay {
 }
 
 /** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
-function inTurn(p: Parts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
+function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
   const { msg, spot } = a;
   const { scheduler, shutdown } = p;
   if (spot.here === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
@@ -263,7 +320,7 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
     // `stop` from the asker while their reply streams here (or, with several replicas, at
     // another one) stops it; from anyone else, or with nothing streaming, it is a message.
     const reply = p.live.inPlace(placeKey(msg.place));
-    if (reply === undefined ? p.deps.remoteStops !== undefined : reply.askerId === msg.userId) {
+    if (reply === undefined ? p.remoteStops !== undefined : reply.askerId === msg.userId) {
       const result = await p.stops.place(msg.place, msg.userId).catch(() => 'not_found' as const);
       if (result === 'stopped') {
         p.order.leave(a.spot);
@@ -274,9 +331,7 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
   const refused = p.admission.limits(a);
   if (refused !== undefined) return refused;
   const withFiles =
-    files.length === 0
-      ? undefined
-      : attachmentBlock(files, { userText: text, maxChars: p.deps.settings.maxMessageChars });
+    files.length === 0 ? undefined : attachmentBlock(files, { userText: text, maxChars: p.maxMessageChars });
   return inTurn(p, a, async () => {
     // Files that did not make it are named first, in the place's spot, so the notice comes
     // before the reply; the rest of the message still goes upstream.
@@ -288,9 +343,8 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
 }
 
 /** A message first in its place: an upstream slot (fair by user), then its reply, live for Stop. */
-async function answer(p: Parts, msg: IncomingMessage, text: string): Promise<HandleResult> {
-  const { deps, slots, running } = p;
-  const { settings, metrics } = deps;
+async function answer(p: AnswerParts, msg: IncomingMessage, text: string): Promise<HandleResult> {
+  const { slots, running } = p;
   let release: () => void;
   try {
     release = await slots.acquire(p.shutdown, partyOf(msg));
@@ -316,7 +370,7 @@ async function answer(p: Parts, msg: IncomingMessage, text: string): Promise<Han
   };
   const replyKey = randomUUID();
   const { entry, end: endLive } = p.live.begin(replyKey, msg.userId, placeKey(msg.place));
-  deps.remoteStops?.started(placeKey(msg.place), replyKey, msg.userId);
+  p.remoteStops?.started(placeKey(msg.place), replyKey, msg.userId);
   try {
     if (p.shutdown.aborted) {
       releaseSlot();
@@ -326,31 +380,16 @@ async function answer(p: Parts, msg: IncomingMessage, text: string): Promise<Han
     const reply = () =>
       replyTo(
         {
-          chat: deps.chat,
-          conversations: p.conversations,
-          inflight: deps.inflight,
-          metrics,
-          logger: deps.logger,
-          clock: deps.clock,
+          ...p.reply,
           // The reply's writes wait in turn with other users' (fair by user), not behind them all.
           scheduler: forParty(p.scheduler, partyOf(msg)),
-          streaming: settings.streaming,
-          editIntervalMs: settings.streamEditIntervalMs,
           onUpstreamEnd: releaseSlot,
           replyKey,
-          ...(deps.replicaId !== undefined ? { owner: deps.replicaId } : {}),
           stop: entry.stop.signal,
-          feedback: { store: deps.feedback, show: settings.feedback === true },
-          agent: { steps: settings.showSteps !== false, sources: settings.showSources !== false },
-          context: p.threadContext,
-          ...(settings.maxMessageChars !== undefined ? { maxMessageChars: settings.maxMessageChars } : {}),
-          ...(settings.replyMaxSeconds !== undefined ? { replyMaxMs: settings.replyMaxSeconds * 1000 } : {}),
-          ...(settings.replyMaxChars !== undefined ? { replyMaxChars: settings.replyMaxChars } : {}),
-          ...(deps.hooks !== undefined ? { hooks: deps.hooks } : {}),
         },
         msg,
         text,
-        deps.botFor(msg.place),
+        p.botFor(msg.place),
         p.shutdown,
       );
     // The conversation and the reply in flight are read and written before anything is shown:

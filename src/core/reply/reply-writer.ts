@@ -1,38 +1,30 @@
 import {
   type Clock,
   FORM_REFUSED,
-  type Platform,
   PlatformRateLimitedError,
   PlatformWriteError,
-  type ReplySink,
   type WriteOptions,
   type WriteResult,
 } from '../ports.js';
 import { type FinishOptions, hasText, MessageLedger, nextWrite, ReplyText, type WritePlan } from './reply-text.js';
-import { NOTHING_SENT, type WritePriority, type WriteScheduler } from '../budget/write-scheduler.js';
-import type { BridgeMetrics } from '../metrics-port.js';
+import { NOTHING_SENT } from '../budget/write-scheduler.js';
 import type { Logger } from 'pino';
 import type { AgentWork } from './agent-work.js';
 import type { AgentFile } from '../chat-port.js';
+import { type PacerOptions, WritePacer } from './write-pacer.js';
 
 // Shows one reply on the platform while its text grows: nothing before there is non-whitespace
 // text; the first text posted at once; then edits of the message at most once per edit interval,
 // each carrying everything that arrived meanwhile, the next only after the previous finished; one
 // final write per message, as soon as the buckets allow once the upstream ended; continuation in a
 // new message when the text outgrows the message or the message grows too old. What the next
-// write is comes from reply-text.ts; when it may leave from the WritePacer below (the edit
-// interval, the write's priority, the grant, the final held, stream or post once). Every write
-// goes through the one scheduler, and its outcome back through its grant.
+// write is comes from reply-text.ts; when it may leave from the edit interval here and from the
+// WritePacer (write-pacer.ts: the write's priority, the grant, the final held, stream or post
+// once). Every write goes through the one scheduler, and its outcome back through its grant.
 
-export type StreamMode = 'stream' | 'post-once';
-
-export interface ReplyWriterOptions {
-  sink: ReplySink;
-  scheduler: WriteScheduler;
+export interface ReplyWriterOptions extends PacerOptions {
   clock: Clock;
   editIntervalMs: number;
-  platform: Platform;
-  metrics: BridgeMetrics;
   logger: Logger;
   /**
    * Records each write's text with the reply's message ids: an edit before it is sent (crash
@@ -66,6 +58,26 @@ export interface WriterResult {
   error?: unknown;
 }
 
+/**
+ * The phase a reply is in, as far as the platform shows it. It moves forward only:
+ *
+ *   working ─► post-once ─► steps ─► text
+ *      └──────────┴─────────►┴───────►┘
+ *   any ─► failed
+ *
+ * `working`: nothing on the platform yet (the working indicator shows, if started). `post-once`:
+ * nothing until the end, when the whole text is posted once (the pacer found no budget for one
+ * more streamed reply's final). `steps`: a write went, showing the agent's steps but no answer
+ * text. `text`: the answer's text is on the platform (its first-text metric went). `failed`: a
+ * write failed for good; no write follows, and `shown` says whether one had gone before.
+ */
+type WriterState =
+  | { phase: 'working' }
+  | { phase: 'post-once' }
+  | { phase: 'steps' }
+  | { phase: 'text' }
+  | { phase: 'failed'; error: unknown; shown: boolean };
+
 /** Retries of a write the sink says may work again (network), with growing delay from the base. */
 const MAX_WRITE_RETRIES = 3;
 const RETRY_BASE_MS = 500;
@@ -75,7 +87,7 @@ export class ReplyWriter {
   private readonly text: ReplyText;
   private readonly ledger = new MessageLedger();
   private readonly pacer: WritePacer;
-  private fatal: unknown;
+  private state: WriterState = { phase: 'working' };
   private retries = 0;
   private running: Promise<void> | undefined;
   /** Wakes a pause waiting for new text. */
@@ -83,10 +95,6 @@ export class ReplyWriter {
   /** Wakes a pause waiting for new text or the end (the edit interval does not delay a final). */
   private wakeOnEnd: (() => void) | undefined;
   private working: Promise<void> = Promise.resolve();
-  private firstShown = false;
-  /** The first write with answer text went (a write of steps alone does not count). */
-  private firstTextShown = false;
-  private yielded = false;
   /** The files the sink shows went with the reply's last write. */
   private filesShown = false;
 
@@ -102,6 +110,22 @@ export class ReplyWriter {
     opts.work?.onSteps(() => this.stepsChanged());
   }
 
+  /** Something is on the platform (a write went), whatever happened since. */
+  private get shown(): boolean {
+    const { state } = this;
+    return state.phase === 'steps' || state.phase === 'text' || (state.phase === 'failed' && state.shown);
+  }
+
+  /** A write went: its text is answer text (`text`) or only the agent's steps. */
+  private toShown(text: boolean): void {
+    if (this.state.phase === 'failed' || this.state.phase === 'text') return;
+    this.state = { phase: text ? 'text' : 'steps' };
+  }
+
+  private toFailed(error: unknown): void {
+    this.state = { phase: 'failed', error, shown: this.shown };
+  }
+
   /**
    * The agent's steps changed: named in the working indicator while nothing is shown, and written
    * into the reply's message (a sink that shows steps) by the loop, paced like an edit.
@@ -111,7 +135,7 @@ export class ReplyWriter {
     if (work === undefined || this.text.ended) return;
     // Between two steps none runs for a moment: the indicator keeps naming the last one.
     const running = work.running();
-    if (!this.firstShown && sink.showStep !== undefined && running !== undefined)
+    if (!this.shown && sink.showStep !== undefined && running !== undefined)
       this.working = this.working.then(() => sink.showStep?.(running)).catch(() => {});
     if (sink.showsSteps === true) this.kick();
   }
@@ -149,10 +173,10 @@ export class ReplyWriter {
     this.kick();
     // The loop may restart itself once (text that came in while it was finishing).
     for (let i = 0; i < 100 && this.running !== undefined; i++) await this.running;
-    if (!this.firstShown) await this.working.then(() => this.o.sink.clearWorking()).catch(() => {});
+    if (!this.shown) await this.working.then(() => this.o.sink.clearWorking()).catch(() => {});
     this.pacer.close();
     const result: WriterResult = { messageIds: [...this.ledger.ids], text: this.text.content() };
-    if (this.fatal !== undefined) result.error = this.fatal;
+    if (this.state.phase === 'failed') result.error = this.state.error;
     return result;
   }
 
@@ -161,7 +185,7 @@ export class ReplyWriter {
       this.running = this.run().finally(() => {
         this.running = undefined;
         // Text may have arrived while the loop was finishing.
-        if (this.fatal !== undefined) return;
+        if (this.state.phase === 'failed') return;
         const { kind } = this.plan();
         if (kind !== 'done' && kind !== 'wait') this.kick();
       });
@@ -200,7 +224,9 @@ export class ReplyWriter {
   private async run(): Promise<void> {
     // Bounded: every pass writes, sleeps until a deadline, waits for new input, or moves past
     // text (a whitespace-only cut, the one yield before a post).
-    while (this.fatal === undefined) {
+    /** The loop let the event loop turn once since its last write (see below). */
+    let yielded = false;
+    while (this.state.phase !== 'failed') {
       const plan = this.plan();
       if (plan.kind === 'done') return;
       if (plan.kind === 'skip') {
@@ -214,14 +240,18 @@ export class ReplyWriter {
       const ending = this.text.ended;
       const posted = this.ledger.msg.id !== undefined;
       if (!posted && !ending) {
-        if (!this.yielded) {
+        if (!yielded) {
           // Let the event loop turn once before a post: deltas and the end that arrived together
           // (a reply sent whole) then make one final post instead of a post and an edit.
-          this.yielded = true;
+          yielded = true;
           await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
-        if (this.ledger.ids.length === 0 && this.pacer.chooseMode() === 'post-once') {
+        if (this.state.phase === 'working' && this.ledger.ids.length === 0) {
+          this.pacer.chooseMode();
+          if (this.pacer.mode === 'post-once') this.state = { phase: 'post-once' };
+        }
+        if (this.state.phase === 'post-once') {
           // Nothing is shown until the end: the whole text is posted once then.
           await this.pause(undefined, true);
           continue;
@@ -235,7 +265,7 @@ export class ReplyWriter {
         await this.pause(due, false);
         continue;
       }
-      this.yielded = false;
+      yielded = false;
       // A write of steps alone (no text a user is owed) is an intermediate one, even as a post.
       const stepsOnly = !plan.final && plan.text === this.ledger.msg.sent;
       await this.write(posted ? 'edit' : 'post', plan.final, stepsOnly);
@@ -299,12 +329,11 @@ export class ReplyWriter {
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.ledger.part > 0 ? 'continuation' : 'post');
     for (const reason of fallbacks ?? []) metrics.richFallback(platform, reason);
     this.ledger.wrote(plan.text, plan.final, startedAt, steps);
-    if (!this.firstShown) {
-      this.firstShown = true;
-      void this.working.then(() => sink.clearWorking()).catch(() => {});
-    }
-    if (!this.firstTextShown && hasText(plan.text)) {
-      this.firstTextShown = true;
+    const wasShown = this.shown;
+    const wasText = this.state.phase === 'text';
+    this.toShown(hasText(plan.text));
+    if (!wasShown) void this.working.then(() => sink.clearWorking()).catch(() => {});
+    if (!wasText && this.state.phase === 'text') {
       const at = clock.now();
       if (this.o.receivedAt !== undefined)
         metrics.platformFirstText(platform, Math.max(0, at - this.o.receivedAt) / 1000);
@@ -347,7 +376,7 @@ export class ReplyWriter {
       });
       return;
     }
-    this.fatal = err;
+    this.toFailed(err);
     const code = err instanceof PlatformWriteError ? err.code : undefined;
     logger.error(
       { code, err: err instanceof Error ? err.message : String(err) },
@@ -372,97 +401,5 @@ export class ReplyWriter {
       this.wakeOnEnd = done;
       if (onInput) this.wakeOnInput = done;
     });
-  }
-}
-
-/**
- * When a reply's writes may leave: the scheduler's grant for each, the budget held for the reply's
- * final, and whether the reply streams at all ("post once" when the budgets cannot pay one more
- * live reply's final).
- */
-export type PacerOptions = Pick<
-  ReplyWriterOptions,
-  'sink' | 'scheduler' | 'clock' | 'editIntervalMs' | 'platform' | 'metrics'
->;
-
-export class WritePacer {
-  private modeChosen: StreamMode | undefined;
-  /** An intermediate write waiting for budget: aborted when the reply ends (the final replaces it). */
-  private pendingIntermediate: AbortController | undefined;
-  /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
-  private releaseHold: (() => void) | undefined;
-  /** This reply counts in the post-once gauge. */
-  private inPostOnceGauge = false;
-
-  constructor(private readonly o: PacerOptions) {}
-
-  /**
-   * Before the reply's first post while the upstream still runs: stream if the budgets can pay
-   * this reply's final besides those of the live replies, else post the whole text once at the end
-   * (the working indicator, which costs no write budget, shows meanwhile).
-   */
-  chooseMode(): StreamMode {
-    if (this.modeChosen !== undefined) return this.modeChosen;
-    const { scheduler, sink, metrics, platform } = this.o;
-    scheduler.weighFinal(sink.buckets('edit'));
-    this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
-    // The final is held the moment the reply chooses to stream, not once its first post is in:
-    // replies that choose while this one waits for its post budget must count its final too.
-    if (this.modeChosen === 'stream') this.holdFinal();
-    if (this.modeChosen === 'post-once') {
-      this.inPostOnceGauge = true;
-      metrics.postOnce(platform, 1);
-    }
-    return this.modeChosen;
-  }
-
-  /**
-   * One write through the scheduler (`send` runs once granted); rejects without sending when an
-   * intermediate write was overtaken by the end or the scheduler closed. Finals
-   * of a reply the user already sees come first; a post (the first text, or a post-once reply's
-   * only one) after them; intermediate writes last, leaving what held finals need. A continuation
-   * posted while the reply streams is one of those: its text is not final, so it costs a write
-   * besides the message's final one, like an edit. Left waiting when the reply ends, it is
-   * dropped and asked again as the message's final post (see ended()).
-   */
-  async write<T extends WriteResult | typeof NOTHING_SENT>(
-    op: 'post' | 'edit',
-    final: boolean,
-    shown: boolean,
-    send: () => Promise<T>,
-  ): Promise<T> {
-    const priority: WritePriority = op === 'post' && !shown ? 'first' : final ? 'final' : 'edit';
-    const pending = priority === 'edit' ? new AbortController() : undefined;
-    this.pendingIntermediate = pending;
-    // One attempt: after a 429 the writer plans again (the text has grown) and asks anew.
-    return this.o.scheduler
-      .write(this.o.sink.buckets(op), priority, send, { signal: pending?.signal, attempts: 1 })
-      .finally(() => {
-        if (this.pendingIntermediate === pending) this.pendingIntermediate = undefined;
-      });
-  }
-
-  /** From the first message on, a streaming reply will need a final edit: hold budget for it. */
-  holdFinal(): void {
-    if (this.releaseHold !== undefined || this.modeChosen === 'post-once') return;
-    this.releaseHold = this.o.scheduler.hold(this.o.sink.buckets('edit'));
-  }
-
-  /**
-   * The upstream ended: an intermediate write still queued (an edit, a continuation post) would
-   * show stale text and then need another write, so it is dropped and the writer asks again with
-   * the final's priority.
-   */
-  ended(): void {
-    this.pendingIntermediate?.abort();
-  }
-
-  /** The reply is over: release what it held. Idempotent. */
-  close(): void {
-    this.releaseHold?.();
-    if (this.inPostOnceGauge) {
-      this.inPostOnceGauge = false;
-      this.o.metrics.postOnce(this.o.platform, -1);
-    }
   }
 }
