@@ -15,11 +15,16 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../../core/ports.js';
-import type { AgentFile, AgentStep } from '../../core/chat-port.js';
+import type { AgentStep } from '../../core/chat-port.js';
 import type { Logger } from '../../logger.js';
-import { pageFile, type TurnListener, TurnEvents } from './turn-events.js';
+import { type PageFile, pageFile, type TurnListener, TurnEvents } from './turn-events.js';
 import type { AskView, ReplyListener, ReplyState, ReplyView } from './history-merge.js';
-import { type ClaimResult, ConversationTable, MAX_CONVERSATIONS } from './conversation-table.js';
+import {
+  type ClaimResult,
+  type ConversationEntry,
+  ConversationTable,
+  MAX_CONVERSATIONS,
+} from './conversation-table.js';
 
 // The playground: a web chat served by the bridge itself. A conversation of the page is a place
 // (`playground:-:<conversation>:-`), kept in the store like a Slack thread or a Discord channel.
@@ -40,8 +45,11 @@ export interface PlaygroundConnector extends Connector {
    * since start, keeps it), or why not: call before any other method that names a conversation.
    */
   claim(conversation: string, user: string, stored?: string): ClaimResult;
-  /** A message typed in the page by `user`. Returns once the relay has it (the reply streams on). */
-  send(conversation: string, text: string, user: string, bot?: string): { eventId: string };
+  /**
+   * A message typed in the page by `user`. Returns once the relay has it (the reply streams on).
+   * `retryOf`: the turn whose failed reply this one replaces (Retry): that turn leaves the history.
+   */
+  send(conversation: string, text: string, user: string, bot?: string, retryOf?: string): { eventId: string };
   /** Turns of the conversation the bridge is not done with (their eventIds): a reload shows them as typing. */
   underway(conversation: string): string[];
   /** The bot the conversation's page picked (one of the options' `bots`), if any. */
@@ -111,6 +119,14 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     }
   };
 
+  /** A retried turn leaves the history: its message is marked replaced, its reply's messages go. */
+  const replace = (entry: ConversationEntry, eventId: string): void => {
+    const ask = entry.asks.find((a) => a.eventId === eventId);
+    if (ask === undefined) return;
+    ask.replaced = true;
+    entry.replies = entry.replies.filter((v) => !v.id.startsWith(`${eventId}.`));
+  };
+
   const find = (conversation: string, id: string): ReplyView | undefined =>
     table.get(conversation)?.replies.find((r) => r.id === id);
 
@@ -175,8 +191,8 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     }
 
     /** A file or image the assistant made: a link or a download in the page. */
-    private file(file: AgentFile): void {
-      turns.emit(this.conversation, { kind: 'file', eventId: this.eventId, file: pageFile(file) });
+    private file(file: PageFile): void {
+      turns.emit(this.conversation, { kind: 'file', eventId: this.eventId, file });
     }
 
     async post(text: string, o: WriteOptions): Promise<PostResult> {
@@ -203,7 +219,11 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     private apply(view: ReplyView, text: string, o: WriteOptions): void {
       // A final write carries no steps: the line goes away with the reply's last word.
       if (o.steps !== undefined || o.final) this.steps(o.final ? [] : (o.steps ?? []));
-      if (o.last) for (const f of o.files ?? []) this.file(f);
+      if (o.last && o.files !== undefined && o.files.length > 0) {
+        // Kept with the reply's last message too: a reload shows them again (history-merge.ts).
+        view.files = o.files.map(pageFile);
+        for (const f of view.files) this.file(f);
+      }
       view.text = text;
       view.writes += 1;
       if (o.replyKey !== undefined) view.replyKey = o.replyKey;
@@ -276,7 +296,7 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       return table.claim(conversation, user, stored);
     },
 
-    send(conversation: string, text: string, user: string, bot?: string): { eventId: string } {
+    send(conversation: string, text: string, user: string, bot?: string, retryOf?: string): { eventId: string } {
       const h = handler;
       if (h === undefined || stopping) throw new Error('the playground is not running');
       if (bot !== undefined && (opts.bots ?? []).length > 1 && opts.bots?.includes(bot) === true) {
@@ -309,7 +329,8 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       let mine = unfinished.get(conversation);
       if (mine === undefined) unfinished.set(conversation, (mine = new Set()));
       mine.add(eventId);
-      const kept = table.ensure(conversation).asks;
+      if (retryOf !== undefined && !(unfinished.get(conversation)?.has(retryOf) ?? false)) replace(entry, retryOf);
+      const kept = entry.asks;
       kept.push({ eventId, text: msg.text });
       if (kept.length > KEPT_PER_CONVERSATION) kept.shift();
       // The conversation id lets whoever reads it follow the conversation's owner: debug only.

@@ -355,7 +355,8 @@ export function createPlaygroundRoutes(opts: PlaygroundHttpOptions): PlaygroundR
             return;
           }
           const bot = typeof body.bot === 'string' ? body.bot : undefined;
-          sendJson(res, 202, connector.send(conversation, text, user, bot));
+          const retryOf = typeof body.retryOf === 'string' ? body.retryOf : undefined;
+          sendJson(res, 202, connector.send(conversation, text, user, bot, retryOf));
           return;
         }
         case '/playground/api/stop':
