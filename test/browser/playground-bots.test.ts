@@ -1,61 +1,29 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBridgeStore } from '../../src/bridge-store.js';
-import { buildConfig, parseRawEnv } from '../../src/config/config.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logger.js';
-import { type Bridge, buildBridge } from '../../src/main.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { type BrowserBridge, haveChromium, startBrowserBridge } from './browser-bridge.js';
 
 // The playground's bot picker: when BOT_ROUTES names bots besides CHAT_BOT_ID, the page offers
 // them, and a conversation's messages go to the bot picked for it (the upstream says which it
 // got), also after a reload of the page. Real emulator, real bridge, real Chromium.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-
 describe.skipIf(!haveChromium)('playground bot picker in a browser', { timeout: 90_000 }, () => {
+  let env: BrowserBridge | undefined;
   let emulator: Emulator | undefined;
-  let bridge: Bridge | undefined;
   let browser: Browser | undefined;
   let base = '';
-  let dir = '';
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'playground-bots-'));
-    emulator = await startEmulator({ bots: ['demo-bot', 'support-bot'] });
-    const raw = parseRawEnv({
-      CHAT_API_URL: emulator.url,
-      CHAT_API_KEY: 'dev-key',
-      CHAT_BOT_ID: 'demo-bot',
-      BOT_ROUTES: 'slack:T1=support-bot',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_PATH: join(dir, 'bridge.db'),
-      STREAM_EDIT_INTERVAL_MS: '100',
-      LOG_LEVEL: 'silent',
+    env = await startBrowserBridge({
+      name: 'playground-bots',
+      emulator: { bots: ['demo-bot', 'support-bot'] },
+      env: { BOT_ROUTES: 'slack:T1=support-bot' },
     });
-    const config = buildConfig(raw, { requirePlatform: false });
-    const root = createLogger({ level: 'silent' });
-    const store = await openBridgeStore(config, root);
-    if (store === undefined) throw new Error('no store');
-    bridge = await buildBridge(config, store, root, { enabled: true, allowRemote: false, emulator: false });
-    await bridge.start();
-    base = `http://127.0.0.1:${bridge.port}/`;
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    ({ emulator, browser, base } = env);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await bridge?.shutdown();
-    await emulator?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await env?.close();
   });
 
   const botsAsked = (message: string) =>

@@ -1,13 +1,14 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBridgeStore } from '../../src/bridge-store.js';
 import { buildConfig, parseRawEnv } from '../../src/config/config.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/logger.js';
 import { type Bridge, buildBridge } from '../../src/main.js';
+import { CHROMIUM, haveChromium, launchChromium } from './browser-bridge.js';
 
 // The playground page in a real browser (Debian's chromium through puppeteer-core, as in
 // playground.test.ts): what a reply renders to (tables, numbered lists, links, inert markup), the
@@ -15,8 +16,6 @@ import { type Bridge, buildBridge } from '../../src/main.js';
 // while the bridge is down, a stopped reply after a reload, a conversation a restarted upstream
 // no longer knows). Browser-side code is passed as text: this project's TypeScript has no DOM lib.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
 
 describe.runIf(!haveChromium && inCi)('playground page in a browser (CI)', () => {
@@ -61,11 +60,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
     emulator = await startEmulator();
     bridge = await startBridge(emulator.url, db);
     base = `http://127.0.0.1:${bridge.port}/`;
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -1,13 +1,9 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBridgeStore } from '../../src/bridge-store.js';
-import { buildConfig, parseRawEnv } from '../../src/config/config.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logger.js';
-import { type Bridge, buildBridge } from '../../src/main.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { type BrowserBridge, CHROMIUM, haveChromium, startBrowserBridge } from './browser-bridge.js';
 
 // The playground as a chat product, in a real browser (Debian's chromium through puppeteer-core,
 // as in playground.test.ts), at a desktop width and a phone's: the welcome screen and its prompts,
@@ -17,8 +13,6 @@ import { type Bridge, buildBridge } from '../../src/main.js';
 // $PLAYGROUND_SHOTS (default: the system's temporary directory) for a look at the design.
 // Browser-side code is passed as text: this project's TypeScript has no DOM lib.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
 const SHOTS = process.env.PLAYGROUND_SHOTS ?? tmpdir();
 
@@ -32,50 +26,27 @@ const WIDTHS = [1280, 390] as const;
 
 // A page load and a reply take seconds on a busy machine: a minute and a half per test.
 describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_000 }, () => {
+  let env: BrowserBridge | undefined;
   let emulator: Emulator | undefined;
-  let bridge: Bridge | undefined;
   let browser: Browser | undefined;
   let base = '';
-  let dir = '';
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'playground-product-'));
-    emulator = await startEmulator();
-    const raw = parseRawEnv({
-      CHAT_API_URL: emulator.url,
-      CHAT_API_KEY: 'dev-key',
-      CHAT_BOT_ID: 'demo-bot',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_PATH: join(dir, 'bridge.db'),
-      STREAM_EDIT_INTERVAL_MS: '100',
-      // One browser sends every message of this file within a minute or two: no per-user limit here.
-      USER_MESSAGES_PER_MINUTE: '1000',
-      LOG_LEVEL: 'silent',
+    // As `npm start` with no CHAT_API_URL: the page is told the built-in emulator answers. One
+    // browser sends every message of this file within a minute or two: no per-user limit here.
+    env = await startBrowserBridge({
+      name: 'playground-product',
+      builtinEmulator: true,
+      env: { USER_MESSAGES_PER_MINUTE: '1000' },
     });
-    const config = buildConfig(raw, { requirePlatform: false });
-    const root = createLogger({ level: 'silent' });
-    const store = await openBridgeStore(config, root);
-    if (store === undefined) throw new Error('no store');
-    // As `npm start` with no CHAT_API_URL: the page is told the built-in emulator answers.
-    bridge = await buildBridge(config, store, root, { enabled: true, allowRemote: false, emulator: true });
-    await bridge.start();
-    base = `http://127.0.0.1:${bridge.port}/`;
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    ({ emulator, browser, base } = env);
     await browser
       .defaultBrowserContext()
       .overridePermissions(new URL(base).origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await bridge?.shutdown();
-    await emulator?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await env?.close();
   });
 
   const openConversation = async (id: string, width: number): Promise<Page> => {

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentFile, AgentStep } from '../../src/core/chat-port.js';
 import type { IncomingMessage, MessageHandler } from '../../src/core/ports.js';
@@ -10,14 +9,13 @@ import { silentLogger } from '../../src/logger.js';
 import { createHttpServer, createMetrics, type HttpServer } from '../../src/server/index.js';
 import { FakeChat } from '../fakes/fake-chat.js';
 import { MemoryConversationStore, MemoryPlaygroundOwnerStore } from '../fakes/memory-store.js';
+import { haveChromium, launchChromium } from './browser-bridge.js';
 
 // Issue 36 in the playground: a step line under the reply while the assistant works, then the
 // sources it cites (in the answer's text, as on every platform) and the files it made after it.
 // A scripted handler writes to the playground's sink as the core does (steps on the writes,
 // files on the last one), and the real page shows what arrives. Real HTTP server, page, Chromium.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const SHOTS = process.env.PLAYGROUND_SHOTS ?? tmpdir();
 
 /** A promise the test resolves: the handler waits for it between phases (no sleeps). */
@@ -87,11 +85,7 @@ describe.skipIf(!haveChromium)('playground: steps, sources and files (issue 36)'
     await connector.start(handler);
     const { port } = await server.listen();
     base = `http://127.0.0.1:${port}/`;
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -1,20 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBridgeStore } from '../../src/bridge-store.js';
-import { buildConfig, parseRawEnv } from '../../src/config/config.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logger.js';
-import { type Bridge, buildBridge } from '../../src/main.js';
+import { type BrowserBridge, CHROMIUM, haveChromium, startBrowserBridge } from './browser-bridge.js';
 
 // The playground in a real browser: Debian's chromium (CHROMIUM_PATH or /usr/bin/chromium),
 // driven by puppeteer-core; nothing downloads a browser. Without chromium the tests are skipped on
 // a workstation and fail in CI (CI=true), where .ci/run installs it.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
 
 /** One sample of the newest reply, taken on every DOM change (polling: 'mutation'). */
@@ -42,44 +33,17 @@ describe.runIf(!haveChromium && inCi)('playground in a browser (CI)', () => {
 });
 
 describe.skipIf(!haveChromium)('playground in a browser', () => {
-  let emulator: Emulator;
-  let bridge: Bridge | undefined;
+  let env: BrowserBridge | undefined;
   let browser: Browser | undefined;
   let base = '';
-  let dir = '';
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'playground-'));
-    emulator = await startEmulator();
-    const raw = parseRawEnv({
-      CHAT_API_URL: emulator.url,
-      CHAT_API_KEY: 'dev-key',
-      CHAT_BOT_ID: 'demo-bot',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_PATH: join(dir, 'bridge.db'),
-      STREAM_EDIT_INTERVAL_MS: '100',
-      LOG_LEVEL: 'silent',
-    });
-    const config = buildConfig(raw, { requirePlatform: false });
-    const root = createLogger({ level: 'silent' });
-    const store = await openBridgeStore(config, root);
-    if (store === undefined) throw new Error('no store');
-    bridge = await buildBridge(config, store, root, { enabled: true, allowRemote: false, emulator: false });
-    await bridge.start();
-    base = `http://127.0.0.1:${bridge.port}/`;
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    env = await startBrowserBridge({ name: 'playground' });
+    ({ browser, base } = env);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await bridge?.shutdown();
-    await emulator?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await env?.close();
   });
 
   const openConversation = async (id: string): Promise<Page> => {

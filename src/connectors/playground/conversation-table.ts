@@ -6,6 +6,7 @@ import type { AskView, ReplyListener, ReplyView } from './history-merge.js';
 // kept for a page that reconnects, and the pages following it. Bounded: past `max`, the least
 // recently used conversation that nobody follows and that has no reply under way is forgotten
 // (its history stays upstream); when every one is in use, a new conversation is refused.
+// A reply's write is published here: kept, and passed to the pages following its conversation.
 
 export interface ConversationEntry {
   owner: string | undefined;
@@ -20,12 +21,17 @@ export interface ConversationEntry {
 export type ClaimResult = 'ok' | 'not_yours' | 'full';
 
 export const MAX_CONVERSATIONS = 500;
+/** Replies and messages kept per conversation for a page that reloads (older ones are read from upstream). */
+export const KEPT_PER_CONVERSATION = 50;
 
 export class ConversationTable {
   /** Insertion order is use order: the first key is the least recently used. */
   private readonly entries = new Map<string, ConversationEntry>();
 
-  constructor(private readonly max: number = MAX_CONVERSATIONS) {}
+  constructor(
+    private readonly max: number = MAX_CONVERSATIONS,
+    private readonly onListenerError: (err: unknown) => void = () => {},
+  ) {}
 
   /**
    * `user` may use `conversation` (claimed for it if new), or why not. `stored`: the owner the
@@ -60,6 +66,43 @@ export class ConversationTable {
     let e = this.get(conversation);
     if (e === undefined) this.entries.set(conversation, (e = fresh(undefined)));
     return e;
+  }
+
+  /** A reply's write: kept (the newest few) and told to every page following its conversation. */
+  publish(view: ReplyView): void {
+    const entry = this.ensure(view.conversation);
+    const list = entry.replies;
+    if (!list.includes(view)) {
+      list.push(view);
+      if (list.length > KEPT_PER_CONVERSATION) list.shift();
+    }
+    for (const l of [...entry.listeners]) {
+      try {
+        l({ ...view });
+      } catch (err) {
+        this.onListenerError(err);
+      }
+    }
+  }
+
+  /** A message typed in the page, kept (the newest few) for a reload. */
+  keepAsk(conversation: string, ask: AskView): void {
+    const kept = this.ensure(conversation).asks;
+    kept.push(ask);
+    if (kept.length > KEPT_PER_CONVERSATION) kept.shift();
+  }
+
+  findReply(conversation: string, id: string): ReplyView | undefined {
+    return this.get(conversation)?.replies.find((r) => r.id === id);
+  }
+
+  /** A retried turn (issue 41) leaves the history: its message is marked replaced, its reply's messages go. */
+  replaceTurn(conversation: string, eventId: string): void {
+    const entry = this.get(conversation);
+    const ask = entry?.asks.find((a) => a.eventId === eventId);
+    if (entry === undefined || ask === undefined) return;
+    ask.replaced = true;
+    entry.replies = entry.replies.filter((v) => !v.id.startsWith(`${eventId}.`));
   }
 
   get size(): number {

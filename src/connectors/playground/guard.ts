@@ -116,31 +116,7 @@ export function createGuard(opts: GuardOptions): Guard {
       : createHmac('sha256', processKey).update('auth:').update(tokenDigest).digest('base64url');
   const guesses = createGuessLimiter(opts.guessLimits ?? GUESS_LIMITS, opts.now);
   const factsOf = forwardedFacts(opts.trustProxy);
-  const readAddresses = opts.addresses ?? machineAddresses;
-  let addresses = new Set<string>();
-  let addressesAt = -Infinity;
-  const ownAddresses = (): Set<string> => {
-    const now = Date.now();
-    if (now - addressesAt > ADDRESSES_TTL_MS) {
-      addresses = new Set(readAddresses().map((a) => normalizeAddress(a)));
-      addressesAt = now;
-    }
-    return addresses;
-  };
-
-  const bindHost = opts.bindHost?.toLowerCase().replace(/^\[|\]$/g, '');
-  const names = new Set<string>([
-    'localhost',
-    hostname().toLowerCase(),
-    ...(opts.publicHosts ?? []),
-    ...(bindHost !== undefined && bindHost !== '0.0.0.0' && bindHost !== '::' && bindHost !== '' ? [bindHost] : []),
-  ]);
-
-  const hostAllowed = (host: string): boolean => {
-    if (names.has(host) || host.endsWith('.localhost')) return true;
-    const a = normalizeAddress(host);
-    return isLoopback(a) || ownAddresses().has(a);
-  };
+  const { ownAddresses, hostAllowed } = machineCheck(opts);
 
   /** A presented token: right, wrong (counted), or refused unseen (too many wrong ones lately). */
   const presented = (given: string, address: string): 'right' | 'wrong' | { retryAfterS: number } => {
@@ -178,12 +154,7 @@ export function createGuard(opts: GuardOptions): Guard {
         const authed = bearer || (authValue !== undefined && cookie.some((c) => same(c, authValue)));
         if (opts.allowRemote && !authed) return { refused: 'unauthenticated', address, secure, https };
       }
-      const hostOnly = (jar[UID_COOKIE] ?? []).filter((u) => UID_RE.test(u));
-      const plain = (jar[UID_COOKIE_PLAIN] ?? []).filter((u) => UID_RE.test(u));
-      const uids = secure ? [...hostOnly, ...plain] : plain;
-      // The page's id: the __Host- one (no other path can hold it), else the last (ours is Path=/).
-      const uid = secure && hostOnly.length > 0 ? hostOnly.at(-1) : plain.at(-1);
-      return { caller: { uid, uids, bearer, address, secure, https } };
+      return { caller: { ...browserIds(jar, secure), bearer, address, secure, https } };
     },
 
     api(req, caller, write) {
@@ -218,6 +189,51 @@ export function createGuard(opts: GuardOptions): Guard {
       return { uid, cookies: cookies(caller, UID_COOKIE, UID_COOKIE_PLAIN, uid, UID_MAX_AGE_S) };
     },
   };
+}
+
+/**
+ * This machine's own names and addresses (the addresses read again now and then: an interface may
+ * come up later): a Host must be one of them (DNS rebinding), and without PLAYGROUND=on so must
+ * the client's address.
+ */
+function machineCheck(opts: GuardOptions): {
+  ownAddresses: () => Set<string>;
+  hostAllowed: (host: string) => boolean;
+} {
+  const readAddresses = opts.addresses ?? machineAddresses;
+  let addresses = new Set<string>();
+  let addressesAt = -Infinity;
+  const ownAddresses = (): Set<string> => {
+    const now = Date.now();
+    if (now - addressesAt > ADDRESSES_TTL_MS) {
+      addresses = new Set(readAddresses().map((a) => normalizeAddress(a)));
+      addressesAt = now;
+    }
+    return addresses;
+  };
+  const bindHost = opts.bindHost?.toLowerCase().replace(/^\[|\]$/g, '');
+  const names = new Set<string>([
+    'localhost',
+    hostname().toLowerCase(),
+    ...(opts.publicHosts ?? []),
+    ...(bindHost !== undefined && bindHost !== '0.0.0.0' && bindHost !== '::' && bindHost !== '' ? [bindHost] : []),
+  ]);
+  const hostAllowed = (host: string): boolean => {
+    if (names.has(host) || host.endsWith('.localhost')) return true;
+    const a = normalizeAddress(host);
+    return isLoopback(a) || ownAddresses().has(a);
+  };
+  return { ownAddresses, hostAllowed };
+}
+
+/** The browser's id cookies (well-formed ones), and which of them is the page's. */
+function browserIds(jar: Record<string, string[]>, secure: boolean): Pick<Caller, 'uid' | 'uids'> {
+  const hostOnly = (jar[UID_COOKIE] ?? []).filter((u) => UID_RE.test(u));
+  const plain = (jar[UID_COOKIE_PLAIN] ?? []).filter((u) => UID_RE.test(u));
+  const uids = secure ? [...hostOnly, ...plain] : plain;
+  // The page's id: the __Host- one (no other path can hold it), else the last (ours is Path=/).
+  const uid = secure && hostOnly.length > 0 ? hostOnly.at(-1) : plain.at(-1);
+  return { uid, uids };
 }
 
 /** The user id the relay sees for a browser: derived, so the cookie itself is never logged or stored. */

@@ -132,4 +132,49 @@ describe('mergeHistory', () => {
       'assistant:cut(interrupted)',
     ]);
   });
+  describe('a retried message (issue 41)', () => {
+    it('its copy upstream and its failed reply are left out: one message, one reply', () => {
+      const h = [up('1', 'user', 'try me'), up('2', 'user', 'try me'), up('3', 'assistant', 'You said: try me')];
+      const asks = [
+        { eventId: 'e1', text: 'try me', replaced: true as const },
+        { eventId: 'e2', text: 'try me' },
+      ];
+      expect(shape(mergeHistory(h, asks, [view('e2', 'final', 'You said: try me')]))).toEqual([
+        'user:try me',
+        'assistant:You said: try me',
+      ]);
+    });
+
+    it('one the upstream never got hides nothing older, even an earlier message of the same text', () => {
+      const h = [
+        up('1', 'user', 'try me'),
+        up('2', 'assistant', 'first'),
+        up('3', 'user', 'x'),
+        up('4', 'user', 'try me'),
+      ];
+      const asks = [
+        { eventId: 'e0', text: 'x' },
+        { eventId: 'e1', text: 'try me', replaced: true as const },
+        { eventId: 'e2', text: 'try me' },
+      ];
+      expect(shape(mergeHistory(h, asks, [view('e0', 'error', 'failed'), view('e2', 'final', 'again')]))).toEqual([
+        'user:try me',
+        'assistant:first',
+        'user:x',
+        'assistant:failed(error)',
+        'user:try me',
+        'assistant:again',
+      ]);
+    });
+  });
+
+  it('the files of a reply come with it', () => {
+    const files = [{ name: 'table.csv', mime: 'text/csv', size: 3, dataUrl: 'data:text/csv;base64,YSxi' }];
+    const out = mergeHistory(
+      [up('1', 'user', 'q')],
+      [{ eventId: 'e1', text: 'q' }],
+      [{ ...view('e1', 'final', 'a'), files }],
+    );
+    expect(out[1]).toMatchObject({ role: 'assistant', text: 'a', files });
+  });
 });

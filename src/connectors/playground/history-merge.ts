@@ -1,3 +1,5 @@
+import type { PageFile } from './turn-events.js';
+
 // What a reload of the page shows: the upstream's history (A3/B3) merged with what this process
 // kept of the page's own turns. The upstream does not know everything the page showed: a stopped
 // or failed reply may be missing there (the emulator stores a reply only once it was sent whole)
@@ -22,6 +24,11 @@ export interface ReplyView {
   writes: number;
   /** A word from the bridge itself, not the assistant's (slow down, busy): no reply follows. */
   notice?: boolean;
+  /**
+   * The files the assistant made, on the reply's last message (they also go out as `file` turn
+   * events while it streams): kept here so a reload shows them again. Its sources are in `text`.
+   */
+  files?: PageFile[];
 }
 
 export type ReplyListener = (view: ReplyView) => void;
@@ -30,6 +37,11 @@ export type ReplyListener = (view: ReplyView) => void;
 export interface AskView {
   eventId: string;
   text: string;
+  /**
+   * Retried (issue 41): a later message asks this one again and its reply replaces this one's.
+   * Neither this message nor its reply is shown; it is kept to match the upstream's copy of it.
+   */
+  replaced?: true;
 }
 
 export interface UpstreamMessage {
@@ -48,6 +60,7 @@ export interface HistoryEntry {
   replyKey?: string;
   feedback?: boolean;
   writes?: number;
+  files?: PageFile[];
 }
 
 /** The turn a view belongs to: its id is `<eventId>.<part>` (see the sink's post). */
@@ -65,6 +78,7 @@ function fromView(v: ReplyView): HistoryEntry {
     ...(v.replyKey !== undefined ? { replyKey: v.replyKey } : {}),
     feedback: v.feedback,
     writes: v.writes,
+    ...(v.files !== undefined ? { files: v.files } : {}),
   };
 }
 
@@ -104,6 +118,8 @@ export function mergeHistory(
         end = j;
         break;
       }
+      // A retried message reached the upstream just before its retry, if at all: not further back.
+      if (m?.role === 'user' && asks[a]?.replaced === true) break;
     }
   }
 
@@ -124,6 +140,16 @@ export function mergeHistory(
   asks.forEach((ask, a) => {
     const vs = byTurn.get(ask.eventId) ?? [];
     const j = match[a];
+    if (ask.replaced === true) {
+      // A retried message: its copy upstream (if the failed attempt reached it) and whatever reply
+      // followed it there are left out, as the page left them out when Retry was pressed.
+      shown.add(ask.eventId);
+      if (j === undefined) return;
+      flushTo(j);
+      u = j + 1;
+      while (u < up.length && up[u]?.role !== 'user') u++;
+      return;
+    }
     if (j === undefined) {
       const whole = vs.length > 0 && vs.every((v) => v.state === 'final');
       if (upstream !== undefined && whole) {

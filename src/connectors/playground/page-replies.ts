@@ -230,6 +230,8 @@ function upsertReply(v) {
       enhance(body);
     }
     el.querySelector('.badge').textContent = BRIDGE_NOTE.test(v.text || '') ? '' : BADGES[v.state] || '';
+    // The files kept with the reply (a reload, or the write that follows the turn's file events).
+    if (Array.isArray(v.files)) extrasOf(turnId).files = v.files.filter((f) => f && typeof f.name === 'string');
     const key = [v.state, v.replyKey || '', !!v.feedback, el.vote || '', !!v.notice].join('|');
     if (el.dataset.controls !== key) { el.dataset.controls = key; controlsFor(el, v); }
   });
@@ -290,12 +292,37 @@ function controlsFor(el, v) {
   }
   const asked = v.state === 'final' ? '' : askedBefore(el);
   if (asked) {
-    const retry = button('Retry', 'Retry', () => { retry.disabled = true; sendText(asked); });
+    const retry = button('Retry', 'Retry', () => { retry.disabled = true; retryReply(el, asked); });
     retry.className = 'btn retry-btn';
-    retry.title = 'Send the same message again';
+    retry.title = 'Ask again: a new reply replaces this one';
     retry.prepend(icon('retry'));
     controls.appendChild(retry);
   }
+}
+
+/**
+ * Retry (issue 41): the reply's messages give way to a new turn's typing indicator, in their place;
+ * the bridge is told which turn this one replaces, so a reload does not show the failed one.
+ * If the message does not go out, the failed reply comes back.
+ */
+function retryReply(el, text) {
+  const conversation = current;
+  const turnId = turnOf(el.getAttribute('data-reply'));
+  const parts = [...repliesOf(turnId)];
+  const wait = addPending(conversation);
+  inLog(() => { parts[0].before(wait); for (const p of parts) p.remove(); });
+  extras.delete(turnId);
+  const body = { conversation: conversation, text: text, retryOf: turnId };
+  if (BOTS.length > 1) body.bot = botOf(conversation);
+  liveStream(conversation)
+    .then(() => api('api/send', body))
+    .then((r) => { if (typeof r.eventId === 'string') pendingKnown(wait, r.eventId); else wait.remove(); })
+    .catch((e) => {
+      inLog(() => { wait.replaceWith(...parts); });
+      const b = parts[parts.length - 1].querySelector('.retry-btn');
+      if (b) b.disabled = false;
+      status('Not sent: ' + e.message);
+    });
 }
 
 // ---- beside the answer: steps, sources, files (issue 36) ----

@@ -56,6 +56,47 @@ export interface Streams {
   sizeOf(user: string): number;
 }
 
+/** Why one more stream is refused, given the streams open now; undefined when it is not. */
+function overLimit(
+  limits: StreamLimits,
+  open: { user: number; address: number; total: number },
+): OpenResult | undefined {
+  if (open.user >= limits.perUser)
+    return {
+      ok: false,
+      status: 429,
+      error: 'too_many_streams',
+      detail: `this browser already follows ${limits.perUser} conversations live: close a tab or two`,
+    };
+  if (open.address >= limits.perAddress)
+    return {
+      ok: false,
+      status: 429,
+      error: 'too_many_streams',
+      detail: `this address already follows ${limits.perAddress} conversations live: close a tab or two`,
+    };
+  if (open.total >= limits.total)
+    return {
+      ok: false,
+      status: 503,
+      error: 'playground_busy',
+      detail: 'the playground follows as many conversations as it can: try again in a minute',
+    };
+  return undefined;
+}
+
+/** The answer's head as an event stream that no proxy buffers, and a first comment line. */
+function startEventStream(res: ServerResponse): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-content-type-options': 'nosniff',
+  });
+  res.write(': playground\n\n');
+}
+
 /** A clock whose timers do not keep the process alive. */
 const unrefClock: Clock = {
   now: () => Date.now(),
@@ -73,37 +114,10 @@ export function createStreams(limits: StreamLimits = STREAM_LIMITS, clock: Clock
 
   return {
     open(user, address, res, subscribe) {
-      const mine = byUser.get(user);
-      if ((mine?.size ?? 0) >= limits.perUser)
-        return {
-          ok: false,
-          status: 429,
-          error: 'too_many_streams',
-          detail: `this browser already follows ${limits.perUser} conversations live: close a tab or two`,
-        };
-      if ((byAddress.get(address) ?? 0) >= limits.perAddress)
-        return {
-          ok: false,
-          status: 429,
-          error: 'too_many_streams',
-          detail: `this address already follows ${limits.perAddress} conversations live: close a tab or two`,
-        };
-      if (all.size >= limits.total)
-        return {
-          ok: false,
-          status: 503,
-          error: 'playground_busy',
-          detail: 'the playground follows as many conversations as it can: try again in a minute',
-        };
-
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-        'x-content-type-options': 'nosniff',
-      });
-      res.write(': playground\n\n');
+      const counts = { user: byUser.get(user)?.size ?? 0, address: byAddress.get(address) ?? 0, total: all.size };
+      const over = overLimit(limits, counts);
+      if (over !== undefined) return over;
+      startEventStream(res);
       let timer: { clear(): void } | undefined;
       let ended = false;
       const stream: Stream = {

@@ -1,0 +1,54 @@
+import type { MessageHandler, Place } from '../../core/ports.js';
+import type { Logger } from '../../logger.js';
+import { ConversationTable, MAX_CONVERSATIONS } from './conversation-table.js';
+import type { SinkContext } from './sink.js';
+import { TurnEvents } from './turn-events.js';
+
+// What the playground connector holds between calls (connector.ts builds it once; send-turn.ts
+// and the connector's small functions read and change it): the relay's handler, the
+// conversations in memory, the Stops asked, the turns under way and the bots the pages picked.
+
+export interface PlaygroundOptions {
+  logger: Logger;
+  now?: () => number;
+  /** Writes per second allowed in one conversation: generous, the page is local. */
+  writesPerSecond?: number;
+  /** Bots a page may pick (a picker shows when there are several). */
+  bots?: readonly string[];
+  /** Conversations kept in memory (least recently used forgotten first). Default 500. */
+  maxConversations?: number;
+}
+
+export interface ConnectorState extends SinkContext {
+  opts: PlaygroundOptions;
+  logger: Logger;
+  now: () => number;
+  maxConversations: number;
+  handler: MessageHandler | undefined;
+  stopping: boolean;
+  /** Turns not done yet, by conversation (entries leave when their turn ends). */
+  unfinished: Map<string, Set<string>>;
+  /** The bot each conversation's page picked; bounded like the conversations kept. */
+  picked: Map<string, string>;
+}
+
+export function newConnectorState(opts: PlaygroundOptions): ConnectorState {
+  const { logger } = opts;
+  const maxConversations = opts.maxConversations ?? MAX_CONVERSATIONS;
+  return {
+    opts,
+    logger,
+    now: opts.now ?? Date.now,
+    maxConversations,
+    perSecond: opts.writesPerSecond ?? 20,
+    handler: undefined,
+    stopping: false,
+    table: new ConversationTable(maxConversations, (err) => logger.warn({ err }, 'playground: a listener failed')),
+    stopRequested: new Set(),
+    unfinished: new Map(),
+    picked: new Map(),
+    turns: new TurnEvents((err) => logger.warn({ err }, 'playground: a turn listener failed')),
+  };
+}
+
+export const placeOf = (conversation: string): Place => ({ platform: 'playground', channelId: conversation });

@@ -1,0 +1,115 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { Browser, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BrowserBridge, haveChromium, startBrowserBridge } from './browser-bridge.js';
+
+// Issue 41 in a real browser, at a desktop width and a phone's: Retry on a failed reply replaces
+// it (one message, one answer, also after a reload), and a reply's sources and files are shown
+// again after a reload. The emulator answers; a fault makes the first attempt fail.
+
+const SHOTS = process.env.PLAYGROUND_SHOTS ?? tmpdir();
+
+/** The log as the reader sees it: each message's role, state and text. */
+const LOG = `[...document.querySelectorAll('#log > .msg')].map((e) => [
+  e.classList.contains('user') ? 'user' : 'assistant',
+  e.getAttribute('data-state'),
+  (e.querySelector('.body, .text') || e).textContent.trim(),
+])`;
+
+describe.skipIf(!haveChromium)('playground history in a browser (issue 41)', { timeout: 90_000 }, () => {
+  let env: BrowserBridge | undefined;
+
+  beforeAll(async () => {
+    env = await startBrowserBridge({ name: 'playground-history', env: { USER_MESSAGES_PER_MINUTE: '1000' } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  /** A page on conversation `id`, closed after `use` whatever happens (a browser holds 4 streams at most). */
+  const withPage = async (id: string, width: number, use: (page: Page) => Promise<void>): Promise<void> => {
+    const page = await (env?.browser as Browser).newPage();
+    try {
+      await page.setViewport({ width, height: 800 });
+      await page.goto(`${env?.base}#${id}`);
+      await page.waitForSelector(`body[data-loaded="${id}"]`);
+      await use(page);
+    } finally {
+      await page.close();
+    }
+  };
+
+  const send = async (page: Page, text: string): Promise<void> => {
+    await page.bringToFront();
+    await page.$eval('[aria-label="Message"]', (el, t) => ((el as unknown as { value: string }).value = t), text);
+    await page.click('[aria-label="Send"]');
+  };
+
+  const reload = async (page: Page, id: string): Promise<void> => {
+    await page.reload();
+    await page.waitForSelector(`body[data-loaded="${id}"]`);
+  };
+
+  for (const width of [1280, 390]) {
+    for (const fault of [
+      { name: 'stream error', fault: { error: 1, times: 1 } },
+      { name: 'refusal', fault: { status: 400, times: 1 } },
+    ]) {
+      it(`at ${width} px: Retry after a ${fault.name} replaces the failed reply, also after a reload`, async () => {
+        const id = `retry${fault.name === 'refusal' ? 'r' : 'e'}${width}`;
+        await withPage(id, width, async (page) => {
+          await send(page, 'an earlier question');
+          await page.waitForSelector('[data-reply][data-state="final"]', { timeout: 20_000 });
+          env?.emulator.injectFault({ ...fault.fault, endpoint: 'any' });
+          await send(page, 'try me');
+          const retry = await page.waitForSelector('[data-reply][data-state="error"] [aria-label="Retry"]', {
+            timeout: 20_000,
+          });
+          await retry?.click();
+          await page.waitForFunction(
+            "document.querySelectorAll('[data-reply][data-state=\"final\"]').length === 2 && !document.querySelector('[data-pending]')",
+            { timeout: 20_000 },
+          );
+          const want = [
+            ['user', 'sent', 'an earlier question'],
+            ['assistant', 'final', 'You said: an earlier question'],
+            ['user', 'sent', 'try me'],
+            ['assistant', 'final', 'You said: try me'],
+          ];
+          expect(await page.evaluate(LOG)).toEqual(want);
+          await page.screenshot({ path: join(SHOTS, `playground-retried-${width}.png`) });
+          await reload(page, id);
+          expect(await page.evaluate(LOG)).toEqual(want);
+        });
+      });
+    }
+
+    it(`at ${width} px: a reply's sources and files are shown again after a reload`, async () => {
+      const id = `kept${width}`;
+      await withPage(id, width, async (page) => {
+        await send(page, 'show your work [sources] [file]');
+        await page.waitForSelector('[data-reply][data-state="final"] .files a', { timeout: 20_000 });
+        const shown = `(() => {
+        const e = document.querySelector('[data-reply]');
+        return {
+          sources: [...e.querySelectorAll('.body a')].map((a) => [a.textContent, a.getAttribute('href')]),
+          files: [...e.querySelectorAll('.files a')].map((a) => [a.textContent, a.getAttribute('download'), a.getAttribute('href')]),
+        };
+      })()`;
+        const before = (await page.evaluate(shown)) as { sources: string[][]; files: string[][] };
+        expect(before.sources.map((s) => s[1])).toEqual([
+          'https://example.com/docs/streaming',
+          'https://example.org/weather/paris',
+        ]);
+        expect(before.files.map((f) => f.slice(0, 2))).toEqual([['table.csv (37 B)', 'table.csv']]);
+        expect(before.files[0]?.[2]).toMatch(/^data:text\/csv;base64,/);
+        await reload(page, id);
+        expect(await page.evaluate(shown)).toEqual(before);
+        expect(await page.evaluate(LOG)).toHaveLength(2);
+        await page.screenshot({ path: join(SHOTS, `playground-kept-${width}.png`) });
+      });
+    });
+  }
+});
