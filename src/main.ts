@@ -9,7 +9,7 @@ import { componentLogger, type Logger } from './logger.js';
 import { errText, errTextWithCause, type Fatal, StartFailure, startHint, withTimeout } from './lifecycle.js';
 import { createHttpServer, createMetrics, healthCheck, type ReadinessCheck, readinessFrom } from './server/index.js';
 import { createCoordinator } from './replicas/coordinator.js';
-import { createPlaceLocks } from './replicas/place-locks.js';
+import { createSharedQueue } from './replicas/shared-queue.js';
 import { createRemoteStops } from './replicas/remote-stops.js';
 import { createChatService } from './upstream/index.js';
 import { mountPlayground, type PlaygroundPlan, playgroundUrl } from './connectors/playground/index.js';
@@ -172,7 +172,7 @@ export async function buildBridge(
     // One process on SQLite answers every place alone; replicas on PostgreSQL take turns per place.
     ...(store.backend === 'postgres'
       ? {
-          placeLocks: createPlaceLocks({
+          sharedQueue: createSharedQueue({
             leases: store.leases,
             replicaId: config.replica.id,
             leaseMs: config.replica.leaseSeconds * 1000,
@@ -328,7 +328,7 @@ export async function buildBridge(
       // only then disconnect, since the last edits need the platform connections. Slack's Socket
       // Mode connection is not needed for them: it closes first, so that Slack sends the events
       // of the drain to the other replicas' connections instead of this one refusing them.
-      await Promise.allSettled(connectors.map((c) => c.stopReceiving?.()));
+      await Promise.allSettled(connectors.map((c) => c.closeIntake?.()));
       await relay.drain(DRAIN_MS);
       await closeAll();
     },

@@ -56,7 +56,7 @@ export interface IncomingMessage {
   receivedAt: number;
   /** Where the reply goes. Created by the connector for this message. */
   sink: ReplySink;
-  /** Its place in the place's line, taken when the event arrived (MessageHandler.arrive). */
+  /** Its place in the place's queue, taken when the event arrived (MessageHandler.arrive). */
   arrival?: Arrival;
   /**
    * The place's earlier messages, read from the platform when a new upstream conversation starts
@@ -202,7 +202,7 @@ export class PlatformWriteError extends Error {
  * buttons) after the sink stepped down to a plainer form: the write goes again at once, on a new
  * grant, since the refused call spent the platform's budget as any call does.
  */
-export const FORM_REFUSED = 'form_refused';
+export const PLAIN_FALLBACK = 'form_refused';
 
 export interface WriteOptions {
   /** The last write of the reply's current message (stream stop, final render). */
@@ -305,7 +305,7 @@ export interface Connector {
    * The first step of a shutdown, before the drain: take no more events but keep writing (Slack's
    * Socket Mode closes its connection, so Slack sends events to the other replicas).
    */
-  stopReceiving?(): Promise<void>;
+  closeIntake?(): Promise<void>;
   /** This replica's share of the platform's budgets (1 / live replicas), whenever it changes. */
   setBudgetShare?(share: number): void;
   /**
@@ -339,9 +339,9 @@ export interface HandleResult {
     | 'interrupted';
 }
 
-/** A message's place in its place's line, taken the moment its event arrived. */
+/** A message's place in its place's queue, taken the moment its event arrived. */
 export interface Arrival {
-  /** Settles once it is in its place's line across replicas (at once with one); never rejects. */
+  /** Settles once it is in its place's queue across replicas (at once with one); never rejects. */
   recorded: Promise<void>;
   /** The message will not be handed to handle(): give its place up. Idempotent. */
   leave(): void;
@@ -349,7 +349,7 @@ export interface Arrival {
 
 export interface MessageHandler {
   /**
-   * Take the message's place in its place's line the moment its event arrives, before the
+   * Take the message's place in its place's queue the moment its event arrives, before the
    * connector's own awaits (user names, files): with several replicas, a later message of the
    * place at another replica must not overtake it meanwhile. Pass it on as msg.arrival, or
    * leave() it when the message is dropped.

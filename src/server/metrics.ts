@@ -168,13 +168,13 @@ export function createMetrics(opts: MetricsOptions = {}): PromBridgeMetrics {
       rateLimited.inc({ platform, bucket: buckets.value(bucketLabel(bucket)) }),
     upstreamError: (status: string, code: string) =>
       upstreamErrors.inc({ status: statuses.value(status), code: codes.value(code) }),
-    dedupHit: (platform: Platform) => dedup.inc({ platform }),
+    duplicateDelivery: (platform: Platform) => dedup.inc({ platform }),
     queueDepth: (n: number) => queueDepth.set(n),
     inFlight: (n: number) => inFlight.set(n),
     postOnce: (platform: Platform, delta: 1 | -1) => postOnce.inc({ platform }, delta),
     budgetShare: (fraction: number) => share.set(fraction),
     contextSkipped: (platform: Platform, reason: ContextSkipReason) => contextSkipped.inc({ platform, reason }),
-    richFallback: (platform: Platform, reason: string) =>
+    plainFallback: (platform: Platform, reason: string) =>
       richFallback.inc({ platform, reason: fallbackReasons.value(reason) }),
     heldEvents: (n: number) => held.set(n),
     deliveryRefused: (platform: Platform, reason: RefusedReason) => refused.inc({ platform, reason }),

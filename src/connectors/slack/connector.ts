@@ -11,7 +11,7 @@ import { Greetings, registerAgentHome, Viewing } from './agent-home.js';
 import { createAssistant } from './assistant.js';
 import { registerControlActions, textBlocks } from './controls.js';
 import { createInstallationStore, type Installations } from './installation-store.js';
-import { type IntakeDeps, intake, listenForMessages, relaySlot, ThreadMembership, UserNames } from './intake.js';
+import { type IntakeDeps, intake, listenForMessages, relayHandle, ThreadMembership, UserNames } from './intake.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oauth.js';
 import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
@@ -61,7 +61,7 @@ export interface SlackConnector extends Connector {
   readonly identity: { teamId: string; botUserId: string; botId: string | undefined } | undefined;
   /** Resolves when every event received so far has been handed to the relay (tests). */
   idle(): Promise<void>;
-  stopReceiving(): Promise<void>;
+  closeIntake(): Promise<void>;
 }
 
 export function createSlackConnector(opts: SlackConnectorOptions): SlackConnector {
@@ -72,7 +72,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   const now = opts.now ?? Date.now;
   const limits: SlackLimits = { ...DEFAULT_SLACK_LIMITS, ...opts.limits };
   const rateLimits = opts.rateLimits ?? ignoreRateLimits;
-  const relay = relaySlot();
+  const relay = relayHandle();
   // Set at start from auth.test (single-workspace mode); authorize reads it for every event.
   const bot: { identity: SlackConnector['identity'] } = { identity: undefined };
   let started = false;
@@ -214,10 +214,10 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       if (bolt.socket) socketUp = true;
       logger.info({ mode: bolt.mode, oauth: Boolean(oauth), streaming: config.streaming }, 'Slack connector started');
     },
-    async stopReceiving() {
+    async closeIntake() {
       if (!started) return;
       // HTTP mode: new events are answered 503 (Slack retries them elsewhere), not acked and refused.
-      if (!bolt.socket) return bolt.events?.stopEvents();
+      if (!bolt.socket) return bolt.events?.closeEvents();
       socketUp = false;
       // Once the close frame is sent Slack sends nothing more here; its answer is awaited only
       // briefly, since a peer that never answers would hold the shutdown for 30 s.

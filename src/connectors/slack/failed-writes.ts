@@ -40,7 +40,7 @@ export const FORM_REFUSALS: ReadonlySet<string> = new Set([
 ]);
 
 /** The Slack error code when `err` refuses a write for its form, else undefined. */
-export function formRefusal(err: unknown): string | undefined {
+export function formRefusalCode(err: unknown): string | undefined {
   const code = slackErrorCode(err);
   return code !== undefined && FORM_REFUSALS.has(code) ? code : undefined;
 }

@@ -93,7 +93,7 @@ export class EventsReceiver implements Receiver {
    * 503). Interactions (a Stop click on a reply being finished) are still taken. Resolves once
    * every request already being handled has been answered, or after EVENTS_STOP_WAIT_MS.
    */
-  async stopEvents(): Promise<void> {
+  async closeEvents(): Promise<void> {
     this.refusingEvents = true;
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, EVENTS_STOP_WAIT_MS)));

@@ -66,7 +66,7 @@ export interface IntakeArgs {
 }
 
 /** Where the connector puts the relay when it starts (and takes it back at stop), read per event. */
-export function relaySlot(): { handler(): MessageHandler | undefined; set(h: MessageHandler | undefined): void } {
+export function relayHandle(): { handler(): MessageHandler | undefined; set(h: MessageHandler | undefined): void } {
   let current: MessageHandler | undefined;
   return {
     handler: () => current,
@@ -135,7 +135,7 @@ export function intake(deps: IntakeDeps, args: IntakeArgs): void {
   }
   const receivedAt = deps.now();
   const eventId = `${channel}:${ts}`;
-  // The place's line is joined now, before this event's own awaits (membership, user name,
+  // The place's queue is joined now, before this event's own awaits (membership, user name,
   // files): another replica's later message of the place must not overtake it meanwhile.
   const arrival = deps.handler()?.arrive?.(place, eventId, receivedAt);
   // And Slack hears the ack only then, so its next event cannot overtake this one (app.ts OrderedAckApp).

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import {
-  FORM_REFUSED,
+  PLAIN_FALLBACK,
   PlatformWriteError,
   type PostResult,
   type ReplySink,
@@ -13,9 +13,9 @@ import { delimiterRow, findTables, splitRow } from '../../core/reply/table-parse
 import type { Logger } from '../../logger.js';
 import { replyBlocks, textBlocks } from './controls.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
-import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-parts.js';
+import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-view.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { findPosted, formRefusal, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
+import { findPosted, formRefusalCode, isUncertain, plainTexts, postOverflow } from './failed-writes.js';
 import { channelUpdateBucket, historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { renderMrkdwn } from './render.js';
 import { renderWithTables, tableMessage, tableMessageBlocks } from './table-blocks.js';
@@ -50,7 +50,7 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
   let renderedOnce: string | undefined;
   const rendered = () => (renderedOnce ??= tables ? renderWithTables(text, renderMrkdwn) : renderMrkdwn(text));
   const rich = opts.final && tables ? tableMessage(text, renderMrkdwn) : undefined;
-  // An agent's running step as a context line, the images of the last write (agent-parts.ts).
+  // An agent's running step as a context line, the images of the last write (agent-view.ts).
   const withText = /\S/.test(text);
   const step = stepBlock(opts.steps, withText);
   const extra = [...(step !== undefined ? [step] : []), ...imageBlocks(opts.files)];
@@ -140,7 +140,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
     needsFinalWrite: true,
-    // The running step as a context line under the text (agent-parts.ts); images as image blocks.
+    // The running step as a context line under the text (agent-view.ts); images as image blocks.
     showsSteps: true,
     showStep: (step) => working.step(step),
     showsFile: (f) => showsImage(f) || uploadsBytes(f),
@@ -261,13 +261,13 @@ export function createFormLadder(logger: Logger): FormLadder {
       try {
         return { value: await call(built), form: built };
       } catch (err) {
-        const reason = formRefusal(err);
+        const reason = formRefusalCode(err);
         if (reason === undefined || next === undefined) throw err;
         refused.push(reason);
         floor = next.level;
         logger.warn({ reason, level: form.level }, 'Slack refused a write for its form; sending the words plainer');
         // Again at once, but on a new grant: the refused call counted against the rate limit.
-        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, FORM_REFUSED, true);
+        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, PLAIN_FALLBACK, true);
       }
     },
     note(reason) {

@@ -13,7 +13,7 @@ import {
   postBucket,
   slackErrorCode,
   startBucket,
-  stopBucket,
+  endStreamBucket,
   translateSlackError,
   updateBucket,
   channelUpdateBucket,
@@ -22,10 +22,10 @@ import { createFormLadder, type Form, replyTarget } from './reply-sink-edit.js';
 import { withAgentSession } from './agent-sessions.js';
 import { feedbackBlock } from './controls.js';
 import { renderMarkdownText, stablePrefixEnd } from './render.js';
-import { findStarted, formRefusal, isUncertain, plainTexts, postOverflow, readShown } from './failed-writes.js';
+import { findStarted, formRefusalCode, isUncertain, plainTexts, postOverflow, readShown } from './failed-writes.js';
 import { historyBucket } from './rate-limits.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
-import { imageBlocks, showsImage, stepWords, TaskTimeline } from './agent-parts.js';
+import { imageBlocks, showsImage, stepWords, TaskTimeline } from './agent-view.js';
 import { hasTable, streamChunks, streamView } from './stream-tables.js';
 
 // Native streaming: chat.startStream, then chat.appendStream with only what is new, then
@@ -48,7 +48,7 @@ interface StreamState {
   /** This message fell back to chat.update. */
   edited: boolean;
   /** A stopStream's answer was lost: a repeat answered "not streaming" means it took effect. */
-  stopUncertain?: boolean;
+  endUncertain?: boolean;
   /** An appendStream's answer was lost: the text the message shows if it took effect. */
   appendUncertain?: string;
 }
@@ -61,7 +61,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
   const update = updateBucket(deps.limits, teamId);
   const channelUpdate = channelUpdateBucket(deps.limits, teamId, channel);
   // chat.stopStream is Tier 2 with a bucket of its own: its 429s teach that bucket, not appends'.
-  const stop = stopBucket(deps.limits, teamId);
+  const stop = endStreamBucket(deps.limits, teamId);
   // chat.startStream is Tier 2 per workspace, and posts in the channel: it pays both.
   const start = startBucket(deps.limits, teamId);
   const working = createWorkingIndicator(dest, deps);
@@ -205,7 +205,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
     const translated = translateSlackError(err, bucket);
     if (translated instanceof PlatformRateLimitedError) return translated;
     // Refused for its form (Markdown too long, blocks): counted; the words go on by edits.
-    const refused = formRefusal(err);
+    const refused = formRefusalCode(err);
     if (refused !== undefined) ladder.note(refused);
     deps.logger.info({ err: translated.message }, 'Slack native stream failed; continuing with edits');
     return undefined;
@@ -282,7 +282,7 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       // The timeline's open steps end complete; the last write's images show above the buttons.
       const closing = timeline.closing();
       const images = imageBlocks(opts.files);
-      const stopArgs = {
+      const endArgs = {
         channel: channel,
         ts: messageId,
         ...(closing.length > 0 ? { chunks: closing } : {}),
@@ -294,25 +294,25 @@ export function createNativeSink(dest: SlackDestination, deps: SinkDeps): ReplyS
       ];
       try {
         try {
-          await dest.client.chat.stopStream({ ...stopArgs, ...(blocks.length > 0 ? { blocks } : {}) });
+          await dest.client.chat.stopStream({ ...endArgs, ...(blocks.length > 0 ? { blocks } : {}) });
           timeline.shown(closing);
         } catch (err) {
           // Feedback buttons or images Slack refused: the stream still ends, without them.
-          const refused = blocks.length > 0 ? formRefusal(err) : undefined;
+          const refused = blocks.length > 0 ? formRefusalCode(err) : undefined;
           if (refused === undefined) throw err;
           ladder.note(refused);
-          await dest.client.chat.stopStream(stopArgs);
+          await dest.client.chat.stopStream(endArgs);
         }
         state.streaming = false;
       } catch (err) {
-        if (state.stopUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
+        if (state.endUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
           // The stop whose answer was lost took effect, with its buttons: nothing is left to do.
           state.streaming = false;
           return ladder.take();
         }
         if (isUncertain(translateSlackError(err, stop.key))) {
           // It may have stopped: its repeat tells (an edit instead would lose the feedback buttons).
-          state.stopUncertain = true;
+          state.endUncertain = true;
           throw translateSlackError(err, stop.key);
         }
         const rethrow = streamFailure(err, stop.key);

@@ -85,7 +85,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const reportQueue = () => metrics.queueDepth(order.waiting + slots.waiting);
   const order: PlaceOrder = new PlaceOrder({
     maxWaitingPerPlace: settings.maxQueuePerPlace ?? 10,
-    locks: deps.placeLocks,
+    shared: deps.sharedQueue,
     onWaiting: reportQueue,
     onGiveBackError: (err) =>
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not give a place back'),
@@ -197,7 +197,7 @@ export function createRelay(deps: RelayDeps): Relay {
 
     async reset(place: Place): Promise<void> {
       // In the place's order, so a reset never overtakes a reply being written there.
-      const turn = order.enterHere(placeKey(place));
+      const turn = order.enterLocal(placeKey(place));
       if (turn === undefined) {
         await resetPlace(place);
         return;
@@ -227,11 +227,11 @@ export function createRelay(deps: RelayDeps): Relay {
 
 /** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
 function inTurn(p: Parts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
-  const { msg, spot } = a;
+  const { msg, ticket } = a;
   const { scheduler, shutdown } = p;
-  if (spot.here === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
+  if (ticket.local === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
   const sink = msg.sink;
-  return p.order.whenFirst({ ...spot, here: spot.here }, shutdown, {
+  return p.order.whenFirst({ ...ticket, local: ticket.local }, shutdown, {
     async work(handedOver) {
       // The place's own buckets (a channel's posts) go with the place, not with the replica.
       if (handedOver !== undefined) scheduler.handOver(handedOver);
@@ -243,7 +243,7 @@ function inTurn(p: Parts, a: Admitted, work: () => Promise<HandleResult>): Promi
       return work();
     },
     failed: (err) => p.unexpected(msg, err),
-    // The place's line is in the store: while it cannot be used the message is held, and joins again once it is back.
+    // The place's queue is in the store: while it cannot be used the message is held, and joins again once it is back.
     outage: (err, retry) => p.hold.after(err, msg, 'place line', retry, shutdown),
     lastWrites: () => scheduler.placeWrites([...sink.buckets('post'), ...sink.buckets('edit')]),
   });
@@ -266,7 +266,7 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
     if (reply === undefined ? p.deps.remoteStops !== undefined : reply.askerId === msg.userId) {
       const result = await p.stops.place(msg.place, msg.userId).catch(() => 'not_found' as const);
       if (result === 'stopped') {
-        p.order.leave(a.spot);
+        p.order.leave(a.ticket);
         return { status: 'stopped' };
       }
     }

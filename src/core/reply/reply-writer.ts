@@ -1,6 +1,6 @@
 import {
   type Clock,
-  FORM_REFUSED,
+  PLAIN_FALLBACK,
   type Platform,
   PlatformRateLimitedError,
   PlatformWriteError,
@@ -279,7 +279,7 @@ export class ReplyWriter {
         if (op === 'post') {
           const posted = await sink.post(plan.text, opts);
           this.ledger.posted(posted.messageId, startedAt);
-          if (!this.text.ended) this.pacer.holdFinal();
+          if (!this.text.ended) this.pacer.reserveFinal();
           return { ...posted, plan, startedAt, steps };
         }
         // Recorded before the edit: a crash between the platform applying it and a record after
@@ -297,7 +297,7 @@ export class ReplyWriter {
     const { plan, startedAt, fallbacks, steps } = done;
     this.retries = 0;
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.ledger.part > 0 ? 'continuation' : 'post');
-    for (const reason of fallbacks ?? []) metrics.richFallback(platform, reason);
+    for (const reason of fallbacks ?? []) metrics.plainFallback(platform, reason);
     this.ledger.wrote(plan.text, plan.final, startedAt, steps);
     if (!this.firstShown) {
       this.firstShown = true;
@@ -337,7 +337,7 @@ export class ReplyWriter {
       return;
     }
     // Refused for its form: the sink goes plainer from now on; the loop writes again on a new grant.
-    if (err instanceof PlatformWriteError && err.code === FORM_REFUSED) return;
+    if (err instanceof PlatformWriteError && err.code === PLAIN_FALLBACK) return;
     if (err instanceof PlatformWriteError && err.retryable && this.retries < MAX_WRITE_RETRIES) {
       this.retries++;
       logger.warn({ code: err.code, attempt: this.retries }, 'platform write failed, retrying');
@@ -390,7 +390,7 @@ export class WritePacer {
   /** An intermediate write waiting for budget: aborted when the reply ends (the final replaces it). */
   private pendingIntermediate: AbortController | undefined;
   /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
-  private releaseHold: (() => void) | undefined;
+  private releaseReserve: (() => void) | undefined;
   /** This reply counts in the post-once gauge. */
   private inPostOnceGauge = false;
 
@@ -407,7 +407,7 @@ export class WritePacer {
     this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
     // The final is held the moment the reply chooses to stream, not once its first post is in:
     // replies that choose while this one waits for its post budget must count its final too.
-    if (this.modeChosen === 'stream') this.holdFinal();
+    if (this.modeChosen === 'stream') this.reserveFinal();
     if (this.modeChosen === 'post-once') {
       this.inPostOnceGauge = true;
       metrics.postOnce(platform, 1);
@@ -419,7 +419,7 @@ export class WritePacer {
    * One write through the scheduler (`send` runs once granted); rejects without sending when an
    * intermediate write was overtaken by the end or the scheduler closed. Finals
    * of a reply the user already sees come first; a post (the first text, or a post-once reply's
-   * only one) after them; intermediate writes last, leaving what held finals need. A continuation
+   * only one) after them; intermediate writes last, leaving what reserved finals need. A continuation
    * posted while the reply streams is one of those: its text is not final, so it costs a write
    * besides the message's final one, like an edit. Left waiting when the reply ends, it is
    * dropped and asked again as the message's final post (see ended()).
@@ -442,9 +442,9 @@ export class WritePacer {
   }
 
   /** From the first message on, a streaming reply will need a final edit: hold budget for it. */
-  holdFinal(): void {
-    if (this.releaseHold !== undefined || this.modeChosen === 'post-once') return;
-    this.releaseHold = this.o.scheduler.hold(this.o.sink.buckets('edit'));
+  reserveFinal(): void {
+    if (this.releaseReserve !== undefined || this.modeChosen === 'post-once') return;
+    this.releaseReserve = this.o.scheduler.reserve(this.o.sink.buckets('edit'));
   }
 
   /**
@@ -458,7 +458,7 @@ export class WritePacer {
 
   /** The reply is over: release what it held. Idempotent. */
   close(): void {
-    this.releaseHold?.();
+    this.releaseReserve?.();
     if (this.inPostOnceGauge) {
       this.inPostOnceGauge = false;
       this.o.metrics.postOnce(this.o.platform, -1);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { PlaceLocks, PlaceTicket, PlaceTurn } from '../core/intake/relay.js';
+import type { SharedQueue, SharedTicket, PlaceLease } from '../core/intake/relay.js';
 import type { PlaceWrite } from '../core/budget/write-scheduler.js';
 import type { Clock } from '../core/ports.js';
 import type { PlaceLeases } from '../store/ports.js';
@@ -10,7 +10,7 @@ import type { PlaceLeases } from '../store/ports.js';
 // the reply runs, so a replica that dies mid-reply loses it after REPLICA_LEASE_SECONDS and the
 // next message in that place is answered by another.
 
-export interface PlaceLocksOptions {
+export interface SharedQueueOptions {
   leases: PlaceLeases;
   replicaId: string;
   leaseMs: number;
@@ -26,7 +26,7 @@ const RELEASE_RETRY_FIRST_MS = 250;
 const RELEASE_RETRY_MAX_MS = 5_000;
 const RELEASE_RETRIES = 125;
 
-export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
+export function createSharedQueue(o: SharedQueueOptions): SharedQueue {
   const firstPoll = o.pollMs ?? 20;
   const maxPoll = o.maxPollMs ?? 250;
   const warn = (what: string) => (err: unknown) =>
@@ -86,7 +86,7 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
   };
 
   return {
-    join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket {
+    join(placeKey: string, ticket: { id: string; at: number }): SharedTicket {
       const joined = o.leases.join(placeKey, ticket, o.replicaId);
       let done = false;
       const leave = () => {
@@ -99,7 +99,7 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
           () => undefined,
           () => undefined,
         ),
-        async acquire(signal: AbortSignal): Promise<PlaceTurn> {
+        async acquire(signal: AbortSignal): Promise<PlaceLease> {
           try {
             await joined;
             for (let wait = firstPoll; ; wait = Math.min(maxPoll, wait * 2)) {
@@ -110,7 +110,7 @@ export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
             leave();
             throw err;
           }
-          done = true; // tryAcquire took the ticket out of the line
+          done = true; // tryAcquire took the ticket out of the queue
           unreleased.get(placeKey)?.clear();
           unreleased.delete(placeKey);
           // Renewed well within the lease, so only a replica that stopped loses it.
