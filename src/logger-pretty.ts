@@ -14,7 +14,7 @@ const LEVELS: Record<number, [string, string]> = {
   60: ['FATAL', '\x1b[35m'],
 };
 const RESET = '\x1b[0m';
-/** Fields every line has, or shown in the line's head: not repeated as key=value. */
+/** Fields every line has, or shown in the queue's head: not repeated as key=value. */
 const HEAD = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'name', 'component']);
 
 function value(v: unknown): string {

@@ -51,7 +51,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       // The last stop of every line, at every level: configured secret values and credential
-      // patterns, wherever in the line they ended up (a message, an error, a nested field).
+      // patterns, wherever in the queue they ended up (a message, an error, a nested field).
       hooks: { streamWrite: scrubSecrets },
     },
     opts.format === 'pretty'

@@ -18,7 +18,7 @@ import {
   readinessFrom,
 } from './server/index.js';
 import { type Coordinator, createCoordinator } from './replicas/coordinator.js';
-import { createPlaceLocks } from './replicas/place-locks.js';
+import { createSharedQueue } from './replicas/shared-queue.js';
 import { createRemoteStops } from './replicas/remote-stops.js';
 import { createChatService } from './upstream/index.js';
 import { mountPlayground, type PlaygroundPlan, playgroundUrl } from './connectors/playground/index.js';
@@ -327,7 +327,7 @@ function replicaPorts(config: Config, store: AsyncStore, root: Logger) {
     // One process on SQLite answers every place alone; replicas on PostgreSQL take turns per place.
     ...(store.backend === 'postgres'
       ? {
-          placeLocks: createPlaceLocks({
+          sharedQueue: createSharedQueue({
             leases: store.leases,
             replicaId: config.replica.id,
             leaseMs: config.replica.leaseSeconds * 1000,
@@ -472,7 +472,7 @@ async function shutdownBridge(parts: Parts, state: BridgeState): Promise<void> {
   // only then disconnect, since the last edits need the platform connections. Slack's Socket
   // Mode connection is not needed for them: it closes first, so that Slack sends the events
   // of the drain to the other replicas' connections instead of this one refusing them.
-  await Promise.allSettled(parts.connectors.map((c) => c.stopReceiving?.()));
+  await Promise.allSettled(parts.connectors.map((c) => c.closeIntake?.()));
   await parts.relay.drain(DRAIN_MS);
   await closeAll(parts);
 }

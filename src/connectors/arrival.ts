@@ -17,7 +17,7 @@ export interface ArrivalDeps {
   handler(): MessageHandler | undefined;
 }
 
-/** A message that arrived: where, which event, when, and its place in the place's line. */
+/** A message that arrived: where, which event, when, and its place in the place's queue. */
 export interface Arrived {
   place: Place;
   eventId: string;
@@ -26,7 +26,7 @@ export interface Arrived {
   arrival: Arrival | undefined;
 }
 
-/** Takes the message's place in its place's line now, before any await. */
+/** Takes the message's place in its place's queue now, before any await. */
 export function arrive(deps: ArrivalDeps, place: Place, eventId: string, receivedAt: number): Arrived {
   return { place, eventId, receivedAt, arrival: deps.handler()?.arrive?.(place, eventId, receivedAt) };
 }

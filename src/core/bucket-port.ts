@@ -11,7 +11,7 @@ export interface BucketRef {
   windowMs: number;
   /**
    * The bucket counts one place's writes (a channel's posts). Replicas take turns in a place, so
-   * such a bucket is not split between them: it is handed over with the place (PlaceLocks).
+   * such a bucket is not split between them: it is handed over with the place (SharedQueue).
    */
   perPlace?: boolean;
   /**

@@ -18,7 +18,7 @@ export interface Connector {
    * The first step of a shutdown, before the drain: take no more events but keep writing (Slack's
    * Socket Mode closes its connection, so Slack sends events to the other replicas).
    */
-  stopReceiving?(): Promise<void>;
+  closeIntake?(): Promise<void>;
   /** This replica's share of the platform's budgets (1 / live replicas), whenever it changes. */
   setBudgetShare?(share: number): void;
   /**

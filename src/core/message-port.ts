@@ -51,7 +51,7 @@ export interface IncomingMessage {
   receivedAt: number;
   /** Where the reply goes. Created by the connector for this message. */
   sink: ReplySink;
-  /** Its place in the place's line, taken when the event arrived (MessageHandler.arrive). */
+  /** Its place in the place's queue, taken when the event arrived (MessageHandler.arrive). */
   arrival?: Arrival;
   /**
    * The place's earlier messages, read from the platform when a new upstream conversation starts
@@ -83,9 +83,9 @@ export interface HandleResult {
     | 'interrupted';
 }
 
-/** A message's place in its place's line, taken the moment its event arrived. */
+/** A message's place in its place's queue, taken the moment its event arrived. */
 export interface Arrival {
-  /** Settles once it is in its place's line across replicas (at once with one); never rejects. */
+  /** Settles once it is in its place's queue across replicas (at once with one); never rejects. */
   recorded: Promise<void>;
   /** The message will not be handed to handle(): give its place up. Idempotent. */
   leave(): void;
@@ -93,7 +93,7 @@ export interface Arrival {
 
 export interface MessageHandler {
   /**
-   * Take the message's place in its place's line the moment its event arrives, before the
+   * Take the message's place in its place's queue the moment its event arrives, before the
    * connector's own awaits (user names, files): with several replicas, a later message of the
    * place at another replica must not overtake it meanwhile. Pass it on as msg.arrival, or
    * leave() it when the message is dropped.

@@ -20,7 +20,7 @@ export interface BridgeMetrics {
   platformRateLimited(platform: Platform, bucket: string): void;
   /** status: HTTP status or 'network'/'timeout'; code: upstream code or kind. */
   upstreamError(status: string, code: string): void;
-  dedupHit(platform: Platform): void;
+  duplicateDelivery(platform: Platform): void;
   /** Messages waiting for a reply slot (global concurrency queue + per-place queues). */
   queueDepth(n: number): void;
   /** Replies currently streaming. */
@@ -39,7 +39,7 @@ export interface BridgeMetrics {
    * The platform refused a write for its form (blocks, a table, Markdown, components, length) and
    * the same words went again in a plainer form; `reason` is the platform's error code.
    */
-  richFallback(platform: Platform, reason: string): void;
+  plainFallback(platform: Platform, reason: string): void;
   /** Messages held now because the store cannot be used (intake/store-hold.ts). */
   heldEvents(n: number): void;
   /**
@@ -67,12 +67,12 @@ export const noopMetrics: BridgeMetrics = {
   platformWrite: noop,
   platformRateLimited: noop,
   upstreamError: noop,
-  dedupHit: noop,
+  duplicateDelivery: noop,
   queueDepth: noop,
   inFlight: noop,
   postOnce: noop,
   contextSkipped: noop,
-  richFallback: noop,
+  plainFallback: noop,
   heldEvents: noop,
   deliveryRefused: noop,
 };

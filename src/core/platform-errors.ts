@@ -32,4 +32,4 @@ export class PlatformWriteError extends Error {
  * buttons) after the sink stepped down to a plainer form: the write goes again at once, on a new
  * grant, since the refused call spent the platform's budget as any call does.
  */
-export const FORM_REFUSED = 'form_refused';
+export const PLAIN_FALLBACK = 'form_refused';

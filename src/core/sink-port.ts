@@ -11,7 +11,7 @@ export interface WriteResult {
   /**
    * The platform refused a richer form of this write (blocks, a table, Markdown, components) and
    * the sink sent the same words in a plainer one: the reasons (the platform's error codes), each
-   * counted once (`BridgeMetrics.richFallback`).
+   * counted once (`BridgeMetrics.plainFallback`).
    */
   fallbacks?: string[];
 }

@@ -67,9 +67,9 @@ export interface TranscriptStore {
 
 export interface EventStore {
   /** Records the event; false if it was already recorded (a duplicate, by any replica). Atomic. */
-  markSeen(platform: Platform, eventId: string, at: number): Promise<boolean>;
+  recordDelivery(platform: Platform, eventId: string, at: number): Promise<boolean>;
   /** Whether the event was recorded (by any replica), without recording it. */
-  wasSeen(platform: Platform, eventId: string): Promise<boolean>;
+  wasDelivered(platform: Platform, eventId: string): Promise<boolean>;
   /** Forget events seen before `before` (epoch ms). Returns how many were removed. */
   prune(before: number): Promise<number>;
 }

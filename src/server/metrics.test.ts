@@ -17,7 +17,7 @@ describe('metrics', () => {
     m.replyInterrupted('discord');
     m.platformFirstText('discord', 0.004);
     m.upstreamError('429', 'RATE_LIMITED');
-    m.dedupHit('slack');
+    m.duplicateDelivery('slack');
     m.inFlight(2);
     const text = await m.text();
     expect(text).toContain('bridge_replies_interrupted_total{platform="discord"} 1');

@@ -237,13 +237,13 @@ function recorder(registry: Registry, s: Series, labels: Labels): PromBridgeMetr
       s.rateLimited.inc({ platform, bucket: buckets.value(bucketLabel(bucket)) }),
     upstreamError: (status: string, code: string) =>
       s.upstreamErrors.inc({ status: statuses.value(status), code: codes.value(code) }),
-    dedupHit: (platform: Platform) => s.dedup.inc({ platform }),
+    duplicateDelivery: (platform: Platform) => s.dedup.inc({ platform }),
     queueDepth: (n: number) => s.queueDepth.set(n),
     inFlight: (n: number) => s.inFlight.set(n),
     postOnce: (platform: Platform, delta: 1 | -1) => s.postOnce.inc({ platform }, delta),
     budgetShare: (fraction: number) => s.share.set(fraction),
     contextSkipped: (platform: Platform, reason: ContextSkipReason) => s.contextSkipped.inc({ platform, reason }),
-    richFallback: (platform: Platform, reason: string) =>
+    plainFallback: (platform: Platform, reason: string) =>
       s.richFallback.inc({ platform, reason: fallbackReasons.value(reason) }),
     heldEvents: (n: number) => s.held.set(n),
     deliveryRefused: (platform: Platform, reason: RefusedReason) => s.refused.inc({ platform, reason }),

@@ -114,13 +114,13 @@ export interface ReplicaRegistry {
 export interface PlaceLeases {
   /**
    * true when `replicaId` holds the lease afterwards (newly, again, or taken over). With a
-   * `ticket` (a message that joined the place's line) also only when no older message of a live
-   * replica waits there; the ticket leaves the line when the lease is taken.
+   * `ticket` (a message that joined the place's queue) also only when no older message of a live
+   * replica waits there; the ticket leaves the queue when the lease is taken.
    */
   tryAcquire(placeKey: string, replicaId: string, now: number, leaseMs: number, ticket?: Ticket): Promise<boolean>;
-  /** A message admitted by `replicaId` joins the place's line (see tryAcquire). */
+  /** A message admitted by `replicaId` joins the place's queue (see tryAcquire). */
   join(placeKey: string, ticket: Ticket, replicaId: string): Promise<void>;
-  /** A message leaves the place's line without being answered. */
+  /** A message leaves the place's queue without being answered. */
   leave(placeKey: string, ticketId: string): Promise<void>;
   /** Refreshes a lease `replicaId` holds; false when it holds it no more. */
   renew(placeKey: string, replicaId: string, now: number): Promise<boolean>;
@@ -157,7 +157,7 @@ export interface StoreSignals {
   subscribe(channel: string, onMessage: (payload: string) => void): void;
 }
 
-/** A message in a place's line: its id (the event id) and when it arrived (epoch ms). */
+/** A message in a place's queue: its id (the event id) and when it arrived (epoch ms). */
 export interface Ticket {
   id: string;
   at: number;

@@ -57,14 +57,14 @@ export class MemoryConversationStore implements ConversationStore {
 export class MemoryEventStore implements EventStore {
   private readonly seen = new Map<string, number>();
 
-  async markSeen(platform: Platform, eventId: string, at: number): Promise<boolean> {
+  async recordDelivery(platform: Platform, eventId: string, at: number): Promise<boolean> {
     const key = `${platform}:${eventId}`;
     if (this.seen.has(key)) return false;
     this.seen.set(key, at);
     return true;
   }
 
-  async wasSeen(platform: Platform, eventId: string): Promise<boolean> {
+  async wasDelivered(platform: Platform, eventId: string): Promise<boolean> {
     return this.seen.has(`${platform}:${eventId}`);
   }
 

@@ -29,7 +29,7 @@ const LONG = Array.from({ length: 90 }, (_, i) => `${PINGS} line ${i}.`).join('\
 const streaming: WriteOptions = { final: false, part: 0, replyKey: 'reply-1' };
 const last: WriteOptions = { final: true, part: 0, replyKey: 'reply-1', last: true, feedback: true };
 
-/** Runs `write`; a refused form throws once (FORM_REFUSED, sent again at once plainly): run it again. */
+/** Runs `write`; a refused form throws once (PLAIN_FALLBACK, sent again at once plainly): run it again. */
 async function throughRefusal<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();

@@ -7,7 +7,7 @@ import { mention } from './discord/harness.js';
 import { type Stack, startStack } from './discord/stack.js';
 
 // A message write Discord refuses for its form (50035 Invalid Form Body on components, embeds or
-// content) goes again at once as plain content (discord/refused-forms.ts): through the real
+// content) goes again at once as plain content (discord/plain-fallback.ts): through the real
 // discord.js against the fake Discord refusing in several shapes, the user sees one reply, exact
 // and final, every table cell readable, and bridge_rich_fallback_total moved.
 

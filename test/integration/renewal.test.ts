@@ -7,7 +7,7 @@ import { type Clock, systemClock } from '../../src/core/ports.js';
 import { createRelay } from '../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { createPlaceLocks } from '../../src/replicas/place-locks.js';
+import { createSharedQueue } from '../../src/replicas/shared-queue.js';
 import type { AsyncStore } from '../../src/store/ports.js';
 import { openStore } from '../../src/store/sqlite/index.js';
 import { createPgStore } from '../../src/store/pg/index.js';
@@ -81,7 +81,7 @@ async function world(
     replicaId: 'r1',
     ...(backend === 'postgres'
       ? {
-          placeLocks: createPlaceLocks({
+          sharedQueue: createSharedQueue({
             leases: store.leases,
             replicaId: 'r1',
             leaseMs: 15_000,

@@ -203,7 +203,7 @@ describe.skipIf(skip !== undefined)('several replicas in Slack Socket Mode on on
   }, 120_000);
 
   // Bolt acks an event before its listeners run; the bridge holds the ack until the message is in
-  // its place's line (connectors/slack/app.ts), so the next event, at another replica, cannot overtake it.
+  // its place's queue (connectors/slack/app.ts), so the next event, at another replica, cannot overtake it.
   it('a message held up on arrival (a slow users.info) keeps its place: a later one at another replica waits for it', async () => {
     const g = await group(2);
     const [first, second] = g.connectionOf as [number, number];

@@ -96,7 +96,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     expect(d1?.eventId).toBe(body.event_id);
   });
 
-  it('stopReceiving closes only its own connection: new events go to the other, its reply still lands', async () => {
+  it('closeIntake closes only its own connection: new events go to the other, its reply still lands', async () => {
     const gated = new GatedHandler();
     const other = new EchoHandler();
     const leaving = await connect(gated);
@@ -105,7 +105,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     await fake.sendEvent(fake.userPost({ channel: 'D1', text: 'before the deploy' }).message, { connection: 1 });
     await arrived;
 
-    await leaving.stopReceiving();
+    await leaving.closeIntake();
     await fake.waitSocketClosed(1);
     expect(fake.socketConnectionIds).toEqual([2]);
     expect(leaving.isReady()).toBe(false);
@@ -118,7 +118,7 @@ describe('Slack Socket Mode, several connections of one app (real Bolt, fake Sla
     gated.release();
     await gated.answered(1);
     expect(fake.agent.replies('D1').map((m) => m.text)).toEqual(['You said: before the deploy']);
-    await leaving.stopReceiving(); // twice is harmless
+    await leaving.closeIntake(); // twice is harmless
     await leaving.shutdown();
     expect(fake.socketConnectionIds).toEqual([2]);
   });

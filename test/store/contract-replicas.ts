@@ -11,12 +11,12 @@ import {
 } from '../../src/core/ports.js';
 import { silentLogger } from '../../src/logger.js';
 import { createCoordinator } from '../../src/replicas/coordinator.js';
-import { createPlaceLocks } from '../../src/replicas/place-locks.js';
+import { createSharedQueue } from '../../src/replicas/shared-queue.js';
 import type { AsyncStore } from '../../src/store/ports.js';
 import type { TestDatabase } from './contract.js';
 import { faultyStore, StoreFaults } from './faulty-store.js';
 
-// What several replicas do through the store, on each backend: a place's line keeps arrival
+// What several replicas do through the store, on each backend: a place's queue keeps arrival
 // order across replicas, and a live replica takes over the open replies of one that stopped.
 
 const place: Place = { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '171.5' };
@@ -102,7 +102,7 @@ export function replicaContract(
       await a.replicas.heartbeat('r1', now);
       await b.replicas.heartbeat('r2', now);
       const locks = (s: AsyncStore, id: string) =>
-        createPlaceLocks({
+        createSharedQueue({
           leases: s.leases,
           replicaId: id,
           leaseMs: lease,
@@ -119,10 +119,10 @@ export function replicaContract(
       const signal = new AbortController().signal;
       const post: BucketRef = { key: 'slack:T1:D1:post', limit: 1, windowMs: 1000, perPlace: true };
       let handedToSecond: unknown;
-      const later = second.acquire(signal).then(async (hold) => {
+      const later = second.acquire(signal).then(async (lease) => {
         order.push('m2');
-        handedToSecond = hold.handedOver;
-        await hold.release([]);
+        handedToSecond = lease.handedOver;
+        await lease.release([]);
       });
       const hold = await first.acquire(signal);
       expect(hold.handedOver).toBeUndefined(); // nobody answered here before
@@ -142,7 +142,7 @@ export function replicaContract(
       await b.replicas.heartbeat('r2', now);
       const faults = new StoreFaults(5);
       const locks = (s: AsyncStore, id: string) =>
-        createPlaceLocks({
+        createSharedQueue({
           leases: s.leases,
           replicaId: id,
           leaseMs: lease,

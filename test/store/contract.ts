@@ -148,20 +148,22 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
 
     describe('events', () => {
       it('marks an event seen once per platform, and prunes old ones', async () => {
-        expect(await s.events.markSeen('slack', 'C1:1.0', 100)).toBe(true);
-        expect(await s.events.markSeen('slack', 'C1:1.0', 200)).toBe(false);
-        expect(await s.events.markSeen('discord', 'C1:1.0', 100)).toBe(true);
-        expect(await s.events.markSeen('slack', 'C1:2.0', 500)).toBe(true);
+        expect(await s.events.recordDelivery('slack', 'C1:1.0', 100)).toBe(true);
+        expect(await s.events.recordDelivery('slack', 'C1:1.0', 200)).toBe(false);
+        expect(await s.events.recordDelivery('discord', 'C1:1.0', 100)).toBe(true);
+        expect(await s.events.recordDelivery('slack', 'C1:2.0', 500)).toBe(true);
         expect(await s.events.prune(300)).toBe(2);
         // Forgotten: a redelivery after the window is new again (by design: 24 h is far past any retry).
-        expect(await s.events.markSeen('slack', 'C1:1.0', 600)).toBe(true);
-        expect(await s.events.markSeen('slack', 'C1:2.0', 600)).toBe(false);
+        expect(await s.events.recordDelivery('slack', 'C1:1.0', 600)).toBe(true);
+        expect(await s.events.recordDelivery('slack', 'C1:2.0', 600)).toBe(false);
       });
 
       it('20 concurrent deliveries of one event across two replicas: exactly one is new', async () => {
         const t = await database.open();
         const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? s : t).events.markSeen('discord', 'm-123', 1000 + i)),
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 === 0 ? s : t).events.recordDelivery('discord', 'm-123', 1000 + i),
+          ),
         );
         expect(results.filter(Boolean)).toHaveLength(1);
       });
@@ -367,15 +369,15 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
         expect(s.isOpen()).toBe(false);
         expect(s.health()).toMatchObject({ ok: false, kind: 'closed' });
         expect(seen).toEqual([false]);
-        await expect(s.events.markSeen('slack', 'late', 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        await expect(s.events.recordDelivery('slack', 'late', 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
       });
 
       it('another replica sees what one wrote', async () => {
         const t = await database.open();
         await s.conversations.put(conv(slackThread, 'shared'));
-        await s.events.markSeen('slack', 'ev', 1);
+        await s.events.recordDelivery('slack', 'ev', 1);
         expect((await t.conversations.get(slackThread))?.upstreamId).toBe('shared');
-        expect(await t.events.markSeen('slack', 'ev', 2)).toBe(false);
+        expect(await t.events.recordDelivery('slack', 'ev', 2)).toBe(false);
       });
     });
   });

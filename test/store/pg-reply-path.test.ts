@@ -8,7 +8,7 @@ import { dropSchema, PG_TEST_URL, pgSkipReason, testSchemaName } from '../suppor
 import { type PgWireTap, startPgWireTap } from '../support/pg-wire-tap.js';
 
 // What the store costs a reply on PostgreSQL before the upstream is asked: one statement per
-// call (tryAcquire takes the lease and leaves the line in one), and the small writes of the path
+// call (tryAcquire takes the lease and leaves the queue in one), and the small writes of the path
 // commit without waiting for a WAL flush (src/store/pg/query.ts), while the session keeps
 // the operator's synchronous_commit and the mapping itself stays a durable write. The statements
 // are read off the wire by a tap between the store and the server.
@@ -46,7 +46,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL on the reply’s path', () => {
     tap.statements.splice(0);
 
     // The order the relay and the reply turn call them in.
-    expect(await store.events.markSeen('slack', 'D1:1.0', 1_000)).toBe(true);
+    expect(await store.events.recordDelivery('slack', 'D1:1.0', 1_000)).toBe(true);
     await store.leases.join(key, { id: 'D1:1.0', at: 1_000 }, 'r1');
     expect(await store.leases.tryAcquire(key, 'r1', 1_001, 15_000, { id: 'D1:1.0', at: 1_000 })).toBe(true);
     expect(await store.leases.handover(key)).toBeUndefined();

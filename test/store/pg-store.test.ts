@@ -66,8 +66,8 @@ describe.skipIf(skip !== undefined)('PostgreSQL migrations', () => {
     expect(rows).toEqual(loadPgMigrations().map((m) => ({ version: m.version, name: m.name })));
     for (const r of replicas) expect(await r.schemaVersion()).toBe(loadPgMigrations().at(-1)?.version);
     // They share the data, of course.
-    expect(await replicas[0]?.events.markSeen('slack', 'e', 1)).toBe(true);
-    expect(await replicas[3]?.events.markSeen('slack', 'e', 1)).toBe(false);
+    expect(await replicas[0]?.events.recordDelivery('slack', 'e', 1)).toBe(true);
+    expect(await replicas[3]?.events.recordDelivery('slack', 'e', 1)).toBe(false);
   });
 
   it('refuses a database newer than this release', async () => {

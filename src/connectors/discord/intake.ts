@@ -21,7 +21,7 @@ import type { ThreadFactsResolver } from './threads.js';
 
 // A gateway message becomes an IncomingMessage with its reply sink and goes to the relay, in the
 // steps Slack's intake takes too: classify (a mention, a DM, a reply in a thread, or nothing for
-// the bot), allow (the allowlists), arrive (its place in its place's line, ../arrival.ts), then in
+// the bot), allow (the allowlists), arrive (its place in its place's queue, ../arrival.ts), then in
 // the place's order enrich (the files, the thread's context) and the sink, and the hand-off to
 // the relay. The relay is never awaited here (it resolves when the reply is complete), so one
 // slow reply holds up nothing else. Slash commands and buttons are interactions

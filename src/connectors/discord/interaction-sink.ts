@@ -15,7 +15,7 @@ import { findLostFollowUp, isUncertain, withoutRetries } from './uncertain-follo
 import { type BucketBudget, GLOBAL_REPLY_BUCKET, interactionBucket } from './rate-limits.js';
 import { DISCORD_MAX_CHARS, DISCORD_TABLES, NO_MENTIONS, editBody } from './reply-sink.js';
 import { replyComponents } from './controls.js';
-import { createPlainFallback, type PlainFallback } from './refused-forms.js';
+import { createPlainFallback, type PlainFallback } from './plain-fallback.js';
 
 // The reply to a deferred slash command: the first message is the interaction's original response
 // (edited through the webhook), later parts are follow-ups. Interaction webhooks take no bot token.
@@ -43,7 +43,7 @@ export class InteractionReplySink implements ReplySink {
   readonly target: ReplyTarget & { data: InteractionTargetData };
   private readonly bucket: BucketRef;
   private originalUsed = false;
-  /** A form Discord refused: the reply's words go on as plain content (refused-forms.ts). */
+  /** A form Discord refused: the reply's words go on as plain content (plain-fallback.ts). */
   private readonly plain: PlainFallback;
   /** A plain final write's extra parts already posted as follow-ups, by the message they follow. */
   private readonly overflowPosted = new Map<string, string[]>();

@@ -18,7 +18,7 @@ import type { MonospaceOptions } from '../../core/reply/tables.js';
 import { discordCode, THREAD_ALREADY_CREATED, toPlatformError } from './errors.js';
 import type { ThreadFromMessage } from './events.js';
 import { type BucketBudget, channelBucket, GLOBAL_REPLY_BUCKET } from './rate-limits.js';
-import { imageEmbeds, showsImage, withStepLine } from './agent-parts.js';
+import { imageEmbeds, showsImage, withStepLine } from './agent-view.js';
 import { replyComponents } from './controls.js';
 import {
   type Body,
@@ -26,13 +26,13 @@ import {
   DISCORD_MAX_CHARS,
   DISCORD_TABLES,
   type PlainFallback,
-} from './refused-forms.js';
+} from './plain-fallback.js';
 
 // A reply in a channel, thread or DM: plain message create + edit over REST. In thread mode the
 // thread is opened lazily from the user's message (its id is the message id), so nothing is made
 // for a message the relay refuses, and a second attempt after a crash finds it already there.
 
-export { DISCORD_MAX_CHARS, DISCORD_TABLES } from './refused-forms.js';
+export { DISCORD_MAX_CHARS, DISCORD_TABLES } from './plain-fallback.js';
 /** Discord shows "typing" for 10 s; renew a little before it lapses. */
 const TYPING_RENEW_MS = 8000;
 /** Never type forever, even if clearWorking is never called. */
@@ -96,7 +96,7 @@ export class ChannelReplySink implements ReplySink {
   readonly needsFinalWrite = true;
   /** Discord has no table: aligned code blocks, by display width (CJK, emoji), cut by columns to fit a message. */
   readonly monospaceTables: MonospaceOptions = DISCORD_TABLES;
-  /** The running step shows as a `-#` line under the text (agent-parts.ts). */
+  /** The running step shows as a `-#` line under the text (agent-view.ts). */
   readonly showsSteps = true;
   readonly showsFile = (f: AgentFile): boolean => showsImage(f) || uploadsBytes(f);
   readonly target: ReplyTarget;
@@ -105,7 +105,7 @@ export class ChannelReplySink implements ReplySink {
   private thread: Promise<void> | undefined;
   private typingTimer: NodeJS.Timeout | undefined;
   private typingStartedAt = 0;
-  /** A form Discord refused: the reply's words go on as plain content (refused-forms.ts). */
+  /** A form Discord refused: the reply's words go on as plain content (plain-fallback.ts). */
   private readonly plain: PlainFallback;
   /** A plain final write's extra parts already posted, by the message they follow. */
   private readonly overflowPosted = new Map<string, string[]>();

@@ -138,7 +138,7 @@ export function authorizer(opts: {
 // early: Slack (and a test's sender) may deliver the place's next message to another replica the
 // moment the ack leaves, and that one could take the place before this message is in its line.
 // So an event's ack waits until what its listeners start is recorded (ackAfter: the message has
-// joined its place's line), then leaves as before. Messages whose events were acked one after
+// joined its place's queue), then leaves as before. Messages whose events were acked one after
 // another are answered in that order, whichever replicas took them. Nothing else changes: a
 // listener that fails still has its event acked, and a slow record is waited for only so long.
 // Requests a listener acks (interactions, commands) that no listener took are acked when Bolt is

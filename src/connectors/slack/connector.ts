@@ -11,7 +11,7 @@ import { Greetings, registerAgentHome, Viewing } from './agent-home.js';
 import { createAssistant } from './assistant.js';
 import { registerControlActions, textBlocks } from './controls.js';
 import { createInstallationStore, type Installations } from './installation-store.js';
-import { type IntakeDeps, intake, listenForMessages, relaySlot, ThreadMembership, UserNames } from './intake.js';
+import { type IntakeDeps, intake, listenForMessages, relayHandle, ThreadMembership, UserNames } from './intake.js';
 import { createOAuth, INSTALL_PATH, REDIRECT_PATH, type SlackOAuth } from './oauth.js';
 import type { OAuthStates } from './oauth-state.js';
 import { DEFAULT_SLACK_LIMITS, type SlackLimits, translateSlackError } from './rate-limits.js';
@@ -21,7 +21,7 @@ import { SeenMessages } from '../../core/reply/thread-context.js';
 import { HistoryReads, type ReadScheduler } from './history-reads.js';
 
 export const EVENTS_PATH = '/slack/events';
-/** How long stopReceiving waits for Slack to answer the Socket Mode close frame. */
+/** How long closeIntake waits for Slack to answer the Socket Mode close frame. */
 const STOP_RECEIVING_WAIT_MS = 1000;
 
 export interface HttpMounter {
@@ -61,7 +61,7 @@ export interface SlackConnector extends Connector {
   readonly identity: { teamId: string; botUserId: string; botId: string | undefined } | undefined;
   /** Resolves when every event received so far has been handed to the relay (tests). */
   idle(): Promise<void>;
-  stopReceiving(): Promise<void>;
+  closeIntake(): Promise<void>;
 }
 
 export function createSlackConnector(opts: SlackConnectorOptions): SlackConnector {
@@ -72,7 +72,7 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
   const now = opts.now ?? Date.now;
   const limits: SlackLimits = { ...DEFAULT_SLACK_LIMITS, ...opts.limits };
   const rateLimits = opts.rateLimits ?? ignoreRateLimits;
-  const relay = relaySlot();
+  const relay = relayHandle();
   // Set at start from auth.test (single-workspace mode); authorize reads it for every event.
   const bot: { identity: SlackConnector['identity'] } = { identity: undefined };
   let started = false;
@@ -115,11 +115,11 @@ export function createSlackConnector(opts: SlackConnectorOptions): SlackConnecto
       if (bolt.socket) socket.up = true;
       logger.info({ mode: bolt.mode, oauth: Boolean(oauth), streaming: config.streaming }, 'Slack connector started');
     },
-    async stopReceiving() {
+    async closeIntake() {
       if (!started) return;
       // HTTP mode: new events are answered 503 (Slack retries them elsewhere), not acked and refused.
-      if (!bolt.socket) return bolt.events?.stopEvents();
-      await socket.stopReceiving();
+      if (!bolt.socket) return bolt.events?.closeEvents();
+      await socket.closeIntake();
     },
     async shutdown() {
       started = false;
@@ -165,7 +165,7 @@ function reportRateLimits(app: App, rateLimits: RateLimitObserver, logger: Logge
   });
 }
 
-/** Socket Mode's connection: up or not (readiness), and its close (stopReceiving, shutdown). */
+/** Socket Mode's connection: up or not (readiness), and its close (closeIntake, shutdown). */
 function watchSocket(bolt: BoltApp, logger: Logger) {
   const state = {
     up: false,
@@ -178,7 +178,7 @@ function watchSocket(bolt: BoltApp, logger: Logger) {
       });
       return state.closing;
     },
-    async stopReceiving(): Promise<void> {
+    async closeIntake(): Promise<void> {
       state.up = false;
       // Once the close frame is sent Slack sends nothing more here; its answer is awaited only
       // briefly, since a peer that never answers would hold the shutdown for 30 s.
@@ -207,7 +207,7 @@ function intakeDeps(
   o: {
     limits: SlackLimits;
     reads: HistoryReads;
-    relay: ReturnType<typeof relaySlot>;
+    relay: ReturnType<typeof relayHandle>;
     rateLimits: RateLimitObserver;
     now: () => number;
   },

@@ -1,6 +1,6 @@
-import { FORM_REFUSED, PlatformWriteError } from '../../core/ports.js';
+import { PLAIN_FALLBACK, PlatformWriteError } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
-import { formRefusal } from './refused-forms.js';
+import { formRefusalCode } from './plain-fallback.js';
 
 // The form ladder: a write Slack refuses for its form goes again at once with the same words in a
 // plainer one (failed-writes.ts lists the refusals). Each sink lists a write's forms richest first
@@ -24,7 +24,7 @@ export interface BuiltForm {
 export interface FormLadder {
   /**
    * Sends the first of `forms` this reply has not outgrown. On a form refusal the reply steps down
-   * to the next form and FORM_REFUSED is thrown: the writer sends again at once on a new grant.
+   * to the next form and PLAIN_FALLBACK is thrown: the writer sends again at once on a new grant.
    * The last form's refusal, and any other error, is thrown as it came.
    */
   send<T>(forms: readonly Form[], call: (form: BuiltForm) => Promise<T>): Promise<{ value: T; form: BuiltForm }>;
@@ -47,13 +47,13 @@ export function createFormLadder(logger: Logger): FormLadder {
       try {
         return { value: await call(built), form: built };
       } catch (err) {
-        const reason = formRefusal(err);
+        const reason = formRefusalCode(err);
         if (reason === undefined || next === undefined) throw err;
         refused.push(reason);
         floor = next.level;
         logger.warn({ reason, level: form.level }, 'Slack refused a write for its form; sending the words plainer');
         // Again at once, but on a new grant: the refused call counted against the rate limit.
-        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, FORM_REFUSED, true);
+        throw new PlatformWriteError(`Slack refused the write's form: ${reason}`, PLAIN_FALLBACK, true);
       }
     },
     note(reason) {

@@ -130,9 +130,9 @@ describe('Slack events receiver facing hostile input', () => {
     expect(h.actions).toEqual(['block_actions']);
   });
 
-  it('after stopEvents (SIGTERM): an event is answered 503 and reaches no listener; a Stop click still works', async () => {
+  it('after closeEvents (SIGTERM): an event is answered 503 and reaches no listener; a Stop click still works', async () => {
     const h = await start();
-    await receiver!.stopEvents();
+    await receiver!.closeEvents();
     // Not acked: Slack delivers it again, to a replica that is not stopping.
     expect(await post(h, mention('<@U0BOT> during the drain'))).toBe(503);
     const payload = JSON.stringify({

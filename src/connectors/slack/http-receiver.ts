@@ -18,7 +18,7 @@ import { hasRoutableEvent } from './events.js';
 // reads at most maxBodyBytes, then verifies the v0 HMAC and hands the event to the app, which
 // acks before any listener runs.
 //
-// Answers: 405 not POST, 503 stopping (events only, from stopEvents() on), 401 signature headers
+// Answers: 405 not POST, 503 stopping (events only, from closeEvents() on), 401 signature headers
 // missing/malformed/stale or HMAC wrong, 413 body over the limit, 400 body not a JSON object (or
 // a form with one) or an event_callback without an event object, 200 otherwise (also for events
 // no listener takes).
@@ -28,7 +28,7 @@ import { hasRoutableEvent } from './events.js';
 export const SLACK_MAX_BODY_BYTES = 1024 * 1024;
 /** Slack's replay window, applied both ways (a clock ahead is as suspect as one behind). */
 export const SIGNATURE_WINDOW_SECONDS = 5 * 60;
-/** stopEvents() waits this long at most for the requests being handled: Slack gives up after 3 s. */
+/** closeEvents() waits this long at most for the requests being handled: Slack gives up after 3 s. */
 export const EVENTS_STOP_WAIT_MS = 3_500;
 
 export interface EventsReceiverOptions {
@@ -61,7 +61,7 @@ export class EventsReceiver implements Receiver {
     this.maxBodyBytes = opts.maxBodyBytes ?? SLACK_MAX_BODY_BYTES;
     this.refusals = new RefusalLog(opts.logger, this.now, opts.refusalLogIntervalMs ?? 60_000);
     const listener = (req: IncomingMessage, res: ServerResponse): void => {
-      // Until it is answered, a request holds up stopEvents() (bounded).
+      // Until it is answered, a request holds up closeEvents() (bounded).
       const answered = new Promise<void>((resolve) => res.once('close', resolve));
       this.answering.add(answered);
       void answered.then(() => this.answering.delete(answered));
@@ -93,7 +93,7 @@ export class EventsReceiver implements Receiver {
    * 503). Interactions (a Stop click on a reply being finished) are still taken. Resolves once
    * every request already being handled has been answered, or after EVENTS_STOP_WAIT_MS.
    */
-  async stopEvents(): Promise<void> {
+  async closeEvents(): Promise<void> {
     this.refusingEvents = true;
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, EVENTS_STOP_WAIT_MS)));

@@ -32,7 +32,7 @@ import { createNativeSink } from './reply-sink-native.js';
 
 // A Slack event becomes an IncomingMessage with its reply sink and goes to the relay, in the
 // steps Discord's intake takes too: classify (a mention, a DM, a reply in a thread, or nothing
-// for the bot), allow (bots, the allowlists), arrive (its place in its place's line,
+// for the bot), allow (bots, the allowlists), arrive (its place in its place's queue,
 // ../arrival.ts), then in the place's order enrich (is the bot in this thread, the author's
 // name, the files, the thread's context) and the sink, and the hand-off to the relay. Runs after
 // Bolt asked to ack the event; the relay is never awaited here (it resolves when the reply is
@@ -66,7 +66,7 @@ export interface IntakeArgs {
 }
 
 /** Where the connector puts the relay when it starts (and takes it back at stop), read per event. */
-export function relaySlot(): { handler(): MessageHandler | undefined; set(h: MessageHandler | undefined): void } {
+export function relayHandle(): { handler(): MessageHandler | undefined; set(h: MessageHandler | undefined): void } {
   let current: MessageHandler | undefined;
   return {
     handler: () => current,

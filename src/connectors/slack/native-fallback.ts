@@ -1,8 +1,8 @@
 import type { webApi } from '@slack/bolt';
 import type { WriteOptions, WriteResult } from '../../core/ports.js';
 import { scrubSecrets } from '../../logger.js';
-import { stepWords } from './agent-parts.js';
-import { plainTexts, postOverflow } from './refused-forms.js';
+import { stepWords } from './agent-view.js';
+import { plainTexts, postOverflow } from './plain-fallback.js';
 import type { NativeContext, NativeMessage } from './native-stream.js';
 import { renderMarkdownText } from './render.js';
 import type { Form } from './form-ladder.js';

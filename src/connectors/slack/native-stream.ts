@@ -1,9 +1,9 @@
 import type { types } from '@slack/bolt';
 import { type BucketRef, PlatformRateLimitedError, type WriteOptions } from '../../core/ports.js';
-import { imageBlocks, TaskTimeline } from './agent-parts.js';
+import { imageBlocks, TaskTimeline } from './agent-view.js';
 import { feedbackBlock } from './controls.js';
 import { type SinkDeps, type SlackDestination, teamOf } from './destination.js';
-import { formRefusal } from './refused-forms.js';
+import { formRefusalCode } from './plain-fallback.js';
 import { createFormLadder, type FormLadder } from './form-ladder.js';
 import {
   appendBucket,
@@ -11,7 +11,7 @@ import {
   historyBucket,
   postBucket,
   startBucket,
-  stopBucket,
+  endStreamBucket,
   translateSlackError,
   updateBucket,
 } from './rate-limits.js';
@@ -20,7 +20,7 @@ import { hasTable, streamChunks, type StreamView } from './stream-tables.js';
 // One message of a native reply as a Slack stream: chat.startStream, chat.appendStream with only
 // what is new, chat.stopStream. Each call carries the text as `markdown_text`, or as chunks when
 // the text holds a table (its `blocks` chunk, stream-tables.ts) or an agent's steps changed (its
-// `task_update` chunks, agent-parts.ts TaskTimeline). The reply's sink (reply-sink-native.ts)
+// `task_update` chunks, agent-view.ts TaskTimeline). The reply's sink (reply-sink-native.ts)
 // decides which call a write makes; a call that fails is its business (native-fallback.ts).
 
 type KnownBlock = types.KnownBlock;
@@ -35,7 +35,7 @@ export interface NativeMessage {
   /** The stream's task timeline (an agent's steps). */
   timeline: TaskTimeline;
   /** A stopStream's answer was lost: a repeat answered "not streaming" means it took effect. */
-  stopUncertain?: boolean;
+  endUncertain?: boolean;
   /** An appendStream's answer was lost: the text the message shows if it took effect. */
   appendUncertain?: string;
 }
@@ -83,7 +83,7 @@ export function nativeContext(dest: SlackDestination, deps: SinkDeps): NativeCon
       post: postBucket(deps.limits, teamId, channel),
       start: startBucket(deps.limits, teamId),
       append: appendBucket(deps.limits, teamId),
-      stop: stopBucket(deps.limits, teamId),
+      stop: endStreamBucket(deps.limits, teamId),
       update: updateBucket(deps.limits, teamId),
       channelUpdate: channelUpdateBucket(deps.limits, teamId, channel),
       history: historyBucket(deps.limits, teamId),
@@ -164,7 +164,7 @@ export async function stopStream(
   opts: WriteOptions,
 ): Promise<void> {
   const closing = timeline.closing();
-  const stopArgs = {
+  const endArgs = {
     channel: ctx.channel,
     ts,
     ...(closing.length > 0 ? { chunks: closing } : {}),
@@ -172,13 +172,13 @@ export async function stopStream(
   };
   const blocks = endBlocks(opts);
   try {
-    await ctx.dest.client.chat.stopStream({ ...stopArgs, ...(blocks.length > 0 ? { blocks } : {}) });
+    await ctx.dest.client.chat.stopStream({ ...endArgs, ...(blocks.length > 0 ? { blocks } : {}) });
     timeline.shown(closing);
   } catch (err) {
-    const refused = blocks.length > 0 ? formRefusal(err) : undefined;
+    const refused = blocks.length > 0 ? formRefusalCode(err) : undefined;
     if (refused === undefined) throw err;
     ctx.ladder.note(refused);
-    await ctx.dest.client.chat.stopStream(stopArgs);
+    await ctx.dest.client.chat.stopStream(endArgs);
   }
 }
 
@@ -210,7 +210,7 @@ export function sessionStatus(deps: SinkDeps, opts: WriteOptions): { session_sta
 export function fallBackFromStream(ctx: NativeContext, err: unknown, bucket: BucketRef): void {
   const translated = translateSlackError(err, bucket.key);
   if (translated instanceof PlatformRateLimitedError) throw translated;
-  const refused = formRefusal(err);
+  const refused = formRefusalCode(err);
   if (refused !== undefined) ctx.ladder.note(refused);
   ctx.deps.logger.info({ err: translated.message }, 'Slack native stream failed; continuing with edits');
 }

@@ -17,7 +17,7 @@ export interface SlackLimits {
   /** chat.appendStream: Tier 4 (100+ a minute), per workspace. */
   append: { limit: number; windowMs: number };
   /** chat.stopStream: Tier 2 (20+ a minute), per workspace, a bucket of its own. */
-  stop: { limit: number; windowMs: number };
+  endStream: { limit: number; windowMs: number };
   /** conversations.replies / conversations.history (thread context): tier 3, per workspace. */
   history: { limit: number; windowMs: number };
 }
@@ -27,7 +27,7 @@ export const DEFAULT_SLACK_LIMITS: SlackLimits = {
   start: { limit: 20, windowMs: 60_000 },
   update: { limit: 50, windowMs: 60_000 },
   append: { limit: 100, windowMs: 60_000 },
-  stop: { limit: 20, windowMs: 60_000 },
+  endStream: { limit: 20, windowMs: 60_000 },
   history: { limit: 50, windowMs: 60_000 },
 };
 
@@ -67,8 +67,8 @@ export function appendBucket(limits: SlackLimits, team: string): BucketRef {
   return { key: `slack:${team}:append`, ...limits.append };
 }
 
-export function stopBucket(limits: SlackLimits, team: string): BucketRef {
-  return { key: `slack:${team}:stop`, ...limits.stop };
+export function endStreamBucket(limits: SlackLimits, team: string): BucketRef {
+  return { key: `slack:${team}:stop`, ...limits.endStream };
 }
 
 /** chat.postEphemeral (refusal notices): tier 4, per workspace. */

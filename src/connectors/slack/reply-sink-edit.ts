@@ -4,10 +4,10 @@ import type { BucketRef, PostResult, ReplySink, ReplyTarget, WriteOptions, Write
 import { delimiterRow, findTables, splitRow } from '../../core/reply/table-parser.js';
 import { replyBlocks, textBlocks } from './controls.js';
 import { createFileUploads, uploadsBytes } from './file-uploads.js';
-import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-parts.js';
+import { escapeMrkdwn, imageBlocks, showsImage, stepBlock, stepWords, withAgentBlocks } from './agent-view.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination, teamOf } from './destination.js';
 import { findPosted, isUncertain } from './failed-writes.js';
-import { plainTexts, postOverflow } from './refused-forms.js';
+import { plainTexts, postOverflow } from './plain-fallback.js';
 import { channelUpdateBucket, historyBucket, postBucket, translateSlackError, updateBucket } from './rate-limits.js';
 import { createFormLadder, type Form, type FormLadder } from './form-ladder.js';
 import { renderMrkdwn } from './render.js';
@@ -43,7 +43,7 @@ function writeForms(text: string, opts: WriteOptions, update: boolean): Form[] {
   let renderedOnce: string | undefined;
   const rendered = () => (renderedOnce ??= tables ? renderWithTables(text, renderMrkdwn) : renderMrkdwn(text));
   const rich = opts.final && tables ? tableMessage(text, renderMrkdwn) : undefined;
-  // An agent's running step as a context line, the images of the last write (agent-parts.ts).
+  // An agent's running step as a context line, the images of the last write (agent-view.ts).
   const withText = /\S/.test(text);
   const step = stepBlock(opts.steps, withText);
   const extra = [...(step !== undefined ? [step] : []), ...imageBlocks(opts.files)];
@@ -106,7 +106,7 @@ export function createEditSink(dest: SlackDestination, deps: SinkDeps): ReplySin
     maxChars: EDIT_MAX_CHARS,
     // A message that carried a Stop button needs its final write, even with the text unchanged.
     needsFinalWrite: true,
-    // The running step as a context line under the text (agent-parts.ts); images as image blocks.
+    // The running step as a context line under the text (agent-view.ts); images as image blocks.
     showsSteps: true,
     showStep: (step) => working.step(step),
     showsFile: (f) => showsImage(f) || uploadsBytes(f),

@@ -1,5 +1,5 @@
 import type { BucketRef, PostResult, ReplySink, WriteOptions, WriteResult } from '../../core/ports.js';
-import { TaskTimeline, showsImage } from './agent-parts.js';
+import { TaskTimeline, showsImage } from './agent-view.js';
 import { withAgentSession } from './agent-sessions.js';
 import { createWorkingIndicator, type SinkDeps, type SlackDestination } from './destination.js';
 import { findStarted, isUncertain, readShown } from './failed-writes.js';
@@ -204,7 +204,7 @@ class NativeReply {
       await stopStream(this.ctx, ts, msg.timeline, opts);
       msg.streaming = false;
     } catch (err) {
-      if (msg.stopUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
+      if (msg.endUncertain === true && slackErrorCode(err) === 'message_not_in_streaming_state') {
         // The stop whose answer was lost took effect, with its buttons: nothing is left to do.
         msg.streaming = false;
         return this.ctx.ladder.take();
@@ -212,7 +212,7 @@ class NativeReply {
       const e = translateSlackError(err, bucket.key);
       if (isUncertain(e)) {
         // It may have stopped: its repeat tells (an edit instead would lose the feedback buttons).
-        msg.stopUncertain = true;
+        msg.endUncertain = true;
         throw e;
       }
       fallBackFromStream(this.ctx, err, bucket);

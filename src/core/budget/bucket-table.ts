@@ -307,7 +307,7 @@ export class Lock implements ProbeLock {
   }
 
   take(key: string, now: number): void {
-    this.prober = { key, until: now + BUDGET.probeHoldMs };
+    this.prober = { key, until: now + BUDGET.probeLockMs };
   }
 
   release(key: string): void {

@@ -55,7 +55,7 @@ export class Bucket {
   /** Writes granted and not answered yet (a `remaining` header has not counted them). */
   private inFlight = 0;
   /** Final writes that live replies will need here (WriteScheduler.hold). */
-  private held = 0;
+  private reserved = 0;
   private lastActivity: number;
   private probeRefusedAt = Number.NaN;
   private savedAt = Number.NEGATIVE_INFINITY;
@@ -144,12 +144,12 @@ export class Bucket {
     this.headers = { ...this.headers, allowance: { remaining: change(a.remaining), until: a.until } };
   }
 
-  /** The earliest grant here, and whether it waits for tokens; an edit leaves held finals' budget. */
+  /** The earliest grant here, and whether it waits for tokens; an edit leaves reserved finals' budget. */
   readiness(now: number, isEdit: boolean, horizonMs: number): { at: number; short: boolean } {
     const { t, resetAt } = this.at(now);
     let at = this.blockedUntil;
     const a = this.headers?.allowance;
-    if (a !== undefined && now < a.until && a.remaining <= (isEdit ? this.held : 0)) at = Math.max(at, a.until);
+    if (a !== undefined && now < a.until && a.remaining <= (isEdit ? this.reserved : 0)) at = Math.max(at, a.until);
     const need = isEdit ? this.editNeed(horizonMs) : 1;
     const never = need > this.myBurst || this.probeInFlight(t.tokens); // until a release, or the probe's answer
     if (never) return { at: Number.POSITIVE_INFINITY, short: true };
@@ -165,7 +165,7 @@ export class Bucket {
    * header, a proven window) is not counted on: refill that never comes would leave a final to 429.
    */
   private editNeed(horizonMs: number): number {
-    const all = this.held + 1 + (this.myBurst - this.myConfirmedBurst);
+    const all = this.reserved + 1 + (this.myBurst - this.myConfirmedBurst);
     const burst = this.myBurst;
     if (all <= burst) return all;
     if (!this.rateCounted()) return Number.POSITIVE_INFINITY;
@@ -180,13 +180,13 @@ export class Bucket {
   }
 
   /**
-   * Can it pay `extra` writes beyond the held finals within the horizon (tokens in hand plus a
+   * Can it pay `extra` writes beyond the reserved finals within the horizon (tokens in hand plus a
    * counted rate's refill)? `short`: not for want of tokens (then room would be used: `wanted`).
    */
   affords(now: number, horizonMs: number, extra: number): { ok: boolean; short: boolean } {
     const until = now + horizonMs;
     if (this.blockedUntil > until) return { ok: false, short: false };
-    const need = this.held + extra;
+    const need = this.reserved + extra;
     const a = this.headers?.allowance;
     if (a !== undefined && now < a.until && a.until > until && a.remaining < need) return { ok: false, short: false };
     const { t } = this.at(now);
@@ -198,7 +198,7 @@ export class Bucket {
 
   /** Idle long enough that its runtime state says nothing (its lesson is kept elsewhere). */
   forgettable(now: number, forgetAfterMs: number): boolean {
-    if (this.held > 0) return false;
+    if (this.reserved > 0) return false;
     const until = this.headers?.allowance?.until ?? 0;
     return now - Math.max(this.lastActivity, this.blockedUntil, until, this.tokens.at) >= forgetAfterMs;
   }
@@ -207,7 +207,7 @@ export class Bucket {
   atRest(now: number, restMs: number): boolean {
     // A reset that has passed counts as done, or a bucket that read headers never rests (issue 31).
     const { t, resetAt } = this.at(now);
-    if (this.held > 0 || this.inFlight > 0 || this.probingUp || resetAt !== undefined) return false;
+    if (this.reserved > 0 || this.inFlight > 0 || this.probingUp || resetAt !== undefined) return false;
     const a = this.headers?.allowance;
     if (now < this.blockedUntil || (a !== undefined && now < a.until)) return false;
     if (now - this.lastActivity < Math.max(restMs, this.s.windowMs + this.s.marginMs)) return false;
@@ -247,9 +247,9 @@ export class Bucket {
   }
 
   /** A live reply will need one final write here (WriteScheduler.hold); returns the release. */
-  hold(): () => void {
-    this.held++;
-    return () => void (this.held = Math.max(0, this.held - 1));
+  reserve(): () => void {
+    this.reserved++;
+    return () => void (this.reserved = Math.max(0, this.reserved - 1));
   }
 
   /** The replicas changed: what this one has in hand is rescaled with its share. */

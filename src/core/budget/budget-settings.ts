@@ -27,8 +27,8 @@ export const BUDGET = {
   /** The highest burst a short window's family probes for: a few posts at once, never a flood. */
   shortBurstCeiling: 5,
   /** A probe not answered within this long (its write was dropped) frees the family's lock. */
-  probeHoldMs: 10_000,
-  /** A held final must be payable within this long (tokens now plus what refills meanwhile). */
+  probeLockMs: 10_000,
+  /** A reserved final must be payable within this long (tokens now plus what refills meanwhile). */
   finalHorizonMs: 2000,
   /** A bucket with no activity for this long is forgotten (its lesson is kept). */
   forgetAfterMs: 10 * MINUTE,

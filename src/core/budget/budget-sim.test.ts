@@ -53,7 +53,7 @@ async function simulate(name: (typeof RATE_MODEL_NAMES)[number]) {
       while (!(await write('chat.postMessage', channel, post, 'first'))) {
         // refused: again when the scheduler allows
       }
-      const release = s.hold([update]);
+      const release = s.reserve([update]);
       const end = clock.now() + 10_000 + ((slot * 7919 + n * 3571) % 30_000);
       while (clock.now() < end) {
         await sleep(1000);

@@ -116,7 +116,7 @@ describe('RateLimitScheduler: a channel’s posts in turn by user', () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 0 });
     const one: BucketRef = { key: 'slack:T1:update', limit: 1, windowMs: 60_000 };
-    const release = s.hold([one]);
+    const release = s.reserve([one]);
     let noticed = false;
     void s.acquire([one], 'notice', undefined, 'flood').then(() => (noticed = true));
     await clock.advance(1000);

@@ -4,7 +4,7 @@ import type { BucketRef } from '../ports.js';
 import { RateLimitScheduler, shareOf } from './scheduler.js';
 
 // A place's own bucket (a channel's posts, BucketRef.perPlace) is not split between replicas:
-// replicas take turns in the place, and the bucket goes with it (PlaceLocks hands it over).
+// replicas take turns in the place, and the bucket goes with it (SharedQueue hands it over).
 
 const post: BucketRef = { key: 'slack:T1:D1:post', limit: 1, windowMs: 1000, perPlace: true };
 

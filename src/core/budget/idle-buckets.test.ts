@@ -65,7 +65,7 @@ describe('per-place buckets are dropped at rest', () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock });
     const busy = post('Cbusy');
-    s.hold([busy]);
+    s.reserve([busy]);
     await write(s, post('C1'), clock);
     await clock.advance(2 * MIN);
     await write(s, post('C2'), clock);

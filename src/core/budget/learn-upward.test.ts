@@ -82,7 +82,7 @@ async function bursts(model: RateModelName, count: number, s: RateLimitScheduler
       s.weighFinal(update);
       if (s.canAffordFinal(update)) {
         streamed++;
-        const release = s.hold(update);
+        const release = s.reserve(update);
         await write('chat.postMessage', channel, [post], 'first');
         firstText.push(clock.now() - start);
         await new Promise<void>((r) => clock.setTimeout(r, Math.max(0, end - clock.now())));

@@ -141,8 +141,8 @@ describe('learned budgets', () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock });
     const p = platform(clock, { kind: 'token', limit: 50, windowMs: MIN, burst: 20, per: 'team' });
-    const live = 3; // 47/min with burst 4 pays 3 held finals and still streams
-    const releases = Array.from({ length: live }, () => s.hold([UPDATE]));
+    const live = 3; // 47/min with burst 4 pays 3 reserved finals and still streams
+    const releases = Array.from({ length: live }, () => s.reserve([UPDATE]));
     let edits = 0;
     const w = writers(
       10,

@@ -175,7 +175,7 @@ describe('RateLimitScheduler', () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 0 });
     const team: BucketRef = { key: 'team', limit: 50, windowMs: 60_000 }; // burst 4, 47 per minute
-    const releases = [s.hold([team]), s.hold([team]), s.hold([team])];
+    const releases = [s.reserve([team]), s.reserve([team]), s.reserve([team])];
     let edits = 0;
     for (let i = 0; i < 4; i++) void s.acquire([team], 'edit').then(() => edits++);
     await clock.settle();
@@ -196,8 +196,8 @@ describe('RateLimitScheduler', () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 10 });
     const bucket = chan('team', 3, 1000);
-    // 10 held finals: more than the bucket can pay within the horizon (6)
-    const releases = Array.from({ length: 10 }, () => s.hold([bucket]));
+    // 10 reserved finals: more than the bucket can pay within the horizon (6)
+    const releases = Array.from({ length: 10 }, () => s.reserve([bucket]));
     expect(s.canAffordFinal([bucket])).toBe(false);
     let edits = 0;
     for (let i = 0; i < 5; i++) void s.acquire([bucket], 'edit').then(() => edits++);

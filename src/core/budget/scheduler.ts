@@ -27,7 +27,7 @@ import {
 export { shareOf, type WriteGrant, type WriteOutcome, type WritePriority } from './write-scheduler.js';
 
 const EDIT_RANK = PRIORITY_RANK.edit;
-/** Edits leave what held finals need within this long; weighFinal and canAffordFinal ask it. */
+/** Edits leave what reserved finals need within this long; weighFinal and canAffordFinal ask it. */
 const FINAL_HORIZON_MS = BUDGET.finalHorizonMs;
 
 // One rate-limit scheduler for every platform write of every reply.
@@ -189,9 +189,9 @@ export class RateLimitScheduler implements WriteScheduler {
     this.serve();
   }
 
-  hold(buckets: readonly BucketRef[]): () => void {
+  reserve(buckets: readonly BucketRef[]): () => void {
     const now = this.clock.now();
-    const releases = buckets.map((b) => this.buckets.bucket(b, now).hold());
+    const releases = buckets.map((b) => this.buckets.bucket(b, now).reserve());
     let released = false;
     return () => {
       if (released) return;
@@ -281,7 +281,7 @@ export class RateLimitScheduler implements WriteScheduler {
   }
 
   /**
-   * Grant every waiter that can go, in priority order and in turn by party. A waiter that cannot go
+   * Grant every waiter that can go, in priority order and round-robin by party. A waiter that cannot go
    * reserves its buckets (for the budget it waits for); waiting for its place's limit only, only those.
    */
   private serve(): void {

@@ -40,10 +40,10 @@ it('replies choosing at once before any posted: only as many stream as the burst
 it('a per-minute bucket whose held finals fill its burst lets no intermediate edit pay by a guessed refill', async () => {
   const clock = new ManualClock();
   const scheduler = new RateLimitScheduler({ clock });
-  scheduler.hold([UPDATE]);
+  scheduler.reserve([UPDATE]);
   const burst = scheduler.budget(UPDATE.key)?.burst ?? 0;
   expect(burst).toBeGreaterThan(1);
-  for (let i = 1; i < burst; i++) scheduler.hold([UPDATE]);
+  for (let i = 1; i < burst; i++) scheduler.reserve([UPDATE]);
   let edited = false;
   const edit = scheduler.acquire([UPDATE], 'edit').then((g) => ((edited = true), g));
   await clock.advance(30_000);
@@ -66,7 +66,7 @@ it('once the platform took a whole window at the assumed rate, edits pay by refi
     await clock.advanceUntil(() => done, 10_000, 100);
   }
   const burst = scheduler.budget(UPDATE.key)?.burst ?? 0;
-  for (let i = 0; i < burst; i++) scheduler.hold([UPDATE]);
+  for (let i = 0; i < burst; i++) scheduler.reserve([UPDATE]);
   let edited = false;
   void scheduler.acquire([UPDATE], 'edit').then((g) => ((edited = true), g.done()));
   await clock.advanceUntil(() => edited, 30_000, 100);
@@ -85,7 +85,7 @@ it("a short window pays many finals within the horizon: 20 replies at once all s
 it('a short window (paced at its rate from the start) still pays edits by refill', async () => {
   const clock = new ManualClock();
   const scheduler = new RateLimitScheduler({ clock });
-  scheduler.hold([SHORT]);
+  scheduler.reserve([SHORT]);
   let granted = 0;
   for (let i = 0; i < 3; i++) {
     const g = scheduler.acquire([SHORT], 'edit').then((x) => (granted++, x.done()));

@@ -70,7 +70,7 @@ export function shareOf(liveReplicas: number): number {
 
 /**
  * `notice`: the bridge's own word to a user (a refusal): after every write of a reply, and like
- * an edit it leaves the budget that held finals need.
+ * an edit it leaves the budget that reserved finals need.
  */
 export type WritePriority = 'final' | 'first' | 'edit' | 'notice';
 
@@ -127,7 +127,7 @@ export interface WriteGrant {
 /** What the pump needs: acquire before a write, report its outcome through the grant. */
 export interface WriteScheduler extends RateLimitObserver {
   /**
-   * `party`: whose write this is (the asking user): waiters of one priority are served in turn by
+   * `party`: whose write this is (the asking user): waiters of one priority are served round-robin by
    * party. None: a party of its own.
    */
   acquire(
@@ -153,7 +153,7 @@ export interface WriteScheduler extends RateLimitObserver {
    * A live reply will need one final write in these buckets: intermediate edits leave that much
    * budget free, so finals never wait behind edits. Returns the release (idempotent).
    */
-  hold(buckets: readonly BucketRef[]): () => void;
+  reserve(buckets: readonly BucketRef[]): () => void;
   /**
    * A reply weighs streaming against posting once (before canAffordFinal): these buckets are
    * brought up to now (refill, growth, a stale probe dropped), and the first one that cannot pay
@@ -174,7 +174,7 @@ export function forParty(scheduler: WriteScheduler, party: string): WriteSchedul
     acquire: (buckets, priority, signal, who) => scheduler.acquire(buckets, priority, signal, who ?? party),
     write: (buckets, priority, send, opts) =>
       scheduler.write(buckets, priority, send, { ...opts, party: opts?.party ?? party }),
-    hold: (buckets) => scheduler.hold(buckets),
+    reserve: (buckets) => scheduler.reserve(buckets),
     weighFinal: (buckets) => scheduler.weighFinal(buckets),
     canAffordFinal: (buckets) => scheduler.canAffordFinal(buckets),
     observe: (info) => scheduler.observe(info),

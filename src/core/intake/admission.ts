@@ -9,7 +9,7 @@ import {
   type WorkspaceRef,
 } from '../ports.js';
 import { MESSAGES } from '../user-messages.js';
-import { type FairSlots, partyOf, type PlaceOrder, type Spot } from './place-order.js';
+import { type FairSlots, partyOf, type PlaceOrder, type Ticket } from './place-order.js';
 import type { Refusals } from './refusals.js';
 import { isStoreUnavailable } from '../store-errors.js';
 import { AlreadyHeldError, type StoreHold } from './store-hold.js';
@@ -32,7 +32,7 @@ export interface Admitted {
   /** The text, trimmed. */
   text: string;
   files: Files;
-  spot: Spot;
+  ticket: Ticket;
   /** `reset` (in a DM or mentioning the bot), `stop` (a typed Stop, no files), or an ordinary message. */
   kind: 'reset' | 'stop' | 'message';
 }
@@ -80,42 +80,42 @@ export class Admission {
     const files = msg.attachments ?? [];
     // Files are content too: a file sent without a word is still a question.
     if (!hasVisibleText(text) && files.length === 0) return r('ignored');
-    // Refusals before markSeen leave the event unseen: a platform retry may still be answered
+    // Refusals before recordDelivery leave the event unseen: a platform retry may still be answered
     // (by another replica, say). A retry of an event already taken gets no notice.
     // An event that arrived before the drain began may have been acked: it is still answered.
     if (d.order.isDraining && !d.order.arrivedBeforeDrain(msg.arrival)) {
-      return this.refuseUnseen(msg, MESSAGES.restarting, 'interrupted');
+      return this.refuseUnrecorded(msg, MESSAGES.restarting, 'interrupted');
     }
     const waiting = d.order.waiting + d.slots.waiting;
     if (waiting >= d.maxQueued || d.slots.waitingFor(partyOf(msg)) >= this.maxQueuedPerUser) {
       d.logger.warn({ platform: msg.place.platform, waiting }, 'queue full: busy notice');
-      return this.refuseUnseen(msg, MESSAGES.overloaded, 'queue_full');
+      return this.refuseUnrecorded(msg, MESSAGES.overloaded, 'queue_full');
     }
     // The place's spot now, in handle() order.
-    const spot = d.order.enter(placeKey(msg.place), msg.eventId, msg.receivedAt, msg.arrival);
+    const ticket = d.order.enter(placeKey(msg.place), msg.eventId, msg.receivedAt, msg.arrival);
     const kind =
       RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)
         ? 'reset'
         : STOP_RE.test(text) && files.length === 0
           ? 'stop'
           : 'message';
-    return this.seen(msg).then(
+    return this.recordDelivery(msg).then(
       (fresh): Promise<Admitted | HandleResult> | Admitted => {
-        if (fresh) return { msg, text, files, spot, kind };
-        d.order.leave(spot);
+        if (fresh) return { msg, text, files, ticket, kind };
+        d.order.leave(ticket);
         return r('duplicate');
       },
       (err: unknown) => {
-        d.order.leave(spot);
-        return this.notSeen(msg, err);
+        d.order.leave(ticket);
+        return this.deliveryNotRecorded(msg, err);
       },
     );
   }
 
   /** The dedup record could not be written, even after the store's outage was waited out (store-hold.ts). */
-  private notSeen(msg: IncomingMessage, err: unknown): Promise<HandleResult> {
+  private deliveryNotRecorded(msg: IncomingMessage, err: unknown): Promise<HandleResult> {
     if (err instanceof AlreadyHeldError) {
-      this.d.metrics.dedupHit(msg.place.platform);
+      this.d.metrics.duplicateDelivery(msg.place.platform);
       return Promise.resolve({ status: 'duplicate' });
     }
     return this.d.unexpected(msg, err);
@@ -128,13 +128,13 @@ export class Admission {
       return this.refuse(a, MESSAGES.slowDown, 'user_rate_limited');
     }
     if (max !== undefined && a.text.length > max) return this.refuse(a, MESSAGES.tooLong(max), 'failed');
-    if (a.spot.here === undefined) return this.refuse(a, MESSAGES.queueFull, 'queue_full');
+    if (a.ticket.local === undefined) return this.refuse(a, MESSAGES.queueFull, 'queue_full');
     return undefined;
   }
 
   /** Tell the user why the message is not answered (a limit or a full queue: a refusal), pass its spot on. */
   refuse(a: Admitted, message: string, status: HandleResult['status']): Promise<HandleResult> {
-    this.d.order.leave(a.spot);
+    this.d.order.leave(a.ticket);
     const refusal = status === 'user_rate_limited' || status === 'queue_full';
     if (refusal) this.d.metrics.deliveryRefused(a.msg.place.platform, status);
     const told = refusal ? this.d.refusals.tell(a.msg, message) : this.d.notice(a.msg, message);
@@ -145,13 +145,13 @@ export class Admission {
    * Records the event; false (counted) when it was already taken. While the store cannot be used
    * the message is held (its spot kept) and the record tried again once it is back.
    */
-  private async seen(msg: IncomingMessage): Promise<boolean> {
-    const mark = () => this.d.events.markSeen(msg.place.platform, msg.eventId, this.d.clock.now());
+  private async recordDelivery(msg: IncomingMessage): Promise<boolean> {
+    const mark = () => this.d.events.recordDelivery(msg.place.platform, msg.eventId, this.d.clock.now());
     const fresh = await mark().catch((err: unknown) => {
       if (!isStoreUnavailable(err)) throw err;
       return this.d.hold.after(err, msg, 'dedup', mark, this.d.shutdown);
     });
-    if (!fresh) this.d.metrics.dedupHit(msg.place.platform);
+    if (!fresh) this.d.metrics.duplicateDelivery(msg.place.platform);
     return fresh;
   }
 
@@ -159,15 +159,15 @@ export class Admission {
    * A refusal that leaves the event unrecorded (a retry may be answered, by another replica
    * say): the notice, unless the event was already taken, whose retry gets no word.
    */
-  private async refuseUnseen(
+  private async refuseUnrecorded(
     msg: IncomingMessage,
     text: string,
     status: HandleResult['status'],
   ): Promise<HandleResult> {
     const platform = msg.place.platform;
-    const known = await Promise.resolve(this.d.events.wasSeen(platform, msg.eventId)).catch(() => false);
+    const known = await Promise.resolve(this.d.events.wasDelivered(platform, msg.eventId)).catch(() => false);
     if (known) {
-      this.d.metrics.dedupHit(platform);
+      this.d.metrics.duplicateDelivery(platform);
       return { status: 'duplicate' };
     }
     this.d.metrics.deliveryRefused(platform, status === 'interrupted' ? 'restarting' : 'queue_full');

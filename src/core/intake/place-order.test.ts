@@ -8,11 +8,11 @@ describe('PlaceOrder, the turns here', () => {
   it('runs one at a time per place, in order, bounded, and other places independently', async () => {
     const q = new PlaceOrder({ maxWaitingPerPlace: 2 });
     const order: string[] = [];
-    const a1 = q.enterHere('a');
-    const a2 = q.enterHere('a');
-    const a3 = q.enterHere('a');
-    expect(q.enterHere('a')).toBeUndefined(); // two already waiting
-    const b1 = q.enterHere('b');
+    const a1 = q.enterLocal('a');
+    const a2 = q.enterLocal('a');
+    const a3 = q.enterLocal('a');
+    expect(q.enterLocal('a')).toBeUndefined(); // two already waiting
+    const b1 = q.enterLocal('b');
     expect(q.waiting).toBe(2);
     void a2?.then((r) => {
       order.push('a2');
@@ -32,7 +32,7 @@ describe('PlaceOrder, the turns here', () => {
     await tick();
     expect(order).toEqual(['a1', 'a2', 'a3']);
     expect(q.waiting).toBe(0);
-    expect(q.enterHere('a')).toBeDefined(); // the lane was freed
+    expect(q.enterLocal('a')).toBeDefined(); // the lane was freed
   });
 });
 

@@ -6,7 +6,7 @@ import { type Arrival, type IncomingMessage, type Place, placeKey } from '../por
 // event, before its own awaits), enters its place (in handle(), synchronously, before the first
 // await), is answered when it is first there, and leaves (answered, refused or dropped) so the
 // next one goes. "First" means first here (one reply at a time per place, a bounded number
-// waiting) and, with several replicas, first in the place's line across them (PlaceLocks, joined
+// waiting) and, with several replicas, first in the place's shared queue (SharedQueue, joined
 // on arrival so a later message at another replica cannot overtake it meanwhile). The drain at
 // SIGTERM asks it which messages arrived (and may have been acked) before the drain began.
 // Connectors keep their own awaits in the same order with PlaceSerial (below). The upstream slots
@@ -14,51 +14,54 @@ import { type Arrival, type IncomingMessage, type Place, placeKey } from '../por
 
 export type Release = () => void;
 
-/** Who answers in a place when several replicas share the store (a lease per place). */
-export interface PlaceLocks {
-  /** An admitted message joins the place's line, in arrival order, before it waits for its turn. */
-  join(placeKey: string, ticket: { id: string; at: number }): PlaceTicket;
+/** A place's queue across the replicas that share the store: who answers there (a lease per place). */
+export interface SharedQueue {
+  /** An admitted message joins the place's queue, in arrival order, before it waits for the place's lease. */
+  join(placeKey: string, ticket: { id: string; at: number }): SharedTicket;
 }
 
-export interface PlaceTicket {
-  /** Settles once the ticket is in the place's line (or joining failed); never rejects. */
+export interface SharedTicket {
+  /** Settles once the ticket is in the place's queue (or joining failed); never rejects. */
   joined: Promise<void>;
   /**
-   * Resolves once no older message waits in the place and this replica has the place's turn;
-   * rejects (and leaves the line) when `signal` aborts first.
+   * Resolves once no older message waits in the place and this replica has the place's lease;
+   * rejects (and leaves the queue) when `signal` aborts first.
    */
-  acquire(signal: AbortSignal): Promise<PlaceTurn>;
-  /** Leave the line without answering. */
+  acquire(signal: AbortSignal): Promise<PlaceLease>;
+  /** Leave the queue without answering. */
   leave(): void;
 }
 
-/** A replica's turn in a place across replicas (the place's lease). */
-export interface PlaceTurn {
+/** A replica's right to answer in a place across replicas (the place's lease). */
+export interface PlaceLease {
   /** Another replica answered here last: its last writes in the place's per-place buckets. */
   handedOver: PlaceWrite[] | undefined;
-  /** Gives the place back, with this replica's last writes there for the next turn. */
+  /** Gives the place back, with this replica's last writes there for the next lease. */
   release(writes: PlaceWrite[]): Promise<void>;
 }
 
-/** A message's spot in its place: its turn here (undefined: too many wait there) and its ticket in the line. */
-export interface Spot {
-  here: Promise<Release> | undefined;
-  ticket: PlaceTicket | undefined;
-  /** A new ticket in the same line (the first could not be taken: the store was down). */
-  rejoin?: () => PlaceTicket | undefined;
+/**
+ * A message's ticket in its place's queue: its local ticket, in this process (undefined: too many
+ * wait there), and its shared ticket, across replicas.
+ */
+export interface Ticket {
+  local: Promise<Release> | undefined;
+  shared: SharedTicket | undefined;
+  /** A new ticket in the same queue (the first could not be taken: the store was down). */
+  rejoin?: () => SharedTicket | undefined;
 }
 
-/** What a turn in a place runs, and how it ends. */
-export interface TurnWork<T> {
+/** What runs once a message is first in its place's queue, and how it ends. */
+export interface QueueWork<T> {
   /** The message is first: `handedOver` are the last writes of the replica that answered here before. */
   work(handedOver: PlaceWrite[] | undefined): Promise<T>;
-  /** Waiting for the turn or the work failed. */
+  /** Waiting for the lease or the work failed. */
   failed(err: unknown): Promise<T>;
   /**
-   * Joining the line across replicas failed (the store): `retry` joins again with a new ticket;
-   * resolves with the turn once it worked, rejects to give up (then `failed`). Absent: `failed`.
+   * Joining the shared queue failed (the store): `retry` joins again with a new ticket;
+   * resolves with the lease once it worked, rejects to give up (then `failed`). Absent: `failed`.
    */
-  outage?(err: unknown, retry: () => Promise<PlaceTurn>): Promise<PlaceTurn>;
+  outage?(err: unknown, retry: () => Promise<PlaceLease>): Promise<PlaceLease>;
   /** This replica's last writes in the place, passed on with the place. */
   lastWrites(): PlaceWrite[];
 }
@@ -66,8 +69,8 @@ export interface TurnWork<T> {
 export interface PlaceOrderOptions {
   /** Messages waiting per place besides the one being answered. */
   maxWaitingPerPlace: number;
-  /** Several replicas: the place's line across them (absent: this process is the only one). */
-  locks?: PlaceLocks | undefined;
+  /** Several replicas: the place's queue across them (absent: this process is the only one). */
+  shared?: SharedQueue | undefined;
   /** The number waiting changed (for the queue-depth gauge). */
   onWaiting?: () => void;
   /** Giving a place back across replicas failed (the lease then runs out on its own). */
@@ -76,19 +79,19 @@ export interface PlaceOrderOptions {
 
 export class PlaceOrder {
   /** Per place: the resolvers of the messages waiting behind the one answered. */
-  private readonly lanes = new Map<string, Array<(release: Release) => void>>();
-  private waitingHere = 0;
+  private readonly queues = new Map<string, Array<(release: Release) => void>>();
+  private waitingLocal = 0;
   /** Arrivals from before the drain began, until their message reaches handle() or is dropped. */
   private readonly early = new WeakMap<Arrival, () => void>();
   private readonly onTheWay = new Set<Promise<void>>();
   /** Tickets joined on arrival, taken up by the message's enter(). */
-  private readonly arrived = new WeakMap<Arrival, PlaceTicket>();
+  private readonly arrived = new WeakMap<Arrival, SharedTicket>();
   private draining = false;
 
   constructor(private readonly o: PlaceOrderOptions) {}
 
   /**
-   * The event of a message arrived: join the place's line now. The Arrival goes on as
+   * The event of a message arrived: join the place's queue now. The Arrival goes on as
    * msg.arrival, or is left when the message is dropped; before the drain it is answered even
    * during the drain (it may have been acked), and the drain waits for it to reach handle().
    */
@@ -139,82 +142,82 @@ export class PlaceOrder {
   }
 
   /**
-   * The message's spot, taken synchronously in handle() so replies keep the order of handle()
-   * calls: here, and in the line (the ticket joined on arrival, else a new one: each delivery has
+   * The message's ticket, taken synchronously in handle() so replies keep the order of handle()
+   * calls: local, and shared (the shared ticket joined on arrival, else a new one: each delivery has
    * its own, a retry of the same event must not take the first delivery's place).
    */
-  enter(key: string, eventId: string, at: number, arrival: Arrival | undefined): Spot {
-    const here = this.enterHere(key);
-    const ticket = this.takeTicket(arrival) ?? this.join(key, eventId, at);
-    return ticket === undefined ? { here, ticket } : { here, ticket, rejoin: () => this.join(key, eventId, at) };
+  enter(key: string, eventId: string, at: number, arrival: Arrival | undefined): Ticket {
+    const local = this.enterLocal(key);
+    const shared = this.takeTicket(arrival) ?? this.join(key, eventId, at);
+    return shared === undefined ? { local, shared } : { local, shared, rejoin: () => this.join(key, eventId, at) };
   }
 
-  /** A spot taken for a message that will not be answered: pass it on when it comes. */
-  leave(spot: Spot): void {
-    spot.ticket?.leave();
-    void spot.here?.then((release) => {
+  /** A ticket taken for a message that will not be answered: pass it on when it comes. */
+  leave(ticket: Ticket): void {
+    ticket.shared?.leave();
+    void ticket.local?.then((release) => {
       release();
       this.o.onWaiting?.();
     });
   }
 
   /**
-   * Runs `turn.work` once the message is first here and in the line; the place goes to the next
-   * message once the work ended (and, across replicas, was given back with its last writes).
-   * `signal` (the process's shutdown) stops the wait in the line: the work then runs at once and
+   * Runs `queued.work` once the message is first here and in the shared queue; the place goes to
+   * the next message once the work ended (and, across replicas, was given back with its last writes).
+   * `signal` (the process's shutdown) stops the wait in the shared queue: the work then runs at once and
    * should see the signal.
    */
-  whenFirst<T>(spot: Spot & { here: Promise<Release> }, signal: AbortSignal, turn: TurnWork<T>): Promise<T> {
-    return spot.here.then(async (release) => {
+  whenFirst<T>(ticket: Ticket & { local: Promise<Release> }, signal: AbortSignal, queued: QueueWork<T>): Promise<T> {
+    return ticket.local.then(async (release) => {
       this.o.onWaiting?.();
-      let across: PlaceTurn | undefined;
+      let lease: PlaceLease | undefined;
       try {
-        if (!signal.aborted && spot.ticket !== undefined) {
-          across = await spot.ticket.acquire(signal).catch((err: unknown) => {
+        if (!signal.aborted && ticket.shared !== undefined) {
+          lease = await ticket.shared.acquire(signal).catch((err: unknown) => {
             if (signal.aborted) return undefined;
-            const rejoin = spot.rejoin;
-            if (turn.outage === undefined || rejoin === undefined) throw err;
-            return turn.outage(err, () => {
-              const ticket = rejoin();
-              return ticket === undefined ? Promise.reject(err) : ticket.acquire(signal);
+            const rejoin = ticket.rejoin;
+            if (queued.outage === undefined || rejoin === undefined) throw err;
+            return queued.outage(err, () => {
+              const again = rejoin();
+              return again === undefined ? Promise.reject(err) : again.acquire(signal);
             });
           });
         }
-        return await turn.work(across?.handedOver);
+        return await queued.work(lease?.handedOver);
       } catch (err) {
-        return await turn.failed(err);
+        return await queued.failed(err);
       } finally {
-        if (across !== undefined)
-          await across.release(turn.lastWrites()).catch((err: unknown) => this.o.onGiveBackError?.(err));
+        if (lease !== undefined)
+          await lease.release(queued.lastWrites()).catch((err: unknown) => this.o.onGiveBackError?.(err));
         release();
       }
     });
   }
 
-  /** A turn in the place here only (a reset): undefined when too many wait there. */
-  enterHere(key: string): Promise<Release> | undefined {
-    const lane = this.lanes.get(key);
-    if (lane === undefined) {
-      this.lanes.set(key, []);
+  /** A local ticket only (a reset): undefined when too many wait there. */
+  enterLocal(key: string): Promise<Release> | undefined {
+    const queue = this.queues.get(key);
+    if (queue === undefined) {
+      this.queues.set(key, []);
       return Promise.resolve(this.releaser(key));
     }
-    if (lane.length >= this.o.maxWaitingPerPlace) return undefined;
-    this.waitingHere++;
+    if (queue.length >= this.o.maxWaitingPerPlace) return undefined;
+    this.waitingLocal++;
     this.o.onWaiting?.();
-    return new Promise<Release>((resolve) => lane.push(resolve));
+    return new Promise<Release>((resolve) => queue.push(resolve));
   }
 
   /** Messages waiting for their place here (not counting those being answered). */
   get waiting(): number {
-    return this.waitingHere;
+    return this.waitingLocal;
   }
 
-  private join(key: string, eventId: string, at: number): PlaceTicket | undefined {
-    return this.o.locks?.join(key, { id: `${eventId}#${randomUUID()}`, at });
+  private join(key: string, eventId: string, at: number): SharedTicket | undefined {
+    return this.o.shared?.join(key, { id: `${eventId}#${randomUUID()}`, at });
   }
 
   /** The ticket joined on arrival, taken out (the Arrival's leave() then leaves nothing). */
-  private takeTicket(arrival: Arrival | undefined): PlaceTicket | undefined {
+  private takeTicket(arrival: Arrival | undefined): SharedTicket | undefined {
     const ticket = arrival === undefined ? undefined : this.arrived.get(arrival);
     if (ticket !== undefined && arrival !== undefined) this.arrived.delete(arrival);
     return ticket;
@@ -225,12 +228,12 @@ export class PlaceOrder {
     return () => {
       if (released) return; // idempotent: a double release must not skip someone
       released = true;
-      const next = this.lanes.get(key)?.shift();
+      const next = this.queues.get(key)?.shift();
       if (next === undefined) {
-        this.lanes.delete(key);
+        this.queues.delete(key);
         return;
       }
-      this.waitingHere--;
+      this.waitingLocal--;
       next(this.releaser(key));
     };
   }
@@ -273,12 +276,12 @@ export class PlaceSerial {
   }
 }
 
-// MAX_CONCURRENT_REPLIES: upstream calls in flight at once (slots). The rest wait, served in turn
+// MAX_CONCURRENT_REPLIES: upstream calls in flight at once (slots). The rest wait, served round-robin
 // by party (the asking user): one waiter of each party in rotation, FIFO within a party, and a
 // party that joins goes to the end of the rotation, so however many messages one user queued, a
 // newcomer waits for at most one of every party ahead of it.
 
-/** The party a message's writes and turns belong to: its user, on its platform and workspace. */
+/** The party a message's writes and waits belong to: its user, on its platform and workspace. */
 export function partyOf(msg: Pick<IncomingMessage, 'place' | 'userId'>): string {
   return `${msg.place.platform}:${msg.place.workspaceId ?? ''}:${msg.userId}`;
 }
@@ -292,7 +295,7 @@ export class FairSlots {
 
   /**
    * A slot; a waiter is dropped (the promise rejects with the reason) when `signal` aborts.
-   * `party`: whose turn this is (a waiter without one is a party of its own).
+   * `party`: whose wait this is (a waiter without one is a party of its own).
    */
   acquire(signal?: AbortSignal, party: string = `\0${this.anonymous++}`): Promise<Release> {
     if (this.active < this.max) {
@@ -340,7 +343,7 @@ export class FairSlots {
   }
 }
 
-/** Items served in turn by party (the slots' waiters; the budget's fair-turn tests use it too). */
+/** Items served round-robin by party (the slots' waiters; the budget's round-robin tests use it too). */
 export class FairQueue<T> {
   /** Parties in rotation order (a Map keeps insertion order); each with its items, oldest first. */
   private readonly parties = new Map<string, T[]>();
@@ -362,7 +365,7 @@ export class FairQueue<T> {
     this.count++;
   }
 
-  /** The next item in turn; its party moves to the end of the rotation. */
+  /** The next item in the rotation; its party moves to the end of the rotation. */
   shift(): T | undefined {
     const first = this.parties.entries().next();
     if (first.done === true) return undefined;

@@ -14,7 +14,7 @@ it('prunes on a timer of its own, hourly, with no message on its path, until the
   store.events.prune = (before: number) => (prunes++, prune(before));
   await clock.advance(25 * 3600_000); // no message meanwhile
   expect(prunes).toBe(25);
-  expect(await store.events.wasSeen('test', 'E1')).toBe(false);
+  expect(await store.events.wasDelivered('test', 'E1')).toBe(false);
   await relay.drain(1000);
   await clock.advance(3 * 3600_000);
   expect(prunes).toBe(25);

@@ -22,14 +22,14 @@ import type { RecoveryReport } from '../reply/recovery.js';
 import type { ReplyHooks } from '../reply/upstream-reply.js';
 import type { RateLimitScheduler } from '../budget/scheduler.js';
 import type { RemoteStops } from './live-replies.js';
-import type { PlaceLocks } from './place-order.js';
+import type { SharedQueue } from './place-order.js';
 import type { ContextSettings } from '../reply/thread-context.js';
 import type { StoreHealthSource } from '../store-errors.js';
 
 // The relay's settings and what it is built from. The ports several replicas give it are defined
-// beside what uses them (PlaceLocks: place-order.ts; RemoteStops: live-replies.ts).
+// beside what uses them (SharedQueue: place-order.ts; RemoteStops: live-replies.ts).
 
-export type { PlaceLocks, PlaceTicket, PlaceTurn } from './place-order.js';
+export type { SharedQueue, SharedTicket, PlaceLease } from './place-order.js';
 export type { RemoteStops } from './live-replies.js';
 
 export interface RelaySettings {
@@ -93,7 +93,7 @@ export interface RelayDeps {
   /** REPLICA_ID, recorded as the owner of each reply in flight. */
   replicaId?: string;
   /** Several replicas: one answers in a place at a time (absent: this process is the only one). */
-  placeLocks?: PlaceLocks;
+  sharedQueue?: SharedQueue;
   /** Several replicas: a Stop for a reply another replica writes is passed to it. */
   remoteStops?: RemoteStops;
   /** The store's health: messages an outage held are tried again once it says the store is back. */

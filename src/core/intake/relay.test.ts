@@ -498,10 +498,10 @@ describe('relay bounds (hostile upstream, overload, storage faults)', () => {
     const unavailable = () => {
       throw Object.assign(new Error('attempt to write a readonly database'), { code: 'STORE_UNAVAILABLE' });
     };
-    const markSeen = store.events.markSeen.bind(store.events);
-    store.events.markSeen = unavailable;
+    const recordDelivery = store.events.recordDelivery.bind(store.events);
+    store.events.recordDelivery = unavailable;
     expect(await run(conn.send({ text: 'hi', channelId: 'C1' }))).toEqual(status('failed'));
-    store.events.markSeen = markSeen;
+    store.events.recordDelivery = recordDelivery;
     store.inflight.begin = unavailable;
     expect(await run(conn.send({ text: 'hi', channelId: 'C2' }))).toEqual(status('failed'));
     expect(conn.contentsIn('C1')).toEqual([MESSAGES.storageDown]);

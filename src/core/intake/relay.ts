@@ -38,7 +38,7 @@ export type { RecoveryReport } from '../reply/recovery.js';
 // upstream slot, fair by user (FairSlots, place-order.ts) → the reply (reply/reply-to.ts), registered live
 // for Stop (live-replies.ts). The relay composes those parts; the place's spot is taken
 // synchronously in handle(), before the first await, so replies in one place keep the order in
-// which the connector called handle(). With several replicas, PlaceLocks extends that order
+// which the connector called handle(). With several replicas, SharedQueue extends that order
 // across processes. The process's shutdown is the drain (drain.ts); `stop` is a user's Stop.
 
 export type { AllowList } from './admission.js';
@@ -186,7 +186,7 @@ function waitingLines(deps: RelayDeps): Lines {
   const reportQueue = () => metrics.queueDepth(order.waiting + slots.waiting);
   const order: PlaceOrder = new PlaceOrder({
     maxWaitingPerPlace: settings.maxQueuePerPlace ?? 10,
-    locks: deps.placeLocks,
+    shared: deps.sharedQueue,
     onWaiting: reportQueue,
     onGiveBackError: (err) =>
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not give a place back'),
@@ -254,7 +254,7 @@ function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
 
     async reset(place: Place): Promise<void> {
       // In the place's order, so a reset never overtakes a reply being written there.
-      const turn = order.enterHere(placeKey(place));
+      const turn = order.enterLocal(placeKey(place));
       if (turn === undefined) {
         await p.resetPlace(place);
         return;
@@ -284,11 +284,11 @@ function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
 
 /** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
 function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
-  const { msg, spot } = a;
+  const { msg, ticket } = a;
   const { scheduler, shutdown } = p;
-  if (spot.here === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
+  if (ticket.local === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
   const sink = msg.sink;
-  return p.order.whenFirst({ ...spot, here: spot.here }, shutdown, {
+  return p.order.whenFirst({ ...ticket, local: ticket.local }, shutdown, {
     async work(handedOver) {
       // The place's own buckets (a channel's posts) go with the place, not with the replica.
       if (handedOver !== undefined) scheduler.handOver(handedOver);
@@ -300,7 +300,7 @@ function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): P
       return work();
     },
     failed: (err) => p.unexpected(msg, err),
-    // The place's line is in the store: while it cannot be used the message is held, and joins again once it is back.
+    // The place's queue is in the store: while it cannot be used the message is held, and joins again once it is back.
     outage: (err, retry) => p.hold.after(err, msg, 'place line', retry, shutdown),
     lastWrites: () => scheduler.placeWrites([...sink.buckets('post'), ...sink.buckets('edit')]),
   });
@@ -323,7 +323,7 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
     if (reply === undefined ? p.remoteStops !== undefined : reply.askerId === msg.userId) {
       const result = await p.stops.place(msg.place, msg.userId).catch(() => 'not_found' as const);
       if (result === 'stopped') {
-        p.order.leave(a.spot);
+        p.order.leave(a.ticket);
         return { status: 'stopped' };
       }
     }

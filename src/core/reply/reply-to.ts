@@ -296,7 +296,7 @@ export interface PumpResult extends WriterResult {
 }
 
 /** Why the pump stopped reading before the source ended: shutdown, a failed write, a limit. */
-type Stop = 'abort' | 'fatal' | 'limit';
+type EarlyEnd = 'abort' | 'fatal' | 'limit';
 
 /** How the reading ended, and what the writer's finish is given for it. */
 interface Ending {
@@ -307,11 +307,11 @@ interface Ending {
 
 export async function pump(source: ReplySource, opts: PumpOptions): Promise<PumpResult> {
   const writer = new ReplyWriter(opts);
-  const stops = stopsOf(opts, writer);
+  const stops = earlyEndsOf(opts, writer);
   writer.start();
   let end: Ending;
   try {
-    end = await read(source, writer, stops.stopped, opts);
+    end = await read(source, writer, stops.ended, opts);
   } finally {
     stops.dispose();
   }
@@ -324,18 +324,18 @@ export async function pump(source: ReplySource, opts: PumpOptions): Promise<Pump
 }
 
 /** Resolves with the first reason to stop reading early. */
-function stopsOf(opts: PumpOptions, writer: ReplyWriter): { stopped: Promise<Stop>; dispose(): void } {
-  let stopReading: (why: Stop) => void = () => {};
-  const stopped = new Promise<Stop>((resolve) => (stopReading = resolve));
-  void writer.failed.then(() => stopReading('fatal'));
-  const onAbort = () => stopReading('abort');
-  const onLimit = () => stopReading('limit');
+function earlyEndsOf(opts: PumpOptions, writer: ReplyWriter): { ended: Promise<EarlyEnd>; dispose(): void } {
+  let endReading: (why: EarlyEnd) => void = () => {};
+  const ended = new Promise<EarlyEnd>((resolve) => (endReading = resolve));
+  void writer.failed.then(() => endReading('fatal'));
+  const onAbort = () => endReading('abort');
+  const onLimit = () => endReading('limit');
   if (opts.signal?.aborted) onAbort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.limit?.aborted) onLimit();
   opts.limit?.addEventListener('abort', onLimit, { once: true });
   return {
-    stopped,
+    ended,
     dispose: () => {
       opts.signal?.removeEventListener('abort', onAbort);
       opts.limit?.removeEventListener('abort', onLimit);
@@ -347,7 +347,7 @@ function stopsOf(opts: PumpOptions, writer: ReplyWriter): { stopped: Promise<Sto
 async function read(
   source: ReplySource,
   writer: ReplyWriter,
-  stopped: Promise<Stop>,
+  stopped: Promise<EarlyEnd>,
   opts: PumpOptions,
 ): Promise<Ending> {
   const it = source[Symbol.asyncIterator]();
@@ -382,7 +382,7 @@ async function read(
   }
 }
 
-function stoppedEnding(why: Stop, opts: PumpOptions): Ending {
+function stoppedEnding(why: EarlyEnd, opts: PumpOptions): Ending {
   if (why === 'limit') return { outcome: 'done', finish: noted(String(opts.limit?.reason ?? '')) };
   if (why === 'abort') return { outcome: 'interrupted', finish: noted(opts.interruptedNote) };
   return { outcome: 'failed', finish: {} };

@@ -232,7 +232,7 @@ describe('ReplyWriter: post once under load', () => {
     const { clock, conn, scheduler, writer: make } = rig({ bucketLimit: 10, bucketWindowMs: 60_000, maxChars: 100 });
     const sink = conn.sink({ platform: 'test', channelId: 'C1' });
     // Many live replies hold their finals: this one cannot afford its own.
-    const releases = Array.from({ length: 12 }, () => scheduler.hold(sink.buckets('edit')));
+    const releases = Array.from({ length: 12 }, () => scheduler.reserve(sink.buckets('edit')));
     expect(scheduler.canAffordFinal(sink.buckets('edit'))).toBe(false);
     const writer = make('C1');
     writer.start();

@@ -1,6 +1,6 @@
 import {
   type Clock,
-  FORM_REFUSED,
+  PLAIN_FALLBACK,
   PlatformRateLimitedError,
   PlatformWriteError,
   type WriteOptions,
@@ -309,7 +309,7 @@ export class ReplyWriter {
         if (op === 'post') {
           const posted = await sink.post(plan.text, opts);
           this.ledger.posted(posted.messageId, startedAt);
-          if (!this.text.ended) this.pacer.holdFinal();
+          if (!this.text.ended) this.pacer.reserveFinal();
           return { ...posted, plan, startedAt, steps };
         }
         // Recorded before the edit: a crash between the platform applying it and a record after
@@ -327,7 +327,7 @@ export class ReplyWriter {
     const { plan, startedAt, fallbacks, steps } = done;
     this.retries = 0;
     metrics.platformWrite(platform, op === 'edit' ? 'edit' : this.ledger.part > 0 ? 'continuation' : 'post');
-    for (const reason of fallbacks ?? []) metrics.richFallback(platform, reason);
+    for (const reason of fallbacks ?? []) metrics.plainFallback(platform, reason);
     this.ledger.wrote(plan.text, plan.final, startedAt, steps);
     const wasShown = this.shown;
     const wasText = this.state.phase === 'text';
@@ -366,7 +366,7 @@ export class ReplyWriter {
       return;
     }
     // Refused for its form: the sink goes plainer from now on; the loop writes again on a new grant.
-    if (err instanceof PlatformWriteError && err.code === FORM_REFUSED) return;
+    if (err instanceof PlatformWriteError && err.code === PLAIN_FALLBACK) return;
     if (err instanceof PlatformWriteError && err.retryable && this.retries < MAX_WRITE_RETRIES) {
       this.retries++;
       logger.warn({ code: err.code, attempt: this.retries }, 'platform write failed, retrying');

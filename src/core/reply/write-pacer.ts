@@ -22,7 +22,7 @@ export class WritePacer {
   /** An intermediate write waiting for budget: aborted when the reply ends (the final replaces it). */
   private pendingIntermediate: AbortController | undefined;
   /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
-  private releaseHold: (() => void) | undefined;
+  private releaseReserve: (() => void) | undefined;
   /** This reply counts in the post-once gauge. */
   private inPostOnceGauge = false;
 
@@ -46,7 +46,7 @@ export class WritePacer {
     this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
     // The final is held the moment the reply chooses to stream, not once its first post is in:
     // replies that choose while this one waits for its post budget must count its final too.
-    if (this.modeChosen === 'stream') this.holdFinal();
+    if (this.modeChosen === 'stream') this.reserveFinal();
     if (this.modeChosen === 'post-once') {
       this.inPostOnceGauge = true;
       metrics.postOnce(platform, 1);
@@ -57,7 +57,7 @@ export class WritePacer {
    * One write through the scheduler (`send` runs once granted); rejects without sending when an
    * intermediate write was overtaken by the end or the scheduler closed. Finals
    * of a reply the user already sees come first; a post (the first text, or a post-once reply's
-   * only one) after them; intermediate writes last, leaving what held finals need. A continuation
+   * only one) after them; intermediate writes last, leaving what reserved finals need. A continuation
    * posted while the reply streams is one of those: its text is not final, so it costs a write
    * besides the message's final one, like an edit. Left waiting when the reply ends, it is
    * dropped and asked again as the message's final post (see ended()).
@@ -80,9 +80,9 @@ export class WritePacer {
   }
 
   /** From the first message on, a streaming reply will need a final edit: hold budget for it. */
-  holdFinal(): void {
-    if (this.releaseHold !== undefined || this.modeChosen === 'post-once') return;
-    this.releaseHold = this.o.scheduler.hold(this.o.sink.buckets('edit'));
+  reserveFinal(): void {
+    if (this.releaseReserve !== undefined || this.modeChosen === 'post-once') return;
+    this.releaseReserve = this.o.scheduler.reserve(this.o.sink.buckets('edit'));
   }
 
   /**
@@ -96,7 +96,7 @@ export class WritePacer {
 
   /** The reply is over: release what it held. Idempotent. */
   close(): void {
-    this.releaseHold?.();
+    this.releaseReserve?.();
     if (this.inPostOnceGauge) {
       this.inPostOnceGauge = false;
       this.o.metrics.postOnce(this.o.platform, -1);

@@ -6,11 +6,11 @@ import { ASYNC_COMMIT, changed, type Query } from './query.js';
 
 export function pgEvents(q: Query): AsyncStore['events'] {
   return {
-    async wasSeen(platform, eventId) {
+    async wasDelivered(platform, eventId) {
       const r = await q('SELECT 1 FROM processed_events WHERE platform = $1 AND event_id = $2', [platform, eventId]);
       return r.rows.length > 0;
     },
-    async markSeen(platform, eventId, at) {
+    async recordDelivery(platform, eventId, at) {
       return changed(
         await q(
           `INSERT INTO processed_events (platform, event_id, seen_at) SELECT $1, $2, $3 FROM ${ASYNC_COMMIT}

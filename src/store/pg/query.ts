@@ -4,7 +4,7 @@ import { type HealthMonitor, StoreUnavailableError } from '../health.js';
 // Writes that do not wait for their commit to reach the disk.
 //
 // On the reply's path the bridge writes a few small rows before it asks the upstream: the dedup
-// record, its place in the line, the place's lease, the conversation's last use, the reply in
+// record, its place in the queue, the place's lease, the conversation's last use, the reply in
 // flight. Each is its own transaction, and with PostgreSQL's default (synchronous_commit = on)
 // each commit waits for a WAL flush: about half a millisecond unloaded, several under load, once
 // per row. These rows are the kind SQLite keeps with synchronous = NORMAL (no flush per commit),

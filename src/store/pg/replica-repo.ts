@@ -42,7 +42,7 @@ export function pgLeases(q: Query): PlaceLeases {
       // The conflicting row is locked while the WHERE is checked: of two replicas taking over one
       // stale lease, the second re-reads the first's fresh row and gets no row back. With a
       // ticket, nothing is inserted while an older message of a live replica waits in the place,
-      // and a ticket that wins leaves the line in the same statement (one round trip, not two).
+      // and a ticket that wins leaves the queue in the same statement (one round trip, not two).
       const r = await q<{ won: number }>(
         `WITH won AS (
          INSERT INTO place_leases (place_key, holder, acquired_at, renewed_at)

@@ -94,7 +94,7 @@ describe('store health', () => {
     // Reads still answer; writes fail at once while unhealthy, even if SQLite would take them.
     expect(await s.conversations.get(place)).toBeUndefined();
     s.db.pragma('query_only = OFF');
-    await expect(s.events.markSeen('slack', 'e1', 1)).rejects.toThrow(StoreUnavailableError);
+    await expect(s.events.recordDelivery('slack', 'e1', 1)).rejects.toThrow(StoreUnavailableError);
     expect(await s.check()).toEqual({ ok: true });
     await put(s);
     expect((await s.conversations.get(place))?.upstreamId).toBe('u');
@@ -238,7 +238,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     // The serving connection waits at most 100 ms for a lock (open and migration use 5 s): checked
     // as SQLite's setting, not with a stopwatch.
     expect(s.db.pragma('busy_timeout', { simple: true })).toBe(100);
-    const err = await thrown(() => s.events.markSeen('slack', 'e1', 1));
+    const err = await thrown(() => s.events.recordDelivery('slack', 'e1', 1));
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', kind: 'locked' });
     expect((err as Error).cause).toBeDefined(); // this one reached SQLite and waited
     expect(s.health()).toEqual({ ok: false, kind: 'locked', reason: 'locked: database is locked' });
@@ -259,7 +259,7 @@ return { uid: process.getuid(), fileHealth, putError, sidecarHealth, restored, f
     expect(await s.check()).toMatchObject({ ok: false, kind: 'locked' });
     other.exec('ROLLBACK');
     expect(await s.check()).toEqual({ ok: true });
-    expect(await s.events.markSeen('slack', 'e1', 1)).toBe(true);
+    expect(await s.events.recordDelivery('slack', 'e1', 1)).toBe(true);
   });
 
   it('errors about the data (a constraint) leave the store healthy and pass through as they are', async () => {

@@ -10,10 +10,10 @@ export function createEventRepo(db: Database.Database) {
     'SELECT 1 AS one FROM processed_events WHERE platform = ? AND event_id = ?',
   );
   return {
-    markSeen(platform: Platform, eventId: string, at: number): boolean {
+    recordDelivery(platform: Platform, eventId: string, at: number): boolean {
       return insert.run(platform, eventId, at).changes === 1;
     },
-    wasSeen(platform: Platform, eventId: string): boolean {
+    wasDelivered(platform: Platform, eventId: string): boolean {
       return find.get(platform, eventId) !== undefined;
     },
     prune(before: number): number {

@@ -105,10 +105,10 @@ export function openStore(path: string, opts: OpenStoreOptions = {}): SqliteStor
     const store = createSqliteStore({ db, path, monitor, checkNow });
     monitor.record(checkNow());
     monitor.start();
-    const stopVacuum = startIncrementalVacuum(db, opts.vacuumEveryMs);
+    const endVacuum = startIncrementalVacuum(db, opts.vacuumEveryMs);
     const close = store.close;
     store.close = async () => {
-      stopVacuum();
+      endVacuum();
       await close();
     };
     return store;

@@ -68,11 +68,11 @@ describe('store', () => {
 
   it('marks an event seen once and prunes old ones', async () => {
     const s = open(join(dir, 'bridge.db'));
-    expect(await s.events.markSeen('slack', 'C1:1.1', 1000)).toBe(true);
-    expect(await s.events.markSeen('slack', 'C1:1.1', 1001)).toBe(false);
-    expect(await s.events.markSeen('discord', 'C1:1.1', 1001)).toBe(true);
+    expect(await s.events.recordDelivery('slack', 'C1:1.1', 1000)).toBe(true);
+    expect(await s.events.recordDelivery('slack', 'C1:1.1', 1001)).toBe(false);
+    expect(await s.events.recordDelivery('discord', 'C1:1.1', 1001)).toBe(true);
     expect(await s.events.prune(1001)).toBe(1);
-    expect(await s.events.markSeen('slack', 'C1:1.1', 2000)).toBe(true);
+    expect(await s.events.recordDelivery('slack', 'C1:1.1', 2000)).toBe(true);
   });
 
   it('tracks replies in flight across a reopen', async () => {

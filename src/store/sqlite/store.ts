@@ -49,7 +49,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
     db,
     // The names in each list are writes: they fail at once while the store is unhealthy.
     conversations: guardEach(monitor, createConversationRepo(db), ['put', 'touch', 'delete', 'prune']),
-    events: guardEach(monitor, createEventRepo(db), ['markSeen', 'prune']),
+    events: guardEach(monitor, createEventRepo(db), ['recordDelivery', 'prune']),
     transcripts: guardEach(monitor, createTranscriptRepo(db), ['append']),
     inflight: guardEach(monitor, createInFlightRepo(db), ['begin', 'progress', 'setUpstreamId', 'finish', 'prune']),
     installations: guardEach(monitor, createInstallationRepo(db), ['save', 'delete']),

@@ -22,7 +22,7 @@ it('pages freed by pruning go back to the file in small steps', async () => {
   const store = openStore(tempDb(), { checkIntervalMs: 0, vacuumEveryMs: 5 });
   const db = store.db;
   expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
-  for (let i = 0; i < 5000; i++) await store.events.markSeen('slack', `ev-${i}-${'x'.repeat(100)}`, i);
+  for (let i = 0; i < 5000; i++) await store.events.recordDelivery('slack', `ev-${i}-${'x'.repeat(100)}`, i);
   const pages = Number(db.pragma('page_count', { simple: true }));
   expect(await store.events.prune(10_000)).toBe(5000);
   // Bounded wait: each step frees 64 pages every 5 ms.

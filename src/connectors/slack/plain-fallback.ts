@@ -6,7 +6,7 @@ import { renderMrkdwn } from './render.js';
 
 // A write Slack refuses for its form is sent again with the same words in a plainer one (the
 // sinks' form ladder, form-ladder.ts): a reply is never lost to a refused
-// format (Discord's refused-forms.ts does the same for Discord). The last, plainest form is
+// format (Discord's plain-fallback.ts does the same for Discord). The last, plainest form is
 // `text` alone, cut into parts where too long; a final write's parts beyond the first are posted
 // after it. The refusals (docs.slack.dev chat.postMessage, chat.update, chat.startStream /
 // appendStream / stopStream error lists; the table block's `only_one_table_allowed`): every one
@@ -28,7 +28,7 @@ export const FORM_REFUSALS: ReadonlySet<string> = new Set([
 ]);
 
 /** The Slack error code when `err` refuses a write for its form, else undefined. */
-export function formRefusal(err: unknown): string | undefined {
+export function formRefusalCode(err: unknown): string | undefined {
   const code = slackErrorCode(err);
   return code !== undefined && FORM_REFUSALS.has(code) ? code : undefined;
 }

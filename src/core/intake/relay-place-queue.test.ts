@@ -2,14 +2,14 @@ import { expect, it } from 'vitest';
 import type { MemoryStore } from '../../../test/fakes/memory-store.js';
 import { relayWorld } from '../../../test/fakes/relay-world.js';
 import type { EventStore, Platform } from '../ports.js';
-import type { PlaceLocks } from './relay.js';
+import type { SharedQueue } from './relay.js';
 
-// Several replicas: a message joins its place's line (PlaceLocks) the moment it is handed to the
+// Several replicas: a message joins its place's queue (SharedQueue) the moment it is handed to the
 // relay, before the dedup round trip, so a later message at another replica cannot overtake it
-// while this one is being recorded; a duplicate leaves the line again.
+// while this one is being recorded; a duplicate leaves the queue again.
 
 /** Place locks that grant at once and log each join and leave by event id. */
-function loggedLocks(log: string[]): PlaceLocks {
+function loggedLocks(log: string[]): SharedQueue {
   return {
     join(placeKey, ticket) {
       log.push(`join ${ticket.id.split('#')[0]}`);
@@ -27,13 +27,13 @@ it('joins the place line at handle(), before the dedup answers; a duplicate leav
   // A dedup record that answers only when the test says so (a slow database).
   const answers: Array<() => void> = [];
   const slowDedup = (store: MemoryStore): EventStore => ({
-    markSeen: (p: Platform, id: string, at: number) =>
-      new Promise<boolean>((resolve) => answers.push(() => resolve(store.events.markSeen(p, id, at)))),
-    wasSeen: (p: Platform, id: string) => store.events.wasSeen(p, id),
+    recordDelivery: (p: Platform, id: string, at: number) =>
+      new Promise<boolean>((resolve) => answers.push(() => resolve(store.events.recordDelivery(p, id, at)))),
+    wasDelivered: (p: Platform, id: string) => store.events.wasDelivered(p, id),
     prune: async () => 0,
   });
-  const placeLocks = loggedLocks(log);
-  const { clock, conn } = relayWorld((store) => ({ events: slowDedup(store), placeLocks }));
+  const sharedQueue = loggedLocks(log);
+  const { clock, conn } = relayWorld((store) => ({ events: slowDedup(store), sharedQueue }));
   const first = conn.send({ text: 'one', eventId: 'ev-1' });
   const again = conn.send({ text: 'one', eventId: 'ev-1' });
   expect(log).toEqual(['join ev-1', 'join ev-1']); // both in line before any dedup answer
@@ -47,8 +47,8 @@ it('joins the place line at handle(), before the dedup answers; a duplicate leav
 
 it('a connector takes the place in line on arrival (arrive), so later awaits cannot lose it', async () => {
   const log: string[] = [];
-  const placeLocks = loggedLocks(log);
-  const { clock, conn, relay } = relayWorld({ placeLocks });
+  const sharedQueue = loggedLocks(log);
+  const { clock, conn, relay } = relayWorld({ sharedQueue });
   const place = { platform: 'test' as const, channelId: 'C1' };
   // Arrived, then the connector's own awaits: the line was joined at arrival, once.
   const arrival = relay.arrive(place, 'ev-1', clock.now());

@@ -1,6 +1,6 @@
 import { DiscordAPIError } from 'discord.js';
 import type { Logger } from '../../logger.js';
-import { FORM_REFUSED, PlatformWriteError } from '../../core/ports.js';
+import { PLAIN_FALLBACK, PlatformWriteError } from '../../core/ports.js';
 import { plainParts } from '../plain-parts.js';
 import stringWidth from 'string-width';
 import type { MonospaceOptions } from '../../core/reply/tables.js';
@@ -23,7 +23,7 @@ export const DISCORD_TABLES: MonospaceOptions = { widthOf: stringWidth, maxLineW
 export const INVALID_FORM_BODY = 50035;
 
 /** `invalid_form_body` and the refused field (`invalid_form_body:components`), or undefined. */
-export function formRefusal(err: unknown): string | undefined {
+export function formRefusalField(err: unknown): string | undefined {
   if (!(err instanceof DiscordAPIError) || Number(err.code) !== INVALID_FORM_BODY) return undefined;
   const errors = (err.rawError as { errors?: Record<string, unknown> } | undefined)?.errors;
   const field = errors === undefined ? undefined : Object.keys(errors)[0];
@@ -35,7 +35,7 @@ export type Body = Record<string, unknown>;
 export interface PlainFallback {
   /**
    * Sends `body`, or its content plainly once Discord refused a form of this reply (a refusal
-   * throws FORM_REFUSED: the writer sends again at once on a new grant, plainly): `overflow` holds the parts beyond the first, for the
+   * throws PLAIN_FALLBACK: the writer sends again at once on a new grant, plainly): `overflow` holds the parts beyond the first, for the
    * caller to post after it (a final write) or drop (the next write carries them again).
    */
   send<T>(body: Body, edit: boolean, call: (body: Body) => Promise<T>): Promise<{ value: T; overflow: string[] }>;
@@ -52,13 +52,13 @@ export function createPlainFallback(logger: Logger): PlainFallback {
         try {
           return { value: await call(body), overflow: [] };
         } catch (err) {
-          const reason = formRefusal(err);
+          const reason = formRefusalField(err);
           if (reason === undefined) throw err;
           plain = true;
           refused.push(reason);
           logger.warn({ reason }, 'Discord refused a write for its form; sending the words as plain content');
           // Again at once, but on a new grant: the refused call counted against the rate limit.
-          throw new PlatformWriteError(`Discord refused the write's form: ${reason}`, FORM_REFUSED, true);
+          throw new PlatformWriteError(`Discord refused the write's form: ${reason}`, PLAIN_FALLBACK, true);
         }
       }
       const content = typeof body.content === 'string' ? body.content : '';

@@ -1,5 +1,5 @@
 import type { AgentFile, AgentStep } from '../../core/ports.js';
-import { DISCORD_MAX_CHARS } from './refused-forms.js';
+import { DISCORD_MAX_CHARS } from './plain-fallback.js';
 
 // An agent's work on Discord: the running step as a small `-#` subtext line under the reply's
 // text while it streams (edited in place with the text, gone on the final write), and images by

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { PlaceLocks, PlaceTicket, PlaceTurn } from '../core/intake/relay.js';
+import type { SharedQueue, SharedTicket, PlaceLease } from '../core/intake/relay.js';
 import type { PlaceWrite } from '../core/budget/write-scheduler.js';
 import type { Clock } from '../core/ports.js';
 import type { PlaceLeases } from '../store/ports.js';
@@ -10,7 +10,7 @@ import type { PlaceLeases } from '../store/ports.js';
 // the reply runs, so a replica that dies mid-reply loses it after REPLICA_LEASE_SECONDS and the
 // next message in that place is answered by another.
 
-export interface PlaceLocksOptions {
+export interface SharedQueueOptions {
   leases: PlaceLeases;
   replicaId: string;
   leaseMs: number;
@@ -26,14 +26,14 @@ const RELEASE_RETRY_FIRST_MS = 250;
 const RELEASE_RETRY_MAX_MS = 5_000;
 const RELEASE_RETRIES = 125;
 
-export function createPlaceLocks(o: PlaceLocksOptions): PlaceLocks {
+export function createSharedQueue(o: SharedQueueOptions): SharedQueue {
   const locks: Locks = { o, firstPoll: o.pollMs ?? 20, maxPoll: o.maxPollMs ?? 250, unreleased: new Map() };
   return { join: (placeKey, ticket) => joinPlace(locks, placeKey, ticket) };
 }
 
 /** What every place's lock shares: the options, the polling waits, and the places not yet given back. */
 interface Locks {
-  readonly o: PlaceLocksOptions;
+  readonly o: SharedQueueOptions;
   readonly firstPoll: number;
   readonly maxPoll: number;
   /**
@@ -44,11 +44,11 @@ interface Locks {
   readonly unreleased: Map<string, { clear(): void }>;
 }
 
-const warn = (o: PlaceLocksOptions, what: string) => (err: unknown) =>
+const warn = (o: SharedQueueOptions, what: string) => (err: unknown) =>
   o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, what);
 
-/** Joins the place's line; the ticket's acquire() waits for the place, leave() gives up the wait. */
-function joinPlace(locks: Locks, placeKey: string, ticket: { id: string; at: number }): PlaceTicket {
+/** Joins the place's queue; the ticket's acquire() waits for the place, leave() gives up the wait. */
+function joinPlace(locks: Locks, placeKey: string, ticket: { id: string; at: number }): SharedTicket {
   const { o } = locks;
   const joined = o.leases.join(placeKey, ticket, o.replicaId);
   let done = false;
@@ -62,7 +62,7 @@ function joinPlace(locks: Locks, placeKey: string, ticket: { id: string; at: num
       () => undefined,
       () => undefined,
     ),
-    async acquire(signal: AbortSignal): Promise<PlaceTurn> {
+    async acquire(signal: AbortSignal): Promise<PlaceLease> {
       try {
         await joined;
         await waitForLease(locks, placeKey, ticket, signal);
@@ -70,7 +70,7 @@ function joinPlace(locks: Locks, placeKey: string, ticket: { id: string; at: num
         leave();
         throw err;
       }
-      done = true; // tryAcquire took the ticket out of the line
+      done = true; // tryAcquire took the ticket out of the queue
       return heldTurn(locks, placeKey);
     },
     leave,
@@ -92,7 +92,7 @@ async function waitForLease(
 }
 
 /** The place is this replica's: its lease renewed until release(), which hands over the turn's writes. */
-async function heldTurn(locks: Locks, placeKey: string): Promise<PlaceTurn> {
+async function heldTurn(locks: Locks, placeKey: string): Promise<PlaceLease> {
   const { o, unreleased } = locks;
   unreleased.get(placeKey)?.clear();
   unreleased.delete(placeKey);
