@@ -22,7 +22,7 @@ describe('first-hour docs', () => {
     const readme = read('README.md');
     if (process.env.TEST_DATABASE_URL === undefined) expect(readme).toContain(PG_TEST_URL);
     expect(readme).toContain('TEST_DATABASE_URL');
-    const browser = read('test/browser/playground.test.ts');
+    const browser = read('test/browser/browser-bridge.ts');
     expect(browser).toContain("process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'");
     expect(readme).toContain('`/usr/bin/chromium`');
     expect(readme).toContain('CHROMIUM_PATH');
