@@ -215,7 +215,9 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
     const page = await openConversation('stopreload');
     await send(page, 'please stop [long 3000] [chunks 100] [delay 200]');
     const stop = await page.waitForSelector('[data-reply][data-state="streaming"] [aria-label="Stop"]');
-    await stop?.click();
+    // The reply grows above its Stop with every chunk: on a busy machine a click at the button's
+    // coordinates can land on text that moved there meanwhile. A DOM click presses this button.
+    await stop?.evaluate((b) => (b as unknown as { click(): void }).click());
     await page.waitForSelector('[data-reply][data-state="stopped"]', { timeout: 15_000 });
     const before = await page.$eval('[data-reply] .body', (e) => e.textContent);
     await page.reload();
