@@ -24,9 +24,9 @@ import {
   type Trigger,
 } from './events.js';
 import { slackHistoryReader } from './history.js';
-import { DEFAULT_SLACK_LIMITS, type SlackLimits } from './rate-limits.js';
-import { HistoryReads } from './history-reads.js';
+import type { SlackLimits } from './rate-limits.js';
 import { ackAfter } from './app.js';
+import type { ThreadMembership } from './thread-membership.js';
 import { createEditSink } from './reply-sink-edit.js';
 import { createNativeSink } from './reply-sink-native.js';
 
@@ -199,7 +199,10 @@ async function enrich(deps: IntakeDeps, args: IntakeArgs, kind: Classified): Pro
   const channel = ev.channel ?? '';
   const { trigger, place } = kind;
   if (trigger.kind === 'thread') {
-    if (!(await deps.threads.isMember(client, teamId, channel, trigger.threadTs, bot))) return undefined;
+    const member =
+      deps.threads.known(teamId, channel, trigger.threadTs) ??
+      (await deps.threads.ask(client, teamId, channel, trigger.threadTs, bot));
+    if (!member) return undefined;
   } else if (trigger.kind === 'mention' && place.threadId) {
     deps.threads.mark(teamId, channel, place.threadId);
   }
@@ -351,114 +354,11 @@ function sinkFor(mode: SlackStreaming, dest: SlackDestination, isDm: boolean, de
   return { ...sink, refusal: ephemeralRefusal(dest) };
 }
 
-// Is the bot part of a channel thread? Then a message there continues the conversation without
-// a mention. Asked of Slack (conversations.replies) so it holds across restarts, and cached:
-// positive answers stay true (the bot does not leave a thread), negative ones expire.
-
-const NEGATIVE_TTL_MS = 5 * 60_000;
-/** Messages asked per membership call: 15, what Slack gives apps outside the Marketplace. */
-export const MEMBERSHIP_PAGE = 15;
-/** Calls one membership check makes at most (the bot's mention is usually on the first page). */
-export const MEMBERSHIP_PAGES = 4;
-const MAX_KNOWN = 10_000;
-
-export class ThreadMembership {
-  private readonly known = new Map<string, { member: boolean; at: number }>();
-
-  constructor(
-    private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
-    private readonly maxEntries = MAX_KNOWN,
-    /** The history calls' budget (history-reads.ts); default: straight to Slack. */
-    private readonly reads: HistoryReads = new HistoryReads(DEFAULT_SLACK_LIMITS, undefined),
-  ) {}
-
-  /** Threads remembered now (for tests and the bound). */
-  get size(): number {
-    return this.known.size;
-  }
-
-  private key(team: string, channel: string, threadTs: string): string {
-    return `${team}:${channel}:${threadTs}`;
-  }
-
-  mark(team: string, channel: string, threadTs: string): void {
-    this.remember(this.key(team, channel, threadTs), true);
-  }
-
-  /** Both answers count against the bound: a "no" is remembered too (issue 31), least recent dropped. */
-  private remember(key: string, member: boolean): void {
-    this.known.delete(key);
-    this.known.set(key, { member, at: this.now() });
-    for (const oldest of this.known.keys()) {
-      if (this.known.size <= this.maxEntries) break;
-      this.known.delete(oldest);
-    }
-  }
-
-  async isMember(
-    client: webApi.WebClient,
-    team: string,
-    channel: string,
-    threadTs: string,
-    bot: { userId: string; botId: string | undefined },
-  ): Promise<boolean> {
-    const key = this.key(team, channel, threadTs);
-    const hit = this.known.get(key);
-    if (hit && (hit.member || this.now() - hit.at < NEGATIVE_TTL_MS)) return hit.member;
-    let member = false;
-    try {
-      member = await this.readMembership(client, team, channel, threadTs, bot);
-    } catch (err) {
-      // Unknown is treated as "not ours": better to miss one message than to answer strangers.
-      this.logger.warn({ err: scrubSecrets(String(err)), channel }, 'conversations.replies failed');
-      return false;
-    }
-    if (member) this.mark(team, channel, threadTs);
-    else this.remember(key, false);
-    return member;
-  }
-
-  /**
-   * Pages the thread from its parent, MEMBERSHIP_PAGE messages a call (what Slack gives apps
-   * outside the Marketplace), each call paid from the workspace's history bucket, until the bot
-   * shows up or MEMBERSHIP_PAGES calls were made.
-   */
-  private async readMembership(
-    client: webApi.WebClient,
-    team: string,
-    channel: string,
-    threadTs: string,
-    bot: { userId: string; botId: string | undefined },
-  ): Promise<boolean> {
-    let cursor: string | undefined;
-    for (let page = 0; page < MEMBERSHIP_PAGES; page++) {
-      const at = cursor;
-      const res = await this.reads.read(team, () =>
-        client.conversations.replies({
-          channel,
-          ts: threadTs,
-          limit: MEMBERSHIP_PAGE,
-          ...(at !== undefined ? { cursor: at } : {}),
-        }),
-      );
-      const found = (res.messages ?? []).some(
-        (m) =>
-          m.user === bot.userId ||
-          (bot.botId !== undefined && m.bot_id === bot.botId) ||
-          (m.text ?? '').includes(`<@${bot.userId}>`),
-      );
-      if (found) return true;
-      cursor = res.has_more === true ? res.response_metadata?.next_cursor : undefined;
-      if (cursor === undefined || cursor === '') return false;
-    }
-    return false;
-  }
-}
-
 // Display names for the upstream's metadata: one users.info per user and hour at most.
 
 const NAME_TTL_MS = 60 * 60_000;
+/** Names remembered at most (the cache is emptied when full). */
+const MAX_NAMES = 10_000;
 
 export class UserNames {
   private readonly cache = new Map<string, { name: string | undefined; at: number }>();
@@ -478,7 +378,7 @@ export class UserNames {
       // A missing name only leaves the metadata field out.
       name = undefined;
     }
-    if (this.cache.size >= MAX_KNOWN) this.cache.clear();
+    if (this.cache.size >= MAX_NAMES) this.cache.clear();
     this.cache.set(key, { name, at: this.now() });
     return name;
   }

@@ -6,7 +6,7 @@ import { silentLogger } from '../../logger.js';
 import { clientOptions } from './app.js';
 import { RateLimitScheduler } from '../../core/budget/scheduler.js';
 import { HistoryReads } from './history-reads.js';
-import { ThreadMembership } from './intake.js';
+import { ThreadMembership } from './thread-membership.js';
 import { DEFAULT_SLACK_LIMITS } from './rate-limits.js';
 
 // Thread membership through a real WebClient against the fake Slack: what is remembered per
@@ -29,27 +29,38 @@ it('remembers at most maxEntries threads, "no" answers included, dropping the le
   for (let i = 0; i < 5; i++) {
     const posted = fake.userPost({ channel: `C0T${i}`, user: 'U0SOMEONE', text: `hello ${i}` });
     asked.push(posted.ts);
-    expect(await threads.isMember(client, 'T0FAKE', `C0T${i}`, posted.ts, bot())).toBe(false);
+    expect(
+      await (threads.known('T0FAKE', `C0T${i}`, posted.ts) ??
+        threads.ask(client, 'T0FAKE', `C0T${i}`, posted.ts, bot())),
+    ).toBe(false);
     await clock.advance(1000);
     expect(threads.size).toBeLessThanOrEqual(3);
   }
   threads.mark('T0FAKE', 'C0MINE', '1.000001');
   expect(threads.size).toBe(3);
   // The newest "yes" is kept; the oldest "no"s went first.
-  expect(await threads.isMember(client, 'T0FAKE', 'C0MINE', '1.000001', bot())).toBe(true);
+  expect(
+    await (threads.known('T0FAKE', 'C0MINE', '1.000001') ?? threads.ask(client, 'T0FAKE', 'C0MINE', '1.000001', bot())),
+  ).toBe(true);
 });
 
 it('asks Slack again about a "no" after 5 minutes, not before (manual clock)', async () => {
   const clock = new ManualClock();
   const threads = new ThreadMembership(silentLogger, () => clock.now());
   const posted = fake.userPost({ channel: 'C0ASK', user: 'U0SOMEONE', text: 'hello' });
-  expect(await threads.isMember(client, 'T0FAKE', 'C0ASK', posted.ts, bot())).toBe(false);
+  expect(
+    await (threads.known('T0FAKE', 'C0ASK', posted.ts) ?? threads.ask(client, 'T0FAKE', 'C0ASK', posted.ts, bot())),
+  ).toBe(false);
   // The bot joins the thread; the remembered "no" holds for 5 minutes, then Slack is asked again.
   fake.userPost({ channel: 'C0ASK', user: 'U0SOMEONE', text: `<@${fake.botUserId}> there?`, threadTs: posted.ts });
   await clock.advance(5 * 60_000 - 1);
-  expect(await threads.isMember(client, 'T0FAKE', 'C0ASK', posted.ts, bot())).toBe(false);
+  expect(
+    await (threads.known('T0FAKE', 'C0ASK', posted.ts) ?? threads.ask(client, 'T0FAKE', 'C0ASK', posted.ts, bot())),
+  ).toBe(false);
   await clock.advance(1);
-  expect(await threads.isMember(client, 'T0FAKE', 'C0ASK', posted.ts, bot())).toBe(true);
+  expect(
+    await (threads.known('T0FAKE', 'C0ASK', posted.ts) ?? threads.ask(client, 'T0FAKE', 'C0ASK', posted.ts, bot())),
+  ).toBe(true);
   expect(threads.size).toBe(1);
 });
 
@@ -72,7 +83,9 @@ it('asks for 15 messages a call, pages until the bot shows up, and pays every ca
     fake.userPost({ channel: 'C0LONG', user: 'U0SOMEONE', text: `reply ${i}`, threadTs: parent.ts });
   }
   fake.userPost({ channel: 'C0LONG', user: 'U0SOMEONE', text: `<@${fake.botUserId}> join us`, threadTs: parent.ts });
-  expect(await threads.isMember(client, 'T0FAKE', 'C0LONG', parent.ts, bot())).toBe(true);
+  expect(
+    await (threads.known('T0FAKE', 'C0LONG', parent.ts) ?? threads.ask(client, 'T0FAKE', 'C0LONG', parent.ts, bot())),
+  ).toBe(true);
   const calls = fake.calls.filter((c) => c.method === 'conversations.replies');
   // 22 messages, 15 a call: the mention is on the second page.
   expect(calls).toHaveLength(2);
