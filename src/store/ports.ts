@@ -117,9 +117,15 @@ export interface PlaceLeases {
    * `ticket` (a message that joined the place's queue) also only when no older message of a live
    * replica waits there; the ticket leaves the queue when the lease is taken.
    */
-  tryAcquire(placeKey: string, replicaId: string, now: number, leaseMs: number, ticket?: Ticket): Promise<boolean>;
+  tryAcquire(
+    placeKey: string,
+    replicaId: string,
+    now: number,
+    leaseMs: number,
+    ticket?: StoredTicket,
+  ): Promise<boolean>;
   /** A message admitted by `replicaId` joins the place's queue (see tryAcquire). */
-  join(placeKey: string, ticket: Ticket, replicaId: string): Promise<void>;
+  join(placeKey: string, ticket: StoredTicket, replicaId: string): Promise<void>;
   /** A message leaves the place's queue without being answered. */
   leave(placeKey: string, ticketId: string): Promise<void>;
   /** Refreshes a lease `replicaId` holds; false when it holds it no more. */
@@ -158,7 +164,7 @@ export interface StoreSignals {
 }
 
 /** A message in a place's queue: its id (the event id) and when it arrived (epoch ms). */
-export interface Ticket {
+export interface StoredTicket {
   id: string;
   at: number;
 }

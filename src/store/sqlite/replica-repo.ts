@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Ticket } from '../ports.js';
+import type { StoredTicket } from '../ports.js';
 import { type LeaseRow, liveLease } from '../rows.js';
 
 // The replicas' registry and their place leases on SQLite (migration 0004), as pg/replica-repo.ts
@@ -42,7 +42,7 @@ export function createReplicaRepo(db: Database.Database) {
   const forget = db.prepare('DELETE FROM replicas WHERE replica_id = ?');
   const forgetWaiters = db.prepare('DELETE FROM place_waiters WHERE replica_id = ?');
   const acquireInLine = db.transaction(
-    (key: string, holder: string, now: number, leaseMs: number, ticket: Ticket | undefined): boolean => {
+    (key: string, holder: string, now: number, leaseMs: number, ticket: StoredTicket | undefined): boolean => {
       const params = { key, holder, now, stale: now - leaseMs, ticket: ticket?.id ?? null, arrived: ticket?.at ?? 0 };
       const won = acquire.run(params).changes === 1;
       if (won && ticket !== undefined) leaveLine.run(key, ticket.id);
@@ -77,9 +77,9 @@ export function createReplicaRepo(db: Database.Database) {
     },
   };
   const leases = {
-    tryAcquire: (key: string, replicaId: string, now: number, leaseMs: number, ticket?: Ticket) =>
+    tryAcquire: (key: string, replicaId: string, now: number, leaseMs: number, ticket?: StoredTicket) =>
       acquireInLine.immediate(key, replicaId, now, leaseMs, ticket),
-    join: (key: string, ticket: Ticket, replicaId: string) => {
+    join: (key: string, ticket: StoredTicket, replicaId: string) => {
       join.run(key, ticket.id, replicaId, ticket.at);
     },
     leave: (key: string, ticketId: string) => {
