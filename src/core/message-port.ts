@@ -18,8 +18,9 @@ export interface IncomingMessage {
   /** Where the conversation lives: its store key, its reply queue, the bot that answers there. */
   place: Place;
   /**
-   * Where the message was written, for allowlists and the upstream's metadata. Usually the place
-   * itself; differs for a Slack mention in a channel, whose place is the thread the reply opens.
+   * Where the message was written, for allowlists and the upstream's metadata: its channel, and
+   * its thread when it was written in one. Usually the place itself; differs for a mention in a
+   * channel whose reply opens a thread (Slack; Discord in thread mode): the place is that thread.
    */
   origin: Place;
   /**

@@ -42,7 +42,8 @@ describe('discord connector (thread mode)', () => {
     expect(fake.botMessages(channelId)).toEqual([]);
     const msg = handler.seen[0];
     expect(msg?.place).toEqual({ platform: 'discord', workspaceId: h.guildId, channelId, threadId });
-    expect(msg?.origin).toEqual(msg?.place);
+    // Written in the channel; the thread it opens is the place.
+    expect(msg?.origin).toEqual({ platform: 'discord', workspaceId: h.guildId, channelId });
     expect(msg?.mentionsBot).toBe(true);
     const writes = fake.record.filter((r) => r.path.includes('/messages') && !r.path.endsWith('/threads'));
     expect(writes.length).toBe(2);

@@ -41,13 +41,11 @@ it('a mention gets a thread with a streamed reply; a follow-up without mention c
   expect(first?.conversationId).toBeDefined();
   expect(second?.conversationId).toBe(first?.conversationId);
   expect(first?.message).toBe(question);
-  expect(first?.metadata).toMatchObject({
-    source: 'discord',
-    workspaceId: s.guildId,
-    channelId,
-    threadId,
-    userId: ANN,
-  });
+  // Where each message was written, as on Slack: the mention in the channel (the thread it
+  // opens is the place, not where it was written), the follow-up in the thread.
+  expect(first?.metadata).toMatchObject({ source: 'discord', workspaceId: s.guildId, channelId, userId: ANN });
+  expect(first?.metadata).not.toHaveProperty('threadId');
+  expect(second?.metadata).toMatchObject({ source: 'discord', workspaceId: s.guildId, channelId, threadId });
 });
 
 it('a long reply with code becomes several messages of at most 2000 chars, fences balanced, text complete', async () => {

@@ -44,6 +44,9 @@ it('a mention gets a streamed reply in its thread; a follow-up without mention c
     userName: 'ann',
     messageId: post.ts,
   });
+  // Where each message was written: the mention in the channel, the follow-up in the thread.
+  expect(first?.metadata).not.toHaveProperty('threadId');
+  expect(second?.metadata).toMatchObject({ source: 'slack', channelId: 'C1', threadId: post.ts });
 });
 
 it('answers DMs in one rolling conversation, and `reset` starts a fresh one', async () => {

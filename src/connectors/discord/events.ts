@@ -16,12 +16,15 @@ export interface RouteContext {
 }
 
 /**
- * A message for the bot and where it goes. On Discord a message is written where its conversation
- * lives (a thread's place names the parent channel and the thread), so the place is also the
- * message's origin; the reply is written in `replyChannelId(place)`.
+ * A message for the bot and where it goes: its place (a thread's place names the parent channel
+ * and the thread) and its origin, where it was written. They differ only for a mention in a
+ * channel in thread mode, as on Slack: the place is the thread the reply opens, the origin the
+ * channel. The reply is written in `replyChannelId(place)`.
  */
 export interface MessageRoute {
   place: Place;
+  /** Where the message was written, for allowlists and the upstream's metadata (core/message-port.ts). */
+  origin: Place;
   isDm: boolean;
   mentionsBot: boolean;
   /** The text without the bot's mention, trimmed (a forward's: marked, from its snapshot). */
@@ -100,11 +103,8 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
   const base = { mentionsBot, text, attachments, ...(forward !== undefined ? { forwarded: true as const } : {}) };
 
   if (channel.type === ChannelType.DM) {
-    return {
-      ...base,
-      place: { platform: 'discord', channelId: channel.id },
-      isDm: true,
-    };
+    const place: Place = { platform: 'discord', channelId: channel.id };
+    return { ...base, place, origin: place, isDm: true };
   }
 
   const guildId = message.guildId ?? undefined;
@@ -115,19 +115,23 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
     const ours = ownerId === botId;
     if (!ours && !mentionsBot) return undefined;
     const parentId = thread?.parentId ?? channel.parentId ?? channel.id;
+    const place: Place = { platform: 'discord', workspaceId: guildId, channelId: parentId, threadId: channel.id };
     return {
       ...base,
-      place: { platform: 'discord', workspaceId: guildId, channelId: parentId, threadId: channel.id },
+      place,
+      origin: place,
       isDm: false,
       ...(ctx.replyMode === 'inline' && !ours ? { replyTo: { channelId: channel.id, messageId: message.id } } : {}),
     };
   }
 
   if (!mentionsBot || !channel.isTextBased()) return undefined;
+  const written: Place = { platform: 'discord', workspaceId: guildId, channelId: channel.id };
   if (ctx.replyMode === 'inline') {
     return {
       ...base,
-      place: { platform: 'discord', workspaceId: guildId, channelId: channel.id },
+      place: written,
+      origin: written,
       isDm: false,
       replyTo: { channelId: channel.id, messageId: message.id },
     };
@@ -136,7 +140,8 @@ export function routeMessage(message: Message, ctx: RouteContext, thread?: Threa
   // known before the thread exists (the sink opens it on first use).
   return {
     ...base,
-    place: { platform: 'discord', workspaceId: guildId, channelId: channel.id, threadId: message.id },
+    place: { ...written, threadId: message.id },
+    origin: written,
     isDm: false,
     startThread: {
       parentId: channel.id,

@@ -98,7 +98,7 @@ function classify(
  */
 function allow(deps: DiscordIntakeDeps, route: MessageRoute): boolean {
   const list = { workspaces: deps.config.allowedGuilds, channels: deps.config.allowedChannels };
-  return isAllowed({ slack: ALLOW_ALL, discord: list }, { place: route.place, origin: route.place });
+  return isAllowed({ slack: ALLOW_ALL, discord: list }, { place: route.place, origin: route.origin });
 }
 
 interface Enriched {
@@ -164,7 +164,7 @@ function incoming(
   return {
     eventId: arrived.eventId,
     place: route.place,
-    origin: route.place,
+    origin: route.origin,
     messageId: message.id,
     userId: message.author.id,
     userName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
