@@ -1,6 +1,6 @@
 import type { UpstreamConfig } from '../config/config.js';
 import { type Answer, CheckError, type CheckClient, showUrl } from './http.js';
-import { type CheckRow, fail, ok, skip } from './types.js';
+import { type BotToCheck, type CheckRow, fail, ok, skip } from './types.js';
 
 // The upstream of the OpenAI-compatible forms (CHAT_API_FORM=chat-completions or responses): one
 // `GET {base}/v1/models`, cheap and read-only. Reachable; the key accepted (401/403: refused);
@@ -21,7 +21,7 @@ const formName = (up: UpstreamConfig) => (up.form === 'responses' ? 'Responses' 
 export async function checkOpenAiUpstream(
   up: UpstreamConfig,
   http: CheckClient,
-  bots: { botId: string; origin: string }[],
+  bots: BotToCheck[],
 ): Promise<CheckRow[]> {
   const where = `${showUrl(up.url)} (${formName(up)})`;
   const modelRow = (b: { botId: string }) => `model ${b.botId}`;
@@ -59,13 +59,13 @@ export async function checkOpenAiUpstream(
   }
   rows.push(ok('upstream API key', 'accepted'));
   for (const b of bots) {
-    const variable = b.origin === 'CHAT_BOT_ID' ? 'CHAT_BOT_ID' : 'BOT_ROUTES';
+    const variable = b.namedBy === 'CHAT_BOT_ID' ? 'CHAT_BOT_ID' : 'BOT_ROUTES';
     rows.push(
       models.includes(b.botId)
-        ? ok(modelRow(b), `listed (${b.origin})`)
+        ? ok(modelRow(b), `listed (${b.namedBy})`)
         : fail(
             modelRow(b),
-            `not among the ${models.length} models the server lists (${b.origin})${sample(models)}`,
+            `not among the ${models.length} models the server lists (${b.namedBy})${sample(models)}`,
             `${variable} names the model: use one the server lists at /v1/models`,
           ),
     );

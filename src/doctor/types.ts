@@ -14,6 +14,12 @@ export interface CheckRow {
   hint?: string;
 }
 
+/** A bot id the configuration can route to, and the variable (and BOT_ROUTES rules) that named it. */
+export interface BotToCheck {
+  botId: string;
+  namedBy: string;
+}
+
 export interface DoctorContext {
   config: Config;
   http: CheckClient;

@@ -1,7 +1,7 @@
 import type { UpstreamConfig } from '../config/config.js';
 import { type Answer, excerpt, type CheckClient, CheckError, showUrl } from './http.js';
 import { checkOpenAiUpstream } from './openai-check.js';
-import { type CheckRow, fail, ok, skip } from './types.js';
+import { type BotToCheck, type CheckRow, fail, ok, skip } from './types.js';
 
 // The upstream: reachable, the key accepted, and every bot id the configuration names known.
 // Each check is a real listing request (A4 / B4 with limit=1): cheap, read-only, and it needs
@@ -49,15 +49,15 @@ function errorCode(a: Answer): string | undefined {
 }
 
 /** Every bot the configuration can route to: the default first, then BOT_ROUTES in order. */
-export function botsToCheck(up: UpstreamConfig): { botId: string; origin: string }[] {
-  const bots = [{ botId: up.botId, origin: 'CHAT_BOT_ID' }];
+export function botsToCheck(up: UpstreamConfig): BotToCheck[] {
+  const bots = [{ botId: up.botId, namedBy: 'CHAT_BOT_ID' }];
   for (const r of up.routes) {
     const where = `${r.platform}:${r.workspaceId}${r.channelId ? `/${r.channelId}` : ''}`;
     const known = bots.find((b) => b.botId === r.botId);
     if (known) {
-      if (known.origin !== 'CHAT_BOT_ID') known.origin += `, ${where}`;
+      if (known.namedBy !== 'CHAT_BOT_ID') known.namedBy += `, ${where}`;
     } else {
-      bots.push({ botId: r.botId, origin: `BOT_ROUTES ${where}` });
+      bots.push({ botId: r.botId, namedBy: `BOT_ROUTES ${where}` });
     }
   }
   return bots;
@@ -137,16 +137,16 @@ export async function checkUpstream(up: UpstreamConfig, http: CheckClient): Prom
 
 const botCheck = (botId: string) => `bot ${botId}`;
 
-function botRow(up: UpstreamConfig, bot: { botId: string; origin: string }, v: Verdict): CheckRow {
+function botRow(up: UpstreamConfig, bot: BotToCheck, v: Verdict): CheckRow {
   const name = botCheck(bot.botId);
-  const variable = bot.origin === 'CHAT_BOT_ID' ? 'CHAT_BOT_ID' : 'BOT_ROUTES';
+  const variable = bot.namedBy === 'CHAT_BOT_ID' ? 'CHAT_BOT_ID' : 'BOT_ROUTES';
   switch (v.kind) {
     case 'ok':
-      return ok(name, `known (${bot.origin})${countOf(up, v.answer)}`);
+      return ok(name, `known (${bot.namedBy})${countOf(up, v.answer)}`);
     case 'unknown_bot':
       return fail(
         name,
-        `bot id unknown (${v.answer.status}${errorCode(v.answer) ? ` ${errorCode(v.answer)}` : ''}; ${bot.origin})`,
+        `bot id unknown (${v.answer.status}${errorCode(v.answer) ? ` ${errorCode(v.answer)}` : ''}; ${bot.namedBy})`,
         up.form === 'a'
           ? `${variable} names a bot the upstream does not know: check the id (a 404 can also mean CHAT_API_URL or CHAT_API_FORM is wrong)`
           : `${variable} names a bot the upstream does not know: check the id`,
