@@ -16,6 +16,8 @@ export interface ConversationEntry {
   listeners: Set<ReplyListener>;
   /** Messages of this conversation the relay has not finished with. */
   busy: number;
+  /** The store's kept turns read into this entry (kept-turns.ts readKept): under way or done. */
+  read?: Promise<void> | undefined;
 }
 
 export type ClaimResult = 'ok' | 'not_yours' | 'full';
