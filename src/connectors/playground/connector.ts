@@ -40,8 +40,8 @@ export interface PlaygroundConnector extends Connector {
   voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult>;
   resetConversation(conversation: string): Promise<void>;
   /**
-   * Reads what the store kept of the conversation's turns into memory, once (after a start, or
-   * after memory forgot it): call before `live`, `asked` or a Retry's `send`.
+   * Reads what the store kept of the conversation's turns into memory (after a restart, after
+   * memory forgot it, or saved by another replica): call before `live`, `asked` or a Retry's `send`.
    */
   load(conversation: string): Promise<void>;
   /** The replies of a conversation still kept in memory (streaming ones first of all). */

@@ -16,7 +16,7 @@ export interface ConversationEntry {
   listeners: Set<ReplyListener>;
   /** Messages of this conversation the relay has not finished with. */
   busy: number;
-  /** The store's kept turns read into this entry (kept-turns.ts readKept): under way or done. */
+  /** A read of the store's kept turns into this entry under way (kept-turns.ts readKept). */
   read?: Promise<void> | undefined;
 }
 

@@ -92,7 +92,7 @@ describe('kept turns', () => {
     k.table.keepAsk('c', { eventId: 'new', text: 'new one' });
     await readKept(k, 'c');
     expect(k.table.get('c')?.asks.map((a) => a.text)).toEqual(['old one', 'memory copy', 'new one']);
-    // Read once: a second read does not add the stored turns again.
+    // A second read does not add the stored turns again.
     await readKept(k, 'c');
     expect(k.table.get('c')?.asks).toHaveLength(3);
   });

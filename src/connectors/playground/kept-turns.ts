@@ -9,8 +9,9 @@ import type { PageFile } from './turn-events.js';
 // the message typed, the reply's messages as they ended (state, text with its sources, key,
 // thumbs, steps, files), and a Retry's mark. A turn is saved when it is sent, when its reply is
 // done, when Retry replaces it and when a restart marks it interrupted; a conversation's stored
-// turns are read back into memory once, when it is first read or written after a start (or after
-// memory forgot it). The store keeps the newest KEPT_PER_CONVERSATION turns of a conversation.
+// turns are read back into memory at each read of its history and before each send (a query: so
+// a turn another replica saved, or one memory forgot, is there too), memory winning for a turn
+// both hold. The store keeps the newest KEPT_PER_CONVERSATION turns of a conversation.
 // Votes are not here: they are in the feedback store already, found by the reply's key.
 
 /**
@@ -94,12 +95,18 @@ export function keepTurn(k: KeptTurns, conversation: string, turnId: string): vo
 }
 
 /**
- * Reads the conversation's stored turns into memory once (after a start, or after memory forgot
- * it): older than what memory holds, which wins for a turn both have. Best effort, as keepTurn.
+ * Reads the conversation's stored turns into memory: those memory lacks, before what it holds
+ * (memory wins for a turn both have). Concurrent reads share one query. Best effort, as keepTurn.
  */
 export function readKept(k: KeptTurns, conversation: string): Promise<void> {
   const entry = k.table.ensure(conversation);
-  if (entry.read === undefined) entry.read = k.store === undefined ? Promise.resolve() : fill(k, conversation, entry);
+  if (k.store === undefined) return Promise.resolve();
+  if (entry.read === undefined) {
+    const read = fill(k, conversation, entry).finally(() => {
+      if (entry.read === read) entry.read = undefined;
+    });
+    entry.read = read;
+  }
   return entry.read;
 }
 
@@ -111,7 +118,6 @@ async function fill(k: KeptTurns, conversation: string, entry: ConversationEntry
     records = await (k.store as PlaygroundTurnStore).list(conversation);
   } catch (err) {
     k.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'playground: kept turns not read');
-    entry.read = undefined; // tried again at the next read
     return;
   }
   const asks: AskView[] = [];
@@ -126,6 +132,8 @@ async function fill(k: KeptTurns, conversation: string, entry: ConversationEntry
         ...(t.ask.replaced === true ? { replaced: true as const } : {}),
       });
     }
+    // A turn memory marked replaced meanwhile (Retry) keeps no reply, whatever this read found.
+    if (entry.asks.some((a) => a.eventId === r.turnId && a.replaced === true)) continue;
     for (const v of t.replies) if (!entry.replies.some((m) => m.id === v.id)) views.push({ ...v, conversation });
   }
   entry.asks = [...asks, ...entry.asks].slice(-KEPT_PER_CONVERSATION);
