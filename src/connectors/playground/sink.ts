@@ -41,7 +41,7 @@ export class PlaygroundSink implements ReplySink {
    */
   readonly refusal: RefusalChannel;
   private readonly bucket: BucketRef;
-  /** Every step shown so far, by id, in its latest state (the reply's finished list, see finishedSteps). */
+  /** Every step shown so far, by id, in its latest state (the list kept when it ends, see foldSteps). */
   private readonly seenSteps = new Map<string, AgentStep>();
 
   constructor(
