@@ -237,6 +237,7 @@ function playgroundConnector(
     chat: deps.chat,
     conversations: store.conversations,
     owners: store.playgroundOwners,
+    turns: store.playgroundTurns,
     botFor: deps.routeBots,
     bots: [...new Set([config.upstream.botId, ...config.upstream.routes.map((r) => r.botId)])],
     allowRemote: plan.allowRemote,

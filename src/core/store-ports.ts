@@ -170,3 +170,32 @@ export interface PlaygroundOwnerStore {
    */
   claim(conversation: string, owner: string, at: number): Promise<string>;
 }
+
+/**
+ * One turn of a playground conversation as its page showed it (issue 41): the message typed, the
+ * reply's messages with their last state, steps, files, and whether Retry replaced it. `shown` is
+ * the playground's own JSON (src/connectors/playground/kept-turns.ts); the store keeps it as text.
+ */
+export interface PlaygroundTurnRecord {
+  conversation: string;
+  /** The turn's id (the eventId `send` returned), or the id of a message of no turn. */
+  turnId: string;
+  shown: string;
+  /** When it was last saved (epoch ms): the conversations' retention prunes by it. */
+  at: number;
+}
+
+/**
+ * What a playground page showed, so a reload after a restart shows it again: kept per
+ * conversation (the newest `keep` turns), gone with the conversation's mapping (reset) and by the
+ * conversations' retention (ConversationStore.prune).
+ */
+export interface PlaygroundTurnStore {
+  /**
+   * Inserts the turn, or replaces what is kept of it (it keeps its place in the order: its first
+   * save's), then forgets the conversation's turns older than the newest `keep`.
+   */
+  save(turn: PlaygroundTurnRecord, keep: number): Promise<void>;
+  /** The conversation's kept turns, oldest first. */
+  list(conversation: string): Promise<PlaygroundTurnRecord[]>;
+}

@@ -8,6 +8,7 @@ import type {
   InFlightStore,
   Platform,
   PlaygroundOwnerStore,
+  PlaygroundTurnStore,
   TranscriptStore,
 } from '../core/ports.js';
 import type { StoreHealth } from './health.js';
@@ -196,6 +197,8 @@ export interface AsyncStore {
   oauthStates: OAuthStateStore;
   /** Who owns each playground conversation (the browser that first wrote in it). */
   playgroundOwners: PlaygroundOwnerStore;
+  /** What playground pages showed of each turn (issue 41); pruned and reset with `conversations`. */
+  playgroundTurns: PlaygroundTurnStore;
   /**
    * Forgets what only a while matters, as of `now`: place handovers (the next holder reads them
    * within seconds) older than HANDOVER_KEEP_MS, learned budgets older than BUDGET_KEEP_MS, and

@@ -6,7 +6,8 @@ import { type BrowserBridge, haveChromium, startBrowserBridge } from './browser-
 
 // Issue 41 in a real browser, at a desktop width and a phone's: Retry on a failed reply replaces
 // it (one message, one answer, also after a reload), and a reply's sources and files are shown
-// again after a reload. The emulator answers; a fault makes the first attempt fail.
+// again after a reload, as are an agent's steps (folded into a list once the reply ended). The
+// emulator answers; a fault makes the first attempt fail.
 
 const SHOTS = process.env.PLAYGROUND_SHOTS ?? tmpdir();
 
@@ -109,6 +110,51 @@ describe.skipIf(!haveChromium)('playground history in a browser (issue 41)', { t
         expect(await page.evaluate(shown)).toEqual(before);
         expect(await page.evaluate(LOG)).toHaveLength(2);
         await page.screenshot({ path: join(SHOTS, `playground-kept-${width}.png`) });
+      });
+    });
+
+    it(`at ${width} px: an agent reply's steps, folded into a list when it ends, are shown the same after a reload`, async () => {
+      const id = `steps${width}`;
+      await withPage(id, width, async (page) => {
+        await send(page, 'work it out [steps]');
+        await page.waitForSelector('[data-reply][data-state="final"] details.steps', { timeout: 20_000 });
+        const steps = `(() => {
+        const e = document.querySelector('[data-reply] details.steps');
+        return {
+          summary: e.querySelector('summary').textContent,
+          open: e.open,
+          steps: [...e.querySelectorAll('li')].map((li) => [li.textContent, li.getAttribute('data-step')]),
+          line: document.querySelector('[data-reply] .step-line').textContent,
+        };
+      })()`;
+        const live = await page.evaluate(steps);
+        expect(live).toEqual({
+          summary: '2 steps',
+          open: false,
+          steps: [
+            ['Searching the docs', 'done'],
+            ['Checking the weather', 'done'],
+          ],
+          line: '',
+        });
+        await reload(page, id);
+        expect(await page.evaluate(steps)).toEqual(live);
+        expect(await page.evaluate(LOG)).toEqual([
+          ['user', 'sent', 'work it out [steps]'],
+          ['assistant', 'final', 'You said: work it out [steps]'],
+        ]);
+        // Unfolded by a click, as any disclosure.
+        await page.click('[data-reply] details.steps summary');
+        expect(await page.$eval('[data-reply] details.steps', (e) => (e as unknown as { open: boolean }).open)).toBe(
+          true,
+        );
+        expect(
+          await page.$eval(
+            '[data-reply] details.steps li',
+            (e) => (e as unknown as { offsetHeight: number }).offsetHeight,
+          ),
+        ).toBeGreaterThan(0);
+        await page.screenshot({ path: join(SHOTS, `playground-steps-kept-${width}.png`) });
       });
     });
   }

@@ -5,6 +5,7 @@ import type { AsyncStore } from '../../src/store/ports.js';
 import { oauthStateContract } from './contract-oauth-states.js';
 import { pruningContract } from './contract-pruning.js';
 import { playgroundOwnersContract } from './contract-playground-owners.js';
+import { playgroundTurnsContract } from './contract-playground-turns.js';
 import { transcriptContract } from './contract-transcripts.js';
 
 // One contract for every backend of the async store port (src/store/ports.ts): SQLite and
@@ -60,6 +61,7 @@ export function storeContract(name: string, makeDatabase: () => Promise<TestData
     oauthStateContract(() => ({ s, database }));
     pruningContract(() => ({ s, database }));
     playgroundOwnersContract(() => ({ s, database }));
+    playgroundTurnsContract(() => ({ s, database }));
     transcriptContract(() => ({ s, database }));
 
     describe('conversations', () => {

@@ -94,6 +94,8 @@ export async function sendMessage(ctx: RoutesContext, { res, body, caller, user 
     sendJson(res, 429, { error: 'slow_down', detail: MESSAGES.slowDown }, { 'retry-after': '60' });
     return;
   }
+  // A Retry after a restart names a turn only the store remembers.
+  await ctx.connector.load(conversation);
   sendJson(res, 202, ctx.connector.send(conversation, text, user, str(body.bot), str(body.retryOf)));
 }
 

@@ -1,12 +1,14 @@
-import type { MessageHandler, Place } from '../../core/ports.js';
+import type { MessageHandler, Place, PlaygroundTurnStore } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { ConversationTable, MAX_CONVERSATIONS } from './conversation-table.js';
+import type { KeptTurns } from './kept-turns.js';
 import type { SinkContext } from './sink.js';
 import { TurnEvents } from './turn-events.js';
 
 // What the playground connector holds between calls (connector.ts builds it once; send-turn.ts
 // and the connector's small functions read and change it): the relay's handler, the
-// conversations in memory, the Stops asked, the turns under way and the bots the pages picked.
+// conversations in memory, the Stops asked, the turns under way, the bots the pages picked, and
+// the store where what the page showed is kept across restarts (kept-turns.ts).
 
 export interface PlaygroundOptions {
   logger: Logger;
@@ -17,9 +19,11 @@ export interface PlaygroundOptions {
   bots?: readonly string[];
   /** Conversations kept in memory (least recently used forgotten first). Default 500. */
   maxConversations?: number;
+  /** Where what the page showed is kept across restarts (kept-turns.ts); unset: in memory only. */
+  turns?: PlaygroundTurnStore | undefined;
 }
 
-export interface ConnectorState extends SinkContext {
+export interface ConnectorState extends SinkContext, KeptTurns {
   opts: PlaygroundOptions;
   logger: Logger;
   now: () => number;
@@ -48,6 +52,8 @@ export function newConnectorState(opts: PlaygroundOptions): ConnectorState {
     unfinished: new Map(),
     picked: new Map(),
     turns: new TurnEvents((err) => logger.warn({ err }, 'playground: a turn listener failed')),
+    store: opts.turns,
+    saving: new Map(),
   };
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Connector, MessageHandler, Place, ReplyTarget, StopResult, Vote, VoteResult } from '../../core/ports.js';
 import type { TurnListener } from './turn-events.js';
-import type { AskView, ReplyListener, ReplyView } from './history-merge.js';
+import { type AskView, type ReplyListener, type ReplyView, turnOf } from './history-merge.js';
+import { keepTurn, readKept } from './kept-turns.js';
 import type { ClaimResult } from './conversation-table.js';
 import { type ConnectorState, newConnectorState, placeOf, type PlaygroundOptions } from './connector-state.js';
 import { sendTurn } from './send-turn.js';
@@ -38,6 +39,11 @@ export interface PlaygroundConnector extends Connector {
   stopConversation(conversation: string, user: string): Promise<StopResult>;
   voteReply(replyKey: string, user: string, vote: Vote): Promise<VoteResult>;
   resetConversation(conversation: string): Promise<void>;
+  /**
+   * Reads what the store kept of the conversation's turns into memory (after a restart, after
+   * memory forgot it, or saved by another replica): call before `live`, `asked` or a Retry's `send`.
+   */
+  load(conversation: string): Promise<void>;
   /** The replies of a conversation still kept in memory (streaming ones first of all). */
   live(conversation: string): ReplyView[];
   /** The messages typed in a conversation still kept in memory, oldest first (see history-merge.ts). */
@@ -71,6 +77,7 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
     stopConversation: (conversation, user) => stopConversation(s, conversation, user),
     voteReply: async (replyKey, user, vote) => (await s.handler?.vote?.(replyKey, user, vote)) ?? 'not_found',
     resetConversation: (conversation) => resetConversation(s, conversation),
+    load: (conversation) => readKept(s, conversation),
     live: (conversation) => (s.table.get(conversation)?.replies ?? []).map((v) => ({ ...v })),
     asked: (conversation) => (s.table.get(conversation)?.asks ?? []).map((a) => ({ ...a })),
     subscribe: (conversation, listener) => {
@@ -85,9 +92,10 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
   };
 }
 
-/** A reply an earlier run left cut (marked at start). */
-function markInterrupted(s: ConnectorState, target: ReplyTarget, messageId: string, text: string): void {
+/** A reply an earlier run left cut (marked at start): shown so, and kept so. */
+async function markInterrupted(s: ConnectorState, target: ReplyTarget, messageId: string, text: string): Promise<void> {
   const conversation = target.place.channelId;
+  await readKept(s, conversation);
   const view = s.table.findReply(conversation, messageId) ?? {
     id: messageId,
     conversation,
@@ -100,17 +108,15 @@ function markInterrupted(s: ConnectorState, target: ReplyTarget, messageId: stri
   view.state = 'interrupted';
   view.writes += 1;
   s.table.publish(view);
+  keepTurn(s, conversation, turnOf(view));
 }
 
-function postInterrupted(s: ConnectorState, target: ReplyTarget, text: string): void {
-  s.table.publish({
-    id: `interrupted-${randomUUID()}`,
-    conversation: target.place.channelId,
-    text,
-    state: 'interrupted',
-    feedback: false,
-    writes: 1,
-  });
+async function postInterrupted(s: ConnectorState, target: ReplyTarget, text: string): Promise<void> {
+  const conversation = target.place.channelId;
+  await readKept(s, conversation);
+  const id = `interrupted-${randomUUID()}`;
+  s.table.publish({ id, conversation, text, state: 'interrupted', feedback: false, writes: 1 });
+  keepTurn(s, conversation, id);
 }
 
 async function stopReply(s: ConnectorState, replyKey: string, user: string): Promise<StopResult> {

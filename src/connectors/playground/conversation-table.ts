@@ -16,6 +16,8 @@ export interface ConversationEntry {
   listeners: Set<ReplyListener>;
   /** Messages of this conversation the relay has not finished with. */
   busy: number;
+  /** A read of the store's kept turns into this entry under way (kept-turns.ts readKept). */
+  read?: Promise<void> | undefined;
 }
 
 export type ClaimResult = 'ok' | 'not_yours' | 'full';

@@ -1,3 +1,4 @@
+import type { AgentStep } from '../../core/chat-port.js';
 import type { PageFile } from './turn-events.js';
 
 // What a reload of the page shows: the upstream's history (A3/B3) merged with what this process
@@ -29,6 +30,12 @@ export interface ReplyView {
    * events while it streams): kept here so a reload shows them again. Its sources are in `text`.
    */
   files?: PageFile[];
+  /**
+   * The steps the assistant took (issue 36), on the reply's last message once it ended, each in
+   * its last state (none left running): the page folds them into a "N steps" list under the reply,
+   * live and after a reload alike.
+   */
+  steps?: AgentStep[];
 }
 
 export type ReplyListener = (view: ReplyView) => void;
@@ -61,10 +68,11 @@ export interface HistoryEntry {
   feedback?: boolean;
   writes?: number;
   files?: PageFile[];
+  steps?: AgentStep[];
 }
 
 /** The turn a view belongs to: its id is `<eventId>.<part>` (see the sink's post). */
-function turnOf(view: ReplyView): string {
+export function turnOf(view: { id: string }): string {
   const dot = view.id.lastIndexOf('.');
   return dot > 0 ? view.id.slice(0, dot) : view.id;
 }
@@ -79,6 +87,7 @@ function fromView(v: ReplyView): HistoryEntry {
     feedback: v.feedback,
     writes: v.writes,
     ...(v.files !== undefined ? { files: v.files } : {}),
+    ...(v.steps !== undefined ? { steps: v.steps } : {}),
   };
 }
 

@@ -20,6 +20,7 @@ export async function readHistory(
   const { connector, opts } = ctx;
   const place = connector.placeOf(conversation);
   const rec = await opts.conversations.get(place);
+  await connector.load(conversation);
   const asks = connector.asked(conversation);
   const views = connector.live(conversation);
   if (rec?.upstreamId === undefined) return { messages: mergeHistory(undefined, asks, views) };

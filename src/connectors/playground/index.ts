@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/config.js';
 import type { ChatService } from '../../core/chat-port.js';
-import type { ConversationStore, FeedbackStore, PlaygroundOwnerStore } from '../../core/ports.js';
+import type { ConversationStore, FeedbackStore, PlaygroundOwnerStore, PlaygroundTurnStore } from '../../core/ports.js';
 import type { TrustProxy } from '../../config/trust-proxy.js';
 import type { Logger } from '../../logger.js';
 import type { HttpServer } from '../../server/http-server.js';
@@ -60,6 +60,8 @@ export interface PlaygroundWiring {
   emulator?: boolean | undefined;
   /** The bots a page may pick from (the default bot and those BOT_ROUTES names): a picker when several. */
   bots?: string[] | undefined;
+  /** Where what the page showed of each turn is kept, so a reload after a restart shows it (issue 41). */
+  turns?: PlaygroundTurnStore | undefined;
   /** Where votes are kept (a reload shows a browser its own votes). */
   feedback?: FeedbackStore | undefined;
   /** TRUST_PROXY. */
@@ -76,6 +78,7 @@ export function mountPlayground(w: PlaygroundWiring): PlaygroundConnector {
     logger: w.logger,
     ...(w.bots !== undefined ? { bots: w.bots } : {}),
     ...(l.conversations !== undefined ? { maxConversations: l.conversations } : {}),
+    turns: w.turns,
   });
   const streamLimits: Partial<StreamLimits> = {};
   if (l.streamsPerBrowser !== undefined) streamLimits.perUser = l.streamsPerBrowser;

@@ -124,12 +124,15 @@ function addUser(text, state, toEnd) {
 // ---- a turn before its first word ----
 /** Turns that ended (eventId → result), for a send whose answer came after its turn's events. */
 const ended = new Map();
-/** What came beside the answer, by turn: { steps, sources, files }. Bounded: old turns are dropped. */
+/**
+ * What came beside the answer, by turn: { steps (running now), done (the steps once the reply
+ * ended), sources, files }. Bounded: old turns are dropped.
+ */
 const extras = new Map();
 function extrasOf(turnId) {
   let x = extras.get(turnId);
   if (!x) {
-    x = { steps: [], sources: [], files: [] };
+    x = { steps: [], done: [], sources: [], files: [] };
     extras.set(turnId, x);
     if (extras.size > 200) extras.delete(extras.keys().next().value);
   }
@@ -232,6 +235,8 @@ function upsertReply(v) {
     el.querySelector('.badge').textContent = BRIDGE_NOTE.test(v.text || '') ? '' : BADGES[v.state] || '';
     // The files kept with the reply (a reload, or the write that follows the turn's file events).
     if (Array.isArray(v.files)) extrasOf(turnId).files = v.files.filter((f) => f && typeof f.name === 'string');
+    // The steps it took, on its last message once it ended (live, and from history after a reload).
+    if (Array.isArray(v.steps)) extrasOf(turnId).done = v.steps.filter((s) => s && typeof s.title === 'string');
     const key = [v.state, v.replyKey || '', !!v.feedback, el.vote || '', !!v.notice].join('|');
     if (el.dataset.controls !== key) { el.dataset.controls = key; controlsFor(el, v); }
   });
@@ -342,7 +347,11 @@ function onTurnEvent(kind, d) {
   showExtras(d.eventId);
 }
 
-/** The running step under the turn's streaming reply (or its typing indicator); sources and files after its last message. */
+/**
+ * The running step under the turn's streaming reply (or its typing indicator); once it ended, its
+ * steps folded into a list, then its sources and files, after its last message. Drawn again only
+ * when they change (a list the user opened stays open).
+ */
 function showExtras(turnId) {
   const x = extras.get(turnId);
   if (!x) return;
@@ -356,11 +365,31 @@ function showExtras(turnId) {
   if (line) line.textContent = streaming && running.length ? String(running[running.length - 1].title || 'Working') + '…' : '';
   for (const p of parts) if (p !== last) { const e = p.querySelector('.extras'); if (e) e.textContent = ''; }
   const box = last && last.querySelector('.extras');
-  if (box && (x.sources.length || x.files.length)) {
+  const done = last && last.getAttribute('data-state') !== 'streaming' ? x.done : [];
+  const key = JSON.stringify([done, x.sources, x.files]);
+  if (box && (done.length || x.sources.length || x.files.length) && box.dataset.shown !== key) {
+    box.dataset.shown = key;
     box.textContent = '';
+    if (done.length) box.appendChild(stepList(done));
     if (x.sources.length) box.appendChild(sourceList(x.sources));
     if (x.files.length) box.appendChild(fileList(x.files));
   }
+}
+/** A reply's steps, folded ("3 steps"): each one's title, and whether it failed. */
+function stepList(steps) {
+  const box = document.createElement('details');
+  box.className = 'steps';
+  const summary = document.createElement('summary');
+  summary.textContent = steps.length === 1 ? '1 step' : steps.length + ' steps';
+  const ol = document.createElement('ol');
+  for (const s of steps) {
+    const li = document.createElement('li');
+    li.setAttribute('data-step', s.state === 'failed' ? 'failed' : 'done');
+    li.textContent = String(s.title) + (s.state === 'failed' ? ' (failed)' : '');
+    ol.appendChild(li);
+  }
+  box.append(summary, ol);
+  return box;
 }
 function link(href, text, download) {
   const a = document.createElement('a');

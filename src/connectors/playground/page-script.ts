@@ -314,7 +314,11 @@ function open(id) {
       // Turns the bridge still works on with no word yet (a reload in that moment): typing again.
       for (const t of h.working || []) if (typeof t === 'string' && repliesOf(t).length === 0) pendingKnown(addPending(id), t);
       if (h.gone) {
-        notice('gone', 'The assistant no longer knows this conversation (its chat service was restarted or forgot it), so what was said before cannot be shown. A message sent here starts afresh.',
+        // What the bridge kept of the page's turns is still shown (its store outlives the upstream's memory).
+        const kept = (h.messages || []).length > 0;
+        notice('gone', 'The assistant no longer knows this conversation (its chat service was restarted or forgot it), so ' +
+          (kept ? 'only what this page showed is left, and it will not remember it.' : 'what was said before cannot be shown.') +
+          ' A message sent here starts afresh.',
           [['Start a new conversation', () => open(newId())]]);
       }
     })

@@ -168,7 +168,10 @@ body.empty #log { display: none; }
 .step-line::before { content: ""; width: 12px; height: 12px; border: 2px solid var(--border); border-top-color: var(--accent); border-radius: 50%; animation: spin .8s linear infinite; flex: none; }
 @keyframes spin { to { transform: rotate(360deg); } }
 @media (prefers-reduced-motion: reduce) { .typing i, .step-line::before { animation: none; } }
-.sources, .files { margin-top: .6rem; font-size: .85rem; }
+.sources, .files, .steps { margin-top: .6rem; font-size: .85rem; }
+.steps summary { cursor: pointer; color: var(--fg-soft); width: max-content; }
+.steps ol { margin: .25rem 0 0; padding-left: 1.4rem; color: var(--fg-soft); }
+.steps li[data-step="failed"] { color: var(--err); }
 .sources h3, .files h3 { margin: 0 0 .25rem; font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--fg-soft); }
 .sources ol { margin: 0; padding-left: 1.4rem; }
 .files ul { margin: 0; padding-left: 1.2rem; }

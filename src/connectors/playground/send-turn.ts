@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, MessageHandler } from '../../core/ports.js';
 import { type ConnectorState, placeOf } from './connector-state.js';
+import { keepTurn } from './kept-turns.js';
 import { PlaygroundSink } from './sink.js';
 
 // A message typed in the page becomes a turn: an IncomingMessage handed to the relay (as a
@@ -30,9 +31,14 @@ export function sendTurn(s: ConnectorState, req: TurnRequest): { eventId: string
   let mine = s.unfinished.get(conversation);
   if (mine === undefined) s.unfinished.set(conversation, (mine = new Set()));
   // A turn still under way is not replaced: its reply would come after all.
-  if (req.retryOf !== undefined && !mine.has(req.retryOf)) s.table.replaceTurn(conversation, req.retryOf);
+  if (req.retryOf !== undefined && !mine.has(req.retryOf)) {
+    s.table.replaceTurn(conversation, req.retryOf);
+    keepTurn(s, conversation, req.retryOf);
+  }
   mine.add(eventId);
   s.table.keepAsk(conversation, { eventId, text: msg.text });
+  // Kept at once: a message the upstream never gets is still shown after a restart.
+  keepTurn(s, conversation, eventId);
   // The conversation id lets whoever reads it follow the conversation's owner: debug only.
   s.logger.info({ eventId }, 'playground: message');
   s.logger.debug({ eventId, conversation }, 'playground: message in conversation');
@@ -103,6 +109,8 @@ async function follow(
     sink.settle('error');
     result = 'failed';
   }
+  // The reply as it ended, kept for a reload after a restart.
+  keepTurn(s, conversation, eventId);
   // After the reply's last state: the page's typing indicator and early Stop end here.
   mine.delete(eventId);
   if (mine.size === 0 && s.unfinished.get(conversation) === mine) s.unfinished.delete(conversation);

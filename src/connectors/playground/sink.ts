@@ -41,6 +41,8 @@ export class PlaygroundSink implements ReplySink {
    */
   readonly refusal: RefusalChannel;
   private readonly bucket: BucketRef;
+  /** Every step shown so far, by id, in its latest state (the list kept when it ends, see foldSteps). */
+  private readonly seenSteps = new Map<string, AgentStep>();
 
   constructor(
     private readonly ctx: SinkContext,
@@ -88,6 +90,7 @@ export class PlaygroundSink implements ReplySink {
 
   /** The reply's steps so far (each by id, its latest state): `[]` takes the line away. */
   private steps(steps: readonly AgentStep[]): void {
+    for (const st of steps) this.seenSteps.set(st.id, { ...st });
     const event = { kind: 'step' as const, eventId: this.eventId, steps: steps.map((st) => ({ ...st })) };
     this.ctx.turns.emit(this.conversation, event);
   }
@@ -126,6 +129,7 @@ export class PlaygroundSink implements ReplySink {
       view.files = o.files.map(pageFile);
       for (const f of view.files) this.file(f);
     }
+    if (o.last) this.foldSteps(view);
     view.text = text;
     view.writes += 1;
     if (o.replyKey !== undefined) view.replyKey = o.replyKey;
@@ -141,11 +145,21 @@ export class PlaygroundSink implements ReplySink {
     this.ctx.table.publish(view);
   }
 
+  /**
+   * The steps the reply took, kept on its last message once it ended (the page folds them into a
+   * list under it, and a reload shows the same): a step still running is done, as the core marks it.
+   */
+  private foldSteps(view: ReplyView): void {
+    if (this.seenSteps.size === 0) return;
+    view.steps = [...this.seenSteps.values()].map((st) => (st.state === 'running' ? { ...st, state: 'done' } : st));
+  }
+
   /** After the relay is done with the message: a failed or cut reply says so. */
   settle(state: ReplyState | undefined): void {
     const last = this.views.at(-1);
     if (last === undefined || state === undefined) return;
     if (last.state === 'stopped' && state !== 'error') return;
+    this.foldSteps(last);
     last.state = state;
     last.feedback = state === 'final' ? last.feedback : false;
     this.ctx.table.publish(last);

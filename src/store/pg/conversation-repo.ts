@@ -1,6 +1,7 @@
 import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
 import type { AsyncStore } from '../ports.js';
 import { conversationFromRow, conversationParams, type ConversationRow } from '../rows.js';
+import { DELETE_CONVERSATION_TURNS, playgroundConversationOf, PRUNE_TURNS } from '../playground-turns.js';
 import { DELETE_PLACE_TRANSCRIPT, numbered, PRUNE_TRANSCRIPTS } from '../transcripts.js';
 import { ASYNC_COMMIT, changed, type Query } from './query.js';
 
@@ -52,11 +53,16 @@ export function pgConversations(q: Query): AsyncStore['conversations'] {
       const removed = (await q('DELETE FROM conversations WHERE last_used_at < $1', [before])).rowCount ?? 0;
       // Stored transcripts (Chat Completions) go with the mappings that name them.
       await q(numbered(PRUNE_TRANSCRIPTS), [before]);
+      // And what playground pages showed (retention by the same rule).
+      await q(numbered(PRUNE_TURNS), [before]);
       return removed;
     },
     async delete(place) {
       // The place's stored transcript first: the mapping names it.
       await q(numbered(DELETE_PLACE_TRANSCRIPT), [placeKey(place)]);
+      // What its playground page showed (a reset starts an empty page).
+      const conversation = playgroundConversationOf(place);
+      if (conversation !== undefined) await q(numbered(DELETE_CONVERSATION_TURNS), [conversation]);
       await q('DELETE FROM conversations WHERE place_key = $1', [placeKey(place)]);
     },
     async replaceIfUnchanged(place: Place, expected: ExpectedUpstreamId, next: ConversationRecord) {

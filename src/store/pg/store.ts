@@ -8,6 +8,7 @@ import { pgInstallations } from './installation-repo.js';
 import { pgSchemaVersion } from './migrate.js';
 import { pgOAuthStates } from './oauth-state-repo.js';
 import { pgPlaygroundOwners } from './playground-owner-repo.js';
+import { pgPlaygroundTurns } from './playground-turn-repo.js';
 import { guardedQuery, guardedTransaction } from './query.js';
 import { pgLeases, pgReplicas } from './replica-repo.js';
 import { pgFeedback, pgInFlight } from './reply-repo.js';
@@ -51,6 +52,7 @@ export function createPgStoreOver(parts: PgStoreParts): AsyncStore {
       guardedTransaction(pool, monitor, () => open),
     ),
     playgroundOwners,
+    playgroundTurns: pgPlaygroundTurns(q),
     signals,
     async housekeeping(now) {
       const handovers = await q('DELETE FROM place_handover WHERE released_at < $1', [now - HANDOVER_KEEP_MS]);

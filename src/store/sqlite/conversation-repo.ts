@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type ConversationRecord, type ExpectedUpstreamId, type Place, placeKey } from '../../core/ports.js';
 import { conversationFromRow, conversationParams, type ConversationRow } from '../rows.js';
+import { DELETE_CONVERSATION_TURNS, playgroundConversationOf, PRUNE_TURNS } from '../playground-turns.js';
 import { DELETE_PLACE_TRANSCRIPT, PRUNE_TRANSCRIPTS } from '../transcripts.js';
 
 // Conversations on SQLite. better-sqlite3 is synchronous and this process holds the only
@@ -22,16 +23,23 @@ export function createConversationRepo(db: Database.Database) {
   const touch = db.prepare('UPDATE conversations SET last_used_at = ? WHERE place_key = ?');
   const delMapping = db.prepare('DELETE FROM conversations WHERE place_key = ?');
   const delTranscript = db.prepare(DELETE_PLACE_TRANSCRIPT);
-  // A place's stored transcript (Chat Completions) goes with its mapping, in one transaction.
-  const del = db.transaction((key: string) => {
+  const delTurns = db.prepare(DELETE_CONVERSATION_TURNS);
+  // A place's stored transcript (Chat Completions) and what its playground page showed go with
+  // its mapping, in one transaction.
+  const del = db.transaction((place: Place) => {
+    const key = placeKey(place);
     delTranscript.run(key);
+    const conversation = playgroundConversationOf(place);
+    if (conversation !== undefined) delTurns.run(conversation);
     delMapping.run(key);
   });
   const pruneMappings = db.prepare('DELETE FROM conversations WHERE last_used_at < ?');
   const pruneTranscripts = db.prepare(PRUNE_TRANSCRIPTS);
+  const pruneTurns = db.prepare(PRUNE_TURNS);
   const prune = db.transaction((before: number): number => {
     const removed = pruneMappings.run(before).changes;
     pruneTranscripts.run(before);
+    pruneTurns.run(before);
     return removed;
   });
   const insertIfAbsent = db.prepare(`INSERT INTO conversations ${COLUMNS} ON CONFLICT (place_key) DO NOTHING`);
@@ -62,7 +70,7 @@ export function createConversationRepo(db: Database.Database) {
       touch.run(at, placeKey(place));
     },
     delete(place: Place): void {
-      del.immediate(placeKey(place));
+      del.immediate(place);
     },
     prune(before: number): number {
       return prune.immediate(before);

@@ -8,6 +8,7 @@ import { createInstallationRepo } from './installation-repo.js';
 import { currentVersion } from './migrate.js';
 import { createOAuthStateRepo } from './oauth-state-repo.js';
 import { createPlaygroundOwnerRepo } from './playground-owner-repo.js';
+import { createPlaygroundTurnRepo } from './playground-turn-repo.js';
 import { createReplicaRepo } from './replica-repo.js';
 import { createTranscriptRepo } from './transcript-repo.js';
 import { createFeedbackRepo, createInFlightRepo } from './reply-repo.js';
@@ -58,6 +59,7 @@ export function createSqliteStore(parts: SqliteStoreParts): SqliteStore {
     feedback: guardEach(monitor, createFeedbackRepo(db), ['rememberReply', 'vote', 'delivered', 'prune', 'pruneVotes']),
     oauthStates: guardEach(monitor, createOAuthStateRepo(db), []),
     playgroundOwners: guardEach(monitor, playgroundOwners, ['claim']),
+    playgroundTurns: guardEach(monitor, createPlaygroundTurnRepo(db), ['save']),
     // The scheduler's own repository: one table layout, one mapping.
     budgets: guardEach(monitor, sqliteBudgetRows(db), []),
     housekeeping: monitor.guard(
