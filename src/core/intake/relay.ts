@@ -23,7 +23,7 @@ import {
 } from '../ports.js';
 import { type RecoveryReport, recoverInterrupted } from '../reply/recovery.js';
 import { Refusals } from './refusals.js';
-import type { BotRouter, Relay, RelayDeps, RemoteStops } from './relay-types.js';
+import type { BotRouter, Relay, RelayDeps, RelaySettings, RemoteStops } from './relay-types.js';
 import { type ReplyDeps, replyTo } from '../reply/reply-to.js';
 import { RateLimitScheduler } from '../budget/scheduler.js';
 import { isStoreUnavailable } from '../store-errors.js';
@@ -57,8 +57,8 @@ interface PlaceMemory {
   resetPlace(place: Place): Promise<void>;
 }
 
-/** The lines a message waits in: its place's (PlaceOrder), then an upstream slot's (FairSlots). */
-interface Lines {
+/** The queues a message waits in: its place's (PlaceOrder), then the upstream slots' (FairSlots). */
+interface Queues {
   order: PlaceOrder;
   slots: FairSlots;
   /** The number waiting (for a place or a slot) changed. */
@@ -96,7 +96,7 @@ interface AnswerParts extends StepParts {
 }
 
 /** The parts createRelay composes: what respond() hands on, and the typed Stop and reset it runs. */
-interface Parts extends Lines, TurnParts, AnswerParts {
+interface Parts extends Queues, TurnParts, AnswerParts {
   stops: UserStops;
   resetPlace(place: Place): Promise<void>;
   maxMessageChars: number | undefined;
@@ -106,7 +106,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const { settings, clock, metrics, logger } = deps;
   const scheduler = deps.scheduler ?? new RateLimitScheduler({ clock });
   const memory = placeMemory(deps, scheduler);
-  const lines = waitingLines(deps);
+  const queues = waitingQueues(deps);
   const shutdown = new AbortController();
   // Every reply in flight listens to it (up to MAX_CONCURRENT_REPLIES): not a leak.
   setMaxListeners(0, shutdown.signal);
@@ -126,7 +126,7 @@ export function createRelay(deps: RelayDeps): Relay {
   });
   const failure = { refusals, shutdown: shutdown.signal, metrics, logger, notice };
   const unexpected = (msg: IncomingMessage, err: unknown) => tellUnexpected(failure, msg, err);
-  const { order, slots } = lines;
+  const { order, slots } = queues;
   const admission = new Admission({
     ...admissionSettings(deps),
     events: deps.events,
@@ -143,7 +143,7 @@ export function createRelay(deps: RelayDeps): Relay {
   });
   const running = { count: 0, changed: () => metrics.inFlight(running.count) };
   const parts: Parts = {
-    ...lines,
+    ...queues,
     admission,
     stops: userStops(live, deps.remoteStops),
     resetPlace: memory.resetPlace,
@@ -162,8 +162,13 @@ export function createRelay(deps: RelayDeps): Relay {
   return relayOf(deps, parts, shutdown);
 }
 
+/** What the place memory is made from. */
+type MemoryDeps = Pick<RelayDeps, 'conversations' | 'chat' | 'clock' | 'metrics' | 'logger'> & {
+  settings: Pick<RelaySettings, 'sessionIdleSeconds' | 'context'>;
+};
+
 /** The conversations and the thread context of the places. */
-function placeMemory(deps: RelayDeps, scheduler: RateLimitScheduler): PlaceMemory {
+function placeMemory(deps: MemoryDeps, scheduler: RateLimitScheduler): PlaceMemory {
   const { settings, clock, metrics, logger } = deps;
   const conversations = new Conversations({
     store: deps.conversations,
@@ -180,7 +185,12 @@ function placeMemory(deps: RelayDeps, scheduler: RateLimitScheduler): PlaceMemor
   return { conversations, threadContext, resetPlace };
 }
 
-function waitingLines(deps: RelayDeps): Lines {
+/** What the queues a message waits in are made from. */
+type QueueDeps = Pick<RelayDeps, 'sharedQueue' | 'metrics' | 'logger'> & {
+  settings: Pick<RelaySettings, 'maxConcurrentReplies' | 'maxQueuePerPlace'>;
+};
+
+function waitingQueues(deps: QueueDeps): Queues {
   const { settings, metrics, logger } = deps;
   const slots = new FairSlots(settings.maxConcurrentReplies);
   const reportQueue = () => metrics.queueDepth(order.waiting + slots.waiting);
@@ -195,7 +205,11 @@ function waitingLines(deps: RelayDeps): Lines {
 }
 
 /** Admission's limits from the settings. */
-function admissionSettings({ settings }: RelayDeps) {
+function admissionSettings({
+  settings,
+}: {
+  settings: Pick<RelaySettings, 'allow' | 'userMessagesPerMinute' | 'maxMessageChars' | 'maxQueuedReplies'>;
+}) {
   return {
     allow: settings.allow,
     userMessagesPerMinute: settings.userMessagesPerMinute,
@@ -204,7 +218,25 @@ function admissionSettings({ settings }: RelayDeps) {
   };
 }
 
-function replyBase(deps: RelayDeps, memory: PlaceMemory): ReplyBase {
+/** What every reply's base is made from. */
+type ReplyBaseDeps = Pick<
+  RelayDeps,
+  'chat' | 'inflight' | 'feedback' | 'metrics' | 'logger' | 'clock' | 'replicaId' | 'hooks'
+> & {
+  settings: Pick<
+    RelaySettings,
+    | 'streaming'
+    | 'streamEditIntervalMs'
+    | 'feedback'
+    | 'showSteps'
+    | 'showSources'
+    | 'maxMessageChars'
+    | 'replyMaxSeconds'
+    | 'replyMaxChars'
+  >;
+};
+
+function replyBase(deps: ReplyBaseDeps, memory: PlaceMemory): ReplyBase {
   const { settings } = deps;
   return {
     chat: deps.chat,
@@ -226,12 +258,36 @@ function replyBase(deps: RelayDeps, memory: PlaceMemory): ReplyBase {
   };
 }
 
+/** What the relay's own methods use besides its parts: votes, recovery, pruning and the drain. */
+type RelayOfDeps = Pick<
+  RelayDeps,
+  | 'events'
+  | 'inflight'
+  | 'feedback'
+  | 'conversations'
+  | 'housekeeping'
+  | 'metrics'
+  | 'logger'
+  | 'clock'
+  | 'drainGraceMs'
+> & { settings: Pick<RelaySettings, 'conversationRetentionDays'> };
+
 /** The relay as connectors and main.ts use it, over its parts. */
-function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
+function relayOf(deps: RelayOfDeps, p: Parts, shutdown: AbortController): Relay {
   const { settings, metrics, logger, clock, inflight } = deps;
   const { order, slots, live, stops, running } = p;
   const pending = new Set<Promise<HandleResult>>();
-  const pruning = pruneHourly({ ...deps, retentionDays: settings.conversationRetentionDays });
+  // Pruning is given the stores it forgets from, not the relay's whole bag.
+  const pruning = pruneHourly({
+    events: deps.events,
+    inflight,
+    feedback: deps.feedback,
+    conversations: deps.conversations,
+    housekeeping: deps.housekeeping,
+    retentionDays: settings.conversationRetentionDays,
+    clock,
+    logger,
+  });
   return {
     rateLimits: p.scheduler,
 
