@@ -254,3 +254,35 @@ export class EventCollector implements AgentSink {
     });
   }
 }
+
+/**
+ * What every decoder does with the bytes: decodes them as UTF-8 across chunk bounds, feeds the
+ * text to its own reading (`feed`), and hands back the events that completed. At the body's end
+ * its own `atEnd` flushes what it kept back before the stream ends.
+ */
+export abstract class TextDecoderBase implements StreamDecoder {
+  private readonly utf8 = new TextDecoder('utf-8');
+  protected readonly events: EventCollector;
+
+  constructor(protected readonly opts: DecoderOptions = {}) {
+    this.events = new EventCollector(opts);
+  }
+
+  push(chunk: Uint8Array): DecodedEvent[] {
+    this.feed(this.utf8.decode(chunk, { stream: true }));
+    return this.events.take();
+  }
+
+  finish(): DecodedEvent[] {
+    this.feed(this.utf8.decode());
+    this.atEnd();
+    this.events.end();
+    return this.events.take();
+  }
+
+  /** Reads the next text (possibly empty). */
+  protected abstract feed(text: string): void;
+
+  /** The body ended: what the decoder kept back (an unfinished line, object or event) is read now. */
+  protected atEnd(): void {}
+}
