@@ -93,7 +93,7 @@ function classify(
 
 /**
  * DISCORD_ALLOWED_GUILDS / _CHANNELS, the core's one allowlist check, early: nothing is spent
- * (downloads, a place in line) on a message the relay would refuse; the relay checks it again all
+ * (downloads, a ticket in the place's queue) on a message the relay would refuse; the relay checks it again all
  * the same. Bots, webhooks and system messages never get here (fromAPerson).
  */
 function allow(deps: DiscordIntakeDeps, route: MessageRoute): boolean {

@@ -34,9 +34,9 @@ import { MESSAGES } from '../user-messages.js';
 
 export type { RecoveryReport } from '../reply/recovery.js';
 
-// Incoming message → admission (admission.ts) → its turn in its place (place-order.ts) → an
+// Incoming message → admission (admission.ts) → first in its place's queue (place-order.ts) → an
 // upstream slot, fair by user (FairSlots, place-order.ts) → the reply (reply/reply-to.ts), registered live
-// for Stop (live-replies.ts). The relay composes those parts; the place's spot is taken
+// for Stop (live-replies.ts). The relay composes those parts; the message's ticket is taken
 // synchronously in handle(), before the first await, so replies in one place keep the order in
 // which the connector called handle(). With several replicas, SharedQueue extends that order
 // across processes. The process's shutdown is the drain (drain.ts); `stop` is a user's Stop.
@@ -75,8 +75,8 @@ interface StepParts {
   unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult>;
 }
 
-/** What a message's turn in its place needs (inTurn). */
-interface TurnParts extends StepParts {
+/** What waiting to be first in the place's queue needs (whenFirstInPlace). */
+interface OrderParts extends StepParts {
   order: PlaceOrder;
   admission: Admission;
 }
@@ -96,7 +96,7 @@ interface AnswerParts extends StepParts {
 }
 
 /** The parts createRelay composes: what respond() hands on, and the typed Stop and reset it runs. */
-interface Parts extends Queues, TurnParts, AnswerParts {
+interface Parts extends Queues, OrderParts, AnswerParts {
   stops: UserStops;
   resetPlace(place: Place): Promise<void>;
   maxMessageChars: number | undefined;
@@ -297,7 +297,7 @@ function relayOf(deps: RelayOfDeps, p: Parts, shutdown: AbortController): Relay 
       const handled = p.admission.admit(msg).then((a) => ('status' in a ? a : respond(p, a)));
       pending.add(handled);
       order.handed(msg.arrival);
-      // A message refused before its spot was taken gives up the place it took on arrival.
+      // A message refused before its ticket was taken leaves the queue it joined on arrival.
       msg.arrival?.leave();
       void handled.finally(() => pending.delete(handled)).catch(() => {});
       return handled;
@@ -310,12 +310,12 @@ function relayOf(deps: RelayOfDeps, p: Parts, shutdown: AbortController): Relay 
 
     async reset(place: Place): Promise<void> {
       // In the place's order, so a reset never overtakes a reply being written there.
-      const turn = order.enterLocal(placeKey(place));
-      if (turn === undefined) {
+      const ticket = order.enterLocal(placeKey(place));
+      if (ticket === undefined) {
         await p.resetPlace(place);
         return;
       }
-      const release = await turn;
+      const release = await ticket;
       try {
         await p.resetPlace(place);
       } finally {
@@ -338,8 +338,8 @@ function relayOf(deps: RelayOfDeps, p: Parts, shutdown: AbortController): Relay 
   };
 }
 
-/** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
-function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
+/** Run `work` once the message is first in its place's queue (ticket taken in handle()), locally and across replicas. */
+function whenFirstInPlace(p: OrderParts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
   const { msg, ticket } = a;
   const { scheduler, shutdown } = p;
   if (ticket.local === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
@@ -366,7 +366,7 @@ function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): P
 async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
   const { msg, text, files } = a;
   if (a.kind === 'reset') {
-    return inTurn(p, a, async () => {
+    return whenFirstInPlace(p, a, async () => {
       await p.resetPlace(msg.place);
       await p.notice(msg, MESSAGES.reset);
       return { status: 'reset' };
@@ -388,8 +388,8 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
   if (refused !== undefined) return refused;
   const withFiles =
     files.length === 0 ? undefined : attachmentBlock(files, { userText: text, maxChars: p.maxMessageChars });
-  return inTurn(p, a, async () => {
-    // Files that did not make it are named first, in the place's spot, so the notice comes
+  return whenFirstInPlace(p, a, async () => {
+    // Files that did not make it are named first, while the message is first in its place, so the notice comes
     // before the reply; the rest of the message still goes upstream.
     if (withFiles !== undefined && withFiles.skipped.length > 0) {
       await p.notice(msg, skippedNotice(withFiles.skipped));
@@ -437,7 +437,7 @@ async function answer(p: AnswerParts, msg: IncomingMessage, text: string): Promi
       replyTo(
         {
           ...p.reply,
-          // The reply's writes wait in turn with other users' (fair by user), not behind them all.
+          // The reply's writes wait alongside other users' (fair by user), not behind them all.
           scheduler: forParty(p.scheduler, partyOf(msg)),
           onUpstreamEnd: releaseSlot,
           replyKey,
