@@ -80,7 +80,7 @@ export class Admission {
     const files = msg.attachments ?? [];
     // Files are content too: a file sent without a word is still a question.
     if (!hasVisibleText(text) && files.length === 0) return r('ignored');
-    // Refusals before recordDelivery leave the event unseen: a platform retry may still be answered
+    // Refusals before recordDelivery leave its delivery unrecorded: a platform retry may still be answered
     // (by another replica, say). A retry of an event already taken gets no notice.
     // An event that arrived before the drain began may have been acked: it is still answered.
     if (d.order.isDraining && !d.order.arrivedBeforeDrain(msg.arrival)) {

@@ -362,7 +362,7 @@ function whenFirstInPlace(p: OrderParts, a: Admitted, work: () => Promise<Handle
   });
 }
 
-/** A message admitted (seen for the first time, by any replica): answer it, or say why not. */
+/** A message admitted (its first delivery, at any replica): answer it, or say why not. */
 async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
   const { msg, text, files } = a;
   if (a.kind === 'reset') {
