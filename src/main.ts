@@ -321,11 +321,11 @@ function storePorts(store: AsyncStore) {
   };
 }
 
-/** What the relay needs to share the places with other replicas: their turns per place, and their Stops. */
+/** What the relay needs to share the places with other replicas: their leases per place, and their Stops. */
 function replicaPorts(config: Config, store: AsyncStore, root: Logger) {
   return {
     replicaId: config.replica.id,
-    // One process on SQLite answers every place alone; replicas on PostgreSQL take turns per place.
+    // One process on SQLite answers every place alone; replicas on PostgreSQL share each place through its lease.
     ...(store.backend === 'postgres'
       ? {
           sharedQueue: createSharedQueue({

@@ -36,8 +36,8 @@ export type HandOff = ((handler: MessageHandler) => void) | undefined;
 
 /**
  * Runs `prepare` (the connector's awaits) after every earlier message of the place has gone on.
- * The hand-off it returns is run with the relay (read before `prepare`, as the place's turn
- * begins); when it returns undefined, throws (then `onError`) or there is no relay, the arrival
+ * The hand-off it returns is run with the relay (read before `prepare`, once the place's earlier
+ * messages have gone on); when it returns undefined, throws (then `onError`) or there is no relay, the arrival
  * is left. Resolves once the message was handed off or dropped.
  */
 export function inPlaceOrder(

@@ -2,8 +2,8 @@ import { type MonospaceOptions, monospaceTable } from '../core/reply/tables.js';
 import { splitText } from '../core/reply/split.js';
 import { findTables } from '../core/reply/table-parser.js';
 
-// The plainest form of a reply's words, for a write the platform refused in a richer one
-// (blocks, a table, Markdown, components): every table as aligned monospace lines in a code
+// The plainest form of a reply's words, for the plain fallback (a write the platform refused for
+// its rich form: blocks, a table, Markdown, components): every table as aligned monospace lines in a code
 // block (each cell readable, whatever the client), the rest as written, cut into parts the
 // platform takes (a cut inside a code block closes it and reopens it in the next part). Both
 // connectors use it; each renders the parts for its platform. Linear in the text.

@@ -10,7 +10,7 @@ export interface BucketRef {
   limit: number;
   windowMs: number;
   /**
-   * The bucket counts one place's writes (a channel's posts). Replicas take turns in a place, so
+   * The bucket counts one place's writes (a channel's posts). Replicas answer in a place one at a time (its lease), so
    * such a bucket is not split between them: it is handed over with the place (SharedQueue).
    */
   perPlace?: boolean;

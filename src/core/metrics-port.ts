@@ -21,7 +21,7 @@ export interface BridgeMetrics {
   /** status: HTTP status or 'network'/'timeout'; code: upstream code or kind. */
   upstreamError(status: string, code: string): void;
   duplicateDelivery(platform: Platform): void;
-  /** Messages waiting for a reply slot (global concurrency queue + per-place queues). */
+  /** Messages waiting for an upstream slot or for their place (the slots' queue + the places' queues). */
   queueDepth(n: number): void;
   /** Replies currently streaming. */
   inFlight(n: number): void;
@@ -36,8 +36,8 @@ export interface BridgeMetrics {
    */
   contextSkipped(platform: Platform, reason: ContextSkipReason): void;
   /**
-   * The platform refused a write for its form (blocks, a table, Markdown, components, length) and
-   * the same words went again in a plainer form; `reason` is the platform's error code.
+   * The plain fallback: the platform refused a write for its rich form (blocks, a table, Markdown,
+   * components, length) and the same words went again plainly; `reason` is the platform's error code.
    */
   plainFallback(platform: Platform, reason: string): void;
   /** Messages held now because the store cannot be used (intake/store-hold.ts). */

@@ -1,5 +1,5 @@
 // The errors a sink throws for a write the platform refused, which the scheduler and the reply
-// writer tell apart: rate limited (wait), refused for its form (again, plainer), failed for good.
+// writer tell apart: rate limited (wait), refused for its rich form (the plain fallback), failed for good.
 
 /** Thrown by a sink when the platform answered 429; the scheduler backs the bucket off. */
 export class PlatformRateLimitedError extends Error {
@@ -28,8 +28,8 @@ export class PlatformWriteError extends Error {
 }
 
 /**
- * `PlatformWriteError.code` of a write the platform refused for its form (a block, Markdown,
- * buttons) after the sink stepped down to a plainer form: the write goes again at once, on a new
+ * `PlatformWriteError.code` of a write the platform refused for its rich form (a block,
+ * Markdown, buttons) after the sink stepped down to its next form (the plain fallback): the write goes again at once, on a new
  * grant, since the refused call spent the platform's budget as any call does.
  */
 export const PLAIN_FALLBACK = 'form_refused';

@@ -9,8 +9,8 @@ import type { ReplyTarget } from './place.js';
 export interface WriteResult {
   rateLimits?: RateLimitInfo[];
   /**
-   * The platform refused a richer form of this write (blocks, a table, Markdown, components) and
-   * the sink sent the same words in a plainer one: the reasons (the platform's error codes), each
+   * The platform refused this write's rich form (blocks, a table, Markdown, components) and the
+   * sink sent the same words plainly (the plain fallback): the reasons (the platform's error codes), each
    * counted once (`BridgeMetrics.plainFallback`).
    */
   fallbacks?: string[];
@@ -57,7 +57,7 @@ export interface ReplySink {
   /**
    * The sink must see a final write even when the text has not changed since the last edit
    * (Slack native streams: stopStream, and words held back until final). Otherwise an unchanged
-   * final write is skipped: it would only spend a rate-limit slot.
+   * final write is skipped: it would only spend a rate-limit token.
    */
   readonly needsFinalWrite?: boolean;
   /**

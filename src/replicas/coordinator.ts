@@ -156,7 +156,7 @@ async function takeOverGone(o: CoordinatorOptions, now: number): Promise<void> {
     logger.info({ replies: orphans.length, gone }, 'repairing replies of replicas that stopped');
     await o.repair(orphans);
   }
-  // A gone replica is forgotten (its row, its messages in place lines) once nothing of it is left
+  // A gone replica is forgotten (its row, its messages in place queues) once nothing of it is left
   // open, so the table does not grow with every restart under a new REPLICA_ID. What it still
   // owns now is what this replica cannot repair (a lost race hands a reply to a live replica).
   const stillOwning = new Set(open.filter((r) => !mine(o, r)).map((r) => r.owner));

@@ -71,13 +71,13 @@ function joinPlace(locks: Locks, placeKey: string, ticket: { id: string; at: num
         throw err;
       }
       done = true; // tryAcquire took the ticket out of the queue
-      return heldTurn(locks, placeKey);
+      return leaseTaken(locks, placeKey);
     },
     leave,
   };
 }
 
-/** Tries for the place's lease until it is this ticket's turn, waiting longer each time (up to maxPoll). */
+/** Tries for the place's lease until this ticket is first in the place's queue, waiting longer each time (up to maxPoll). */
 async function waitForLease(
   locks: Locks,
   placeKey: string,
@@ -91,8 +91,8 @@ async function waitForLease(
   }
 }
 
-/** The place is this replica's: its lease renewed until release(), which hands over the turn's writes. */
-async function heldTurn(locks: Locks, placeKey: string): Promise<PlaceLease> {
+/** The place is this replica's: its lease renewed until release(), which hands over the lease's writes. */
+async function leaseTaken(locks: Locks, placeKey: string): Promise<PlaceLease> {
   const { o, unreleased } = locks;
   unreleased.get(placeKey)?.clear();
   unreleased.delete(placeKey);

@@ -129,7 +129,7 @@ function replySeries(registers: Registry[]) {
   };
 }
 
-/** How the bridge copes with load, limits and outages: queues, plainer writes, held messages, its budget share. */
+/** How the bridge copes with load, limits and outages: queues, plain fallbacks, held messages, its budget share. */
 function loadSeries(registers: Registry[]) {
   const queueDepth = new Gauge({
     name: 'bridge_queue_depth',
@@ -151,8 +151,8 @@ function loadSeries(registers: Registry[]) {
     ['platform', 'reason'],
   );
 
-  // A write the platform refused for its form, sent again plainer (the words always arrive).
-  const richFallback = counter(
+  // The plain fallback: a write the platform refused for its rich form, sent again plainly (the words always arrive).
+  const plainFallback = counter(
     registers,
     'bridge_rich_fallback_total',
     'Writes the platform refused for their form (blocks, a table, Markdown, components, length), sent again with the same words in a plainer form, by the platform error code.',
@@ -178,7 +178,7 @@ function loadSeries(registers: Registry[]) {
     registers,
   });
   share.set(1);
-  return { queueDepth, inFlight, postOnce, contextSkipped, richFallback, held, refused, share };
+  return { queueDepth, inFlight, postOnce, contextSkipped, plainFallback, held, refused, share };
 }
 
 function counter<L extends string>(registers: Registry[], name: string, help: string, labelNames: readonly L[]) {
@@ -244,7 +244,7 @@ function recorder(registry: Registry, s: Series, labels: Labels): PromBridgeMetr
     budgetShare: (fraction: number) => s.share.set(fraction),
     contextSkipped: (platform: Platform, reason: ContextSkipReason) => s.contextSkipped.inc({ platform, reason }),
     plainFallback: (platform: Platform, reason: string) =>
-      s.richFallback.inc({ platform, reason: fallbackReasons.value(reason) }),
+      s.plainFallback.inc({ platform, reason: fallbackReasons.value(reason) }),
     heldEvents: (n: number) => s.held.set(n),
     deliveryRefused: (platform: Platform, reason: RefusedReason) => s.refused.inc({ platform, reason }),
   };

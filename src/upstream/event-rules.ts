@@ -136,7 +136,7 @@ function errorOf(obj: Json, named: boolean): { message: string; code?: string } 
  */
 export class EventCollector implements AgentSink {
   private out: DecodedEvent[] = [];
-  private stopped = false;
+  private ended = false;
   private lastConversationId: string | undefined;
   private lastMessageId: string | undefined;
   private readonly agent: AgentReader;
@@ -148,7 +148,7 @@ export class EventCollector implements AgentSink {
   }
 
   get done(): boolean {
-    return this.stopped;
+    return this.ended;
   }
 
   take(): DecodedEvent[] {
@@ -158,41 +158,41 @@ export class EventCollector implements AgentSink {
   }
 
   text(text: string): void {
-    if (this.stopped || text === '') return;
+    if (this.ended || text === '') return;
     const last = this.out[this.out.length - 1];
     if (last?.type === 'text') last.text += text;
     else this.out.push({ type: 'text', text });
   }
 
   step(step: AgentStep): void {
-    if (!this.stopped) this.out.push({ type: 'step', step });
+    if (!this.ended) this.out.push({ type: 'step', step });
   }
 
   source(source: AgentSource): void {
-    if (!this.stopped) this.out.push({ type: 'source', source });
+    if (!this.ended) this.out.push({ type: 'source', source });
   }
 
   file(file: AgentFile): void {
-    if (!this.stopped) this.out.push({ type: 'file', file });
+    if (!this.ended) this.out.push({ type: 'file', file });
   }
 
   end(reason?: EndReason): void {
-    if (this.stopped) return;
+    if (this.ended) return;
     // Nothing of a finished reply is still at work.
     this.agent.finish();
-    this.stopped = true;
+    this.ended = true;
     this.out.push(reason === undefined ? { type: 'end' } : { type: 'end', reason });
   }
 
   error(message: string, code?: string): void {
-    if (this.stopped) return;
-    this.stopped = true;
+    if (this.ended) return;
+    this.ended = true;
     this.out.push(code === undefined ? { type: 'error', message } : { type: 'error', message, code });
   }
 
   /** One JSON object (an NDJSON line, SSE data), with the SSE event name when there is one. */
   json(obj: Json, eventName?: string): void {
-    if (this.stopped) return;
+    if (this.ended) return;
     const name = eventName?.toLowerCase();
     const protocol = name === 'error' ? undefined : protocolOf(obj, name);
     // A chunk of a chat completion may still be an error; an agent event's own `error` field is not.
@@ -228,7 +228,7 @@ export class EventCollector implements AgentSink {
 
   /** One SSE event: JSON data by the JSON rules, other data is itself the text. */
   sse(data: string, eventName?: string): void {
-    if (this.stopped) return;
+    if (this.ended) return;
     const obj = parseObject(data);
     if (obj) {
       this.json(obj, eventName);
@@ -253,4 +253,36 @@ export class EventCollector implements AgentSink {
       ...(messageId !== undefined ? { messageId } : {}),
     });
   }
+}
+
+/**
+ * What every decoder does with the bytes: decodes them as UTF-8 across chunk bounds, feeds the
+ * text to its own reading (`feed`), and hands back the events that completed. At the body's end
+ * its own `atEnd` flushes what it kept back before the stream ends.
+ */
+export abstract class TextDecoderBase implements StreamDecoder {
+  private readonly utf8 = new TextDecoder('utf-8');
+  protected readonly events: EventCollector;
+
+  constructor(protected readonly opts: DecoderOptions = {}) {
+    this.events = new EventCollector(opts);
+  }
+
+  push(chunk: Uint8Array): DecodedEvent[] {
+    this.feed(this.utf8.decode(chunk, { stream: true }));
+    return this.events.take();
+  }
+
+  finish(): DecodedEvent[] {
+    this.feed(this.utf8.decode());
+    this.atEnd();
+    this.events.end();
+    return this.events.take();
+  }
+
+  /** Reads the next text (possibly empty). */
+  protected abstract feed(text: string): void;
+
+  /** The body ended: what the decoder kept back (an unfinished line, object or event) is read now. */
+  protected atEnd(): void {}
 }

@@ -9,7 +9,7 @@ import type {
   SendResult,
 } from '../core/chat-port.js';
 import { isObject } from './event-rules.js';
-import { header, type UpstreamClientOptions, UpstreamHttp } from './http.js';
+import { header, messageCall, type UpstreamClientOptions, UpstreamHttp } from './http.js';
 import {
   assignDefined,
   boolOf,
@@ -50,26 +50,14 @@ export class FormAService implements ChatService {
 
   async send(req: SendRequest): Promise<SendResult> {
     const res = await this.http.json({
-      method: 'POST',
-      path: `/api/v1/chat/${enc(req.botId)}/message`,
-      body: messageBody(req),
-      endpoint: 'A1 message',
-      conversationSent: req.conversationId !== undefined,
-      signal: req.signal,
+      ...messageCall(req, `/api/v1/chat/${enc(req.botId)}/message`, messageBody(req), 'A1 message'),
       reply: true,
     });
     return this.http.boundReply(sendResultOf(res.body, header(res.headers, 'x-conversation-id')), res.tooLong === true);
   }
 
   stream(req: SendRequest): Promise<ChatStream> {
-    return this.http.stream({
-      method: 'POST',
-      path: `/api/v1/chat/${enc(req.botId)}/stream`,
-      body: messageBody(req),
-      endpoint: 'A2 stream',
-      conversationSent: req.conversationId !== undefined,
-      signal: req.signal,
-    });
+    return this.http.stream(messageCall(req, `/api/v1/chat/${enc(req.botId)}/stream`, messageBody(req), 'A2 stream'));
   }
 
   /** A3. Form A documents no paging of one history: `opts` is not sent. */

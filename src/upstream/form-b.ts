@@ -10,7 +10,7 @@ import type {
   SendResult,
 } from '../core/chat-port.js';
 import { firstString } from './event-rules.js';
-import { type UpstreamClientOptions, UpstreamHttp } from './http.js';
+import { messageCall, type UpstreamClientOptions, UpstreamHttp } from './http.js';
 import {
   assignDefined,
   boolOf,
@@ -49,15 +49,7 @@ export class FormBService implements ChatService {
   }
 
   async send(req: SendRequest): Promise<SendResult> {
-    const res = await this.http.json({
-      method: 'POST',
-      path: '/v1/chat/send',
-      body: sendBody(req),
-      endpoint: 'B1 send',
-      conversationSent: req.conversationId !== undefined,
-      signal: req.signal,
-      reply: true,
-    });
+    const res = await this.http.json({ ...messageCall(req, '/v1/chat/send', sendBody(req), 'B1 send'), reply: true });
     const result = this.http.boundReply(sendResultOf(res.body, undefined), res.tooLong === true);
     // The service may not echo the session: it is the one that was sent.
     if (result.conversationId === undefined && req.conversationId !== undefined)
@@ -66,14 +58,7 @@ export class FormBService implements ChatService {
   }
 
   stream(req: SendRequest): Promise<ChatStream> {
-    return this.http.stream({
-      method: 'POST',
-      path: '/v1/chat/stream',
-      body: sendBody(req),
-      endpoint: 'B2 stream',
-      conversationSent: req.conversationId !== undefined,
-      signal: req.signal,
-    });
+    return this.http.stream(messageCall(req, '/v1/chat/stream', sendBody(req), 'B2 stream'));
   }
 
   /** B3: `session_id` (required), `limit` (default 50), `before` / `after` (message ids). */

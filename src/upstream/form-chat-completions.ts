@@ -18,6 +18,7 @@ import { memoryTranscripts } from './memory-transcripts.js';
 import {
   contentText,
   contextMessages,
+  noConversationList,
   type OpenAiMessage,
   openAiBaseUrl,
   openAiErrorKind,
@@ -104,12 +105,7 @@ export class ChatCompletionsService implements ChatService {
   }
 
   listConversations(): Promise<ConversationList> {
-    return Promise.reject(
-      new ChatError('bad_request', 'Chat Completions servers do not list conversations', {
-        endpoint: 'conversations',
-        code: 'NOT_SUPPORTED',
-      }),
-    );
+    return noConversationList('Chat Completions');
   }
 
   close(): Promise<void> {

@@ -12,7 +12,14 @@ import {
 import { firstString, isObject } from './event-rules.js';
 import { type CallSpec, type UpstreamClientOptions, UpstreamHttp } from './http.js';
 import { notChatApi } from './mapping.js';
-import { contentText, contextMessages, openAiBaseUrl, openAiErrorKind, withExtra } from './openai-common.js';
+import {
+  contentText,
+  contextMessages,
+  noConversationList,
+  openAiBaseUrl,
+  openAiErrorKind,
+  withExtra,
+} from './openai-common.js';
 import { SseDecoder } from './stream-reader.js';
 
 // OpenAI Responses (`POST {base}/v1/responses`): the server keeps the conversation, and the last
@@ -106,12 +113,7 @@ export class ResponsesService implements ChatService {
   }
 
   listConversations(): Promise<ConversationList> {
-    return Promise.reject(
-      new ChatError('bad_request', 'Responses servers do not list conversations', {
-        endpoint: 'conversations',
-        code: 'NOT_SUPPORTED',
-      }),
-    );
+    return noConversationList('Responses');
   }
 
   close(): Promise<void> {

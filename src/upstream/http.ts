@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { ChatError, type ChatStream, type SendResult } from '../core/chat-port.js';
+import { ChatError, type ChatStream, type SendRequest, type SendResult } from '../core/chat-port.js';
 import type { TranscriptBounds, TranscriptStore } from '../core/store-ports.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type ErrorContext, httpError, keyRedactor, transportError } from './errors.js';
@@ -72,6 +72,21 @@ export interface CallSpec {
   reply?: boolean;
   /** A stream with its own grammar (OpenAI Responses): its decoder, whatever the content type. */
   decoder?: (opts: DecoderOptions) => StreamDecoder;
+}
+
+/**
+ * A Form A or B message call (A1/A2, B1/B2): the request's body posted, the conversation counted
+ * as sent when the request names one, aborted with the request.
+ */
+export function messageCall(req: SendRequest, path: string, body: unknown, endpoint: string): CallSpec {
+  return {
+    method: 'POST',
+    path,
+    body,
+    endpoint,
+    conversationSent: req.conversationId !== undefined,
+    signal: req.signal,
+  };
 }
 
 export interface JsonReply {

@@ -1,5 +1,4 @@
-import { type DecodedEvent, EventCollector, parseObject } from './event-rules.js';
-import type { DecoderOptions, StreamDecoder } from './event-rules.js';
+import { parseObject, TextDecoderBase } from './event-rules.js';
 
 // Streamed application/json: one JSON object a line, or objects spanning lines (a pretty-printed
 // body). Blank lines between objects are skipped. Anything else makes the rest of the body, from
@@ -58,9 +57,7 @@ type Mode =
   /** The rest of the body is text. */
   | 'text';
 
-export class JsonStreamDecoder implements StreamDecoder {
-  private readonly utf8 = new TextDecoder('utf-8');
-  private readonly events: EventCollector;
+export class JsonStreamDecoder extends TextDecoderBase {
   private mode: Mode = 'between';
   /** Raw text since the start of the line the current object began on (or of the blank line so far). */
   private held: string[] = [];
@@ -76,31 +73,18 @@ export class JsonStreamDecoder implements StreamDecoder {
   /** Text mode: the last piece ended with CR, dropped if an LF comes next (CRLF → LF). */
   private pendingCr = false;
 
-  constructor(private readonly opts: DecoderOptions = {}) {
-    this.events = new EventCollector(opts);
-  }
-
-  push(chunk: Uint8Array): DecodedEvent[] {
-    this.feed(this.utf8.decode(chunk, { stream: true }));
-    return this.events.take();
-  }
-
-  finish(): DecodedEvent[] {
-    this.feed(this.utf8.decode());
-    if (!this.events.done) {
-      if (this.mode === 'after') {
-        if (!this.complete()) this.toText('', 0);
-      } else if (this.mode === 'object' || this.mode === 'preamble' || this.preamble !== undefined) {
-        this.toText('', 0);
-      }
-      // A CR ending the body ends its last line.
-      this.pendingCr = false;
+  protected override atEnd(): void {
+    if (this.events.done) return;
+    if (this.mode === 'after') {
+      if (!this.complete()) this.toText('', 0);
+    } else if (this.mode === 'object' || this.mode === 'preamble' || this.preamble !== undefined) {
+      this.toText('', 0);
     }
-    this.events.end();
-    return this.events.take();
+    // A CR ending the body ends its last line.
+    this.pendingCr = false;
   }
 
-  private feed(text: string): void {
+  protected feed(text: string): void {
     if (text === '' || this.events.done) return;
     if (this.opts.counter) this.opts.counter.scanned += text.length;
     if (this.mode === 'text') {

@@ -1,5 +1,4 @@
-import { type DecodedEvent, EventCollector, parseObject } from './event-rules.js';
-import type { DecoderOptions, StreamDecoder } from './event-rules.js';
+import { parseObject, TextDecoderBase } from './event-rules.js';
 
 // application/x-ndjson, application/jsonl: one JSON object a line; a line that is no JSON object is
 // itself the text. Each new piece is searched for line ends once, and each line parsed once: the
@@ -8,33 +7,19 @@ import type { DecoderOptions, StreamDecoder } from './event-rules.js';
 // next non-blank line; if that one is an object, the first was a preamble and is dropped, else it
 // is text as any other. Streamed application/json, where an object may span lines, is json-stream.ts.
 
-export class JsonLinesDecoder implements StreamDecoder {
-  private readonly utf8 = new TextDecoder('utf-8');
-  private readonly events: EventCollector;
+export class JsonLinesDecoder extends TextDecoderBase {
   private partial = '';
   /** The first non-blank line, when it is no object and the next line has not decided it yet. */
   private preamble: string | undefined;
   private firstLine = true;
 
-  constructor(private readonly opts: DecoderOptions = {}) {
-    this.events = new EventCollector(opts);
-  }
-
-  push(chunk: Uint8Array): DecodedEvent[] {
-    this.feed(this.utf8.decode(chunk, { stream: true }));
-    return this.events.take();
-  }
-
-  finish(): DecodedEvent[] {
-    this.feed(this.utf8.decode());
+  protected override atEnd(): void {
     if (this.partial !== '') this.line(this.partial);
     this.partial = '';
     this.flushPreamble();
-    this.events.end();
-    return this.events.take();
   }
 
-  private feed(text: string): void {
+  protected feed(text: string): void {
     if (text === '' || this.events.done) return;
     if (this.opts.counter) this.opts.counter.scanned += text.length;
     let nl = text.indexOf('\n');

@@ -1,4 +1,4 @@
-import { ChatError, type ContextMessage, type SendRequest } from '../core/chat-port.js';
+import { ChatError, type ContextMessage, type ConversationList, type SendRequest } from '../core/chat-port.js';
 import { TRANSCRIPT_START } from '../core/reply/upstream-message.js';
 import { firstString, isObject } from './event-rules.js';
 
@@ -79,4 +79,14 @@ export function contentText(content: unknown): string | undefined {
     .filter((p) => p.type === 'text' || p.type === 'output_text' || p.type === 'input_text')
     .map((p) => firstString(p, ['text']) ?? '');
   return parts.length > 0 ? parts.join('') : undefined;
+}
+
+/** An OpenAI-style server (`kind`: Chat Completions, Responses) has no list of conversations (A4/B4). */
+export function noConversationList(kind: string): Promise<ConversationList> {
+  return Promise.reject(
+    new ChatError('bad_request', `${kind} servers do not list conversations`, {
+      endpoint: 'conversations',
+      code: 'NOT_SUPPORTED',
+    }),
+  );
 }

@@ -1,6 +1,6 @@
 import { ChatError, type ChatStream, type EndReason, type StreamEvent } from '../core/chat-port.js';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { type DecodedEvent, type DecoderOptions, EventCollector, type StreamDecoder } from './event-rules.js';
+import { type DecoderOptions, type StreamDecoder, TextDecoderBase } from './event-rules.js';
 import { DEFAULT_MAX_FILE_BYTES } from './agent-files.js';
 import { JsonStreamDecoder } from './json-stream.js';
 import { JsonLinesDecoder } from './ndjson.js';
@@ -256,15 +256,13 @@ export function parseBody(text: string, contentType: string | undefined): unknow
 // The parser is linear: pieces of an unfinished line are kept in a list and joined once, when the
 // line ends; a complete line is read once. Its maxBufferSize bounds an event that never ends.
 
-export class SseDecoder implements StreamDecoder {
-  private readonly utf8 = new TextDecoder('utf-8');
-  private readonly events: EventCollector;
+export class SseDecoder extends TextDecoderBase {
   private readonly parser: EventSourceParser;
   /** The previous piece ended with CR: an LF opening the next piece belongs to that line end. */
   private afterCr = false;
 
-  constructor(private readonly opts: DecoderOptions = {}) {
-    this.events = new EventCollector(opts);
+  constructor(opts: DecoderOptions = {}) {
+    super(opts);
     const counter = opts.counter;
     this.parser = createParser({
       onEvent: (e) => {
@@ -279,20 +277,12 @@ export class SseDecoder implements StreamDecoder {
     });
   }
 
-  push(chunk: Uint8Array): DecodedEvent[] {
-    this.feed(this.utf8.decode(chunk, { stream: true }));
-    return this.events.take();
-  }
-
-  finish(): DecodedEvent[] {
-    this.feed(this.utf8.decode());
+  protected override atEnd(): void {
     // The body ended: an event not yet closed by a blank line still counts.
     if (!this.events.done) this.parser.feed('\n\n');
-    this.events.end();
-    return this.events.take();
   }
 
-  private feed(text: string): void {
+  protected feed(text: string): void {
     // After the end (or a buffer overflow, after which the parser refuses input) nothing is read.
     if (text === '' || this.events.done) return;
     if (this.opts.counter) this.opts.counter.scanned += text.length;

@@ -67,11 +67,11 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   const { config, logger } = opts;
   const now = opts.now ?? Date.now;
   const { client, feed, restSweep } = openClient(opts, now);
-  const state: ConnectorState = { handler: undefined, stopping: false, started: false, fatal: undefined };
+  const state: ConnectorState = { handler: undefined, shuttingDown: false, started: false, fatal: undefined };
   const shards = new ShardStates(
     client,
     logger,
-    () => state.stopping,
+    () => state.shuttingDown,
     (shard, code) => {
       if (state.fatal === undefined) return false;
       const name = GatewayCloseCodes[code] ?? 'closed';
@@ -93,7 +93,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     ...(opts.attachmentMaxBytes !== undefined ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
     handler: () => state.handler,
     now,
-    stopping: () => state.stopping,
+    shuttingDown: () => state.shuttingDown,
   };
   const commands: CommandDeps = { feed, logger, now, ...(opts.assumedBudget ? { budget: opts.assumedBudget } : {}) };
   const readiness = () => readinessOf(state, client, shards);
@@ -112,7 +112,7 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
     },
 
     async shutdown(): Promise<void> {
-      state.stopping = true;
+      state.shuttingDown = true;
       shards.clear();
       restSweep.stop();
       await client.destroy();
@@ -136,10 +136,10 @@ export function createDiscordConnector(opts: DiscordConnectorOptions): DiscordCo
   };
 }
 
-/** What the connector's parts read of its life: the relay, and whether it started or stops. */
+/** What the connector's parts read of its life: the relay, and whether it started or shuts down. */
 interface ConnectorState {
   handler: MessageHandler | undefined;
-  stopping: boolean;
+  shuttingDown: boolean;
   started: boolean;
   fatal: ((err: Error) => void) | undefined;
 }
@@ -157,7 +157,7 @@ function openClient(opts: DiscordConnectorOptions, now: () => number) {
 
 /** Ready while every shard this replica runs is connected; a shard that drops makes it false until it resumes or identifies again. */
 function readinessOf(state: ConnectorState, client: Client, shards: ShardStates): true | string {
-  if (state.stopping) return 'stopped';
+  if (state.shuttingDown) return 'stopped';
   if (!state.started || !client.isReady()) return 'not connected';
   if (shards.allUp()) return true;
   const down = shards.down();
@@ -171,7 +171,7 @@ function listenForInteractions(client: Client, deps: CommandDeps, state: Connect
   const { logger } = deps;
   client.on(Events.InteractionCreate, (interaction: Interaction) => {
     const handler = state.handler;
-    if (state.stopping || !handler) return;
+    if (state.shuttingDown || !handler) return;
     if (interaction.isButton() && isControl(interaction.customId)) {
       void handleControl(interaction, handler, logger);
       return;

@@ -40,7 +40,7 @@ export interface DiscordIntakeDeps extends ArrivalDeps {
   attachmentMaxBytes?: number;
   now(): number;
   /** The connector is shutting down: nothing more goes to the relay. */
-  stopping(): boolean;
+  shuttingDown(): boolean;
 }
 
 /** Every message the gateway delivers: into the record, and through the intake. */
@@ -50,7 +50,7 @@ export function listenForMessages(client: Client, deps: DiscordIntakeDeps): void
 
 export function intake(deps: DiscordIntakeDeps, message: Message): void {
   recordMessage(deps.seen, message, deps.config);
-  if (deps.stopping() || deps.handler() === undefined || !fromAPerson(message)) return;
+  if (deps.shuttingDown() || deps.handler() === undefined || !fromAPerson(message)) return;
   // Only a message in a thread may need the thread's owner and parent read first (threads.ts):
   // its place names the parent. The read keeps the thread's messages in the order they came.
   const thread = message.channel.isThread() ? deps.threads.facts(message.channel) : undefined;
@@ -72,7 +72,7 @@ function intakeKnown(deps: DiscordIntakeDeps, message: Message, thread: ThreadFa
     arrived,
     async (): Promise<HandOff> => {
       const found = await enrich(deps, route);
-      if (deps.stopping()) return undefined;
+      if (deps.shuttingDown()) return undefined;
       const msg = incoming(message, route, arrived, found, chooseSink(deps, route));
       return (handler) => handOff(deps, handler, msg);
     },
@@ -87,13 +87,13 @@ function classify(
   thread: ThreadFacts | undefined,
 ): MessageRoute | undefined {
   const botId = deps.client.user?.id;
-  if (botId === undefined || deps.stopping()) return undefined;
+  if (botId === undefined || deps.shuttingDown()) return undefined;
   return routeMessage(message, { botId, replyMode: deps.config.replyMode }, thread);
 }
 
 /**
  * DISCORD_ALLOWED_GUILDS / _CHANNELS, the core's one allowlist check, early: nothing is spent
- * (downloads, a place in line) on a message the relay would refuse; the relay checks it again all
+ * (downloads, a ticket in the place's queue) on a message the relay would refuse; the relay checks it again all
  * the same. Bots, webhooks and system messages never get here (fromAPerson).
  */
 function allow(deps: DiscordIntakeDeps, route: MessageRoute): boolean {

@@ -12,7 +12,7 @@ export class ShardStates {
   constructor(
     private readonly client: Client,
     private readonly logger: Logger,
-    private readonly stopping: () => boolean,
+    private readonly shuttingDown: () => boolean,
     /** A shard closed for good (4004 a reset token, 4014 intents...); absent: logged only. */
     private readonly gone?: (shard: number, code: number) => boolean,
   ) {}
@@ -33,11 +33,11 @@ export class ShardStates {
     });
     client.on(Events.ShardReconnecting, (shard) => {
       this.up.delete(shard);
-      if (!this.stopping()) logger.warn({ shard, shardCount: this.count() }, 'discord: shard reconnecting');
+      if (!this.shuttingDown()) logger.warn({ shard, shardCount: this.count() }, 'discord: shard reconnecting');
     });
     client.on(Events.ShardDisconnect, (ev, shard) => {
       this.up.delete(shard);
-      if (this.stopping()) return;
+      if (this.shuttingDown()) return;
       // Told as the process's one fatal line when someone listens (main), else logged here.
       if (this.gone?.(shard, ev.code) === true) return;
       logger.error({ shard, shardCount: this.count(), code: ev.code }, 'discord: shard disconnected for good');

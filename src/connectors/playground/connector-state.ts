@@ -29,7 +29,7 @@ export interface ConnectorState extends SinkContext, KeptTurns {
   now: () => number;
   maxConversations: number;
   handler: MessageHandler | undefined;
-  stopping: boolean;
+  shuttingDown: boolean;
   /** Turns not done yet, by conversation (entries leave when their turn ends). */
   unfinished: Map<string, Set<string>>;
   /** The bot each conversation's page picked; bounded like the conversations kept. */
@@ -46,7 +46,7 @@ export function newConnectorState(opts: PlaygroundOptions): ConnectorState {
     maxConversations,
     perSecond: opts.writesPerSecond ?? 20,
     handler: undefined,
-    stopping: false,
+    shuttingDown: false,
     table: new ConversationTable(maxConversations, (err) => logger.warn({ err }, 'playground: a listener failed')),
     stopRequested: new Set(),
     unfinished: new Map(),

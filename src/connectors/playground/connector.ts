@@ -66,9 +66,9 @@ export function createPlaygroundConnector(opts: PlaygroundOptions): PlaygroundCo
       s.handler = h;
     },
     shutdown: async () => {
-      s.stopping = true;
+      s.shuttingDown = true;
     },
-    isReady: () => s.handler !== undefined && !s.stopping,
+    isReady: () => s.handler !== undefined && !s.shuttingDown,
     markInterrupted: async (target, messageId, text) => markInterrupted(s, target, messageId, text),
     postInterrupted: async (target, text) => postInterrupted(s, target, text),
     claim: (conversation, user, stored) => s.table.claim(conversation, user, stored),

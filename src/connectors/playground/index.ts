@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/config.js';
-import type { ChatService } from '../../core/chat-port.js';
-import type { ConversationStore, FeedbackStore, PlaygroundOwnerStore, PlaygroundTurnStore } from '../../core/ports.js';
-import type { TrustProxy } from '../../config/trust-proxy.js';
+import type { PlaygroundTurnStore } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import type { HttpServer } from '../../server/http-server.js';
 import { createPlaygroundConnector, type PlaygroundConnector } from './connector.js';
 import { ADDRESS_BROWSERS, createPlaygroundRoutes } from './http.js';
+import type { PlaygroundHttpOptions } from './routes-context.js';
 import type { StreamLimits } from './streams.js';
 import type { PlaygroundLimits } from '../../config/start-config.js';
 
@@ -40,20 +39,24 @@ export async function useBuiltInEmulator(config: Config, log: Logger): Promise<(
   return () => emulator.close();
 }
 
-export interface PlaygroundWiring {
+/** The routes' own options that mountPlayground takes as they are (the rest it makes itself). */
+type RouteWiring = Pick<
+  PlaygroundHttpOptions,
+  | 'chat'
+  | 'conversations'
+  | 'owners'
+  | 'botFor'
+  | 'allowRemote'
+  | 'token'
+  | 'publicHosts'
+  | 'bindHost'
+  | 'feedback'
+  | 'trustProxy'
+  | 'logger'
+>;
+
+export interface PlaygroundWiring extends RouteWiring {
   server: HttpServer;
-  chat: ChatService;
-  conversations: ConversationStore;
-  /** The store's owners of conversations (ownership outlives memory and a restart). */
-  owners: PlaygroundOwnerStore;
-  botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
-  allowRemote: boolean;
-  /** PLAYGROUND_TOKEN (required with allowRemote: configForStart refuses without). */
-  token?: string | undefined;
-  /** PLAYGROUND_PUBLIC_HOST. */
-  publicHosts?: string[] | undefined;
-  /** HOST the server binds. */
-  bindHost?: string | undefined;
   /** Bounds other than the defaults (tests). */
   limits?: PlaygroundLimits | undefined;
   /** The built-in emulator is the upstream (the page then offers its commands). */
@@ -62,13 +65,8 @@ export interface PlaygroundWiring {
   bots?: string[] | undefined;
   /** Where what the page showed of each turn is kept, so a reload after a restart shows it (issue 41). */
   turns?: PlaygroundTurnStore | undefined;
-  /** Where votes are kept (a reload shows a browser its own votes). */
-  feedback?: FeedbackStore | undefined;
-  /** TRUST_PROXY. */
-  trustProxy?: TrustProxy | undefined;
   /** USER_MESSAGES_PER_MINUTE: an address may send ADDRESS_BROWSERS times as many. */
   userMessagesPerMinute?: number | undefined;
-  logger: Logger;
 }
 
 /** The connector, its page at `/` and its routes under `/playground`. */

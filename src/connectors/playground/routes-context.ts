@@ -24,7 +24,7 @@ export interface PlaygroundHttpOptions {
   botFor: (place: { platform: string; workspaceId?: string; channelId: string }) => string;
   /** Answer clients that are not on this machine too (PLAYGROUND=on): each with `token`. */
   allowRemote: boolean;
-  /** PLAYGROUND_TOKEN. */
+  /** PLAYGROUND_TOKEN (required with allowRemote: configForStart refuses without). */
   token?: string | undefined;
   /** PLAYGROUND_PUBLIC_HOST. */
   publicHosts?: string[] | undefined;

@@ -22,7 +22,7 @@ export interface TurnRequest {
 
 export function sendTurn(s: ConnectorState, req: TurnRequest): { eventId: string } {
   const h = s.handler;
-  if (h === undefined || s.stopping) throw new Error('the playground is not running');
+  if (h === undefined || s.shuttingDown) throw new Error('the playground is not running');
   const { conversation } = req;
   if (req.bot !== undefined) pickBot(s, conversation, req.bot);
   const eventId = randomUUID();

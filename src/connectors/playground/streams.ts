@@ -61,20 +61,8 @@ function overLimit(
   limits: StreamLimits,
   open: { user: number; address: number; total: number },
 ): OpenResult | undefined {
-  if (open.user >= limits.perUser)
-    return {
-      ok: false,
-      status: 429,
-      error: 'too_many_streams',
-      detail: `this browser already follows ${limits.perUser} conversations live: close a tab or two`,
-    };
-  if (open.address >= limits.perAddress)
-    return {
-      ok: false,
-      status: 429,
-      error: 'too_many_streams',
-      detail: `this address already follows ${limits.perAddress} conversations live: close a tab or two`,
-    };
+  if (open.user >= limits.perUser) return tooManyStreams('browser', limits.perUser);
+  if (open.address >= limits.perAddress) return tooManyStreams('address', limits.perAddress);
   if (open.total >= limits.total)
     return {
       ok: false,
@@ -83,6 +71,16 @@ function overLimit(
       detail: 'the playground follows as many conversations as it can: try again in a minute',
     };
   return undefined;
+}
+
+/** A browser or a client address that already follows its bound of conversations live. */
+function tooManyStreams(who: 'browser' | 'address', bound: number): OpenResult {
+  return {
+    ok: false,
+    status: 429,
+    error: 'too_many_streams',
+    detail: `this ${who} already follows ${bound} conversations live: close a tab or two`,
+  };
 }
 
 /** The answer's head as an event stream that no proxy buffers, and a first comment line. */

@@ -16,7 +16,7 @@ import { EventsReceiver } from './http-receiver.js';
 
 // The Bolt app, everything Bolt itself runs for an event: its receiver (Socket Mode when an app
 // token is set, else the Events API over the bridge's HTTP server), its logger, its authorize,
-// and acks that wait until the event's message has its place in line (OrderedAckApp, below).
+// and acks that wait until the event's message has joined its place's queue (OrderedAckApp, below).
 // Web API errors, 429s included, reach the caller at once (rejectRateLimitedCalls, no retries):
 // the core's scheduler decides when to try again.
 
@@ -136,7 +136,7 @@ export function authorizer(opts: {
 
 // Bolt acks an Events API event before any listener runs. With several replicas that is too
 // early: Slack (and a test's sender) may deliver the place's next message to another replica the
-// moment the ack leaves, and that one could take the place before this message is in its line.
+// moment the ack leaves, and that one could take the place before this message is in its queue.
 // So an event's ack waits until what its listeners start is recorded (ackAfter: the message has
 // joined its place's queue), then leaves as before. Messages whose events were acked one after
 // another are answered in that order, whichever replicas took them. Nothing else changes: a

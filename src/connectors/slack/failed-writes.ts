@@ -2,7 +2,7 @@ import { PlatformRateLimitedError, PlatformWriteError } from '../../core/ports.j
 import type { SlackDestination } from './destination.js';
 
 // Writes that go wrong, and what the sinks do about them: nothing here runs for a reply whose
-// writes Slack took. A write refused for its form goes again plainer (plain-fallback.ts).
+// writes Slack took. A write refused for its rich form goes again plainly (the plain fallback, plain-fallback.ts).
 //
 // A post whose answer is lost (a cut connection, a timeout, a 5xx after the request left) may have
 // made the message. Slack has no idempotency key, so before a part is posted again the bridge

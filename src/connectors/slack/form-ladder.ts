@@ -2,8 +2,8 @@ import { PLAIN_FALLBACK, PlatformWriteError } from '../../core/ports.js';
 import type { Logger } from '../../logger.js';
 import { formRefusalCode } from './plain-fallback.js';
 
-// The form ladder: a write Slack refuses for its form goes again at once with the same words in a
-// plainer one (failed-writes.ts lists the refusals). Each sink lists a write's forms richest first
+// The form ladder: a write Slack refuses for its rich form goes again at once with the same words
+// in its next form (the plain fallback; plain-fallback.ts lists the refusals). Each sink lists a write's forms richest first
 // (a table block in an attachment; section blocks with the controls; plain `text`); the ladder
 // tries them in turn, and a form Slack refused is not tried again by the same reply, so a reply's
 // later writes (and a write the scheduler retries after a 429) go straight to what Slack took.
@@ -23,7 +23,7 @@ export interface BuiltForm {
 
 export interface FormLadder {
   /**
-   * Sends the first of `forms` this reply has not outgrown. On a form refusal the reply steps down
+   * Sends the first of `forms` this reply has not outgrown. When Slack refuses a form the reply steps down
    * to the next form and PLAIN_FALLBACK is thrown: the writer sends again at once on a new grant.
    * The last form's refusal, and any other error, is thrown as it came.
    */

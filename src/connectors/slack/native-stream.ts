@@ -64,7 +64,7 @@ export interface NativeContext {
   threadTs: string;
   teamId: string;
   buckets: NativeBuckets;
-  /** Markdown Slack refused for its form goes again as plain `text` (form-ladder.ts). */
+  /** Markdown Slack refused for its rich form goes again as plain `text` (the plain fallback, form-ladder.ts). */
   ladder: FormLadder;
   /** A plain final write's extra parts already posted, by message (failed-writes.ts postOverflow). */
   overflowPosted: Map<string, string[]>;

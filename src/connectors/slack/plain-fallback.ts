@@ -4,14 +4,14 @@ import { plainParts } from '../plain-parts.js';
 import { slackErrorCode } from './rate-limits.js';
 import { renderMrkdwn } from './render.js';
 
-// A write Slack refuses for its form is sent again with the same words in a plainer one (the
-// sinks' form ladder, form-ladder.ts): a reply is never lost to a refused
+// The plain fallback: a write Slack refuses for its rich form is sent again with the same words
+// plainly (the sinks' form ladder, form-ladder.ts): a reply is never lost to a refused
 // format (Discord's plain-fallback.ts does the same for Discord). The last, plainest form is
 // `text` alone, cut into parts where too long; a final write's parts beyond the first are posted
 // after it. The refusals (docs.slack.dev chat.postMessage, chat.update, chat.startStream /
 // appendStream / stopStream error lists; the table block's `only_one_table_allowed`): every one
-// of them is about what the write carried, never about the channel or the token, so a plainer
-// write can pass.
+// of them is about what the write carried, never about the channel or the token, so the same words
+// sent plainly can pass.
 
 export const FORM_REFUSALS: ReadonlySet<string> = new Set([
   'invalid_blocks',

@@ -54,7 +54,7 @@ export class Bucket {
   private blockedUntil = 0;
   /** Writes granted and not answered yet (a `remaining` header has not counted them). */
   private inFlight = 0;
-  /** Final writes that live replies will need here (WriteScheduler.hold). */
+  /** Final writes that live replies will need here (WriteScheduler.reserve). */
   private reserved = 0;
   private lastActivity: number;
   private probeRefusedAt = Number.NaN;
@@ -159,7 +159,7 @@ export class Bucket {
   }
 
   /**
-   * Tokens an edit needs in hand: every held final while the burst can keep them (a final then
+   * Tokens an edit needs in hand: every reserved final while the burst can keep them (a final then
    * leaves the moment its reply ends), else what the horizon's refill leaves, never over the burst;
    * never the unconfirmed part of a probed burst. A per-minute rate not yet confirmed (a 429, a
    * header, a proven window) is not counted on: refill that never comes would leave a final to 429.
@@ -203,7 +203,7 @@ export class Bucket {
     return now - Math.max(this.lastActivity, this.blockedUntil, until, this.tokens.at) >= forgetAfterMs;
   }
 
-  /** Nothing a new one made from its lesson lacks: nothing held or out, quiet (`restMs`), full. */
+  /** Nothing a new one made from its lesson lacks: nothing reserved or out, quiet (`restMs`), full. */
   atRest(now: number, restMs: number): boolean {
     // A reset that has passed counts as done, or a bucket that read headers never rests (issue 31).
     const { t, resetAt } = this.at(now);
@@ -246,7 +246,7 @@ export class Bucket {
     this.s = learn.postsWaited(this.s, now);
   }
 
-  /** A live reply will need one final write here (WriteScheduler.hold); returns the release. */
+  /** A live reply will need one final write here (WriteScheduler.reserve); returns the release. */
   reserve(): () => void {
     this.reserved++;
     return () => void (this.reserved = Math.max(0, this.reserved - 1));

@@ -34,7 +34,7 @@ export const BUDGET = {
   forgetAfterMs: 10 * MINUTE,
   /**
    * A per-place bucket at rest this long (and a window) is forgotten (Bucket.atRest): full again
-   * with nothing held, it is what a new one made from the family's lesson would be. Each new place
+   * with nothing reserved, it is what a new one made from the family's lesson would be. Each new place
    * a second keeps this many seconds of buckets (soak: a minute's were 3,700 at 65 places/s).
    */
   perPlaceRestMs: 10_000,

@@ -8,7 +8,7 @@ import { RateLimitScheduler, type WritePriority } from './scheduler.js';
 
 // Ten simulated minutes of 20 live replies in one Slack workspace (5 channels), with the Slack
 // connector's default buckets, against every guess at Slack's unpublished algorithm the fake
-// knows (rate-models.ts). Each reply posts, holds its final, edits about once a second for 10-40 s,
+// knows (rate-models.ts). Each reply posts, reserves its final, edits about once a second for 10-40 s,
 // ends with a final update and is followed by the next one. Whatever the shape, the scheduler
 // must learn it within a couple of 429s per platform bucket, and every reply must end.
 

@@ -5,7 +5,7 @@ import type { BucketRef } from '../ports.js';
 import { RateLimitScheduler } from './scheduler.js';
 
 // Months, not minutes (issue 31): every new place (a Slack channel's posts, a Discord thread)
-// makes a per-place bucket. One at rest (full again, nothing held or in flight, quiet 10 s and
+// makes a per-place bucket. One at rest (full again, nothing reserved or in flight, quiet 10 s and
 // a window) is dropped; what its family learned stays, so a returning channel starts from the
 // lesson.
 
@@ -61,7 +61,7 @@ describe('per-place buckets are dropped at rest', () => {
     s.close();
   });
 
-  it('a bucket with a final held, or not yet full again, is kept', async () => {
+  it('a bucket with a final reserved, or not yet full again, is kept', async () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock });
     const busy = post('Cbusy');

@@ -15,7 +15,7 @@ import { RateLimitScheduler, type WritePriority } from './scheduler.js';
 // Issue 23, "learn upward": repeated bursts of 20 replies in one workspace (5 channels), 25 s
 // apart, each reply streaming for 3 s, written as the reply writer does (reply-writer.ts): at its
 // first chunk a reply streams if the budget can pay its final (weighFinal, canAffordFinal), posting its first
-// words and holding its final, else it posts its whole text once at the end. Time is a
+// words and reserving its final, else it posts its whole text once at the end. Time is a
 // ManualClock; the platform is the fake Slack's limiter under each rate model.
 
 const TEAM = 'T1';

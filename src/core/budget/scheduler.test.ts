@@ -169,8 +169,8 @@ describe('RateLimitScheduler', () => {
     expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
   });
 
-  it("edits leave the budget held for live replies' finals; finals go at once", async () => {
-    // A slowly refilling per-minute bucket. While its burst can keep every held final in hand, the
+  it("edits leave the budget reserved for live replies' finals; finals go at once", async () => {
+    // A slowly refilling per-minute bucket. While its burst can keep every reserved final in hand, the
     // edits leave them there: the finals then go the moment their replies end.
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 0 });
@@ -179,7 +179,7 @@ describe('RateLimitScheduler', () => {
     let edits = 0;
     for (let i = 0; i < 4; i++) void s.acquire([team], 'edit').then(() => edits++);
     await clock.settle();
-    // 3 finals held in a burst of 4: an edit may leave no less than 3 tokens
+    // 3 finals reserved in a burst of 4: an edit may leave no less than 3 tokens
     expect(edits).toBe(1);
     const finals: number[] = [];
     for (let i = 0; i < 3; i++) void s.acquire([team], 'final').then(() => finals.push(clock.now()));

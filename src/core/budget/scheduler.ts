@@ -40,7 +40,7 @@ const FINAL_HORIZON_MS = BUDGET.finalHorizonMs;
 //
 // Waiters are served by priority (final > first > edit > notice), and within a priority in turn by
 // party, the user whose reply it is (fairOrder): the i-th waiting write of every party before the
-// (i+1)-th of any, the party served longest ago first, FIFO within a party. Live replies hold their
+// (i+1)-th of any, the party served longest ago first, FIFO within a party. Live replies reserve their
 // final's budget, so intermediate edits and notices never spend what the finals need.
 //
 // Several replicas: each spends `share` of every bucket (setShare, shareOf), and what one learns
@@ -228,7 +228,7 @@ export class RateLimitScheduler implements WriteScheduler {
 
   canAffordFinal(buckets: readonly BucketRef[]): boolean {
     const now = this.clock.now();
-    // A bucket not made yet would start full, holding no final: it affords one.
+    // A bucket not made yet would start full, with no final reserved: it affords one.
     return buckets.every((ref) => this.buckets.get(ref.key)?.affords(now, FINAL_HORIZON_MS, 1).ok ?? true);
   }
 

@@ -8,7 +8,7 @@ import { type StreamMode, WritePacer } from '../reply/write-pacer.js';
 // Two ways many replies starting at once used to spend what their finals needed (issue 13, the
 // `strict` workspace: chat.update 20 a minute, burst 5, when the connector guesses 50):
 // - replies chose to stream before the first of them had posted, so none counted the others'
-//   finals; a reply's final is now held the moment it chooses to stream;
+//   finals; a reply's final is now reserved the moment it chooses to stream;
 // - intermediate edits were paid by a guessed refill that never came; a per-minute bucket's rate
 //   is now counted on only once a 429 (or a header) confirmed it.
 
@@ -37,7 +37,7 @@ it('replies choosing at once before any posted: only as many stream as the burst
   expect(modes.slice(streaming).every((m) => m === 'post-once')).toBe(true);
 });
 
-it('a per-minute bucket whose held finals fill its burst lets no intermediate edit pay by a guessed refill', async () => {
+it('a per-minute bucket whose reserved finals fill its burst lets no intermediate edit pay by a guessed refill', async () => {
   const clock = new ManualClock();
   const scheduler = new RateLimitScheduler({ clock });
   scheduler.reserve([UPDATE]);
@@ -48,7 +48,7 @@ it('a per-minute bucket whose held finals fill its burst lets no intermediate ed
   const edit = scheduler.acquire([UPDATE], 'edit').then((g) => ((edited = true), g));
   await clock.advance(30_000);
   expect(edited).toBe(false);
-  // Every held final still leaves at once.
+  // Every reserved final still leaves at once.
   for (let i = 0; i < burst; i++) (await scheduler.acquire([UPDATE], 'final')).done();
   expect(edited).toBe(false);
   scheduler.close();

@@ -161,7 +161,7 @@ export interface WriteScheduler extends RateLimitObserver {
    */
   weighFinal(buckets: readonly BucketRef[]): void;
   /**
-   * Would one more live reply's final fit, with the finals already held, in what these buckets
+   * Would one more live reply's final fit, with the finals already reserved, in what these buckets
    * can pay within the final horizon? (A reply that would not can post once when it ends.) A read
    * only: weighFinal first brings the buckets up to now.
    */

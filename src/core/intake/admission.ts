@@ -16,17 +16,17 @@ import { AlreadyHeldError, type StoreHold } from './store-hold.js';
 
 // Whether a message is answered, in one step, in this order: not a bot's; the allowlist; any
 // visible text (or files); not refused by the drain; the bounded queues (fair: one user may fill
-// three quarters of them at most); its spot in its place (taken before the first await, so
+// three quarters of them at most); its ticket in its place's queue (taken before the first await, so
 // replies keep the order of handle() calls); the dedup record (once, by whichever replica
 // records it first). Then, for a message that is neither a reset nor a Stop: the per-user limit,
-// the length, a free spot in its place. A refused message is told why (refusals.ts).
+// the length, room in its place's queue. A refused message is told why (refusals.ts).
 
 const RESET_RE = /^reset$/i;
 const STOP_RE = /^stop$/i;
 
 export type Files = NonNullable<IncomingMessage['attachments']>;
 
-/** A message past the first checks, recorded as seen, with its spot in its place. */
+/** A message past the first checks, its delivery recorded, with its ticket in its place's queue. */
 export interface Admitted {
   msg: IncomingMessage;
   /** The text, trimmed. */
@@ -70,7 +70,7 @@ export class Admission {
     this.maxQueuedPerUser = d.maxQueued - Math.floor(d.maxQueued / 4);
   }
 
-  /** The checks up to the dedup record: the message admitted (with its spot), or what became of it. */
+  /** The checks up to the dedup record: the message admitted (with its ticket), or what became of it. */
   admit(msg: IncomingMessage): Promise<Admitted | HandleResult> {
     const d = this.d;
     const r = (status: HandleResult['status']) => Promise.resolve<HandleResult>({ status });
@@ -80,7 +80,7 @@ export class Admission {
     const files = msg.attachments ?? [];
     // Files are content too: a file sent without a word is still a question.
     if (!hasVisibleText(text) && files.length === 0) return r('ignored');
-    // Refusals before recordDelivery leave the event unseen: a platform retry may still be answered
+    // Refusals before recordDelivery leave its delivery unrecorded: a platform retry may still be answered
     // (by another replica, say). A retry of an event already taken gets no notice.
     // An event that arrived before the drain began may have been acked: it is still answered.
     if (d.order.isDraining && !d.order.arrivedBeforeDrain(msg.arrival)) {
@@ -91,7 +91,7 @@ export class Admission {
       d.logger.warn({ platform: msg.place.platform, waiting }, 'queue full: busy notice');
       return this.refuseUnrecorded(msg, MESSAGES.overloaded, 'queue_full');
     }
-    // The place's spot now, in handle() order.
+    // The ticket in the place's queue now, in handle() order.
     const ticket = d.order.enter(placeKey(msg.place), msg.eventId, msg.receivedAt, msg.arrival);
     const kind =
       RESET_RE.test(text) && (msg.isDm || msg.mentionsBot)
@@ -132,7 +132,7 @@ export class Admission {
     return undefined;
   }
 
-  /** Tell the user why the message is not answered (a limit or a full queue: a refusal), pass its spot on. */
+  /** Tell the user why the message is not answered (a limit or a full queue: a refusal), leave the queue. */
   refuse(a: Admitted, message: string, status: HandleResult['status']): Promise<HandleResult> {
     this.d.order.leave(a.ticket);
     const refusal = status === 'user_rate_limited' || status === 'queue_full';
@@ -143,7 +143,7 @@ export class Admission {
 
   /**
    * Records the event; false (counted) when it was already taken. While the store cannot be used
-   * the message is held (its spot kept) and the record tried again once it is back.
+   * the message is held (its ticket kept) and the record tried again once it is back.
    */
   private async recordDelivery(msg: IncomingMessage): Promise<boolean> {
     const mark = () => this.d.events.recordDelivery(msg.place.platform, msg.eventId, this.d.clock.now());

@@ -11,7 +11,7 @@ export interface LiveReply {
   placeKey: string;
   /** Aborted by Stop; the reply ends with the text so far and the note. */
   stop: AbortController;
-  /** Resolves when the reply's turn is over (its feedback record written). */
+  /** Resolves when the reply has ended (its feedback record written). */
   done: Promise<void>;
 }
 
@@ -19,22 +19,22 @@ export class LiveReplies {
   private readonly byKey = new Map<string, LiveReply>();
   private readonly byPlace = new Map<string, LiveReply>();
 
-  /** Registers a reply; `end()` must be called when its turn is over. */
+  /** Registers a reply; `end()` must be called when it has ended. */
   begin(replyKey: string, askerId: string, placeKey: string): { entry: LiveReply; end: () => void } {
-    let turnDone: () => void = () => {};
+    let markDone: () => void = () => {};
     const entry: LiveReply = {
       replyKey,
       askerId,
       placeKey,
       stop: new AbortController(),
-      done: new Promise<void>((resolve) => (turnDone = resolve)),
+      done: new Promise<void>((resolve) => (markDone = resolve)),
     };
     this.byKey.set(replyKey, entry);
     this.byPlace.set(placeKey, entry);
     const end = () => {
       this.byKey.delete(replyKey);
       if (this.byPlace.get(placeKey) === entry) this.byPlace.delete(placeKey);
-      turnDone();
+      markDone();
     };
     return { entry, end };
   }
@@ -59,7 +59,7 @@ export class LiveReplies {
 
 /** Stops for replies other replicas write (a click or `stop` may reach any replica). */
 export interface RemoteStops {
-  /** This replica, in its turn in the place, started `replyKey` for `askerId` there. */
+  /** This replica, holding the place's lease, started `replyKey` for `askerId` there. */
   started(placeKey: string, replyKey: string, askerId: string): void;
   /** Stop, at the replica writing it, the reply with this key or the one in this place. */
   stop(by: { replyKey: string } | { placeKey: string }, userId: string): Promise<StopResult>;

@@ -5,7 +5,7 @@ import { type Arrival, type IncomingMessage, type Place, placeKey } from '../por
 // The order of a place's messages, in one object. A message arrives (the connector saw its
 // event, before its own awaits), enters its place (in handle(), synchronously, before the first
 // await), is answered when it is first there, and leaves (answered, refused or dropped) so the
-// next one goes. "First" means first here (one reply at a time per place, a bounded number
+// next one goes. "First" means first in this process (one reply at a time per place, a bounded number
 // waiting) and, with several replicas, first in the place's shared queue (SharedQueue, joined
 // on arrival so a later message at another replica cannot overtake it meanwhile). The drain at
 // SIGTERM asks it which messages arrived (and may have been acked) before the drain began.
@@ -34,7 +34,7 @@ export interface SharedTicket {
 
 /** A replica's right to answer in a place across replicas (the place's lease). */
 export interface PlaceLease {
-  /** Another replica answered here last: its last writes in the place's per-place buckets. */
+  /** Another replica answered in the place last: its last writes in the place's per-place buckets. */
   handedOver: PlaceWrite[] | undefined;
   /** Gives the place back, with this replica's last writes there for the next lease. */
   release(writes: PlaceWrite[]): Promise<void>;
@@ -53,7 +53,7 @@ export interface Ticket {
 
 /** What runs once a message is first in its place's queue, and how it ends. */
 export interface QueueWork<T> {
-  /** The message is first: `handedOver` are the last writes of the replica that answered here before. */
+  /** The message is first: `handedOver` are the last writes of the replica that answered in the place before. */
   work(handedOver: PlaceWrite[] | undefined): Promise<T>;
   /** Waiting for the lease or the work failed. */
   failed(err: unknown): Promise<T>;
@@ -162,7 +162,7 @@ export class PlaceOrder {
   }
 
   /**
-   * Runs `queued.work` once the message is first here and in the shared queue; the place goes to
+   * Runs `queued.work` once the message is first in its local queue and in the shared queue; the place goes to
    * the next message once the work ended (and, across replicas, was given back with its last writes).
    * `signal` (the process's shutdown) stops the wait in the shared queue: the work then runs at once and
    * should see the signal.
@@ -207,7 +207,7 @@ export class PlaceOrder {
     return new Promise<Release>((resolve) => queue.push(resolve));
   }
 
-  /** Messages waiting for their place here (not counting those being answered). */
+  /** Messages waiting in this process's place queues (not counting those being answered). */
   get waiting(): number {
     return this.waitingLocal;
   }

@@ -3,7 +3,7 @@ import { relayWorld } from '../../../test/fakes/relay-world.js';
 import { testRelaySettings } from '../../../test/fakes/relay-settings.js';
 import { MESSAGES } from '../user-messages.js';
 
-// Fair turns through the relay (issue 19): one user's messages in many places wait for the
+// Fair waits through the relay (issue 19): one user's messages in many places wait for the
 // upstream slots in turn with another user's, and one user cannot fill the whole queue. The
 // clock is moved by hand; upstream replies wait at a gate.
 

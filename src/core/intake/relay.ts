@@ -23,7 +23,7 @@ import {
 } from '../ports.js';
 import { type RecoveryReport, recoverInterrupted } from '../reply/recovery.js';
 import { Refusals } from './refusals.js';
-import type { BotRouter, Relay, RelayDeps, RemoteStops } from './relay-types.js';
+import type { BotRouter, Relay, RelayDeps, RelaySettings, RemoteStops } from './relay-types.js';
 import { type ReplyDeps, replyTo } from '../reply/reply-to.js';
 import { RateLimitScheduler } from '../budget/scheduler.js';
 import { isStoreUnavailable } from '../store-errors.js';
@@ -34,9 +34,9 @@ import { MESSAGES } from '../user-messages.js';
 
 export type { RecoveryReport } from '../reply/recovery.js';
 
-// Incoming message → admission (admission.ts) → its turn in its place (place-order.ts) → an
+// Incoming message → admission (admission.ts) → first in its place's queue (place-order.ts) → an
 // upstream slot, fair by user (FairSlots, place-order.ts) → the reply (reply/reply-to.ts), registered live
-// for Stop (live-replies.ts). The relay composes those parts; the place's spot is taken
+// for Stop (live-replies.ts). The relay composes those parts; the message's ticket is taken
 // synchronously in handle(), before the first await, so replies in one place keep the order in
 // which the connector called handle(). With several replicas, SharedQueue extends that order
 // across processes. The process's shutdown is the drain (drain.ts); `stop` is a user's Stop.
@@ -57,8 +57,8 @@ interface PlaceMemory {
   resetPlace(place: Place): Promise<void>;
 }
 
-/** The lines a message waits in: its place's (PlaceOrder), then an upstream slot's (FairSlots). */
-interface Lines {
+/** The queues a message waits in: its place's (PlaceOrder), then the upstream slots' (FairSlots). */
+interface Queues {
   order: PlaceOrder;
   slots: FairSlots;
   /** The number waiting (for a place or a slot) changed. */
@@ -75,8 +75,8 @@ interface StepParts {
   unexpected(msg: IncomingMessage, err: unknown): Promise<HandleResult>;
 }
 
-/** What a message's turn in its place needs (inTurn). */
-interface TurnParts extends StepParts {
+/** What waiting to be first in the place's queue needs (whenFirstInPlace). */
+interface OrderParts extends StepParts {
   order: PlaceOrder;
   admission: Admission;
 }
@@ -96,7 +96,7 @@ interface AnswerParts extends StepParts {
 }
 
 /** The parts createRelay composes: what respond() hands on, and the typed Stop and reset it runs. */
-interface Parts extends Lines, TurnParts, AnswerParts {
+interface Parts extends Queues, OrderParts, AnswerParts {
   stops: UserStops;
   resetPlace(place: Place): Promise<void>;
   maxMessageChars: number | undefined;
@@ -106,7 +106,7 @@ export function createRelay(deps: RelayDeps): Relay {
   const { settings, clock, metrics, logger } = deps;
   const scheduler = deps.scheduler ?? new RateLimitScheduler({ clock });
   const memory = placeMemory(deps, scheduler);
-  const lines = waitingLines(deps);
+  const queues = waitingQueues(deps);
   const shutdown = new AbortController();
   // Every reply in flight listens to it (up to MAX_CONCURRENT_REPLIES): not a leak.
   setMaxListeners(0, shutdown.signal);
@@ -126,7 +126,7 @@ export function createRelay(deps: RelayDeps): Relay {
   });
   const failure = { refusals, shutdown: shutdown.signal, metrics, logger, notice };
   const unexpected = (msg: IncomingMessage, err: unknown) => tellUnexpected(failure, msg, err);
-  const { order, slots } = lines;
+  const { order, slots } = queues;
   const admission = new Admission({
     ...admissionSettings(deps),
     events: deps.events,
@@ -143,7 +143,7 @@ export function createRelay(deps: RelayDeps): Relay {
   });
   const running = { count: 0, changed: () => metrics.inFlight(running.count) };
   const parts: Parts = {
-    ...lines,
+    ...queues,
     admission,
     stops: userStops(live, deps.remoteStops),
     resetPlace: memory.resetPlace,
@@ -162,8 +162,13 @@ export function createRelay(deps: RelayDeps): Relay {
   return relayOf(deps, parts, shutdown);
 }
 
+/** What the place memory is made from. */
+type MemoryDeps = Pick<RelayDeps, 'conversations' | 'chat' | 'clock' | 'metrics' | 'logger'> & {
+  settings: Pick<RelaySettings, 'sessionIdleSeconds' | 'context'>;
+};
+
 /** The conversations and the thread context of the places. */
-function placeMemory(deps: RelayDeps, scheduler: RateLimitScheduler): PlaceMemory {
+function placeMemory(deps: MemoryDeps, scheduler: RateLimitScheduler): PlaceMemory {
   const { settings, clock, metrics, logger } = deps;
   const conversations = new Conversations({
     store: deps.conversations,
@@ -180,7 +185,12 @@ function placeMemory(deps: RelayDeps, scheduler: RateLimitScheduler): PlaceMemor
   return { conversations, threadContext, resetPlace };
 }
 
-function waitingLines(deps: RelayDeps): Lines {
+/** What the queues a message waits in are made from. */
+type QueueDeps = Pick<RelayDeps, 'sharedQueue' | 'metrics' | 'logger'> & {
+  settings: Pick<RelaySettings, 'maxConcurrentReplies' | 'maxQueuePerPlace'>;
+};
+
+function waitingQueues(deps: QueueDeps): Queues {
   const { settings, metrics, logger } = deps;
   const slots = new FairSlots(settings.maxConcurrentReplies);
   const reportQueue = () => metrics.queueDepth(order.waiting + slots.waiting);
@@ -195,7 +205,11 @@ function waitingLines(deps: RelayDeps): Lines {
 }
 
 /** Admission's limits from the settings. */
-function admissionSettings({ settings }: RelayDeps) {
+function admissionSettings({
+  settings,
+}: {
+  settings: Pick<RelaySettings, 'allow' | 'userMessagesPerMinute' | 'maxMessageChars' | 'maxQueuedReplies'>;
+}) {
   return {
     allow: settings.allow,
     userMessagesPerMinute: settings.userMessagesPerMinute,
@@ -204,7 +218,25 @@ function admissionSettings({ settings }: RelayDeps) {
   };
 }
 
-function replyBase(deps: RelayDeps, memory: PlaceMemory): ReplyBase {
+/** What every reply's base is made from. */
+type ReplyBaseDeps = Pick<
+  RelayDeps,
+  'chat' | 'inflight' | 'feedback' | 'metrics' | 'logger' | 'clock' | 'replicaId' | 'hooks'
+> & {
+  settings: Pick<
+    RelaySettings,
+    | 'streaming'
+    | 'streamEditIntervalMs'
+    | 'feedback'
+    | 'showSteps'
+    | 'showSources'
+    | 'maxMessageChars'
+    | 'replyMaxSeconds'
+    | 'replyMaxChars'
+  >;
+};
+
+function replyBase(deps: ReplyBaseDeps, memory: PlaceMemory): ReplyBase {
   const { settings } = deps;
   return {
     chat: deps.chat,
@@ -226,12 +258,36 @@ function replyBase(deps: RelayDeps, memory: PlaceMemory): ReplyBase {
   };
 }
 
+/** What the relay's own methods use besides its parts: votes, recovery, pruning and the drain. */
+type RelayOfDeps = Pick<
+  RelayDeps,
+  | 'events'
+  | 'inflight'
+  | 'feedback'
+  | 'conversations'
+  | 'housekeeping'
+  | 'metrics'
+  | 'logger'
+  | 'clock'
+  | 'drainGraceMs'
+> & { settings: Pick<RelaySettings, 'conversationRetentionDays'> };
+
 /** The relay as connectors and main.ts use it, over its parts. */
-function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
+function relayOf(deps: RelayOfDeps, p: Parts, shutdown: AbortController): Relay {
   const { settings, metrics, logger, clock, inflight } = deps;
   const { order, slots, live, stops, running } = p;
   const pending = new Set<Promise<HandleResult>>();
-  const pruning = pruneHourly({ ...deps, retentionDays: settings.conversationRetentionDays });
+  // Pruning is given the stores it forgets from, not the relay's whole bag.
+  const pruning = pruneHourly({
+    events: deps.events,
+    inflight,
+    feedback: deps.feedback,
+    conversations: deps.conversations,
+    housekeeping: deps.housekeeping,
+    retentionDays: settings.conversationRetentionDays,
+    clock,
+    logger,
+  });
   return {
     rateLimits: p.scheduler,
 
@@ -241,7 +297,7 @@ function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
       const handled = p.admission.admit(msg).then((a) => ('status' in a ? a : respond(p, a)));
       pending.add(handled);
       order.handed(msg.arrival);
-      // A message refused before its spot was taken gives up the place it took on arrival.
+      // A message refused before its ticket was taken leaves the queue it joined on arrival.
       msg.arrival?.leave();
       void handled.finally(() => pending.delete(handled)).catch(() => {});
       return handled;
@@ -254,12 +310,12 @@ function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
 
     async reset(place: Place): Promise<void> {
       // In the place's order, so a reset never overtakes a reply being written there.
-      const turn = order.enterLocal(placeKey(place));
-      if (turn === undefined) {
+      const ticket = order.enterLocal(placeKey(place));
+      if (ticket === undefined) {
         await p.resetPlace(place);
         return;
       }
-      const release = await turn;
+      const release = await ticket;
       try {
         await p.resetPlace(place);
       } finally {
@@ -282,8 +338,8 @@ function relayOf(deps: RelayDeps, p: Parts, shutdown: AbortController): Relay {
   };
 }
 
-/** Run `work` once the message is first in its place (spot taken in handle()), here and across replicas. */
-function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
+/** Run `work` once the message is first in its place's queue (ticket taken in handle()), locally and across replicas. */
+function whenFirstInPlace(p: OrderParts, a: Admitted, work: () => Promise<HandleResult>): Promise<HandleResult> {
   const { msg, ticket } = a;
   const { scheduler, shutdown } = p;
   if (ticket.local === undefined) return p.admission.refuse(a, MESSAGES.queueFull, 'queue_full');
@@ -306,11 +362,11 @@ function inTurn(p: TurnParts, a: Admitted, work: () => Promise<HandleResult>): P
   });
 }
 
-/** A message admitted (seen for the first time, by any replica): answer it, or say why not. */
+/** A message admitted (its first delivery, at any replica): answer it, or say why not. */
 async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
   const { msg, text, files } = a;
   if (a.kind === 'reset') {
-    return inTurn(p, a, async () => {
+    return whenFirstInPlace(p, a, async () => {
       await p.resetPlace(msg.place);
       await p.notice(msg, MESSAGES.reset);
       return { status: 'reset' };
@@ -332,8 +388,8 @@ async function respond(p: Parts, a: Admitted): Promise<HandleResult> {
   if (refused !== undefined) return refused;
   const withFiles =
     files.length === 0 ? undefined : attachmentBlock(files, { userText: text, maxChars: p.maxMessageChars });
-  return inTurn(p, a, async () => {
-    // Files that did not make it are named first, in the place's spot, so the notice comes
+  return whenFirstInPlace(p, a, async () => {
+    // Files that did not make it are named first, while the message is first in its place, so the notice comes
     // before the reply; the rest of the message still goes upstream.
     if (withFiles !== undefined && withFiles.skipped.length > 0) {
       await p.notice(msg, skippedNotice(withFiles.skipped));
@@ -381,7 +437,7 @@ async function answer(p: AnswerParts, msg: IncomingMessage, text: string): Promi
       replyTo(
         {
           ...p.reply,
-          // The reply's writes wait in turn with other users' (fair by user), not behind them all.
+          // The reply's writes wait alongside other users' (fair by user), not behind them all.
           scheduler: forParty(p.scheduler, partyOf(msg)),
           onUpstreamEnd: releaseSlot,
           replyKey,

@@ -5,8 +5,8 @@ import { isStoreUnavailable, type StoreHealthSource } from '../store-errors.js';
 
 // Messages kept while the store cannot be used (issue 37). An event may already be acked when
 // its first store call (the dedup record, the conversation, the reply in flight, the place's
-// line) fails: Discord's gateway never delivers it again, and a Slack event acked with 200 is
-// not retried. So the message is HELD, in memory, with its spot in its place (the place's later
+// queue) fails: Discord's gateway never delivers it again, and a Slack event acked with 200 is
+// not retried. So the message is HELD, in memory, with its ticket in its place's queue (the place's later
 // messages wait behind it, in order), shows the working indicator, and its store call is tried
 // again once the store is back: when the store's own health check says so (it re-checks within
 // a few seconds), else on a backoff of its own. The hold is bounded (MAX_HELD_EVENTS messages, each

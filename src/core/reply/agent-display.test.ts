@@ -190,7 +190,7 @@ describe('an agent reply shown', () => {
     await clock.advanceUntil(() => result !== undefined, 20_000, 50);
     expect(conn.contentsIn('C1')).toEqual(['Working on it. Done.']);
     const final = conn.writes.find((w) => w.final);
-    // The final was held: it left without waiting for the window the step edits used.
+    // The final was reserved: it left without waiting for the window the step edits used.
     expect((final?.at ?? Infinity) - endedAt).toBeLessThan(1_000);
     expect(conn.rateLimitHits).toBe(0);
     expect(conn.violations).toEqual([]);

@@ -54,11 +54,7 @@ export async function recoverInterrupted(
           metrics.replyInterrupted(rec.platform);
           report.repaired++;
         } catch (err) {
-          report.failed++;
-          logger.warn(
-            { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
-            'could not tell of an interrupted reply',
-          );
+          failed(report, logger, rec, err, 'could not tell of an interrupted reply');
         }
       }
       await inflight.finish(rec.id, 'interrupted', clock.now());
@@ -74,11 +70,7 @@ export async function recoverInterrupted(
       metrics.replyInterrupted(rec.platform);
       report.repaired++;
     } catch (err) {
-      report.failed++;
-      logger.warn(
-        { platform: rec.platform, err: err instanceof Error ? err.message : String(err) },
-        'could not mark an interrupted reply',
-      );
+      failed(report, logger, rec, err, 'could not mark an interrupted reply');
       await inflight.finish(rec.id, 'failed', clock.now());
     }
   }
@@ -88,4 +80,10 @@ export async function recoverInterrupted(
     logger.info(report, 'marked replies left open by the last run as interrupted');
   }
   return report;
+}
+
+/** A repair that threw: counted, and said at warn with the platform and the error. */
+function failed(report: RecoveryReport, logger: Logger, rec: InFlightRecord, err: unknown, what: string): void {
+  report.failed++;
+  logger.warn({ platform: rec.platform, err: err instanceof Error ? err.message : String(err) }, what);
 }

@@ -98,7 +98,7 @@ describe('ReplyWriter: the final write', () => {
     // ~3,000 chars streamed over ~3 s: the first message is cut at 2,000 while streaming, the
     // second is posted, and both must be final within the channel's 5 writes. A continuation
     // posted while streaming costs a write the finals need (its text is not final yet), just
-    // like an intermediate edit, so it must leave what the reply holds for its final.
+    // like an intermediate edit, so it must leave what the reply reserved for its final.
     for (const chunkMs of [17, 18, 19, 20, 21, 22, 23, 24, 25, 26]) {
       const {
         clock,
@@ -231,7 +231,7 @@ describe('ReplyWriter: post once under load', () => {
   it('posts a long reply once at the end in continuation parts', async () => {
     const { clock, conn, scheduler, writer: make } = rig({ bucketLimit: 10, bucketWindowMs: 60_000, maxChars: 100 });
     const sink = conn.sink({ platform: 'test', channelId: 'C1' });
-    // Many live replies hold their finals: this one cannot afford its own.
+    // Many live replies reserve their finals: this one cannot afford its own.
     const releases = Array.from({ length: 12 }, () => scheduler.reserve(sink.buckets('edit')));
     expect(scheduler.canAffordFinal(sink.buckets('edit'))).toBe(false);
     const writer = make('C1');

@@ -19,7 +19,7 @@ import { type PacerOptions, WritePacer } from './write-pacer.js';
 // final write per message, as soon as the buckets allow once the upstream ended; continuation in a
 // new message when the text outgrows the message or the message grows too old. What the next
 // write is comes from reply-text.ts; when it may leave from the edit interval here and from the
-// WritePacer (write-pacer.ts: the write's priority, the grant, the final held, stream or post
+// WritePacer (write-pacer.ts: the write's priority, the grant, the final reserved, stream or post
 // once). Every write goes through the one scheduler, and its outcome back through its grant.
 
 export interface ReplyWriterOptions extends PacerOptions {
@@ -365,7 +365,7 @@ export class ReplyWriter {
       logger.warn({ bucket: err.bucket, retryAfterMs: err.retryAfterMs }, 'platform rate limit hit');
       return;
     }
-    // Refused for its form: the sink goes plainer from now on; the loop writes again on a new grant.
+    // Refused for its rich form (the plain fallback): the sink writes plainly from now on; the loop writes again on a new grant.
     if (err instanceof PlatformWriteError && err.code === PLAIN_FALLBACK) return;
     if (err instanceof PlatformWriteError && err.retryable && this.retries < MAX_WRITE_RETRIES) {
       this.retries++;

@@ -3,7 +3,7 @@ import type { NOTHING_SENT, WritePriority, WriteScheduler } from '../budget/writ
 import type { BridgeMetrics } from '../metrics-port.js';
 
 // When a reply's writes may leave (reply-writer.ts decides what they carry): each write asks the
-// one scheduler for its grant, with a priority from what it is; a streaming reply holds budget for
+// one scheduler for its grant, with a priority from what it is; a streaming reply reserves budget for
 // its final from the moment it chose to stream; a reply the budgets cannot pay a final for posts
 // its whole text once at the end instead of streaming.
 
@@ -21,7 +21,7 @@ export class WritePacer {
   private modeChosen: StreamMode | undefined;
   /** An intermediate write waiting for budget: aborted when the reply ends (the final replaces it). */
   private pendingIntermediate: AbortController | undefined;
-  /** Budget held for this reply's final write while it streams (see WriteScheduler.hold). */
+  /** Budget reserved for this reply's final write while it streams (see WriteScheduler.reserve). */
   private releaseReserve: (() => void) | undefined;
   /** This reply counts in the post-once gauge. */
   private inPostOnceGauge = false;
@@ -44,7 +44,7 @@ export class WritePacer {
     const { scheduler, sink, metrics, platform } = this.o;
     scheduler.weighFinal(sink.buckets('edit'));
     this.modeChosen = scheduler.canAffordFinal(sink.buckets('edit')) ? 'stream' : 'post-once';
-    // The final is held the moment the reply chooses to stream, not once its first post is in:
+    // The final is reserved the moment the reply chooses to stream, not once its first post is in:
     // replies that choose while this one waits for its post budget must count its final too.
     if (this.modeChosen === 'stream') this.reserveFinal();
     if (this.modeChosen === 'post-once') {
@@ -79,7 +79,7 @@ export class WritePacer {
       });
   }
 
-  /** From the first message on, a streaming reply will need a final edit: hold budget for it. */
+  /** From the first message on, a streaming reply will need a final edit: reserve budget for it. */
   reserveFinal(): void {
     if (this.releaseReserve !== undefined || this.modeChosen === 'post-once') return;
     this.releaseReserve = this.o.scheduler.reserve(this.o.sink.buckets('edit'));
@@ -94,7 +94,7 @@ export class WritePacer {
     this.pendingIntermediate?.abort();
   }
 
-  /** The reply is over: release what it held. Idempotent. */
+  /** The reply is over: release what it reserved. Idempotent. */
   close(): void {
     this.releaseReserve?.();
     if (this.inPostOnceGauge) {

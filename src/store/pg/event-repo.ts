@@ -1,8 +1,8 @@
 import type { AsyncStore } from '../ports.js';
 import { ASYNC_COMMIT, changed, type Query } from './query.js';
 
-// Platform events seen (dedupe) on PostgreSQL, as sqlite/event-repo.ts keeps them. Of two
-// deliveries racing on two replicas, ON CONFLICT DO NOTHING lets exactly one insert.
+// Platform events' deliveries (what tells a duplicate delivery) on PostgreSQL, as
+// sqlite/event-repo.ts keeps them. Of two deliveries racing on two replicas, ON CONFLICT DO NOTHING lets exactly one insert.
 
 export function pgEvents(q: Query): AsyncStore['events'] {
   return {

@@ -3,7 +3,7 @@ import { type LeaseRow, liveLease } from '../rows.js';
 import { ASYNC_COMMIT, changed, type Query } from './query.js';
 
 // What several replicas coordinate through PostgreSQL, as sqlite/replica-repo.ts keeps it on
-// SQLite: heartbeats (who is alive), per-place leases (who holds a place, who waits in its line)
+// SQLite: heartbeats (who is alive), per-place leases (who holds a place's lease, who waits in its queue)
 // and what a replica leaving a place hands over.
 
 export function pgReplicas(q: Query): ReplicaRegistry {

@@ -3,7 +3,7 @@ import type { StoredTicket } from '../ports.js';
 import { type LeaseRow, liveLease } from '../rows.js';
 
 // The replicas' registry and their place leases on SQLite (migration 0004), as pg/replica-repo.ts
-// keeps them on PostgreSQL: who is alive, who holds a place, who waits in its line, and what a
+// keeps them on PostgreSQL: who is alive, who holds a place's lease, who waits in its queue, and what a
 // replica leaving a place hands over. One process holds the only connection that writes, so each
 // call is atomic; the acquire runs in an IMMEDIATE transaction all the same (another process on
 // the file, e.g. `migrate`). Answers at once; store.ts makes each answer a promise.

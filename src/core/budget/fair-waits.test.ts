@@ -5,7 +5,7 @@ import type { Release } from '../intake/place-order.js';
 import type { BucketRef } from '../ports.js';
 import { RateLimitScheduler, type WritePriority } from './scheduler.js';
 
-// Fair turns (issue 19): one user's many waiting replies cannot put another user's behind all of
+// Fair waits (issue 19): one user's many waiting replies cannot put another user's behind all of
 // them, in the upstream slots and in every platform bucket. Time only moves by the manual clock.
 
 /** A channel's posts: one a second, as Slack's chat.postMessage. */
@@ -112,7 +112,7 @@ describe('RateLimitScheduler: a channel’s posts in turn by user', () => {
     expect(order).toEqual(['flood-final', 'other-first', 'flood-edit', 'flood-notice']);
   });
 
-  it('a notice leaves the budget that a held final needs, like an edit', async () => {
+  it('a notice leaves the budget that a reserved final needs, like an edit', async () => {
     const clock = new ManualClock();
     const s = new RateLimitScheduler({ clock, marginMs: 0 });
     const one: BucketRef = { key: 'slack:T1:update', limit: 1, windowMs: 60_000 };
