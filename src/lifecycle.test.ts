@@ -19,6 +19,13 @@ describe('errTextWithCause', () => {
     expect(startHint('slack', reason)).toMatch(/^the host name did not resolve: check DNS .*SLACK_API_URL/);
   });
 
+  it('blames DNS, not the token or intents, when Discord does not resolve (issue 41)', () => {
+    // The reason discord.js start-up gives for a host that does not resolve.
+    const reason = 'discord: could not connect: discord request failed: getaddrinfo ENOTFOUND discord.com';
+    expect(startHint('discord', reason)).toMatch(/^the host name did not resolve: check DNS .*DISCORD_API_URL/);
+    expect(startHint('discord', 'discord: could not connect: 401: Unauthorized')).toMatch(/^check DISCORD_BOT_TOKEN/);
+  });
+
   it('leaves an error without a network cause as it is', () => {
     expect(errTextWithCause(new Error('An API error occurred: invalid_auth'))).toBe(
       'An API error occurred: invalid_auth',

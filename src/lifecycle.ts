@@ -133,14 +133,16 @@ export function endWithin(code: number, ms = LINGER_MS): void {
 export function startHint(platform: string, reason: string): string {
   const auth =
     /\b401\b|\b4004\b|unauthori[sz]ed|authentication ?failed|invalid[ _]?(?:auth|token)|not_authed|token_revoked|account_inactive/i;
+  // A name that does not resolve is the network's fault on either platform, never the token's:
+  // say what doctor says (ENOTFOUND) before guessing at tokens or intents.
+  if (/\b(ENOTFOUND|EAI_AGAIN)\b/.test(reason)) {
+    const api = platform === 'slack' ? 'SLACK_API_URL' : platform === 'discord' ? 'DISCORD_API_URL' : 'its URL';
+    return `the host name did not resolve: check DNS and the network from this machine (and ${api} if set)`;
+  }
   if (platform === 'discord') {
     return auth.test(reason)
       ? 'check DISCORD_BOT_TOKEN (the bot token from the Developer Portal, Bot tab)'
       : 'check DISCORD_BOT_TOKEN, that Discord (or DISCORD_API_URL) can be reached, and the bot’s intents';
-  }
-  if (/\b(ENOTFOUND|EAI_AGAIN)\b/.test(reason)) {
-    const api = platform === 'slack' ? 'SLACK_API_URL' : platform === 'discord' ? 'DISCORD_API_URL' : 'its URL';
-    return `the host name did not resolve: check DNS and the network from this machine (and ${api} if set)`;
   }
   if (platform === 'slack') {
     return auth.test(reason)
