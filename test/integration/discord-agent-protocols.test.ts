@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING, AGENT_TOOLS } from '../../src/emulator/agent-replies.js';
-import { mention } from './discord/harness.js';
-import { type Stack, type StackOptions, startStack } from './discord/stack.js';
+import { type Stack, type StackOptions, stackPerTest } from './discord/stack.js';
 
 // An agent's reply on Discord end to end: fake Discord ⇄ discord.js ⇄ relay ⇄ the REAL upstream
 // client ⇄ the emulator answering `[agent]` in each agent protocol (and the seed's named events):
@@ -9,13 +8,8 @@ import { type Stack, type StackOptions, startStack } from './discord/stack.js';
 // step shows as a `-#` line; the final message is the answer exactly (no reasoning, arguments or
 // tool output) with the sources as links, the image as an embed and the CSV attached.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const start = stackPerTest();
 
-const ANN = '200000000000000001';
 const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', 'seed'] as const;
 /** Paced so each step runs for a while (several edit intervals), the text in two pieces. */
 const ASK = (protocol: string) =>
@@ -28,10 +22,9 @@ const stepTitles = (protocol: string) => AGENT_TOOLS.map((t) => (protocol === 's
 const fileName = (protocol: string) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
 
 async function ask(text: string, opts: StackOptions = {}) {
-  s = await startStack({ chunkDelayMs: 2, ...opts });
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, text), mentionsBot: true });
-  const threadId = String(user.id);
+  const s = await start({ chunkDelayMs: 2, ...opts });
+  const { fake } = s;
+  const { threadId } = s.ask(text);
   const replies = () => fake.botMessages(threadId).filter((m) => !m.ephemeral);
   const answer = `You said: ${text}`;
   return { stack: s, fake, threadId, replies, answer };

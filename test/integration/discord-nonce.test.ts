@@ -1,31 +1,23 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import type { LostAnswer } from '../fakes/chaos.js';
 import { loseNth } from '../fakes/lost-answers.js';
-import { mention } from './discord/harness.js';
 import { partsProblems } from './discord/parts.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, stackPerTest } from './discord/stack.js';
 
 // A Discord write that took effect and whose answer was lost (the connection cut, or a 5xx that
 // discord.js itself retries): through the real discord.js, for every write kind, the user sees ONE
 // exact, final reply. Creates carry an enforced nonce (the fake returns the first message for a
 // repeat); an interaction follow-up, which takes none, is found before another is made.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const start = stackPerTest();
 
-const ANN = '200000000000000001';
 const Q = 'please explain lost answers and writes that may have happened, in some words';
 
 async function mentionReply(plan: Record<string, number[]>, how: LostAnswer, content = Q) {
   const faults = loseNth(plan, how);
-  s = await startStack({ chunkDelayMs: 10, fake: { chaos: faults } });
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, content), mentionsBot: true });
-  return { faults, fake, threadId: String(user.id) };
+  const s = await start({ chunkDelayMs: 10, fake: { chaos: faults } });
+  return { faults, fake: s.fake, threadId: s.ask(content).threadId };
 }
 
 /** A message shows its Stop button until the reply's final write took it away. */
@@ -70,7 +62,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
 
   it('/ask: a follow-up whose answer was lost is found and continued, not sent twice', async () => {
     const faults = loseNth({ 'follow-up': [1] }, how);
-    s = await startStack({ chunkDelayMs: 0, fake: { chaos: faults } });
+    const s = await start({ chunkDelayMs: 0, fake: { chaos: faults } });
     const { fake, channelId } = s;
     const ask = fake.dispatchInteraction({
       channelId,
@@ -94,7 +86,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
 
   it('/ask: the interaction response edit lost is repeated as it is', async () => {
     const faults = loseNth({ 'webhook-edit': [1] }, how);
-    s = await startStack({ chunkDelayMs: 10, fake: { chaos: faults } });
+    const s = await start({ chunkDelayMs: 10, fake: { chaos: faults } });
     const { fake, channelId } = s;
     const ask = fake.dispatchInteraction({
       channelId,
