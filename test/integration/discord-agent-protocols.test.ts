@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING, AGENT_TOOLS } from '../../src/emulator/agent-replies.js';
+import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING } from '../../src/emulator/agent-replies.js';
+import {
+  AGENT_PROTOCOLS,
+  AGENT_SOURCES_MD,
+  agentFileName,
+  agentStepTitles,
+  askAgent,
+} from '../support/emulator-agent.js';
 import { type Stack, type StackOptions, stackPerTest } from './discord/stack.js';
 
 // An agent's reply on Discord end to end: fake Discord ⇄ discord.js ⇄ relay ⇄ the REAL upstream
@@ -9,17 +16,6 @@ import { type Stack, type StackOptions, stackPerTest } from './discord/stack.js'
 // tool output) with the sources as links, the image as an embed and the CSV attached.
 
 const start = stackPerTest();
-
-const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', 'seed'] as const;
-/** Paced so each step runs for a while (several edit intervals), the text in two pieces. */
-const ASK = (protocol: string) =>
-  `${protocol === 'seed' ? '' : `[protocol ${protocol}] `}[agent] [chunks 2] [delay 400]`;
-const SOURCES =
-  '\n\n**Sources**\n1. [Streaming replies](<https://example.com/docs/streaming>)\n2. [Weather in Paris](<https://example.org/weather/paris>)';
-/** The protocols name a step by its tool; the seed's `status` events carry a title for people. */
-const stepTitles = (protocol: string) => AGENT_TOOLS.map((t) => (protocol === 'seed' ? t.title : t.name));
-/** AI SDK's `file` part carries no name: the bridge names the CSV by its type. */
-const fileName = (protocol: string) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
 
 async function ask(text: string, opts: StackOptions = {}) {
   const s = await start({ chunkDelayMs: 2, ...opts });
@@ -39,25 +35,33 @@ function expectNoLeak(stack: Stack): void {
   expect(all).not.toContain('{');
 }
 
-describe.each(PROTOCOLS)('protocol %s', (protocol) => {
+describe.each(AGENT_PROTOCOLS)('protocol %s', (protocol) => {
   it('each step as a -# line while it runs; the answer and sources exactly; the image embedded, the file attached', async () => {
-    const { stack, fake, replies, answer } = await ask(ASK(protocol));
-    await fake.waitUntil(() => replies()[0]?.content === answer + SOURCES, 20_000, 'the answer with its sources');
+    const { stack, fake, replies, answer } = await ask(askAgent(protocol));
+    await fake.waitUntil(
+      () => replies()[0]?.content === answer + AGENT_SOURCES_MD,
+      20_000,
+      'the answer with its sources',
+    );
     await fake.waitUntil(() => (replies()[0]?.files.length ?? 0) > 0, 20_000, 'the file');
     expect(replies()).toHaveLength(1);
     const [reply] = replies();
-    for (const title of stepTitles(protocol)) expect(written(stack)).toContain(`-# ${title}…`);
+    for (const title of agentStepTitles(protocol)) expect(written(stack)).toContain(`-# ${title}…`);
     expect(reply?.content).not.toContain('-#');
     expect(reply?.embeds).toEqual([expect.objectContaining({ image: { url: AGENT_IMAGE.url } })]);
     expect(reply?.files.map((f) => [f.filename, Buffer.from(f.bytes).toString()])).toEqual([
-      [fileName(protocol), AGENT_FILE_TEXT],
+      [agentFileName(protocol), AGENT_FILE_TEXT],
     ]);
     expectNoLeak(stack);
   });
 
   it('SHOW_STEPS=off: no step line is ever written; the answer and sources only', async () => {
-    const { stack, fake, replies, answer } = await ask(ASK(protocol), { relaySettings: { showSteps: false } });
-    await fake.waitUntil(() => replies()[0]?.content === answer + SOURCES, 20_000, 'the answer with its sources');
+    const { stack, fake, replies, answer } = await ask(askAgent(protocol), { relaySettings: { showSteps: false } });
+    await fake.waitUntil(
+      () => replies()[0]?.content === answer + AGENT_SOURCES_MD,
+      20_000,
+      'the answer with its sources',
+    );
     expect(replies()).toHaveLength(1);
     expect(written(stack).filter((c) => c.includes('-#'))).toEqual([]);
     expectNoLeak(stack);
