@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { ANN, stackPerTest } from './discord/stack.js';
+import { ANN, replyEnded, stackPerTest } from './discord/stack.js';
 
 // Forwarded Discord messages (message_snapshots): real discord.js receives a MESSAGE_CREATE whose
 // own content is empty and whose snapshot holds the forwarded text and files; the bridge reads
@@ -17,7 +17,9 @@ it('a forward in a DM is answered from its snapshot: marked in the text and meta
       attachments: [{ name: 'deploy.log', contentType: 'text/plain', content: 'error: exit 1\n' }],
     },
   });
-  const reply = await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content.startsWith('You said:')));
+  const reply = await fake.waitUntil(() =>
+    fake.botMessages(dm).find((m) => m.content.startsWith('You said:') && replyEnded(m)),
+  );
   expect(reply.content).toContain('[forwarded message]');
   const [req, ...more] = s.chatRequests();
   expect(more).toHaveLength(0);
@@ -33,7 +35,9 @@ it('a forward in a channel is answered when the forwarding message mentions the 
   fake.dispatchMessage({ channelId, authorId: ANN, content: '', forwarded: { content: 'not for the bot' } });
   // The forwarding message mentions the bot and has no text of its own.
   const { threadId } = s.ask('', { content: '', forwarded: { content: 'what does this mean?' } });
-  const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content.startsWith('You said:')));
+  const reply = await fake.waitUntil(() =>
+    fake.botMessages(threadId).find((m) => m.content.startsWith('You said:') && replyEnded(m)),
+  );
   expect(reply.content).toContain('what does this mean?');
   const reqs = s.chatRequests();
   expect(reqs.map((r) => r.message)).toEqual(['[forwarded message]\n> what does this mean?']);

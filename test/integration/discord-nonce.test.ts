@@ -3,7 +3,7 @@ import { longMarkdown } from '../../src/emulator/replies.js';
 import type { LostAnswer } from '../fakes/chaos.js';
 import { loseNth } from '../fakes/lost-answers.js';
 import { partsProblems } from './discord/parts.js';
-import { ANN, stackPerTest } from './discord/stack.js';
+import { ANN, replyEnded, stackPerTest } from './discord/stack.js';
 
 // A Discord write that took effect and whose answer was lost (the connection cut, or a 5xx that
 // discord.js itself retries): through the real discord.js, for every write kind, the user sees ONE
@@ -20,13 +20,10 @@ async function mentionReply(plan: Record<string, number[]>, how: LostAnswer, con
   return { faults, fake: s.fake, threadId: s.ask(content).threadId };
 }
 
-/** A message shows its Stop button until the reply's final write took it away. */
-const ended = (m: { components: unknown[] }) => !JSON.stringify(m.components).includes('"Stop"');
-
 describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took effect', (how) => {
   it('message create: the repeat carries the same nonce and gets the first message back', async () => {
     const { faults, fake, threadId } = await mentionReply({ create: [1] }, how);
-    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && ended(m)));
+    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && replyEnded(m)));
     expect(faults.lost).toEqual(['create#1']);
     expect(fake.botMessages(threadId)).toHaveLength(1);
     const creates = fake.record.filter((w) => w.method === 'POST' && /\/messages$/.test(w.path));
@@ -37,7 +34,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
 
   it('message edit: repeated as it is', async () => {
     const { faults, fake, threadId } = await mentionReply({ edit: [1] }, how);
-    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && ended(m)));
+    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && replyEnded(m)));
     expect(faults.lost).toEqual(['edit#1']);
     expect(fake.botMessages(threadId)).toHaveLength(1);
   });
@@ -49,7 +46,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
       () => {
         const msgs = fake.botMessages(threadId);
         const texts = msgs.map((m) => m.content);
-        return msgs.every(ended) && partsProblems(texts, expected).length === 0 ? texts : undefined;
+        return msgs.every(replyEnded) && partsProblems(texts, expected).length === 0 ? texts : undefined;
       },
       20_000,
       'the complete long reply',
@@ -75,7 +72,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
     await fake.waitUntil(
       () => {
         const texts = mine().map((m) => m.content);
-        return mine().every(ended) && partsProblems(texts, expected).length === 0 ? texts : undefined;
+        return mine().every(replyEnded) && partsProblems(texts, expected).length === 0 ? texts : undefined;
       },
       20_000,
       'the complete /ask reply',
@@ -95,7 +92,9 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
       options: [{ name: 'text', type: 3, value: Q }],
     });
     await fake.waitUntil(() =>
-      fake.botMessages(channelId).find((m) => m.interactionId === ask.id && m.content === `You said: ${Q}` && ended(m)),
+      fake
+        .botMessages(channelId)
+        .find((m) => m.interactionId === ask.id && m.content === `You said: ${Q}` && replyEnded(m)),
     );
     expect(faults.lost).toEqual(['webhook-edit#1']);
     expect(fake.botMessages(channelId).filter((m) => m.interactionId === ask.id)).toHaveLength(1);

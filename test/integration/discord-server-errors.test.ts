@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/logger.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import type { LostAnswer } from '../fakes/chaos.js';
 import { loseNth } from '../fakes/lost-answers.js';
-import { BOB, stackPerTest } from './discord/stack.js';
+import { BOB, replyEnded, stackPerTest } from './discord/stack.js';
 
 // A 5xx answer to a reply's message write is retried by the bridge's scheduler, never by
 // discord.js itself (whose retry spent the channel's budget unseen and doubled the scheduler's).
@@ -78,9 +78,8 @@ describe('discord.js does not retry a message write answered 5xx', () => {
     const s = await start({ chunkDelayMs: 10, fake: { chaos: loseNth({ create: [1] }, '5xx') } });
     const f = s.fake;
     const { threadId } = s.ask(q, { authorId: BOB });
-    const ended = (m: { components: unknown[] }) => !JSON.stringify(m.components).includes('"Stop"');
     await f.waitUntil(
-      () => f.botMessages(threadId).find((m) => m.content === `You said: ${q}` && ended(m)),
+      () => f.botMessages(threadId).find((m) => m.content === `You said: ${q}` && replyEnded(m)),
       20_000,
       'the final reply',
     );

@@ -76,6 +76,9 @@ export const BOT = 'demo-bot';
 export const ANN = '200000000000000001';
 export const BOB = '200000000000000002';
 
+/** A reply's message once its final write took its Stop button away (until then it may still grow). */
+export const replyEnded = (m: { components: unknown[] }) => !JSON.stringify(m.components).includes('"Stop"');
+
 /** A test file's stacks: `start` starts one, closed after the test that started it. */
 export function stackPerTest(): (opts?: StackOptions) => Promise<Stack> {
   let current: Stack | undefined;
