@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING } from '../../src/emulator/agent-replies.js';
-import {
-  AGENT_PROTOCOLS,
-  AGENT_SOURCES_MD,
-  agentFileName,
-  agentStepTitles,
-  askAgent,
-} from '../support/emulator-agent.js';
+import * as agent from '../support/emulator-agent.js';
 import { type Stack, type StackOptions, stackPerTest } from './discord/stack.js';
 
 // An agent's reply on Discord end to end: fake Discord ⇄ discord.js ⇄ relay ⇄ the REAL upstream
@@ -35,30 +29,30 @@ function expectNoLeak(stack: Stack): void {
   expect(all).not.toContain('{');
 }
 
-describe.each(AGENT_PROTOCOLS)('protocol %s', (protocol) => {
+describe.each(agent.PROTOCOLS)('protocol %s', (protocol) => {
   it('each step as a -# line while it runs; the answer and sources exactly; the image embedded, the file attached', async () => {
-    const { stack, fake, replies, answer } = await ask(askAgent(protocol));
+    const { stack, fake, replies, answer } = await ask(agent.ask(protocol));
     await fake.waitUntil(
-      () => replies()[0]?.content === answer + AGENT_SOURCES_MD,
+      () => replies()[0]?.content === answer + agent.SOURCES_MD,
       20_000,
       'the answer with its sources',
     );
     await fake.waitUntil(() => (replies()[0]?.files.length ?? 0) > 0, 20_000, 'the file');
     expect(replies()).toHaveLength(1);
     const [reply] = replies();
-    for (const title of agentStepTitles(protocol)) expect(written(stack)).toContain(`-# ${title}…`);
+    for (const title of agent.stepTitles(protocol)) expect(written(stack)).toContain(`-# ${title}…`);
     expect(reply?.content).not.toContain('-#');
     expect(reply?.embeds).toEqual([expect.objectContaining({ image: { url: AGENT_IMAGE.url } })]);
     expect(reply?.files.map((f) => [f.filename, Buffer.from(f.bytes).toString()])).toEqual([
-      [agentFileName(protocol), AGENT_FILE_TEXT],
+      [agent.fileName(protocol), AGENT_FILE_TEXT],
     ]);
     expectNoLeak(stack);
   });
 
   it('SHOW_STEPS=off: no step line is ever written; the answer and sources only', async () => {
-    const { stack, fake, replies, answer } = await ask(askAgent(protocol), { relaySettings: { showSteps: false } });
+    const { stack, fake, replies, answer } = await ask(agent.ask(protocol), { relaySettings: { showSteps: false } });
     await fake.waitUntil(
-      () => replies()[0]?.content === answer + AGENT_SOURCES_MD,
+      () => replies()[0]?.content === answer + agent.SOURCES_MD,
       20_000,
       'the answer with its sources',
     );

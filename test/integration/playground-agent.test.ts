@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING } from '../../src/emulator/agent-replies.js';
-import {
-  AGENT_PROTOCOLS,
-  AGENT_SOURCES_MD,
-  agentFileName,
-  agentStepTitles,
-  askAgent,
-} from '../support/emulator-agent.js';
+import * as agent from '../support/emulator-agent.js';
 import { conversationEvents, type EventStream, pageHeaders, playgroundPerBlock, post } from './playground-http.js';
 
 // An agent's reply in the playground, at the HTTP level, through the whole bridge (config from
@@ -59,20 +53,20 @@ function expectNoLeak(turn: Turn): void {
 
 describe('SHOW_STEPS=on (the default)', () => {
   const ask = world({});
-  it.each(AGENT_PROTOCOLS)(
+  it.each(agent.PROTOCOLS)(
     'protocol %s: each step while it runs, the answer and sources exactly, the files offered',
     async (protocol) => {
-      const text = askAgent(protocol);
+      const text = agent.ask(protocol);
       const turn = await ask(text);
-      expect(turn.final.text).toBe(`You said: ${text}${AGENT_SOURCES_MD}`);
-      for (const title of agentStepTitles(protocol))
+      expect(turn.final.text).toBe(`You said: ${text}${agent.SOURCES_MD}`);
+      for (const title of agent.stepTitles(protocol))
         expect(turn.steps.some((list) => list.some((st) => st.title === title && st.state === 'running'))).toBe(true);
       // The line goes away with the last word.
       expect(turn.steps.at(-1)).toEqual([]);
       expect(turn.files).toEqual([
         expect.objectContaining({ url: AGENT_IMAGE.url }),
         expect.objectContaining({
-          name: agentFileName(protocol),
+          name: agent.fileName(protocol),
           dataUrl: `data:text/csv;base64,${Buffer.from(AGENT_FILE_TEXT).toString('base64')}`,
         }),
       ]);
@@ -83,15 +77,15 @@ describe('SHOW_STEPS=on (the default)', () => {
 
 describe('SHOW_STEPS=off, REPLY_FILE_MAX_BYTES=16', () => {
   const ask = world({ SHOW_STEPS: 'off', REPLY_FILE_MAX_BYTES: '16' });
-  it.each(AGENT_PROTOCOLS)(
+  it.each(agent.PROTOCOLS)(
     'protocol %s: no step, the answer and sources only; the CSV over the cap offered by name',
     async (protocol) => {
-      const text = askAgent(protocol);
+      const text = agent.ask(protocol);
       const turn = await ask(text);
-      expect(turn.final.text).toBe(`You said: ${text}${AGENT_SOURCES_MD}`);
+      expect(turn.final.text).toBe(`You said: ${text}${agent.SOURCES_MD}`);
       expect(turn.steps.flat()).toEqual([]);
-      const csv = turn.files.find((f) => f.name === agentFileName(protocol));
-      expect(csv).toEqual({ name: agentFileName(protocol), mime: 'text/csv', size: AGENT_FILE_TEXT.length });
+      const csv = turn.files.find((f) => f.name === agent.fileName(protocol));
+      expect(csv).toEqual({ name: agent.fileName(protocol), mime: 'text/csv', size: AGENT_FILE_TEXT.length });
       expectNoLeak(turn);
     },
   );

@@ -1,15 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.js';
-import {
-  call,
-  conversationEvents,
-  openPage,
-  pageHeaders,
-  type PlaygroundWorld,
-  post,
-  type Session,
-  startPlayground,
-} from './playground-http.js';
+import type { PlaygroundWorld, Session } from './playground-http.js';
+import { call, conversationEvents, openPage, pageHeaders, post, startPlayground } from './playground-http.js';
 
 // The playground on an OpenAI-compatible upstream (issue 40), wired by main.ts as `start` does
 // (the store's transcripts handed to Chat Completions): a streamed reply, a follow-up that
