@@ -1,27 +1,44 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
-import { openBridgeStore } from '../../src/bridge-store.js';
-import { buildConfig, parseRawEnv } from '../../src/config/config.js';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logger.js';
-import { type Bridge, buildBridge } from '../../src/main.js';
+import { existsSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll } from 'vitest';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/index.js';
+import type { Bridge } from '../../src/main.js';
+import { startPlayground } from '../integration/playground-http.js';
 
-// The setup the playground's browser tests share: an emulator, a bridge serving the playground
-// on this machine (its store in a temporary directory), and Debian's Chromium driven through
+// The setup the playground's browser tests share: the playground on this machine as the HTTP
+// tests start it (test/integration/playground-http.ts), and Debian's Chromium driven through
 // puppeteer-core. Each test file starts one in beforeAll and ends it in afterAll.
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const haveChromium = existsSync(CHROMIUM);
 
-/** Chromium, headless, as every browser test launches it. */
-export function launchChromium(): Promise<Browser> {
+/** Chromium, headless, as every browser test launches it (with `extraArgs` a test is about). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', ...extraArgs],
   });
+}
+
+/** Another origin on this machine (another port of 127.0.0.1): the pages an attacker serves. */
+export interface AttackerSite {
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startAttackerSite(
+  serve: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<AttackerSite> {
+  const server = createServer(serve);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 export interface BrowserBridge {
@@ -44,40 +61,54 @@ export interface BrowserBridgeOptions {
 }
 
 export async function startBrowserBridge(opts: BrowserBridgeOptions): Promise<BrowserBridge> {
-  const dir = mkdtempSync(join(tmpdir(), `${opts.name}-`));
-  const emulator = await startEmulator(opts.emulator);
-  const raw = parseRawEnv({
-    CHAT_API_URL: emulator.url,
-    CHAT_API_KEY: 'dev-key',
-    CHAT_BOT_ID: 'demo-bot',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATABASE_PATH: join(dir, 'bridge.db'),
-    STREAM_EDIT_INTERVAL_MS: '100',
-    LOG_LEVEL: 'silent',
-    ...opts.env,
-  });
-  const config = buildConfig(raw, { requirePlatform: false });
-  const root = createLogger({ level: 'silent' });
-  const store = await openBridgeStore(config, root);
-  if (store === undefined) throw new Error('no store');
-  const bridge = await buildBridge(config, store, root, {
-    enabled: true,
-    allowRemote: false,
-    emulator: opts.builtinEmulator === true,
-  });
-  await bridge.start();
+  const world = await startPlayground(
+    { allowRemote: false, emulator: opts.builtinEmulator === true },
+    { STREAM_EDIT_INTERVAL_MS: '100', ...opts.env },
+    { name: opts.name, ...(opts.emulator !== undefined ? { emulator: opts.emulator } : {}) },
+  );
   const browser = await launchChromium();
   return {
-    emulator,
-    bridge,
+    emulator: world.emulator,
+    bridge: world.bridge,
     browser,
-    base: `http://127.0.0.1:${bridge.port}/`,
+    base: `http://127.0.0.1:${world.port}/`,
     async close() {
       await browser.close();
-      await bridge.shutdown();
-      await emulator.close();
-      rmSync(dir, { recursive: true, force: true });
+      await world.close();
     },
   };
+}
+
+/**
+ * Starts a browser bridge before a describe block's tests and closes it after them; its fields
+ * are there once the block's beforeAll ran.
+ */
+export function browserBridgePerBlock(opts: BrowserBridgeOptions): BrowserBridge {
+  const block = {} as BrowserBridge;
+  beforeAll(async () => {
+    Object.assign(block, await startBrowserBridge(opts));
+  }, 60_000);
+  afterAll(() => block.close?.());
+  return block;
+}
+
+/** A new tab on conversation `id` of the playground at `base` (`width` wide, 800 high), once the page loaded it. */
+export async function openConversation(
+  browser: Browser | BrowserContext,
+  base: string,
+  id: string,
+  width: number,
+): Promise<Page> {
+  const page = await browser.newPage();
+  await page.setViewport({ width, height: 800 });
+  await page.goto(`${base}#${id}`);
+  await page.waitForSelector(`body[data-loaded="${id}"]`);
+  return page;
+}
+
+/** Sends `text` as the page's user does, the tab in front (new lines included: the value is set, then Send is clicked). */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  await page.bringToFront();
+  await page.$eval('[aria-label="Message"]', (el, t) => ((el as unknown as { value: string }).value = t), text);
+  await page.click('[aria-label="Send"]');
 }

@@ -1,40 +1,25 @@
-import type { Browser } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.js';
-import { type BrowserBridge, haveChromium, startBrowserBridge } from './browser-bridge.js';
+import { describe, expect, it } from 'vitest';
+import { browserBridgePerBlock, haveChromium } from './browser-bridge.js';
 
 // The playground's bot picker: when BOT_ROUTES names bots besides CHAT_BOT_ID, the page offers
 // them, and a conversation's messages go to the bot picked for it (the upstream says which it
 // got), also after a reload of the page. Real emulator, real bridge, real Chromium.
 
 describe.skipIf(!haveChromium)('playground bot picker in a browser', { timeout: 90_000 }, () => {
-  let env: BrowserBridge | undefined;
-  let emulator: Emulator | undefined;
-  let browser: Browser | undefined;
-  let base = '';
-
-  beforeAll(async () => {
-    env = await startBrowserBridge({
-      name: 'playground-bots',
-      emulator: { bots: ['demo-bot', 'support-bot'] },
-      env: { BOT_ROUTES: 'slack:T1=support-bot' },
-    });
-    ({ emulator, browser, base } = env);
-  }, 60_000);
-
-  afterAll(async () => {
-    await env?.close();
+  const bb = browserBridgePerBlock({
+    name: 'playground-bots',
+    emulator: { bots: ['demo-bot', 'support-bot'] },
+    env: { BOT_ROUTES: 'slack:T1=support-bot' },
   });
 
-  const botsAsked = (message: string) =>
-    (emulator as Emulator).requests.filter((r) => r.message === message).map((r) => r.botId);
+  const botsAsked = (message: string) => bb.emulator.requests.filter((r) => r.message === message).map((r) => r.botId);
 
   for (const width of [1280, 390]) {
     it(`at ${width} px: the routes' bots are offered; the one picked answers the conversation`, async () => {
-      const page = await (browser as Browser).newPage();
+      const page = await bb.browser.newPage();
       await page.setViewport({ width, height: 800 });
       const id = `bots${width}`;
-      await page.goto(`${base}#${id}`);
+      await page.goto(`${bb.base}#${id}`);
       await page.waitForSelector(`body[data-loaded="${id}"] [aria-label="Bot"]`, { visible: true });
       expect(await page.$$eval('[aria-label="Bot"] option', (os) => os.map((o) => o.textContent))).toEqual([
         'demo-bot',

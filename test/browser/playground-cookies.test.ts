@@ -1,30 +1,26 @@
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PlaygroundWorld, startPlayground } from '../integration/playground-http.js';
+import { type AttackerSite, haveChromium, launchChromium, startAttackerSite } from './browser-bridge.js';
 
 // Issue 39 in a real browser: cookies ignore ports, so a page on another port of this host can
 // set cookies of the playground's names. With a narrower path (`Path=/playground`) the browser
 // sends the tossed one first on every API call, and the playground used to take the first one:
 // every call failed for good, across reloads. And the page must not be framed by another origin.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const TOSSED_UID = 'AAAAAAAAAAAAAAAAAAAAAA'; // well-formed: a guess the attacker knows
 
 describe.skipIf(!haveChromium)('playground cookies and framing in a browser', () => {
   let w: PlaygroundWorld;
   let browser: Browser | undefined;
-  let attacker: Server;
+  let attacker: AttackerSite | undefined;
   let target = '';
   let evil = '';
 
   beforeAll(async () => {
     w = await startPlayground({ allowRemote: false });
     target = `http://127.0.0.1:${w.port}`;
-    attacker = createServer((req, res) => {
+    attacker = await startAttackerSite((req, res) => {
       const path = new URL(req.url ?? '/', 'http://attacker').pathname;
       if (path === '/toss') {
         res.writeHead(200, {
@@ -47,18 +43,13 @@ describe.skipIf(!haveChromium)('playground cookies and framing in a browser', ()
       }
       res.writeHead(404).end();
     });
-    await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', () => r()));
-    evil = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-    });
+    evil = attacker.url;
+    browser = await launchChromium(['--no-first-run']);
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise<void>((r) => (attacker ? attacker.close(() => r()) : r()));
+    await attacker?.close();
     await w?.close();
   });
 

@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import puppeteer, { type Browser, type BrowserContext, type Cookie, type Page } from 'puppeteer-core';
+import type { Browser, BrowserContext, Cookie, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { type PlaygroundWorld, startPlayground } from '../integration/playground-http.js';
+import { type AttackerSite, CHROMIUM, haveChromium, launchChromium, startAttackerSite } from './browser-bridge.js';
 
 // Only the playground's own page drives it, in a real browser (issue 29): a page from another
 // origin (another port of this machine, so the browser even sends the playground's SameSite
@@ -13,8 +11,6 @@ import { type PlaygroundWorld, startPlayground } from '../integration/playground
 // resolver) gets nothing; the real page works; two browser contexts are two users, and a
 // refusal shows in the page every time.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
 
 describe.runIf(!haveChromium && inCi)('playground guard in a browser (CI)', () => {
@@ -60,7 +56,7 @@ window.result = 'pending';
 describe.skipIf(!haveChromium)('playground guard in a browser', () => {
   let w: PlaygroundWorld;
   let browser: Browser | undefined;
-  let attacker: Server;
+  let attacker: AttackerSite | undefined;
   let target = '';
   let evil = '';
 
@@ -68,7 +64,7 @@ describe.skipIf(!haveChromium)('playground guard in a browser', () => {
     w = await startPlayground({ allowRemote: false }, { USER_MESSAGES_PER_MINUTE: '2' });
     target = `http://127.0.0.1:${w.port}`;
     const pages = attackerPages(target);
-    attacker = createServer((req, res) => {
+    attacker = await startAttackerSite((req, res) => {
       const url = new URL(req.url ?? '/', 'http://attacker');
       // /link?to=URL: a page with a link, as a chat message or a mail would show one.
       const to = url.searchParams.get('to');
@@ -77,26 +73,18 @@ describe.skipIf(!haveChromium)('playground guard in a browser', () => {
       res.writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html' });
       res.end(html ?? '');
     });
-    await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', () => r()));
-    evil = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--no-first-run',
-        // DNS rebinding without DNS: the browser resolves attacker.test to this machine.
-        '--host-resolver-rules=MAP attacker.test 127.0.0.1',
-      ],
-    });
+    evil = attacker.url;
+    browser = await launchChromium([
+      '--disable-background-networking',
+      '--no-first-run',
+      // DNS rebinding without DNS: the browser resolves attacker.test to this machine.
+      '--host-resolver-rules=MAP attacker.test 127.0.0.1',
+    ]);
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise<void>((r) => (attacker ? attacker.close(() => r()) : r()));
+    await attacker?.close();
     await w?.close();
   });
 

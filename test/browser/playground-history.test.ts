@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import type { Browser, Page } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserBridge, haveChromium, startBrowserBridge } from './browser-bridge.js';
+import type { Page } from 'puppeteer-core';
+import { describe, expect, it } from 'vitest';
+import { browserBridgePerBlock, haveChromium, sendMessage } from './browser-bridge.js';
 
 // Issue 41 in a real browser, at a desktop width and a phone's: Retry on a failed reply replaces
 // it (one message, one answer, also after a reload), and a reply's sources and files are shown
@@ -19,33 +19,19 @@ const LOG = `[...document.querySelectorAll('#log > .msg')].map((e) => [
 ])`;
 
 describe.skipIf(!haveChromium)('playground history in a browser (issue 41)', { timeout: 90_000 }, () => {
-  let env: BrowserBridge | undefined;
-
-  beforeAll(async () => {
-    env = await startBrowserBridge({ name: 'playground-history', env: { USER_MESSAGES_PER_MINUTE: '1000' } });
-  }, 60_000);
-
-  afterAll(async () => {
-    await env?.close();
-  });
+  const env = browserBridgePerBlock({ name: 'playground-history', env: { USER_MESSAGES_PER_MINUTE: '1000' } });
 
   /** A page on conversation `id`, closed after `use` whatever happens (a browser holds 4 streams at most). */
   const withPage = async (id: string, width: number, use: (page: Page) => Promise<void>): Promise<void> => {
-    const page = await (env?.browser as Browser).newPage();
+    const page = await env.browser.newPage();
     try {
       await page.setViewport({ width, height: 800 });
-      await page.goto(`${env?.base}#${id}`);
+      await page.goto(`${env.base}#${id}`);
       await page.waitForSelector(`body[data-loaded="${id}"]`);
       await use(page);
     } finally {
       await page.close();
     }
-  };
-
-  const send = async (page: Page, text: string): Promise<void> => {
-    await page.bringToFront();
-    await page.$eval('[aria-label="Message"]', (el, t) => ((el as unknown as { value: string }).value = t), text);
-    await page.click('[aria-label="Send"]');
   };
 
   const reload = async (page: Page, id: string): Promise<void> => {
@@ -61,10 +47,10 @@ describe.skipIf(!haveChromium)('playground history in a browser (issue 41)', { t
       it(`at ${width} px: Retry after a ${fault.name} replaces the failed reply, also after a reload`, async () => {
         const id = `retry${fault.name === 'refusal' ? 'r' : 'e'}${width}`;
         await withPage(id, width, async (page) => {
-          await send(page, 'an earlier question');
+          await sendMessage(page, 'an earlier question');
           await page.waitForSelector('[data-reply][data-state="final"]', { timeout: 20_000 });
-          env?.emulator.injectFault({ ...fault.fault, endpoint: 'any' });
-          await send(page, 'try me');
+          env.emulator.injectFault({ ...fault.fault, endpoint: 'any' });
+          await sendMessage(page, 'try me');
           const retry = await page.waitForSelector('[data-reply][data-state="error"] [aria-label="Retry"]', {
             timeout: 20_000,
           });
@@ -90,7 +76,7 @@ describe.skipIf(!haveChromium)('playground history in a browser (issue 41)', { t
     it(`at ${width} px: a reply's sources and files are shown again after a reload`, async () => {
       const id = `kept${width}`;
       await withPage(id, width, async (page) => {
-        await send(page, 'show your work [sources] [file]');
+        await sendMessage(page, 'show your work [sources] [file]');
         await page.waitForSelector('[data-reply][data-state="final"] .files a', { timeout: 20_000 });
         const shown = `(() => {
         const e = document.querySelector('[data-reply]');
@@ -116,7 +102,7 @@ describe.skipIf(!haveChromium)('playground history in a browser (issue 41)', { t
     it(`at ${width} px: an agent reply's steps, folded into a list when it ends, are shown the same after a reload`, async () => {
       const id = `steps${width}`;
       await withPage(id, width, async (page) => {
-        await send(page, 'work it out [steps]');
+        await sendMessage(page, 'work it out [steps]');
         await page.waitForSelector('[data-reply][data-state="final"] details.steps', { timeout: 20_000 });
         const steps = `(() => {
         const e = document.querySelector('[data-reply] details.steps');

@@ -3,12 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBridgeStore } from '../../src/bridge-store.js';
-import { buildConfig, parseRawEnv } from '../../src/config/config.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logger.js';
-import { type Bridge, buildBridge } from '../../src/main.js';
-import { CHROMIUM, haveChromium, launchChromium } from './browser-bridge.js';
+import { type PlaygroundWorld, startPlayground } from '../integration/playground-http.js';
+import { CHROMIUM, haveChromium, launchChromium, openConversation, sendMessage } from './browser-bridge.js';
 
 // The playground page in a real browser (Debian's chromium through puppeteer-core, as in
 // playground.test.ts): what a reply renders to (tables, numbered lists, links, inert markup), the
@@ -24,71 +21,43 @@ describe.runIf(!haveChromium && inCi)('playground page in a browser (CI)', () =>
   });
 });
 
-/** A bridge running the playground on `port` (0: any), its store in `db`, against `upstream`. */
-async function startBridge(upstream: string, db: string, port = 0): Promise<Bridge> {
-  const raw = parseRawEnv({
-    CHAT_API_URL: upstream,
-    CHAT_API_KEY: 'dev-key',
-    CHAT_BOT_ID: 'demo-bot',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATABASE_PATH: db,
-    STREAM_EDIT_INTERVAL_MS: '100',
-    LOG_LEVEL: 'silent',
-  });
-  const config = buildConfig(raw, { requirePlatform: false });
-  const root = createLogger({ level: 'silent' });
-  const store = await openBridgeStore(config, root);
-  if (store === undefined) throw new Error('no store');
-  const bridge = await buildBridge(config, store, root, { enabled: true, allowRemote: false, emulator: false });
-  await bridge.start();
-  return bridge;
-}
+/** The playground on `port` (0: any) against `emulator`, its store in `dir` (kept by close: a restart reuses it). */
+const startBridge = (emulator: Emulator, dir: string, port = 0): Promise<PlaygroundWorld> =>
+  startPlayground(
+    { allowRemote: false },
+    { PORT: String(port), STREAM_EDIT_INTERVAL_MS: '100' },
+    { reuse: { dir, emulator } },
+  );
 
 // A page load and a reply take seconds on a busy machine: a minute and a half per test.
 describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000 }, () => {
   let emulator: Emulator | undefined;
-  let bridge: Bridge | undefined;
+  let bridge: PlaygroundWorld | undefined;
   let browser: Browser | undefined;
   let base = '';
   let dir = '';
-  let db = '';
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'playground-page-'));
-    db = join(dir, 'bridge.db');
     emulator = await startEmulator();
-    bridge = await startBridge(emulator.url, db);
+    bridge = await startBridge(emulator, dir);
     base = `http://127.0.0.1:${bridge.port}/`;
     browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await bridge?.shutdown();
+    await bridge?.close();
     await emulator?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const openConversation = async (id: string, width = 1000): Promise<Page> => {
-    const page = await (browser as Browser).newPage();
-    await page.setViewport({ width, height: 800 });
-    await page.goto(`${base}#${id}`);
-    await page.waitForSelector(`body[data-loaded="${id}"]`);
-    return page;
-  };
-
-  /** Types a message (new lines included: the value is set, then Send is clicked). */
-  const send = async (page: Page, text: string): Promise<void> => {
-    await page.bringToFront();
-    await page.$eval('[aria-label="Message"]', (el, t) => ((el as unknown as { value: string }).value = t), text);
-    await page.click('[aria-label="Send"]');
-  };
+  const open = (id: string, width = 1000) => openConversation(browser as Browser, base, id, width);
 
   const finalReply = (page: Page) => page.waitForSelector('[data-reply][data-state="final"]', { timeout: 20_000 });
 
   it('a Markdown table renders as a table with every cell, and grows row by row while it streams', async () => {
-    const page = await openConversation('table');
+    const page = await open('table');
     // Rows of the table at every change of the page, from before the send (a busy machine may
     // be slow to start watching) until the reply is final.
     await page.evaluate(`window.rows = [];
@@ -96,7 +65,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
         const el = document.querySelector('[data-reply]');
         if (el) window.rows.push(el.querySelectorAll('tbody tr').length);
       }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true })`);
-    await send(page, '[table 12] [cols 4] [chunks 12] [delay 150]');
+    await sendMessage(page, '[table 12] [cols 4] [chunks 12] [delay 150]');
     await finalReply(page);
     const rows = (await page.evaluate('window.rows')) as number[];
     expect(rows).toEqual([...rows].sort((a, b) => a - b));
@@ -116,8 +85,8 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
   });
 
   it('numbered lists are numbered, also when a paragraph breaks them; code and links render', async () => {
-    const page = await openConversation('lists');
-    await send(
+    const page = await open('lists');
+    await sendMessage(
       page,
       'steps\n\n1. first\n2. second\n\nA paragraph between.\n\n3. third\n\n- a bullet\n\n```\nconst x = 1;\n```\n\nSee [the docs](https://example.com/docs) and `inline`.',
     );
@@ -145,7 +114,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
   });
 
   it('markup and script links in a reply stay inert', async () => {
-    const page = await openConversation('xss');
+    const page = await open('xss');
     const payloads = [
       '<img src=x onerror="window.pwned=1">',
       '<script>window.pwned=2</script>',
@@ -158,7 +127,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
       '![tracker](https://example.com/t.png)',
       '[data](data:text/html,<script>window.pwned=9</script>)',
     ];
-    await send(page, payloads.join('\n\n'));
+    await sendMessage(page, payloads.join('\n\n'));
     await finalReply(page);
     // In what the assistant wrote (the page's own controls are SVG icons).
     const body = '[data-reply] .body';
@@ -175,15 +144,15 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
 
   for (const width of [390, 360]) {
     it(`a ${width} px window is usable: a wide message box, the list in a drawer, nothing wider than the window`, async () => {
-      const page = await openConversation(`narrow${width}`, width);
+      const page = await open(`narrow${width}`, width);
       const box = await page.$eval('[aria-label="Message"]', (e) => e.getBoundingClientRect().width);
       expect(box).toBeGreaterThanOrEqual(250);
       // The conversation list is out of the way until asked for.
       const drawerShown = `getComputedStyle(document.getElementById('sidebar')).visibility === 'visible'`;
       expect(await page.evaluate(drawerShown)).toBe(false);
-      await send(page, `${'x'.repeat(400)}\n\n\`\`\`\n${'wide code '.repeat(40)}\n\`\`\`\n\n[table 3] [cols 8]`);
+      await sendMessage(page, `${'x'.repeat(400)}\n\n\`\`\`\n${'wide code '.repeat(40)}\n\`\`\`\n\n[table 3] [cols 8]`);
       await finalReply(page);
-      await send(page, `word ${'y'.repeat(300)} and a https://example.com/${'z'.repeat(200)}`);
+      await sendMessage(page, `word ${'y'.repeat(300)} and a https://example.com/${'z'.repeat(200)}`);
       await page.waitForFunction(
         'document.querySelectorAll(\'[data-reply][data-state="final"]\').length === 2 && document.querySelector(\'.msg.user[data-state="sent"]\')',
       );
@@ -212,8 +181,8 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
   }
 
   it('a stopped reply is still stopped, and says so once, after a reload', async () => {
-    const page = await openConversation('stopreload');
-    await send(page, 'please stop [long 3000] [chunks 100] [delay 200]');
+    const page = await open('stopreload');
+    await sendMessage(page, 'please stop [long 3000] [chunks 100] [delay 200]');
     const stop = await page.waitForSelector('[data-reply][data-state="streaming"] [aria-label="Stop"]');
     // The reply grows above its Stop with every chunk: on a busy machine a click at the button's
     // coordinates can land on text that moved there meanwhile. A DOM click presses this button.
@@ -240,8 +209,8 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
   });
 
   it('a failed first message is shown with its error after a reload', async () => {
-    const page = await openConversation('failreload');
-    await send(page, 'break [status 500]');
+    const page = await open('failreload');
+    await sendMessage(page, 'break [status 500]');
     await page.waitForSelector('[data-reply][data-state="error"]', { timeout: 20_000 });
     await page.reload();
     await page.waitForSelector('body[data-loaded="failreload"] [data-reply][data-state="error"]');
@@ -252,17 +221,17 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
 
   // Last: these stop and restart the bridge and the emulator on the same port and store.
   it('a message sent while the bridge is down is marked not sent; "Send again" sends it once it is back', async () => {
-    const page = await openConversation('downsend');
+    const page = await open('downsend');
     const port = bridge?.port ?? 0;
-    await bridge?.shutdown();
+    await bridge?.close();
     bridge = undefined;
     await page.waitForSelector('#connection:not([hidden])');
-    await send(page, 'are you there');
+    await sendMessage(page, 'are you there');
     const note = await page.waitForSelector('.msg.user[data-state="unsent"] .note');
     expect(await note?.evaluate((e) => e.textContent)).toMatch(/^Not sent: the bridge did not answer/);
     expect(await page.$$('[data-reply]')).toHaveLength(0);
 
-    bridge = await startBridge((emulator as Emulator).url, db, port);
+    bridge = await startBridge(emulator as Emulator, dir, port);
     await page.click('.msg.user[data-state="unsent"] [aria-label="Send again"]');
     await page.waitForSelector('.msg.user[data-state="sent"]');
     await finalReply(page);
@@ -273,8 +242,8 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
   });
 
   it('a conversation the upstream cannot be read for, or no longer knows, says so with a way on', async () => {
-    const page = await openConversation('forgotten');
-    await send(page, 'remember me');
+    const page = await open('forgotten');
+    await sendMessage(page, 'remember me');
     await finalReply(page);
 
     // The upstream is down: the conversation cannot be read; "Try again" is offered.
@@ -286,9 +255,9 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
 
     // A new emulator (as after restarting npm start): it has never heard of the conversation.
     const port = bridge?.port ?? 0;
-    await bridge?.shutdown();
+    await bridge?.close();
     emulator = await startEmulator();
-    bridge = await startBridge(emulator.url, db, port);
+    bridge = await startBridge(emulator, dir, port);
     await page.click('[aria-label="Try again"]');
     const gone = await page.waitForSelector('body[data-loaded="forgotten"] [data-notice="gone"]');
     expect(await gone?.evaluate((e) => e.textContent)).toMatch(
@@ -301,7 +270,7 @@ describe.skipIf(!haveChromium)('playground page in a browser', { timeout: 90_000
     ]);
 
     // Writing on starts it afresh upstream.
-    await send(page, 'hello again');
+    await sendMessage(page, 'hello again');
     await page.waitForFunction('document.querySelectorAll(\'[data-reply][data-state="final"]\').length === 2', {
       timeout: 20_000,
     });

@@ -1,9 +1,8 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.js';
-import { type BrowserBridge, CHROMIUM, haveChromium, startBrowserBridge } from './browser-bridge.js';
+import type { Page } from 'puppeteer-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { browserBridgePerBlock, CHROMIUM, haveChromium, openConversation, sendMessage } from './browser-bridge.js';
 
 // The playground as a chat product, in a real browser (Debian's chromium through puppeteer-core,
 // as in playground.test.ts), at a desktop width and a phone's: the welcome screen and its prompts,
@@ -26,42 +25,18 @@ const WIDTHS = [1280, 390] as const;
 
 // A page load and a reply take seconds on a busy machine: a minute and a half per test.
 describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_000 }, () => {
-  let env: BrowserBridge | undefined;
-  let emulator: Emulator | undefined;
-  let browser: Browser | undefined;
-  let base = '';
-
-  beforeAll(async () => {
-    // As `npm start` with no CHAT_API_URL: the page is told the built-in emulator answers. One
-    // browser sends every message of this file within a minute or two: no per-user limit here.
-    env = await startBrowserBridge({
-      name: 'playground-product',
-      builtinEmulator: true,
-      env: { USER_MESSAGES_PER_MINUTE: '1000' },
-    });
-    ({ emulator, browser, base } = env);
-    await browser
-      .defaultBrowserContext()
-      .overridePermissions(new URL(base).origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
-  }, 60_000);
-
-  afterAll(async () => {
-    await env?.close();
+  // As `npm start` with no CHAT_API_URL: the page is told the built-in emulator answers. One
+  // browser sends every message of this file within a minute or two: no per-user limit here.
+  const bb = browserBridgePerBlock({
+    name: 'playground-product',
+    builtinEmulator: true,
+    env: { USER_MESSAGES_PER_MINUTE: '1000' },
   });
-
-  const openConversation = async (id: string, width: number): Promise<Page> => {
-    const page = await (browser as Browser).newPage();
-    await page.setViewport({ width, height: 800 });
-    await page.goto(`${base}#${id}`);
-    await page.waitForSelector(`body[data-loaded="${id}"]`);
-    return page;
-  };
-
-  const send = async (page: Page, text: string): Promise<void> => {
-    await page.bringToFront();
-    await page.$eval('[aria-label="Message"]', (el, t) => ((el as unknown as { value: string }).value = t), text);
-    await page.click('[aria-label="Send"]');
-  };
+  beforeAll(() =>
+    bb.browser
+      .defaultBrowserContext()
+      .overridePermissions(new URL(bb.base).origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']),
+  );
 
   const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `playground-${name}.png`) });
 
@@ -73,7 +48,7 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
   for (const width of WIDTHS) {
     describe(`at ${width} px`, () => {
       it('an empty conversation shows a welcome screen; a suggested prompt sends itself and gets a reply', async () => {
-        const page = await openConversation(`welcome${width}`, width);
+        const page = await openConversation(bb.browser, bb.base, `welcome${width}`, width);
         await page.waitForSelector('#welcome:not([hidden])');
         // The built-in emulator answers: its commands are the prompts, its hint is shown.
         const prompts = await page.$$eval('#prompts button', (bs) => bs.map((b) => b.textContent));
@@ -96,7 +71,7 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
       });
 
       it('the typing indicator and Stop show from the send, before the first word arrives', async () => {
-        const page = await openConversation(`typing${width}`, width);
+        const page = await openConversation(bb.browser, bb.base, `typing${width}`, width);
         // Seen on every change of the page from before the send (a busy machine may be slow to
         // look): the typing indicator with its Stop while no reply exists yet.
         await page.evaluate(`window.early = false;
@@ -105,7 +80,7 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
               && !document.querySelector('[data-reply]')) window.early = true;
           }).observe(document.body, { subtree: true, childList: true, attributes: true })`);
         // One chunk, after 3 s: nothing of the reply exists until then.
-        await send(page, 'slow to start [chunks 1] [delay 3000]');
+        await sendMessage(page, 'slow to start [chunks 1] [delay 3000]');
         await page.waitForFunction('window.early === true');
         await shot(page, `typing-${width}`);
         await page.waitForSelector('[data-reply][data-state="final"]', { timeout: 20_000 });
@@ -117,8 +92,8 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
       });
 
       it('Escape stops a reply before its first word, and one that streams', async () => {
-        const page = await openConversation(`escape${width}`, width);
-        await send(page, 'never mind [chunks 1] [delay 20000]');
+        const page = await openConversation(bb.browser, bb.base, `escape${width}`, width);
+        await sendMessage(page, 'never mind [chunks 1] [delay 20000]');
         await page.waitForSelector('[data-pending][data-turn]');
         await page.keyboard.press('Escape');
         // Stopped before a word: said where the reply would have been; no reply text comes.
@@ -126,7 +101,7 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
         expect(await page.$$('[data-pending]')).toHaveLength(0);
         expect(await page.$('[data-reply][data-state="final"]')).toBeNull();
 
-        await send(page, 'go on [long 3000] [chunks 100] [delay 200]');
+        await sendMessage(page, 'go on [long 3000] [chunks 100] [delay 200]');
         await page.waitForSelector('[data-reply][data-state="streaming"] [aria-label="Stop"]', { timeout: 20_000 });
         await page.keyboard.press('Escape');
         await page.waitForSelector('[data-reply][data-state="stopped"]', { timeout: 20_000 });
@@ -142,8 +117,8 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
       });
 
       it('copy buttons copy a message and a code block; code is highlighted', async () => {
-        const page = await openConversation(`copy${width}`, width);
-        await send(page, 'code:\n\n```ts\nconst answer = 42; // the answer\nconsole.log("hi");\n```');
+        const page = await openConversation(bb.browser, bb.base, `copy${width}`, width);
+        await sendMessage(page, 'code:\n\n```ts\nconst answer = 42; // the answer\nconsole.log("hi");\n```');
         await page.waitForSelector('[data-reply][data-state="final"] .code-block', { timeout: 20_000 });
         const tokens = await page.$$eval('[data-reply] pre code span', (spans) =>
           spans.map((s) => [s.className, s.textContent]),
@@ -173,10 +148,10 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
       });
 
       it('Retry after a failed reply sends the message again and gets a reply', async () => {
-        const page = await openConversation(`retry${width}`, width);
+        const page = await openConversation(bb.browser, bb.base, `retry${width}`, width);
         // The upstream refuses the next request once (400: the bridge does not retry it itself).
-        emulator?.injectFault({ status: 400, times: 1, endpoint: 'any' });
-        await send(page, 'try me');
+        bb.emulator.injectFault({ status: 400, times: 1, endpoint: 'any' });
+        await sendMessage(page, 'try me');
         const retry = await page.waitForSelector('[data-reply][data-state="error"] [aria-label="Retry"]', {
           timeout: 20_000,
         });
@@ -192,8 +167,8 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
       });
 
       it('a vote is shown again after a reload', async () => {
-        const page = await openConversation(`vote${width}`, width);
-        await send(page, 'rate me');
+        const page = await openConversation(bb.browser, bb.base, `vote${width}`, width);
+        await sendMessage(page, 'rate me');
         const down = await page.waitForSelector('[data-reply][data-state="final"] [aria-label="Bad reply"]', {
           timeout: 20_000,
         });
@@ -208,14 +183,14 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
       });
 
       it('sending while scrolled up brings the log down to the new message', async () => {
-        const page = await openConversation(`scroll${width}`, width);
-        await send(page, '[long 5000] [chunks 10]');
+        const page = await openConversation(bb.browser, bb.base, `scroll${width}`, width);
+        await sendMessage(page, '[long 5000] [chunks 10]');
         await page.waitForFunction(
           "[...document.querySelectorAll('[data-reply]')].length >= 2 && [...document.querySelectorAll('[data-reply]')].every((e) => e.dataset.state === 'final')",
           { timeout: 20_000 },
         );
         await page.evaluate("document.getElementById('log').scrollTop = 0");
-        await send(page, 'down here');
+        await sendMessage(page, 'down here');
         await page.waitForFunction(
           "(() => { const l = document.getElementById('log'); return l.scrollHeight - l.scrollTop - l.clientHeight < 48; })()",
         );
@@ -234,8 +209,8 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
   }
 
   it('a reload before the first word shows the typing indicator again, and its Stop still stops', async () => {
-    const page = await openConversation('reloadtyping', 1280);
-    await send(page, 'patience [chunks 1] [delay 30000]');
+    const page = await openConversation(bb.browser, bb.base, 'reloadtyping', 1280);
+    await sendMessage(page, 'patience [chunks 1] [delay 30000]');
     await page.waitForSelector('[data-pending][data-turn]');
     await page.reload();
     await page.waitForSelector('body[data-loaded="reloadtyping"] [data-pending][data-turn] .typing');
@@ -248,12 +223,12 @@ describe.skipIf(!haveChromium)('playground product in a browser', { timeout: 90_
 
   it('the icon: /favicon.ico and the one the page names answer 200', async () => {
     for (const path of ['favicon.ico', 'playground/icon.svg']) {
-      const r = await fetch(base + path);
+      const r = await fetch(bb.base + path);
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toBe('image/svg+xml');
       expect(await r.text()).toMatch(/^<svg /);
     }
-    const page = await openConversation('icon', 1280);
+    const page = await openConversation(bb.browser, bb.base, 'icon', 1280);
     expect(await page.$eval('link[rel="icon"]', (e) => e.getAttribute('href'))).toBe('/playground/icon.svg');
     await page.close();
   });

@@ -124,3 +124,35 @@ export class FakeChat implements ChatService {
     return { reply: this.script(req, this.requests.length), conv };
   }
 }
+
+/** A FakeChat (Form B) that answers every request with `events`. */
+export function scriptedChat(events: ScriptedEvent[]): FakeChat {
+  const chat = new FakeChat('b');
+  chat.script = () => ({ events });
+  return chat;
+}
+
+/** A pause a scripted stream waits at (a `gate` event) until the test opens it. */
+export function gate(): { promise: Promise<void>; open(): void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+/**
+ * The agent reply the platform tests show (test/integration/*-agent.test.ts): two tool calls, the
+ * second running until `tool` resolves, two sources, the answer "Hello world.".
+ */
+export function weatherAgentReply(tool: Promise<void>): ScriptedEvent[] {
+  return [
+    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'running' } },
+    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'done' } },
+    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'running' } },
+    { type: 'gate', gate: tool },
+    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'done' } },
+    { type: 'source', source: { url: 'https://example.com/a', title: 'Example A' } },
+    { type: 'source', source: { url: 'https://b.example.org/x' } },
+    { type: 'text', text: 'Hello ' },
+    { type: 'text', text: 'world.' },
+  ];
+}

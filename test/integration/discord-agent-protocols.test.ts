@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING, AGENT_TOOLS } from '../../src/emulator/agent-replies.js';
-import { mention } from './discord/harness.js';
-import { type Stack, type StackOptions, startStack } from './discord/stack.js';
+import { describe, expect, it } from 'vitest';
+import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING } from '../../src/emulator/agent-replies.js';
+import * as agent from '../support/emulator-agent.js';
+import { type Stack, type StackOptions, stackPerTest } from './discord/stack.js';
 
 // An agent's reply on Discord end to end: fake Discord ⇄ discord.js ⇄ relay ⇄ the REAL upstream
 // client ⇄ the emulator answering `[agent]` in each agent protocol (and the seed's named events):
@@ -9,29 +9,12 @@ import { type Stack, type StackOptions, startStack } from './discord/stack.js';
 // step shows as a `-#` line; the final message is the answer exactly (no reasoning, arguments or
 // tool output) with the sources as links, the image as an embed and the CSV attached.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
-const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', 'seed'] as const;
-/** Paced so each step runs for a while (several edit intervals), the text in two pieces. */
-const ASK = (protocol: string) =>
-  `${protocol === 'seed' ? '' : `[protocol ${protocol}] `}[agent] [chunks 2] [delay 400]`;
-const SOURCES =
-  '\n\n**Sources**\n1. [Streaming replies](<https://example.com/docs/streaming>)\n2. [Weather in Paris](<https://example.org/weather/paris>)';
-/** The protocols name a step by its tool; the seed's `status` events carry a title for people. */
-const stepTitles = (protocol: string) => AGENT_TOOLS.map((t) => (protocol === 'seed' ? t.title : t.name));
-/** AI SDK's `file` part carries no name: the bridge names the CSV by its type. */
-const fileName = (protocol: string) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
+const start = stackPerTest();
 
 async function ask(text: string, opts: StackOptions = {}) {
-  s = await startStack({ chunkDelayMs: 2, ...opts });
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, text), mentionsBot: true });
-  const threadId = String(user.id);
+  const s = await start({ chunkDelayMs: 2, ...opts });
+  const { fake } = s;
+  const { threadId } = s.ask(text);
   const replies = () => fake.botMessages(threadId).filter((m) => !m.ephemeral);
   const answer = `You said: ${text}`;
   return { stack: s, fake, threadId, replies, answer };
@@ -46,25 +29,33 @@ function expectNoLeak(stack: Stack): void {
   expect(all).not.toContain('{');
 }
 
-describe.each(PROTOCOLS)('protocol %s', (protocol) => {
+describe.each(agent.PROTOCOLS)('protocol %s', (protocol) => {
   it('each step as a -# line while it runs; the answer and sources exactly; the image embedded, the file attached', async () => {
-    const { stack, fake, replies, answer } = await ask(ASK(protocol));
-    await fake.waitUntil(() => replies()[0]?.content === answer + SOURCES, 20_000, 'the answer with its sources');
+    const { stack, fake, replies, answer } = await ask(agent.ask(protocol));
+    await fake.waitUntil(
+      () => replies()[0]?.content === answer + agent.SOURCES_MD,
+      20_000,
+      'the answer with its sources',
+    );
     await fake.waitUntil(() => (replies()[0]?.files.length ?? 0) > 0, 20_000, 'the file');
     expect(replies()).toHaveLength(1);
     const [reply] = replies();
-    for (const title of stepTitles(protocol)) expect(written(stack)).toContain(`-# ${title}…`);
+    for (const title of agent.stepTitles(protocol)) expect(written(stack)).toContain(`-# ${title}…`);
     expect(reply?.content).not.toContain('-#');
     expect(reply?.embeds).toEqual([expect.objectContaining({ image: { url: AGENT_IMAGE.url } })]);
     expect(reply?.files.map((f) => [f.filename, Buffer.from(f.bytes).toString()])).toEqual([
-      [fileName(protocol), AGENT_FILE_TEXT],
+      [agent.fileName(protocol), AGENT_FILE_TEXT],
     ]);
     expectNoLeak(stack);
   });
 
   it('SHOW_STEPS=off: no step line is ever written; the answer and sources only', async () => {
-    const { stack, fake, replies, answer } = await ask(ASK(protocol), { relaySettings: { showSteps: false } });
-    await fake.waitUntil(() => replies()[0]?.content === answer + SOURCES, 20_000, 'the answer with its sources');
+    const { stack, fake, replies, answer } = await ask(agent.ask(protocol), { relaySettings: { showSteps: false } });
+    await fake.waitUntil(
+      () => replies()[0]?.content === answer + agent.SOURCES_MD,
+      20_000,
+      'the answer with its sources',
+    );
     expect(replies()).toHaveLength(1);
     expect(written(stack).filter((c) => c.includes('-#'))).toEqual([]);
     expectNoLeak(stack);

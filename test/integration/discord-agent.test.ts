@@ -1,63 +1,28 @@
-import { afterEach, expect, it } from 'vitest';
-import { FakeChat, type ScriptedEvent } from '../fakes/fake-chat.js';
-import { mention } from './discord/harness.js';
-import { type Stack, type StackOptions, startStack } from './discord/stack.js';
+import { expect, it } from 'vitest';
+import { FakeChat, gate, type ScriptedEvent, scriptedChat, weatherAgentReply } from '../fakes/fake-chat.js';
+import { type StackOptions, stackPerTest } from './discord/stack.js';
 
 // An agent's reply on Discord, through real discord.js against the fake Discord and the real
 // relay, writer and sink, the upstream a scripted agent stream: the running step as a `-#` line
 // while its tool runs, edited in place and gone at the end; the answer exactly; the sources as a
 // numbered list of links Discord shows without previews; an image URL as an embed image.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const start = stackPerTest();
 
-const ANN = '200000000000000001';
 const ANSWER =
   'Hello world.\n\n**Sources**\n1. [Example A](<https://example.com/a>)\n2. [b.example.org](<https://b.example.org/x>)';
 
-function gate(): { promise: Promise<void>; open(): void } {
-  let open = () => {};
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
-
-/** Two tool calls (the second running until `tool` opens), two sources, the answer. */
-function agentReply(tool: Promise<void>): ScriptedEvent[] {
-  return [
-    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'running' } },
-    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'done' } },
-    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'running' } },
-    { type: 'gate', gate: tool },
-    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'done' } },
-    { type: 'source', source: { url: 'https://example.com/a', title: 'Example A' } },
-    { type: 'source', source: { url: 'https://b.example.org/x' } },
-    { type: 'text', text: 'Hello ' },
-    { type: 'text', text: 'world.' },
-  ];
-}
-
 async function ask(events: ScriptedEvent[], opts: StackOptions = {}) {
-  const chat = new FakeChat('b');
-  chat.script = () => ({ events });
-  s = await startStack({ ...opts, chat });
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'weather?'),
-    mentionsBot: true,
-  });
-  const threadId = String(user.id);
+  const stack = await start({ ...opts, chat: scriptedChat(events) });
+  const { fake } = stack;
+  const { threadId } = stack.ask('weather?');
   const replies = () => fake.botMessages(threadId).filter((m) => !m.ephemeral);
-  return { stack: s, fake, threadId, replies };
+  return { stack, fake, threadId, replies };
 }
 
 it('the running step shows as a -# line while its tool runs; the answer and its sources replace it', async () => {
   const tool = gate();
-  const { fake, replies } = await ask(agentReply(tool.promise));
+  const { fake, replies } = await ask(weatherAgentReply(tool.promise));
   await fake.waitUntil(() => replies()[0]?.content === '-# get_weather…', 10_000, 'the step line');
   tool.open();
   await fake.waitUntil(() => replies()[0]?.content === ANSWER, 10_000, 'the answer with its sources');
@@ -75,7 +40,7 @@ it('the running step shows as a -# line while its tool runs; the answer and its 
 it('SHOW_STEPS=off: no step line is ever written; the answer and its sources only', async () => {
   const tool = gate();
   tool.open();
-  const { fake, replies } = await ask(agentReply(tool.promise), { relaySettings: { showSteps: false } });
+  const { fake, replies } = await ask(weatherAgentReply(tool.promise), { relaySettings: { showSteps: false } });
   await fake.waitUntil(() => replies()[0]?.content === ANSWER, 10_000, 'the answer with its sources');
   const ids = new Set(replies().map((m) => m.id));
   expect(
@@ -87,7 +52,7 @@ it('SHOW_STEPS=off: no step line is ever written; the answer and its sources onl
 it('SHOW_SOURCES=off: the answer alone', async () => {
   const tool = gate();
   tool.open();
-  const { fake, replies } = await ask(agentReply(tool.promise), { relaySettings: { showSources: false } });
+  const { fake, replies } = await ask(weatherAgentReply(tool.promise), { relaySettings: { showSources: false } });
   await fake.waitUntil(() => replies()[0]?.content === 'Hello world.', 10_000, 'the answer');
   expect(replies()).toHaveLength(1);
 });
@@ -118,26 +83,16 @@ it('a file sent as bytes arrives as an attachment (multipart); one Discord refus
         : { type: 'file', file: { name: 'huge.bin', size: big.length, data: big } },
     ],
   });
-  s = await startStack({ chat });
-  const { fake, channelId } = s;
-  const first = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'report?'),
-    mentionsBot: true,
-  });
-  const reply1 = () => fake.botMessages(String(first.id))[0];
+  const s = await start({ chat });
+  const { fake } = s;
+  const first = s.ask('report?');
+  const reply1 = () => fake.botMessages(first.threadId)[0];
   await fake.waitUntil(() => (reply1()?.files.length ?? 0) > 0, 10_000, 'the attachment');
   expect(reply1()?.content).toBe('Your report.');
   expect(reply1()?.files).toEqual([{ filename: 'report.pdf', bytes: [...bytes] }]);
 
-  const second = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'all of it'),
-    mentionsBot: true,
-  });
-  const reply2 = () => fake.botMessages(String(second.id))[0];
+  const second = s.ask('all of it');
+  const reply2 = () => fake.botMessages(second.threadId)[0];
   const named = 'Your report.\n\n📎 huge.bin (10.0 MB) (not attached)';
   await fake.waitUntil(() => reply2()?.content === named, 10_000, 'the file named');
   expect(reply2()?.files).toEqual([]);

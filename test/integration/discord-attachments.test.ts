@@ -1,40 +1,25 @@
-import { afterEach, expect, it } from 'vitest';
-import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { expect, it } from 'vitest';
+import { stackPerTest } from './discord/stack.js';
 
 // Files on Discord messages, end to end: real discord.js receives MESSAGE_CREATE with
 // attachments, the connector downloads them from the fake's CDN, the relay composes the upstream
 // message, the emulator records what it got.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const start = stackPerTest();
 
-const ANN = '200000000000000001';
 const PY = 'def add(a, b):\n    return a + b\n';
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 
-function chatRequests(stack: Stack) {
-  return stack.emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send');
-}
-
 it('an image, a .py and a too-large file: the text goes in the message, the image in metadata, a notice names the skipped file', async () => {
-  s = await startStack({ attachmentMaxBytes: 1000 });
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'what do you make of these?'),
-    mentionsBot: true,
+  const s = await start({ attachmentMaxBytes: 1000 });
+  const { fake } = s;
+  const { threadId } = s.ask('what do you make of these?', {
     attachments: [
       { name: 'photo.png', contentType: 'image/png', content: PNG, size: 120_000 },
       { name: 'calc.py', content: PY },
       { name: 'big.log', contentType: 'text/plain; charset=utf-8', content: 'x'.repeat(5000) },
     ],
   });
-  const threadId = String(user.id);
   const reply = await fake.waitUntil(() =>
     fake.botMessages(threadId).find((m) => m.content.startsWith('You said: what do you make of these?')),
   );
@@ -42,7 +27,7 @@ it('an image, a .py and a too-large file: the text goes in the message, the imag
   expect(shown[0]).toBe('One file was not passed to the assistant: big.log (too large).');
   expect(shown.at(-1)).toBe(reply.content);
 
-  const [req, ...more] = chatRequests(s);
+  const [req, ...more] = s.chatRequests();
   expect(more).toHaveLength(0);
   expect(req?.message).toBe(
     'what do you make of these?\n\n' +
@@ -61,27 +46,18 @@ it('an image, a .py and a too-large file: the text goes in the message, the imag
 });
 
 it('a message with a file and no text is answered (a DM)', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake } = s;
-  const dm = fake.addDm(ANN);
-  fake.dispatchMessage({
-    channelId: dm,
-    authorId: ANN,
-    content: '',
-    attachments: [{ name: 'todo.md', content: '- one\n' }],
-  });
+  const dm = s.dm({ content: '', attachments: [{ name: 'todo.md', content: '- one\n' }] });
   await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content.startsWith('You said: File: todo.md')));
-  expect(chatRequests(s)[0]?.message).toBe('File: todo.md\n```md\n- one\n```');
+  expect(s.chatRequests()[0]?.message).toBe('File: todo.md\n```md\n- one\n```');
 });
 
 it('a failed download is named in the notice and the rest of the message still goes upstream', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake } = s;
-  const dm = fake.addDm(ANN);
   // Declares more bytes than the CDN serves: not the file it claims to be.
-  fake.dispatchMessage({
-    channelId: dm,
-    authorId: ANN,
+  const dm = s.dm({
     content: 'summarise',
     attachments: [{ name: 'notes.txt', contentType: 'text/plain', content: 'short', size: 50 }],
   });
@@ -89,7 +65,7 @@ it('a failed download is named in the notice and the rest of the message still g
   expect(fake.botMessages(dm)[0]?.content).toBe(
     'One file was not passed to the assistant: notes.txt (download failed).',
   );
-  expect(chatRequests(s)[0]?.message).toBe(
+  expect(s.chatRequests()[0]?.message).toBe(
     'summarise\n\n[attached: notes.txt (text/plain, 50 B); not read: download failed]',
   );
 });

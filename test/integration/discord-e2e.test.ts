@@ -1,33 +1,20 @@
 import { chaosFromEnv } from '../fakes/chaos.js';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { mentionProblems } from '../fakes/discord/writes.js';
-import { mention } from './discord/harness.js';
 import { partsProblems, writeSequenceProblems } from './discord/parts.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, BOB, stackPerTest } from './discord/stack.js';
 
 // End to end: real discord.js against the fake Discord, the relay with SQLite, the upstream
 // client against the emulator. Assertions are on what users see in the fake.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
-const BOB = '200000000000000002';
-
-function streamRequests(stack: Stack) {
-  return stack.emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send');
-}
+const start = stackPerTest();
 
 it('a mention gets a thread with a streamed reply; a follow-up without mention continues the conversation', async () => {
-  s = await startStack({ chunkDelayMs: 15 });
+  const s = await start({ chunkDelayMs: 15 });
   const { fake, channelId } = s;
   const question = 'please explain how streaming replies work in this bridge, in some detail';
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, question), mentionsBot: true });
-  const threadId = String(user.id);
+  const { threadId } = s.ask(question);
   const reply = await fake.waitUntil(() =>
     fake.botMessages(threadId).find((m) => m.content === `You said: ${question}`),
   );
@@ -37,7 +24,7 @@ it('a mention gets a thread with a streamed reply; a follow-up without mention c
 
   fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'and then?' });
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: and then?'));
-  const [first, second] = streamRequests(s);
+  const [first, second] = s.chatRequests();
   expect(first?.conversationId).toBeDefined();
   expect(second?.conversationId).toBe(first?.conversationId);
   expect(first?.message).toBe(question);
@@ -49,15 +36,9 @@ it('a mention gets a thread with a streamed reply; a follow-up without mention c
 });
 
 it('a long reply with code becomes several messages of at most 2000 chars, fences balanced, text complete', async () => {
-  s = await startStack({ chunkDelayMs: 0 });
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'give me [long 5200]'),
-    mentionsBot: true,
-  });
-  const threadId = String(user.id);
+  const s = await start({ chunkDelayMs: 0 });
+  const { fake } = s;
+  const { threadId } = s.ask('give me [long 5200]');
   const expected = longMarkdown(5200);
   const parts = await fake.waitUntil(
     () => {
@@ -72,28 +53,26 @@ it('a long reply with code becomes several messages of at most 2000 chars, fence
 });
 
 it('answers a DM in the DM channel, one conversation per DM', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake } = s;
-  const dm = fake.addDm(BOB);
-  fake.dispatchMessage({ channelId: dm, authorId: BOB, content: 'hello' });
+  const dm = s.dm({ authorId: BOB, content: 'hello' });
   await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content === 'You said: hello'));
   fake.dispatchMessage({ channelId: dm, authorId: BOB, content: 'again' });
   await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content === 'You said: again'));
-  const [a, b] = streamRequests(s);
+  const [a, b] = s.chatRequests();
   expect(b?.conversationId).toBe(a?.conversationId);
 });
 
 it('/reset starts a fresh conversation for the thread; /ask answers through the interaction', async () => {
-  s = await startStack();
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'one'), mentionsBot: true });
-  const threadId = String(user.id);
+  const s = await start();
+  const { fake } = s;
+  const { threadId } = s.ask('one');
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: one'));
   const reset = fake.dispatchInteraction({ channelId: threadId, userId: ANN, name: 'reset' });
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.interactionId === reset.id && m.ephemeral));
   fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'two' });
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: two'));
-  const [r1, r2] = streamRequests(s);
+  const [r1, r2] = s.chatRequests();
   expect(r2?.conversationId).toBeDefined();
   expect(r2?.conversationId).not.toBe(r1?.conversationId);
 
@@ -114,15 +93,14 @@ it('/reset starts a fresh conversation for the thread; /ask answers through the 
   );
   expect(answer.ephemeral).toBe(false);
   // /ask in the thread is the thread's conversation
-  expect(streamRequests(s)[2]?.conversationId).toBe(r2?.conversationId);
+  expect(s.chatRequests()[2]?.conversationId).toBe(r2?.conversationId);
 });
 
 it('upstream text cannot ping: allowed_mentions.parse is empty on every create and edit', async () => {
-  s = await startStack({ chunkDelayMs: 10 });
-  const { fake, channelId } = s;
+  const s = await start({ chunkDelayMs: 10 });
+  const { fake } = s;
   const text = 'repeat after me @everyone @here <@123456789012345678> <@&987654321098765432> please, at length';
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, text), mentionsBot: true });
-  const threadId = String(user.id);
+  const { threadId } = s.ask(text);
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${text}`));
   const writes = fake.record.filter(
     (r) => /\/messages(\/\d+)?$/.test(r.path) && (r.method === 'POST' || r.method === 'PATCH'),
@@ -136,19 +114,17 @@ it('upstream text cannot ping: allowed_mentions.parse is empty on every create a
 it('twelve concurrent long replies in two channels finish exact with zero 429s', async () => {
   // A tight budget so that the scheduler has to hold writes back in every thread.
   const budget = { limit: 3, windowMs: 1000 };
-  s = await startStack({ fake: { rateLimit: budget }, assumedBudget: budget, replyMode: 'thread', chunkDelayMs: 1 });
+  const s = await start({ fake: { rateLimit: budget }, assumedBudget: budget, replyMode: 'thread', chunkDelayMs: 1 });
   const { fake, guildId, channelId } = s;
   const other = fake.addChannel(guildId, 'other');
   const threads: { id: string; n: number }[] = [];
   for (let i = 0; i < 12; i++) {
     const n = 2600 + i * 150;
-    const m = fake.dispatchMessage({
+    const { threadId } = s.ask(`reply [long ${n}]`, {
       channelId: i % 2 === 0 ? channelId : other,
       authorId: `20000000000000001${i % 4}`,
-      content: mention(fake, `reply [long ${n}]`),
-      mentionsBot: true,
     });
-    threads.push({ id: String(m.id), n });
+    threads.push({ id: threadId, n });
   }
   await fake.waitUntil(
     () =>
@@ -181,15 +157,9 @@ it('twelve concurrent long replies in two channels finish exact with zero 429s',
 }, 120_000);
 
 it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a restart keeps the thread conversation', async () => {
-  s = await startStack();
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'remember me'),
-    mentionsBot: true,
-  });
-  const threadId = String(user.id);
+  const s = await start();
+  const { fake } = s;
+  const { message: user, threadId } = s.ask('remember me');
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: remember me'));
   fake.redispatch('MESSAGE_CREATE', user);
 
@@ -202,29 +172,28 @@ it('the same MESSAGE_CREATE twice gives one reply, also after a restart; a resta
     'You said: remember me',
     'You said: after restart',
   ]);
-  const reqs = streamRequests(s);
+  const reqs = s.chatRequests();
   expect(reqs).toHaveLength(2);
   expect(reqs[1]?.conversationId).toBe(reqs[0]?.conversationId);
 });
 
 it('inline mode: replies in the channel referencing the message, one conversation per channel', async () => {
-  s = await startStack({ replyMode: 'inline' });
+  const s = await start({ replyMode: 'inline' });
   const { fake, channelId } = s;
-  const m1 = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'first'), mentionsBot: true });
+  const m1 = s.ask('first').message;
   await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.content === 'You said: first'));
-  fake.dispatchMessage({ channelId, authorId: BOB, content: mention(fake, 'second'), mentionsBot: true });
+  s.ask('second', { authorId: BOB });
   await fake.waitUntil(() => fake.botMessages(channelId).find((m) => m.content === 'You said: second'));
   expect(fake.botMessages(channelId)[0]?.messageReference).toMatchObject({ message_id: m1.id });
   expect(fake.state.channels.get(String(m1.id))).toBeUndefined();
-  const [a, b] = streamRequests(s);
+  const [a, b] = s.chatRequests();
   expect(b?.conversationId).toBe(a?.conversationId);
 });
 
 it('a reply left streaming by a crash is marked interrupted when the bridge starts again', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'hi'), mentionsBot: true });
-  const threadId = String(user.id);
+  const { threadId } = s.ask('hi');
   const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: hi'));
   // What a crash mid-stream leaves in the database: a reply still "streaming" with its text so far.
   const id = await s.store.inflight.begin({

@@ -1,8 +1,7 @@
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { ChannelKind } from '../fakes/discord/state.js';
-import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { type Stack, stackPerTest } from './discord/stack.js';
 
 // Fair turns and refusals on Discord (issue 19), through the real discord.js connector, relay,
 // upstream client and emulator against the fake Discord, in thread mode: each mention opens a
@@ -13,11 +12,7 @@ const FLOOD = 60;
 const FLOODER = '200000000000000001';
 const OTHER = '200000000000000002';
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const start = stackPerTest();
 
 /** The threads opened from messages of the channel. */
 const threadsOf = (stack: Stack) =>
@@ -26,21 +21,16 @@ const threadsOf = (stack: Stack) =>
   );
 
 it('the upstream slots go in turn by user: another user’s mention is answered after at most a couple of the flood’s', async () => {
-  s = await startStack({ relaySettings: { userMessagesPerMinute: 1000, maxConcurrentReplies: 2 } });
-  const { fake, channelId, emu } = s;
+  const s = await start({ relaySettings: { userMessagesPerMinute: 1000, maxConcurrentReplies: 2 } });
+  const { fake, emu } = s;
   for (let i = 0; i < FLOOD; i++) {
-    fake.dispatchMessage({
-      channelId,
-      authorId: FLOODER,
-      content: mention(fake, `flood ${i} [chunks 5] [delay 60]`),
-      mentionsBot: true,
-    });
+    s.ask(`flood ${i} [chunks 5] [delay 60]`, { authorId: FLOODER });
   }
   // Two replies hold the slots, the rest of the flood waits for them.
   const relay = s.relay;
   await fake.waitUntil(() => relay.stats().queued >= FLOOD - 2, 20_000, 'the flood queued');
   const startedBefore = emu.requests.length;
-  fake.dispatchMessage({ channelId, authorId: OTHER, content: mention(fake, 'my turn'), mentionsBot: true });
+  s.ask('my turn', { authorId: OTHER });
   await fake.waitUntil(() => emu.requests.some((r) => r.message === 'my turn'), 20_000, 'the other call');
   const at = emu.requests.findIndex((r) => r.message === 'my turn');
   // Upstream calls of the flood that started after the other user's message was in line.
@@ -50,19 +40,12 @@ it('the upstream slots go in turn by user: another user’s mention is answered 
 }, 60_000);
 
 it('refusals of a flood open no thread and are told in public at most once a minute', async () => {
-  s = await startStack({ relaySettings: { userMessagesPerMinute: 20 } });
+  const s = await start({ relaySettings: { userMessagesPerMinute: 20 } });
   const { fake, channelId, emu } = s;
-  const flood = Array.from({ length: FLOOD }, (_, i) =>
-    fake.dispatchMessage({ channelId, authorId: FLOODER, content: mention(fake, `flood ${i}`), mentionsBot: true }),
-  );
-  const other = fake.dispatchMessage({
-    channelId,
-    authorId: OTHER,
-    content: mention(fake, 'hello'),
-    mentionsBot: true,
-  });
+  const flood = Array.from({ length: FLOOD }, (_, i) => s.ask(`flood ${i}`, { authorId: FLOODER }).message);
+  const other = s.ask('hello', { authorId: OTHER });
   await fake.waitUntil(
-    () => fake.botMessages(String(other.id)).find((m) => m.content === 'You said: hello'),
+    () => fake.botMessages(other.threadId).find((m) => m.content === 'You said: hello'),
     20_000,
     'the other user’s reply',
   );
@@ -83,7 +66,7 @@ it('refusals of a flood open no thread and are told in public at most once a min
 }, 60_000);
 
 it('a refused /ask is told ephemerally, and its public "thinking" response is removed', async () => {
-  s = await startStack({ relaySettings: { userMessagesPerMinute: 1 } });
+  const s = await start({ relaySettings: { userMessagesPerMinute: 1 } });
   const { fake, channelId } = s;
   const ask = (text: string) =>
     fake.dispatchInteraction({

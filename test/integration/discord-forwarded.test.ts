@@ -1,38 +1,27 @@
-import { afterEach, expect, it } from 'vitest';
-import { type Stack, startStack } from './discord/stack.js';
+import { expect, it } from 'vitest';
+import { ANN, replyEnded, stackPerTest } from './discord/stack.js';
 
 // Forwarded Discord messages (message_snapshots): real discord.js receives a MESSAGE_CREATE whose
 // own content is empty and whose snapshot holds the forwarded text and files; the bridge reads
 // the snapshot, marks it as forwarded, and answers.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
-
-function chatRequests(stack: Stack) {
-  return stack.emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send');
-}
+const start = stackPerTest();
 
 it('a forward in a DM is answered from its snapshot: marked in the text and metadata, files included', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake } = s;
-  const dm = fake.addDm(ANN);
-  fake.dispatchMessage({
-    channelId: dm,
-    authorId: ANN,
+  const dm = s.dm({
     content: '',
     forwarded: {
       content: 'Can someone check the deploy?\nIt failed twice.',
       attachments: [{ name: 'deploy.log', contentType: 'text/plain', content: 'error: exit 1\n' }],
     },
   });
-  const reply = await fake.waitUntil(() => fake.botMessages(dm).find((m) => m.content.startsWith('You said:')));
+  const reply = await fake.waitUntil(() =>
+    fake.botMessages(dm).find((m) => m.content.startsWith('You said:') && replyEnded(m)),
+  );
   expect(reply.content).toContain('[forwarded message]');
-  const [req, ...more] = chatRequests(s);
+  const [req, ...more] = s.chatRequests();
   expect(more).toHaveLength(0);
   expect(req?.message).toContain('[forwarded message]\n> Can someone check the deploy?\n> It failed twice.');
   expect(req?.message).toContain('File: deploy.log');
@@ -41,30 +30,23 @@ it('a forward in a DM is answered from its snapshot: marked in the text and meta
 });
 
 it('a forward in a channel is answered when the forwarding message mentions the bot, else ignored', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake, channelId } = s;
   fake.dispatchMessage({ channelId, authorId: ANN, content: '', forwarded: { content: 'not for the bot' } });
-  const user = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: '',
-    mentionsBot: true,
-    forwarded: { content: 'what does this mean?' },
-  });
-  const threadId = String(user.id);
-  const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content.startsWith('You said:')));
+  // The forwarding message mentions the bot and has no text of its own.
+  const { threadId } = s.ask('', { content: '', forwarded: { content: 'what does this mean?' } });
+  const reply = await fake.waitUntil(() =>
+    fake.botMessages(threadId).find((m) => m.content.startsWith('You said:') && replyEnded(m)),
+  );
   expect(reply.content).toContain('what does this mean?');
-  const reqs = chatRequests(s);
+  const reqs = s.chatRequests();
   expect(reqs.map((r) => r.message)).toEqual(['[forwarded message]\n> what does this mean?']);
 });
 
 it('a forward whose snapshot holds only an embed or components is read, not dropped', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake } = s;
-  const dm = fake.addDm(ANN);
-  fake.dispatchMessage({
-    channelId: dm,
-    authorId: ANN,
+  const dm = s.dm({
     content: '',
     forwarded: {
       content: '',
@@ -115,7 +97,7 @@ it('a forward whose snapshot holds only an embed or components is read, not drop
   await fake.waitUntil(() =>
     fake.botMessages(dm).filter((m) => m.content.startsWith('You said:')).length === 2 ? true : undefined,
   );
-  expect(chatRequests(s).map((r) => r.message)).toEqual([
+  expect(s.chatRequests().map((r) => r.message)).toEqual([
     [
       '[forwarded message]',
       '> Status bot',

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { UNKNOWN_COMMAND } from '../../src/connectors/discord/commands.js';
 import { EchoHandler, type Harness, mention, startHarness } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, type Stack, startStack } from './discord/stack.js';
 
 // What reaches the relay, and what never needs to: every interaction gets an answer (never
 // Discord's "This interaction failed"), and a message with nothing visible is dropped at intake.
@@ -14,8 +14,6 @@ afterEach(async () => {
   h = undefined;
   s = undefined;
 });
-
-const ANN = '200000000000000001';
 
 it('answers an unknown slash command and an unknown button with an ephemeral "unknown command"', async () => {
   const handler = new EchoHandler();

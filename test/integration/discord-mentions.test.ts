@@ -1,9 +1,8 @@
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 
 import type { WriteRecord } from '../fakes/discord/index.js';
 import { mentionProblems, textWrites } from '../fakes/discord/writes.js';
-import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, stackPerTest } from './discord/stack.js';
 
 // Upstream text can never ping anyone, on every path a bot write takes: /ask's original response
 // and its follow-ups (interaction webhooks), and the edits crash recovery makes. Each test puts
@@ -11,13 +10,8 @@ import { type Stack, startStack } from './discord/stack.js';
 // made (so the check below saw it), and checks every write of the test. The same check runs after
 // every test of the Discord e2e suites (the stack's close), whatever the test is about.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const start = stackPerTest();
 
-const ANN = '200000000000000001';
 const PINGS = '@everyone @here <@123456789012345678> <@!123456789012345679> <@&987654321098765432>';
 
 /** Webhook paths carry the interaction token; match them by shape. */
@@ -28,7 +22,7 @@ const isWebhookEdit = (w: WriteRecord) =>
   w.method === 'PATCH' && /^\/webhooks\/\d+\/[^/]+\/messages\/\d+$/.test(w.path);
 
 it('/ask: a long answer full of mentions pings nobody, in the original response and in every follow-up', async () => {
-  s = await startStack({ chunkDelayMs: 0 });
+  const s = await start({ chunkDelayMs: 0 });
   const { fake, channelId } = s;
   // Just under the emulator's 4,000-character limit for a message: the echo takes the original
   // response and a follow-up.
@@ -64,10 +58,9 @@ it('/ask: a long answer full of mentions pings nobody, in the original response 
 });
 
 it('crash recovery: the "reply interrupted" edit of a thread reply pings nobody', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'hi'), mentionsBot: true });
-  const threadId = String(user.id);
+  const { threadId } = s.ask('hi');
   const reply = await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: hi'));
   // What a crash mid-stream leaves in the database: a reply still "streaming" with its text so far.
   const atCrash = `You said: ${PINGS} and`;
@@ -89,7 +82,7 @@ it('crash recovery: the "reply interrupted" edit of a thread reply pings nobody'
 });
 
 it('crash recovery: the "reply interrupted" edit of an /ask answer (interaction webhook) pings nobody', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake, channelId } = s;
   const ask = fake.dispatchInteraction({
     channelId,

@@ -1,40 +1,29 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import type { LostAnswer } from '../fakes/chaos.js';
 import { loseNth } from '../fakes/lost-answers.js';
-import { mention } from './discord/harness.js';
 import { partsProblems } from './discord/parts.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, replyEnded, stackPerTest } from './discord/stack.js';
 
 // A Discord write that took effect and whose answer was lost (the connection cut, or a 5xx that
 // discord.js itself retries): through the real discord.js, for every write kind, the user sees ONE
 // exact, final reply. Creates carry an enforced nonce (the fake returns the first message for a
 // repeat); an interaction follow-up, which takes none, is found before another is made.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
+const start = stackPerTest();
 
-const ANN = '200000000000000001';
 const Q = 'please explain lost answers and writes that may have happened, in some words';
 
 async function mentionReply(plan: Record<string, number[]>, how: LostAnswer, content = Q) {
   const faults = loseNth(plan, how);
-  s = await startStack({ chunkDelayMs: 10, fake: { chaos: faults } });
-  const { fake, channelId } = s;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, content), mentionsBot: true });
-  return { faults, fake, threadId: String(user.id) };
+  const s = await start({ chunkDelayMs: 10, fake: { chaos: faults } });
+  return { faults, fake: s.fake, threadId: s.ask(content).threadId };
 }
-
-/** A message shows its Stop button until the reply's final write took it away. */
-const ended = (m: { components: unknown[] }) => !JSON.stringify(m.components).includes('"Stop"');
 
 describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took effect', (how) => {
   it('message create: the repeat carries the same nonce and gets the first message back', async () => {
     const { faults, fake, threadId } = await mentionReply({ create: [1] }, how);
-    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && ended(m)));
+    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && replyEnded(m)));
     expect(faults.lost).toEqual(['create#1']);
     expect(fake.botMessages(threadId)).toHaveLength(1);
     const creates = fake.record.filter((w) => w.method === 'POST' && /\/messages$/.test(w.path));
@@ -45,7 +34,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
 
   it('message edit: repeated as it is', async () => {
     const { faults, fake, threadId } = await mentionReply({ edit: [1] }, how);
-    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && ended(m)));
+    await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: ${Q}` && replyEnded(m)));
     expect(faults.lost).toEqual(['edit#1']);
     expect(fake.botMessages(threadId)).toHaveLength(1);
   });
@@ -57,7 +46,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
       () => {
         const msgs = fake.botMessages(threadId);
         const texts = msgs.map((m) => m.content);
-        return msgs.every(ended) && partsProblems(texts, expected).length === 0 ? texts : undefined;
+        return msgs.every(replyEnded) && partsProblems(texts, expected).length === 0 ? texts : undefined;
       },
       20_000,
       'the complete long reply',
@@ -70,7 +59,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
 
   it('/ask: a follow-up whose answer was lost is found and continued, not sent twice', async () => {
     const faults = loseNth({ 'follow-up': [1] }, how);
-    s = await startStack({ chunkDelayMs: 0, fake: { chaos: faults } });
+    const s = await start({ chunkDelayMs: 0, fake: { chaos: faults } });
     const { fake, channelId } = s;
     const ask = fake.dispatchInteraction({
       channelId,
@@ -83,7 +72,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
     await fake.waitUntil(
       () => {
         const texts = mine().map((m) => m.content);
-        return mine().every(ended) && partsProblems(texts, expected).length === 0 ? texts : undefined;
+        return mine().every(replyEnded) && partsProblems(texts, expected).length === 0 ? texts : undefined;
       },
       20_000,
       'the complete /ask reply',
@@ -94,7 +83,7 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
 
   it('/ask: the interaction response edit lost is repeated as it is', async () => {
     const faults = loseNth({ 'webhook-edit': [1] }, how);
-    s = await startStack({ chunkDelayMs: 10, fake: { chaos: faults } });
+    const s = await start({ chunkDelayMs: 10, fake: { chaos: faults } });
     const { fake, channelId } = s;
     const ask = fake.dispatchInteraction({
       channelId,
@@ -103,7 +92,9 @@ describe.each<LostAnswer>(['cut', '5xx'])('answer lost (%s) after the write took
       options: [{ name: 'text', type: 3, value: Q }],
     });
     await fake.waitUntil(() =>
-      fake.botMessages(channelId).find((m) => m.interactionId === ask.id && m.content === `You said: ${Q}` && ended(m)),
+      fake
+        .botMessages(channelId)
+        .find((m) => m.interactionId === ask.id && m.content === `You said: ${Q}` && replyEnded(m)),
     );
     expect(faults.lost).toEqual(['webhook-edit#1']);
     expect(fake.botMessages(channelId).filter((m) => m.interactionId === ask.id)).toHaveLength(1);

@@ -1,21 +1,13 @@
-import { afterEach, expect, it } from 'vitest';
-import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { expect, it } from 'vitest';
+import { ANN, BOB, stackPerTest } from './discord/stack.js';
 
 // Incoming messages are ordered per place, not globally: a place whose intake waits on Discord
 // (here the lookup of an archived thread) delays only itself, never another server.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
-const BOB = '200000000000000002';
+const start = stackPerTest();
 
 it('a held thread lookup in one server does not delay another; the held place keeps arrival order', async () => {
-  s = await startStack();
+  const s = await start();
   const { fake, channelId } = s;
   // A thread of the bot's, archived while the bridge was down: after the restart it is absent
   // from GUILD_CREATE, so its first message makes the connector ask Discord about the thread.
@@ -30,15 +22,10 @@ it('a held thread lookup in one server does not delay another; the held place ke
   fake.dispatchMessage({ channelId: oldThread, authorId: ANN, content: 'second' });
   await hold.reached;
 
-  const other = fake.dispatchMessage({
-    channelId: otherChannel,
-    authorId: BOB,
-    content: mention(fake, 'meanwhile'),
-    mentionsBot: true,
-  });
+  const other = s.ask('meanwhile', { channelId: otherChannel, authorId: BOB });
   // Under a global order this waits for the release that never comes before it: a timeout.
   await fake.waitUntil(
-    () => fake.botMessages(String(other.id)).find((m) => m.content === 'You said: meanwhile'),
+    () => fake.botMessages(other.threadId).find((m) => m.content === 'You said: meanwhile'),
     8000,
     "the other server's reply while the thread lookup is held",
   );

@@ -1,23 +1,17 @@
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { replyText } from '../../src/emulator/replies.js';
 import type { BridgeMetrics } from '../../src/core/metrics-port.js';
 import { createMetrics, type PromBridgeMetrics } from '../../src/server/metrics.js';
 import { type DiscordRefusal, discordRefusals as R } from '../fakes/discord/refusals.js';
 import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, type Stack, stackPerTest } from './discord/stack.js';
 
 // A message write Discord refuses for its form (50035 Invalid Form Body on components, embeds or
 // content) goes again at once as plain content (discord/plain-fallback.ts): through the real
 // discord.js against the fake Discord refusing in several shapes, the user sees one reply, exact
 // and final, every table cell readable, and bridge_rich_fallback_total moved.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
+const start = stackPerTest();
 
 interface Rig {
   s: Stack;
@@ -41,7 +35,7 @@ async function rig(refuse: DiscordRefusal, feedback = false): Promise<Rig> {
       end(`failed: ${reason}`);
     },
   };
-  s = await startStack({ chunkDelayMs: 0, fake: { refuse }, metrics: observed, relaySettings: { feedback } });
+  const s = await start({ chunkDelayMs: 0, fake: { refuse }, metrics: observed, relaySettings: { feedback } });
   return { s, metrics, ended };
 }
 

@@ -1,24 +1,16 @@
 import { takeEveryForm } from '../fakes/chaos-refusals.js';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { stopCustomId } from '../../src/connectors/discord/controls.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { replyText, splitText } from '../../src/emulator/replies.js';
 import { createMetrics } from '../../src/server/metrics.js';
 import type { ShownMessage } from '../fakes/discord/index.js';
-import { mention } from './discord/harness.js';
-import { type Stack, type StackOptions, startStack } from './discord/stack.js';
+import { ANN, BOB, type Stack, type StackOptions, stackPerTest } from './discord/stack.js';
 
 // Stop and feedback end to end on Discord: real discord.js against the fake Discord, the relay on
 // SQLite, the real upstream client against the emulator.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
-const BOB = '200000000000000002';
+const stacks = stackPerTest();
 
 type Row = { components?: { custom_id?: string }[] };
 const customIds = (m: ShownMessage | undefined): string[] =>
@@ -29,15 +21,14 @@ const voteIds = (m: ShownMessage | undefined) => customIds(m).filter((id) => id.
 async function start(opts: StackOptions = {}) {
   const metrics = createMetrics({ defaultMetrics: false, platforms: ['discord'] });
   // About the buttons themselves: a chaos run may lose answers here, not refuse the buttons.
-  s = await startStack({ chunkDelayMs: 5, ...opts, fake: { refuse: takeEveryForm, ...opts.fake }, metrics });
+  const s = await stacks({ chunkDelayMs: 5, ...opts, fake: { refuse: takeEveryForm, ...opts.fake }, metrics });
   return { stack: s, metrics };
 }
 
 /** Ann mentions the bot in the channel (thread mode); resolves once the reply shows a Stop button. */
 async function askAndWaitForStop(stack: Stack, text: string) {
-  const { fake, channelId } = stack;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, text), mentionsBot: true });
-  const threadId = String(user.id);
+  const { fake } = stack;
+  const { threadId } = stack.ask(text);
   const reply = () => fake.botMessages(threadId).find((m) => !m.ephemeral);
   await fake.waitUntil(() => stopId(reply()), 10_000, 'a Stop button');
   return { threadId, reply, customId: stopId(reply()) as string };
@@ -98,14 +89,8 @@ it('"stop" written by the asker in the thread stops the reply', async () => {
 
 it('feedback: a thumbs up is stored and thanked, a second vote replaces it, the next message carries it', async () => {
   const { stack, metrics } = await start({ relaySettings: { feedback: true } });
-  const { fake, channelId } = stack;
-  const user = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'how are you'),
-    mentionsBot: true,
-  });
-  const threadId = String(user.id);
+  const { fake } = stack;
+  const { threadId } = stack.ask('how are you');
   const reply = () => fake.botMessages(threadId).find((m) => !m.ephemeral);
   await fake.waitUntil(() => voteIds(reply()).length === 2, 10_000, 'the feedback buttons');
   expect(reply()?.content).toBe(replyText('how are you'));
@@ -138,14 +123,8 @@ it('feedback: a thumbs up is stored and thanked, a second vote replaces it, the 
 
 it('FEEDBACK off: a finished reply shows no buttons; a Stop for an unknown reply is acknowledged silently', async () => {
   const { stack } = await start({ relaySettings: { feedback: false } });
-  const { fake, channelId } = stack;
-  const user = fake.dispatchMessage({
-    channelId,
-    authorId: ANN,
-    content: mention(fake, 'hello there'),
-    mentionsBot: true,
-  });
-  const threadId = String(user.id);
+  const { fake } = stack;
+  const { threadId } = stack.ask('hello there');
   await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === replyText('hello there')));
   await expect.poll(() => customIds(fake.botMessages(threadId)[0])).toEqual([]);
   const click = fake.dispatchButton({ channelId: threadId, userId: ANN, customId: stopCustomId('gone') });

@@ -1,28 +1,20 @@
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { DISCORD_TABLES } from '../../src/connectors/discord/reply-sink.js';
 import { fencesBalanced } from '../../src/core/reply/fences.js';
 import { findTables } from '../../src/core/reply/table-parser.js';
 import { monospaceTable } from '../../src/core/reply/tables.js';
 import { tableMarkdown } from '../../src/emulator/replies.js';
-import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { type Stack, stackPerTest } from './discord/stack.js';
 
 // Discord has no table: a reply's Markdown table arrives, through the real discord.js against
 // the fake Discord, as a code block whose columns line up (alignment kept); a long table is split
 // between rows, a wide one cut by columns with a note, and nothing is lost.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
+const start = stackPerTest();
 
 async function ask(stack: Stack, text: string): Promise<string[]> {
-  const { fake, channelId } = stack;
-  const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, text), mentionsBot: true });
-  const threadId = String(user.id);
+  const { fake } = stack;
+  const { threadId } = stack.ask(text);
   return fake.waitUntil(
     () => {
       const msgs = fake.botMessages(threadId).map((m) => m.content);
@@ -51,7 +43,7 @@ function expectRowsWhole(msgs: string[], rows: number) {
 }
 
 it('a table becomes an aligned code block, alignment kept, the words around it in order', async () => {
-  s = await startStack({ chunkDelayMs: 0 });
+  const s = await start({ chunkDelayMs: 0 });
   const [msg, ...more] = await ask(s, 'show me [table 3]');
   expect(more).toHaveLength(0);
   expect(msg).toBe(
@@ -72,14 +64,14 @@ it('a table becomes an aligned code block, alignment kept, the words around it i
 });
 
 it('a 150-row table is split between rows over messages of at most 2000 characters', async () => {
-  s = await startStack({ chunkDelayMs: 0 });
+  const s = await start({ chunkDelayMs: 0 });
   const msgs = await ask(s, 'show me [table 150]');
   expect(msgs.length).toBeGreaterThanOrEqual(2);
   expectRowsWhole(msgs, 150);
 });
 
 it('a 25-column table is cut by columns, the first column in each block, with a note; every cell kept', async () => {
-  s = await startStack({ chunkDelayMs: 0 });
+  const s = await start({ chunkDelayMs: 0 });
   const msgs = await ask(s, 'show me [table 4] [cols 25]');
   const all = msgs.join('\n');
   expect(all).toContain('Table too wide for one block: columns 1 and 2–');
@@ -90,7 +82,7 @@ it('a 25-column table is cut by columns, the first column in each block, with a 
 });
 
 it('a table after a long text: the reply is split, no row cut, the table whole', async () => {
-  s = await startStack({ chunkDelayMs: 0 });
+  const s = await start({ chunkDelayMs: 0 });
   const msgs = await ask(s, 'show me [long 3000] [table 60]');
   expect(msgs.length).toBeGreaterThanOrEqual(2);
   expectRowsWhole(msgs, 60);

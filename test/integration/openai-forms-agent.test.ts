@@ -3,7 +3,6 @@ import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { AGENT_REASONING, AGENT_TOOLS } from '../../src/emulator/agent-replies.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { shownMessage } from '../fakes/slack/shown.js';
-import { mention } from './discord/harness.js';
 import { type Stack, startStack } from './discord/stack.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
@@ -23,7 +22,6 @@ afterEach(async () => {
   discord = undefined;
 });
 
-const ANN = '200000000000000001';
 /** Half a second between frames: the bridge (editing every 100 ms) shows each step while it runs. */
 const ASK = 'weather? [agent] [delay 500]';
 const ANSWER =
@@ -74,9 +72,8 @@ for (const form of ['chat-completions', 'responses'] as const) {
 
     it('Discord mention: the running step as a -# line while at work, then exactly the answer with its sources', async () => {
       discord = await startStack({ form });
-      const { fake, channelId } = discord;
-      const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, ASK), mentionsBot: true });
-      const threadId = String(user.id);
+      const { fake } = discord;
+      const { threadId } = discord.ask(ASK);
       const replies = () => fake.botMessages(threadId).filter((m) => !m.ephemeral);
       await fake.waitUntil(() => replies().find((m) => m.content === ANSWER), 30_000, 'the answer with its sources');
       expect(replies().filter((m) => m.content !== '')).toHaveLength(1);

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.js';
-import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, BOB, type Stack, startStack } from './discord/stack.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
 // The OpenAI-compatible upstream forms (issue 40) end to end: the real Slack (Bolt) and Discord
@@ -17,9 +16,6 @@ afterEach(async () => {
   slack = undefined;
   discord = undefined;
 });
-
-const ANN = '200000000000000001';
-const BOB = '200000000000000002';
 
 type Body = Record<string, unknown>;
 const turns = (emu: Emulator): Body[] =>
@@ -75,9 +71,8 @@ describe('Chat Completions', () => {
 
   it('Discord: follow-ups in the thread carry the conversation, /reset forgets it', async () => {
     discord = await startStack({ form: 'chat-completions' });
-    const { fake, channelId } = discord;
-    const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'one'), mentionsBot: true });
-    const threadId = String(user.id);
+    const { fake } = discord;
+    const { threadId } = discord.ask('one');
     await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: one'));
     fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'two' });
     await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: two'));
@@ -154,9 +149,8 @@ describe('Responses', () => {
 
   it('Discord: follow-ups continue by response id, renewal after expiry, /reset starts over', async () => {
     discord = await startStack({ form: 'responses' });
-    const { fake, channelId, emu } = discord;
-    const user = fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'one'), mentionsBot: true });
-    const threadId = String(user.id);
+    const { fake, emu } = discord;
+    const { threadId } = discord.ask('one');
     await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: one'));
     fake.dispatchMessage({ channelId: threadId, authorId: ANN, content: 'two' });
     await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === 'You said: two'));

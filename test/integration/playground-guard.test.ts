@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import {
   call,
+  conversationEvents,
   openEvents,
   openPage,
   pageHeaders,
   type PlaygroundWorld,
+  playgroundPerBlock,
   post,
   type Session,
   startPlayground,
@@ -18,50 +20,39 @@ import {
 const reply = (e: { event: string; data: unknown }) => e.data as { state: string; text: string; notice?: boolean };
 
 describe('the playground on this machine (PLAYGROUND unset)', () => {
-  let w: PlaygroundWorld;
-  let s: Session;
-  beforeAll(async () => {
-    w = await startPlayground({ allowRemote: false }, { USER_MESSAGES_PER_MINUTE: '3' });
-    s = await openPage(w.port);
-  }, 60_000);
-  afterAll(() => w?.close());
+  const pg = playgroundPerBlock({ allowRemote: false }, { USER_MESSAGES_PER_MINUTE: '3' });
 
-  const events = (conversation: string, session: Session = s) =>
-    openEvents(
-      w.port,
-      `/playground/events?conversation=${conversation}&page_token=${encodeURIComponent(session.token)}`,
-      {
-        host: session.host,
-        cookie: session.cookie,
-      },
-    );
+  const events = (conversation: string, session: Session = pg.s) =>
+    conversationEvents(pg.w.port, session, conversation);
 
   it('the page sets an HttpOnly SameSite=Strict id cookie and carries its token in a meta tag', async () => {
-    const page = await call(w.port, 'GET', '/', { host: `localhost:${w.port}` });
+    const page = await call(pg.w.port, 'GET', '/', { host: `localhost:${pg.w.port}` });
     expect(page.status).toBe(200);
     const cookie = [page.headers['set-cookie'] ?? []].flat().join('\n');
     expect(cookie).toMatch(/playground_uid=[A-Za-z0-9_-]{22}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict/);
     expect(page.body).toMatch(/<meta name="playground-token" content="[A-Za-z0-9_-]{43}">\n<\/head>/);
     // A browser that has its cookie keeps its id: no new one is set.
-    const again = await call(w.port, 'GET', '/', { host: s.host, cookie: s.cookie });
+    const again = await call(pg.w.port, 'GET', '/', { host: pg.s.host, cookie: pg.s.cookie });
     expect(again.headers['set-cookie']).toBeUndefined();
-    expect(again.body).toContain(`content="${s.token}"`);
+    expect(again.body).toContain(`content="${pg.s.token}"`);
     // GET /playground is the page too.
-    expect((await call(w.port, 'GET', '/playground', { host: s.host, cookie: s.cookie })).body).toContain(s.token);
+    expect((await call(pg.w.port, 'GET', '/playground', { host: pg.s.host, cookie: pg.s.cookie })).body).toContain(
+      pg.s.token,
+    );
   });
 
   it("the real page's requests work: a message reaches the upstream and its reply streams back", async () => {
     const stream = await events('realpage');
     expect(stream.status).toBe(200);
-    const sent = await post(w.port, 'send', pageHeaders(s), { conversation: 'realpage', text: 'hello there' });
+    const sent = await post(pg.w.port, 'send', pageHeaders(pg.s), { conversation: 'realpage', text: 'hello there' });
     expect(sent.status).toBe(202);
     const last = await stream.next((e) => e.event === 'reply' && reply(e).state !== 'streaming');
     expect(reply(last)).toMatchObject({ state: 'final', text: 'You said: hello there' });
-    expect(w.upstreamMessages()).toContain('hello there');
-    const history = await call(w.port, 'GET', '/playground/api/history?conversation=realpage', {
-      host: s.host,
-      cookie: s.cookie,
-      'x-playground-token': s.token,
+    expect(pg.w.upstreamMessages()).toContain('hello there');
+    const history = await call(pg.w.port, 'GET', '/playground/api/history?conversation=realpage', {
+      host: pg.s.host,
+      cookie: pg.s.cookie,
+      'x-playground-token': pg.s.token,
     });
     expect(history.status).toBe(200);
     expect(JSON.parse(history.body).messages).toHaveLength(2);
@@ -69,23 +60,23 @@ describe('the playground on this machine (PLAYGROUND unset)', () => {
   });
 
   it('DNS rebinding (Host: attacker.example): 403 for the page, the API, history and events', async () => {
-    const before = w.upstreamMessages().length;
-    for (const host of ['attacker.example', `attacker.example:${w.port}`, 'localhost.attacker.example', '0.0.0.0']) {
-      const h = { ...pageHeaders(s), host, origin: `http://${host}` };
-      expect((await call(w.port, 'GET', '/', { host, cookie: s.cookie })).status).toBe(403);
-      expect((await call(w.port, 'GET', '/playground/app.js', { host })).status).toBe(403);
-      expect((await call(w.port, 'GET', '/playground/api/history?conversation=realpage', h)).status).toBe(403);
-      const ev = await openEvents(w.port, `/playground/events?conversation=realpage&page_token=${s.token}`, h);
+    const before = pg.w.upstreamMessages().length;
+    for (const host of ['attacker.example', `attacker.example:${pg.w.port}`, 'localhost.attacker.example', '0.0.0.0']) {
+      const h = { ...pageHeaders(pg.s), host, origin: `http://${host}` };
+      expect((await call(pg.w.port, 'GET', '/', { host, cookie: pg.s.cookie })).status).toBe(403);
+      expect((await call(pg.w.port, 'GET', '/playground/app.js', { host })).status).toBe(403);
+      expect((await call(pg.w.port, 'GET', '/playground/api/history?conversation=realpage', h)).status).toBe(403);
+      const ev = await openEvents(pg.w.port, `/playground/events?conversation=realpage&page_token=${pg.s.token}`, h);
       expect(ev.status).toBe(403);
-      const sent = await post(w.port, 'send', h, { conversation: 'rebound', text: 'spend the key' });
+      const sent = await post(pg.w.port, 'send', h, { conversation: 'rebound', text: 'spend the key' });
       expect(sent.status).toBe(403);
       expect(JSON.parse(sent.body)).toMatchObject({ error: 'forbidden', reason: 'bad_host' });
     }
-    expect(w.upstreamMessages().length).toBe(before);
+    expect(pg.w.upstreamMessages().length).toBe(before);
   });
 
   it('arriving from another site without the id cookie: the page loads itself again, and sets no new id', async () => {
-    const page = await call(w.port, 'GET', '/#x', { host: s.host, 'sec-fetch-site': 'cross-site' });
+    const page = await call(pg.w.port, 'GET', '/#x', { host: pg.s.host, 'sec-fetch-site': 'cross-site' });
     expect(page.status).toBe(200);
     expect(page.headers['set-cookie']).toBeUndefined();
     expect(page.body).toContain('http-equiv="refresh" content="0;url=/"');
@@ -93,21 +84,30 @@ describe('the playground on this machine (PLAYGROUND unset)', () => {
   });
 
   it('this machine by any of its names: localhost, 127.0.0.1, [::1]', async () => {
-    for (const host of [`localhost:${w.port}`, `127.0.0.1:${w.port}`, `[::1]:${w.port}`, `LOCALHOST:${w.port}`]) {
-      expect((await call(w.port, 'GET', '/', { host, cookie: s.cookie })).status).toBe(200);
+    for (const host of [
+      `localhost:${pg.w.port}`,
+      `127.0.0.1:${pg.w.port}`,
+      `[::1]:${pg.w.port}`,
+      `LOCALHOST:${pg.w.port}`,
+    ]) {
+      expect((await call(pg.w.port, 'GET', '/', { host, cookie: pg.s.cookie })).status).toBe(200);
     }
   });
 
   it('a write without the Origin of the page, JSON, its token or its cookie: 403 and nothing happens', async () => {
-    const before = w.upstreamMessages().length;
-    const good = pageHeaders(s);
+    const before = pg.w.upstreamMessages().length;
+    const good = pageHeaders(pg.s);
     const { origin: _o, ...noOrigin } = good;
     const { 'x-playground-token': _t, ...noToken } = good;
     const { cookie: _c, ...noCookie } = good;
-    const other = await openPage(w.port);
+    const other = await openPage(pg.w.port);
     const cases: [string, Record<string, string>, string][] = [
       ['another origin (another port of this machine)', { ...good, origin: 'http://127.0.0.1:1' }, 'bad_origin'],
-      ['another origin (localhost, another port)', { ...good, origin: `http://localhost:${w.port + 1}` }, 'bad_origin'],
+      [
+        'another origin (localhost, another port)',
+        { ...good, origin: `http://localhost:${pg.w.port + 1}` },
+        'bad_origin',
+      ],
       ['an https origin on another name', { ...good, origin: `https://attacker.example` }, 'bad_origin'],
       ['Origin: null (a sandboxed frame, a file)', { ...good, origin: 'null' }, 'bad_origin'],
       ['no Origin at all', noOrigin, 'bad_origin'],
@@ -125,7 +125,7 @@ describe('the playground on this machine (PLAYGROUND unset)', () => {
         ['stop', { replyKey: 'k' }],
         ['vote', { replyKey: 'k', vote: 'down' }],
       ] as const) {
-        const r = await post(w.port, path, headers, body);
+        const r = await post(pg.w.port, path, headers, body);
         expect({ what, path, status: r.status, reason: JSON.parse(r.body).reason }).toEqual({
           what,
           path,
@@ -137,75 +137,83 @@ describe('the playground on this machine (PLAYGROUND unset)', () => {
     }
     // The page token is taken in the query only on reads: a write with it there is still refused.
     const q = await call(
-      w.port,
+      pg.w.port,
       'POST',
-      `/playground/api/send?page_token=${s.token}`,
+      `/playground/api/send?page_token=${pg.s.token}`,
       noToken,
       JSON.stringify({ conversation: 'victim', text: 'via the query' }),
     );
     expect(q.status).toBe(403);
-    expect(w.upstreamMessages().length).toBe(before);
+    expect(pg.w.upstreamMessages().length).toBe(before);
     // realpage was not reset by any of them: its history is still there.
-    const history = await call(w.port, 'GET', `/playground/api/history?conversation=realpage&page_token=${s.token}`, {
-      host: s.host,
-      cookie: s.cookie,
-    });
+    const history = await call(
+      pg.w.port,
+      'GET',
+      `/playground/api/history?conversation=realpage&page_token=${pg.s.token}`,
+      {
+        host: pg.s.host,
+        cookie: pg.s.cookie,
+      },
+    );
     expect(JSON.parse(history.body).messages.length).toBeGreaterThan(0);
   });
 
   it('reads need the token too; a preflight gets no CORS header; other methods are refused', async () => {
-    const noToken = await call(w.port, 'GET', '/playground/api/history?conversation=realpage', {
-      host: s.host,
-      cookie: s.cookie,
+    const noToken = await call(pg.w.port, 'GET', '/playground/api/history?conversation=realpage', {
+      host: pg.s.host,
+      cookie: pg.s.cookie,
     });
     expect(noToken.status).toBe(403);
-    const ev = await openEvents(w.port, '/playground/events?conversation=realpage', { host: s.host, cookie: s.cookie });
+    const ev = await openEvents(pg.w.port, '/playground/events?conversation=realpage', {
+      host: pg.s.host,
+      cookie: pg.s.cookie,
+    });
     expect(ev.status).toBe(403);
-    const pre = await call(w.port, 'OPTIONS', '/playground/api/send', {
-      host: s.host,
+    const pre = await call(pg.w.port, 'OPTIONS', '/playground/api/send', {
+      host: pg.s.host,
       origin: 'http://127.0.0.1:1',
       'access-control-request-method': 'POST',
       'access-control-request-headers': 'content-type, x-playground-token',
     });
     expect(pre.status).toBe(405);
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
-    expect((await call(w.port, 'PUT', '/playground/api/send', pageHeaders(s), '{}')).status).toBe(405);
+    expect((await call(pg.w.port, 'PUT', '/playground/api/send', pageHeaders(pg.s), '{}')).status).toBe(405);
   });
 
   it('each browser is its own user: another browser cannot read, follow, send to or reset a conversation', async () => {
     const mine = await events('mineonly');
-    expect((await post(w.port, 'send', pageHeaders(s), { conversation: 'mineonly', text: 'private' })).status).toBe(
-      202,
-    );
+    expect(
+      (await post(pg.w.port, 'send', pageHeaders(pg.s), { conversation: 'mineonly', text: 'private' })).status,
+    ).toBe(202);
     await mine.next((e) => reply(e).state === 'final');
-    const other = await openPage(w.port);
-    expect(other.cookie).not.toBe(s.cookie);
-    const before = w.upstreamMessages().length;
+    const other = await openPage(pg.w.port);
+    expect(other.cookie).not.toBe(pg.s.cookie);
+    const before = pg.w.upstreamMessages().length;
     const refused = [
-      await post(w.port, 'send', pageHeaders(other), { conversation: 'mineonly', text: 'intrude' }),
-      await post(w.port, 'reset', pageHeaders(other), { conversation: 'mineonly' }),
-      await call(w.port, 'GET', `/playground/api/history?conversation=mineonly&page_token=${other.token}`, {
+      await post(pg.w.port, 'send', pageHeaders(other), { conversation: 'mineonly', text: 'intrude' }),
+      await post(pg.w.port, 'reset', pageHeaders(other), { conversation: 'mineonly' }),
+      await call(pg.w.port, 'GET', `/playground/api/history?conversation=mineonly&page_token=${other.token}`, {
         host: other.host,
         cookie: other.cookie,
       }),
-      await openEvents(w.port, `/playground/events?conversation=mineonly&page_token=${other.token}`, {
+      await openEvents(pg.w.port, `/playground/events?conversation=mineonly&page_token=${other.token}`, {
         host: other.host,
         cookie: other.cookie,
       }),
     ];
     for (const r of refused) expect(r.status).toBe(403);
-    expect(w.upstreamMessages().length).toBe(before);
+    expect(pg.w.upstreamMessages().length).toBe(before);
     mine.close();
   });
 
   it('every refusal reaches the page that was refused (slow down), and only that browser is limited', async () => {
     // USER_MESSAGES_PER_MINUTE=3: this browser has used some already; a fresh one gets 3.
-    const a = await openPage(w.port);
-    const b = await openPage(w.port);
+    const a = await openPage(pg.w.port);
+    const b = await openPage(pg.w.port);
     const stream = await events('floodone', a);
     const notices: string[] = [];
     for (let i = 0; i < 6; i++) {
-      expect((await post(w.port, 'send', pageHeaders(a), { conversation: 'floodone', text: `m${i}` })).status).toBe(
+      expect((await post(pg.w.port, 'send', pageHeaders(a), { conversation: 'floodone', text: `m${i}` })).status).toBe(
         202,
       );
     }
@@ -217,7 +225,9 @@ describe('the playground on this machine (PLAYGROUND unset)', () => {
     }
     // The other browser is not slowed down by it.
     const sb = await events('floodtwo', b);
-    expect((await post(w.port, 'send', pageHeaders(b), { conversation: 'floodtwo', text: 'calm' })).status).toBe(202);
+    expect((await post(pg.w.port, 'send', pageHeaders(b), { conversation: 'floodtwo', text: 'calm' })).status).toBe(
+      202,
+    );
     expect(reply(await sb.next((e) => reply(e).state === 'final'))).toMatchObject({ text: 'You said: calm' });
     expect(sb.events.some((e) => reply(e).notice === true)).toBe(false);
     stream.close();

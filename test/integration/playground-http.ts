@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { openBridgeStore } from '../../src/bridge-store.js';
 import { buildConfig, parseRawEnv } from '../../src/config/config.js';
 import type { PlaygroundPlan } from '../../src/config/start-config.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/logger.js';
 import { type Bridge, buildBridge } from '../../src/main.js';
 
@@ -173,15 +174,24 @@ export interface PlaygroundWorldOptions {
   reuse?: { dir: string; emulator: Emulator };
   /** Every log line (JSON), at debug and above. */
   log?: string[];
+  /** Names the temporary directory (the test file's). */
+  name?: string;
+  /** The emulator's options (without `reuse`). */
+  emulator?: EmulatorOptions;
 }
 
+/**
+ * A bridge serving the playground on this machine against the emulator, its store in a temporary
+ * directory. `env` (beside the defaults: the emulator, its key and bot, HOST, PORT, the database,
+ * …) may be made from the emulator; `plan.emulator` tells the page the built-in emulator answers.
+ */
 export async function startPlayground(
-  plan: Omit<PlaygroundPlan, 'enabled' | 'emulator'>,
-  env: Record<string, string> = {},
+  plan: Omit<PlaygroundPlan, 'enabled' | 'emulator'> & { emulator?: boolean },
+  env: Record<string, string> | ((emulator: Emulator) => Record<string, string>) = {},
   opts: PlaygroundWorldOptions = {},
 ): Promise<PlaygroundWorld> {
-  const dir = opts.reuse?.dir ?? mkdtempSync(join(tmpdir(), 'playground-guard-'));
-  const emulator = opts.reuse?.emulator ?? (await startEmulator());
+  const dir = opts.reuse?.dir ?? mkdtempSync(join(tmpdir(), `${opts.name ?? 'playground-guard'}-`));
+  const emulator = opts.reuse?.emulator ?? (await startEmulator(opts.emulator));
   const raw = parseRawEnv({
     CHAT_API_URL: emulator.url,
     CHAT_API_KEY: 'dev-key',
@@ -191,7 +201,7 @@ export async function startPlayground(
     DATABASE_PATH: join(dir, 'bridge.db'),
     STREAM_EDIT_INTERVAL_MS: '50',
     LOG_LEVEL: 'silent',
-    ...env,
+    ...(typeof env === 'function' ? env(emulator) : env),
   });
   const config = buildConfig(raw, { requirePlatform: false });
   const lines = opts.log;
@@ -217,4 +227,30 @@ export async function startPlayground(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The page's event stream of `conversation` as session `s` opens it (EventSource: the token in the query). */
+export function conversationEvents(port: number, s: Session, conversation: string): Promise<EventStream> {
+  const query = `conversation=${conversation}&page_token=${encodeURIComponent(s.token)}`;
+  return openEvents(port, `/playground/events?${query}`, { host: s.host, cookie: s.cookie });
+}
+
+/** A describe block's playground and a page opened on it (`w` and `s` once its beforeAll ran). */
+export interface PlaygroundBlock {
+  w: PlaygroundWorld;
+  s: Session;
+}
+
+/** Starts a playground and opens its page before a describe block's tests; closes it after them. */
+export function playgroundPerBlock(
+  plan: Omit<PlaygroundPlan, 'enabled' | 'emulator'>,
+  env: Record<string, string> = {},
+): PlaygroundBlock {
+  const block = {} as PlaygroundBlock;
+  beforeAll(async () => {
+    block.w = await startPlayground(plan, env);
+    block.s = await openPage(block.w.port);
+  }, 60_000);
+  afterAll(() => block.w?.close());
+  return block;
 }

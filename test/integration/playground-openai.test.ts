@@ -1,61 +1,29 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openBridgeStore } from '../../src/bridge-store.js';
-import { buildConfig, parseRawEnv } from '../../src/config/config.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { createLogger } from '../../src/logger.js';
-import { type Bridge, buildBridge } from '../../src/main.js';
-import { call, openEvents, openPage, pageHeaders, post, type Session } from './playground-http.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import type { PlaygroundWorld, Session } from './playground-http.js';
+import { call, conversationEvents, openPage, pageHeaders, post, startPlayground } from './playground-http.js';
 
 // The playground on an OpenAI-compatible upstream (issue 40), wired by main.ts as `start` does
 // (the store's transcripts handed to Chat Completions): a streamed reply, a follow-up that
 // remembers, the conversation read back, and "New conversation" forgetting.
 
-let bridge: Bridge | undefined;
-let emu: Emulator | undefined;
-let dir: string | undefined;
+let w: PlaygroundWorld | undefined;
 afterEach(async () => {
-  await bridge?.shutdown();
-  await emu?.close();
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  bridge = undefined;
-  emu = undefined;
-  dir = undefined;
+  await w?.close();
+  w = undefined;
 });
 
 async function start(form: 'chat-completions' | 'responses'): Promise<{ port: number; emu: Emulator }> {
-  dir = mkdtempSync(join(tmpdir(), 'playground-openai-'));
-  emu = await startEmulator({ form, apiKey: 'dev-key', bots: ['demo-bot'], chunkDelayMs: 1 });
-  const config = buildConfig(
-    parseRawEnv({
-      CHAT_API_FORM: form,
-      CHAT_API_URL: `${emu.url}/v1`,
-      CHAT_API_KEY: 'dev-key',
-      CHAT_BOT_ID: 'demo-bot',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_PATH: join(dir, 'bridge.db'),
-      STREAM_EDIT_INTERVAL_MS: '50',
-      LOG_LEVEL: 'silent',
-    }),
-    { requirePlatform: false },
-  );
-  const root = createLogger({ level: 'silent' });
-  const store = await openBridgeStore(config, root);
-  if (store === undefined) throw new Error('no store');
-  bridge = await buildBridge(config, store, root, { enabled: true, emulator: false, allowRemote: false });
-  await bridge.start();
-  if (bridge.port === undefined) throw new Error('not listening');
-  return { port: bridge.port, emu };
+  // CHAT_API_URL as the server's users know it: its OpenAI base URL.
+  w = await startPlayground({ allowRemote: false }, (emu) => ({ CHAT_API_FORM: form, CHAT_API_URL: `${emu.url}/v1` }), {
+    name: 'playground-openai',
+    emulator: { form, apiKey: 'dev-key', bots: ['demo-bot'], chunkDelayMs: 1 },
+  });
+  return { port: w.port, emu: w.emulator };
 }
 
 async function ask(port: number, s: Session, conversation: string, text: string): Promise<string> {
-  const stream = await openEvents(port, `/playground/events?conversation=${conversation}&page_token=${s.token}`, {
-    host: s.host,
-    cookie: s.cookie,
-  });
+  const stream = await conversationEvents(port, s, conversation);
   const sent = await post(port, 'send', pageHeaders(s), { conversation, text });
   expect(sent.status).toBe(202);
   const last = await stream.next((e) => (e.data as { state?: string }).state === 'final', 30_000);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import {
   call,
+  conversationEvents,
   openEvents,
   openPage,
   pageHeaders,
@@ -30,10 +31,7 @@ const reply = (e: { event: string; data: unknown }) => e.data as { state: string
 
 /** A message and its reply to the end, from the page of `s`. */
 async function converse(w: PlaygroundWorld, s: Session, conversation: string, text: string): Promise<void> {
-  const events = await openEvents(w.port, `/playground/events?conversation=${conversation}&page_token=${s.token}`, {
-    host: s.host,
-    cookie: s.cookie,
-  });
+  const events = await conversationEvents(w.port, s, conversation);
   expect(events.status).toBe(200);
   expect((await post(w.port, 'send', pageHeaders(s), { conversation, text })).status).toBe(202);
   await events.next((e) => reply(e).state === 'final');

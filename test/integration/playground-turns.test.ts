@@ -1,14 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  call,
-  openEvents,
-  openPage,
-  pageHeaders,
-  type PlaygroundWorld,
-  post,
-  type Session,
-  startPlayground,
-} from './playground-http.js';
+import { describe, expect, it } from 'vitest';
+import { call, conversationEvents, pageHeaders, playgroundPerBlock, post } from './playground-http.js';
 
 // The playground's API for the page's chat features, at the HTTP level (the browser tests show
 // them in a page): the stream says when a turn starts and ends (`event: turn`), a Stop by
@@ -16,33 +7,23 @@ import {
 // and the icon is answered like the page (this machine's names only).
 
 describe('the playground API for typing, early Stop, votes and the icon', () => {
-  let w: PlaygroundWorld;
-  let s: Session;
-  beforeAll(async () => {
-    w = await startPlayground({ allowRemote: false });
-    s = await openPage(w.port);
-  }, 60_000);
-  afterAll(() => w?.close());
+  const pg = playgroundPerBlock({ allowRemote: false });
 
-  const events = (conversation: string) =>
-    openEvents(w.port, `/playground/events?conversation=${conversation}&page_token=${encodeURIComponent(s.token)}`, {
-      host: s.host,
-      cookie: s.cookie,
-    });
+  const events = (conversation: string) => conversationEvents(pg.w.port, pg.s, conversation);
   const history = async (conversation: string) =>
     JSON.parse(
       (
-        await call(w.port, 'GET', `/playground/api/history?conversation=${conversation}`, {
-          host: s.host,
-          cookie: s.cookie,
-          'x-playground-token': s.token,
+        await call(pg.w.port, 'GET', `/playground/api/history?conversation=${conversation}`, {
+          host: pg.s.host,
+          cookie: pg.s.cookie,
+          'x-playground-token': pg.s.token,
         })
       ).body,
     ) as { messages: { role: string; replyKey?: string; vote?: string }[] };
 
   it('a turn is announced working, then done with its result, after its reply', async () => {
     const stream = await events('turns');
-    const sent = await post(w.port, 'send', pageHeaders(s), { conversation: 'turns', text: 'hi' });
+    const sent = await post(pg.w.port, 'send', pageHeaders(pg.s), { conversation: 'turns', text: 'hi' });
     const { eventId } = JSON.parse(sent.body) as { eventId: string };
     const working = await stream.next((e) => e.event === 'turn');
     expect(working.data).toEqual({ eventId, state: 'working' });
@@ -57,13 +38,13 @@ describe('the playground API for typing, early Stop, votes and the icon', () => 
 
   it('Stop by conversation before the first word: the reply ends stopped, with no answer text', async () => {
     const stream = await events('early');
-    const sent = await post(w.port, 'send', pageHeaders(s), {
+    const sent = await post(pg.w.port, 'send', pageHeaders(pg.s), {
       conversation: 'early',
       text: 'wait for it [chunks 1] [delay 20000]',
     });
     const { eventId } = JSON.parse(sent.body) as { eventId: string };
     await stream.next((e) => e.event === 'turn');
-    const stop = await post(w.port, 'stop', pageHeaders(s), { conversation: 'early' });
+    const stop = await post(pg.w.port, 'stop', pageHeaders(pg.s), { conversation: 'early' });
     expect(JSON.parse(stop.body)).toEqual({ result: 'stopped' });
     const done = await stream.next((e) => e.event === 'turn' && (e.data as { state: string }).state === 'done');
     // The relay counts a stopped reply as answered: the reply's own state says it was stopped.
@@ -72,7 +53,7 @@ describe('the playground API for typing, early Stop, votes and the icon', () => 
     expect(last.state).toBe('stopped');
     expect(last.text).not.toContain('You said');
     // Nothing left to stop.
-    expect(JSON.parse((await post(w.port, 'stop', pageHeaders(s), { conversation: 'early' })).body)).toEqual({
+    expect(JSON.parse((await post(pg.w.port, 'stop', pageHeaders(pg.s), { conversation: 'early' })).body)).toEqual({
       result: 'not_found',
     });
     stream.close();
@@ -80,20 +61,20 @@ describe('the playground API for typing, early Stop, votes and the icon', () => 
 
   it("the history carries this browser's vote on a reply, and no one else's", async () => {
     const stream = await events('voted');
-    await post(w.port, 'send', pageHeaders(s), { conversation: 'voted', text: 'rate me' });
+    await post(pg.w.port, 'send', pageHeaders(pg.s), { conversation: 'voted', text: 'rate me' });
     const final = await stream.next((e) => e.event === 'reply' && (e.data as { state: string }).state === 'final');
     const { replyKey } = final.data as { replyKey: string };
     stream.close();
     expect((await history('voted')).messages.find((m) => m.replyKey === replyKey)?.vote).toBeUndefined();
-    const voted = await post(w.port, 'vote', pageHeaders(s), { replyKey, vote: 'up' });
+    const voted = await post(pg.w.port, 'vote', pageHeaders(pg.s), { replyKey, vote: 'up' });
     expect(JSON.parse(voted.body)).toEqual({ result: 'recorded' });
     expect((await history('voted')).messages.find((m) => m.replyKey === replyKey)?.vote).toBe('up');
   });
 
   it('/favicon.ico: an SVG for this machine, 403 under a name that is not its own', async () => {
-    const icon = await call(w.port, 'GET', '/favicon.ico', { host: s.host });
+    const icon = await call(pg.w.port, 'GET', '/favicon.ico', { host: pg.s.host });
     expect(icon.status).toBe(200);
     expect(icon.headers['content-type']).toBe('image/svg+xml');
-    expect((await call(w.port, 'GET', '/favicon.ico', { host: 'attacker.example' })).status).toBe(403);
+    expect((await call(pg.w.port, 'GET', '/favicon.ico', { host: 'attacker.example' })).status).toBe(403);
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderMrkdwn } from '../../src/connectors/slack/render.js';
 import { AGENT_FILE_TEXT, AGENT_IMAGE, AGENT_REASONING, AGENT_TOOLS } from '../../src/emulator/agent-replies.js';
+import * as agent from '../support/emulator-agent.js';
 import { shownMessage } from '../fakes/slack/shown.js';
 import type { FakeSlack } from '../fakes/slack/index.js';
 import { type SlackStack, type SlackStackOptions, startSlackStack } from './slack-stack.js';
@@ -17,20 +18,10 @@ afterEach(async () => {
   s = undefined;
 });
 
-const PROTOCOLS = ['responses', 'chat-completions', 'ai-sdk', 'ag-ui', 'anthropic', 'seed'] as const;
-/** Paced so each step runs for a while (several edit intervals), the text in two pieces. */
-const ASK = (protocol: string) =>
-  `${protocol === 'seed' ? '' : `[protocol ${protocol}] `}[agent] [chunks 2] [delay 400]`;
-const SOURCES_MD =
-  '\n\n**Sources**\n1. [Streaming replies](<https://example.com/docs/streaming>)\n2. [Weather in Paris](<https://example.org/weather/paris>)';
 const SOURCES_NATIVE =
   '\n\n**Sources**\n1. [Streaming replies](https://example.com/docs/streaming)\n2. [Weather in Paris](https://example.org/weather/paris)';
 const STEP_IDS = AGENT_TOOLS.map((t) => t.id);
-/** The protocols name a step by its tool; the seed's `status` events carry a title for people. */
-const stepTitles = (protocol: string) => AGENT_TOOLS.map((t) => (protocol === 'seed' ? t.title : t.name));
-// AI SDK's `file` part carries no name: its image is named from its URL.
-/** AI SDK's `file` part has no name either: the bridge names the CSV by its type. */
-const fileName = (protocol: string) => (protocol === 'ai-sdk' ? 'file.csv' : 'table.csv');
+// AI SDK's `file` part carries no name: its image is named from its URL (and the CSV by its type).
 const IMAGE = expect.objectContaining({ type: 'image', image_url: AGENT_IMAGE.url });
 
 async function ask(fake: FakeSlack, native: boolean, text: string): Promise<{ channel: string; thread: string }> {
@@ -63,11 +54,11 @@ async function start(opts: SlackStackOptions): Promise<SlackStack> {
 
 const answerOf = (stack: SlackStack) => `You said: ${String(stack.chatRequests()[0]?.message)}`;
 
-describe.each(PROTOCOLS)('protocol %s', (protocol) => {
+describe.each(agent.PROTOCOLS)('protocol %s', (protocol) => {
   it('native stream: each step as a running task, then the answer and sources exactly; image block; the file uploaded', async () => {
     const stack = await start({ streaming: 'auto' });
     const { fake } = stack;
-    const { channel, thread } = await ask(fake, true, ASK(protocol));
+    const { channel, thread } = await ask(fake, true, agent.ask(protocol));
     await stack.settled(1);
     const [reply, ...more] = fake.botMessages(channel, thread);
     expect(more).toHaveLength(0);
@@ -81,43 +72,43 @@ describe.each(PROTOCOLS)('protocol %s', (protocol) => {
     expect(reply?.blocks).toContainEqual(IMAGE);
     expect(
       fake.uploads.completed.map((u) => [u.filename, u.channel, u.threadTs, Buffer.from(u.bytes).toString()]),
-    ).toEqual([[fileName(protocol), channel, thread, AGENT_FILE_TEXT]]);
+    ).toEqual([[agent.fileName(protocol), channel, thread, AGENT_FILE_TEXT]]);
     expectNoLeak(fake);
   });
 
   it('edit mode: a context line naming each running step, gone at the end; the answer and sources exactly', async () => {
     const stack = await start({ streaming: 'edit' });
     const { fake } = stack;
-    const { channel, thread } = await ask(fake, false, ASK(protocol));
+    const { channel, thread } = await ask(fake, false, agent.ask(protocol));
     await stack.settled(1);
     const [reply, ...more] = fake.botMessages(channel, thread);
     expect(more).toHaveLength(0);
-    expect(reply?.text).toBe(renderMrkdwn(answerOf(stack) + SOURCES_MD));
+    expect(reply?.text).toBe(renderMrkdwn(answerOf(stack) + agent.SOURCES_MD));
     expect(reply?.blocks?.some((b) => b.type === 'context')).toBe(false);
     expect(reply?.blocks).toContainEqual(IMAGE);
     // Each step's running line was written (a context block naming it, with the ellipsis).
     const contexts = writes(fake).map((c) => String(c.args.blocks ?? ''));
-    for (const title of stepTitles(protocol))
+    for (const title of agent.stepTitles(protocol))
       expect(contexts.some((b) => b.includes('"context"') && b.includes(`_${title}…_`))).toBe(true);
-    for (const title of stepTitles(protocol)) expect(shownMessage(reply)).not.toContain(title);
-    expect(fake.uploads.completed.map((u) => u.filename)).toEqual([fileName(protocol)]);
+    for (const title of agent.stepTitles(protocol)) expect(shownMessage(reply)).not.toContain(title);
+    expect(fake.uploads.completed.map((u) => u.filename)).toEqual([agent.fileName(protocol)]);
     expectNoLeak(fake);
   });
 
   it('SHOW_STEPS=off: no step is written (native or edit mode); the answer and sources only', async () => {
     const stack = await start({ streaming: 'auto', relaySettings: { showSteps: false } });
     const { fake } = stack;
-    const dm = await ask(fake, true, ASK(protocol));
-    const ch = await ask(fake, false, ASK(protocol));
+    const dm = await ask(fake, true, agent.ask(protocol));
+    const ch = await ask(fake, false, agent.ask(protocol));
     await stack.settled(2);
     expect(fake.botMessages(dm.channel, dm.thread).map((m) => m.text)).toEqual([answerOf(stack) + SOURCES_NATIVE]);
     expect(fake.botMessages(ch.channel, ch.thread).map((m) => m.text)).toEqual([
-      renderMrkdwn(answerOf(stack) + SOURCES_MD),
+      renderMrkdwn(answerOf(stack) + agent.SOURCES_MD),
     ]);
     const written = JSON.stringify(writes(fake).map((c) => c.args));
     expect(written).not.toContain('task_update');
     expect(written).not.toContain('context');
-    for (const title of stepTitles(protocol)) expect(written).not.toContain(title);
+    for (const title of agent.stepTitles(protocol)) expect(written).not.toContain(title);
     expectNoLeak(fake);
   });
 });

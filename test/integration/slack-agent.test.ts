@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { renderMrkdwn } from '../../src/connectors/slack/render.js';
-import { FakeChat, type ScriptedEvent } from '../fakes/fake-chat.js';
+import { gate, type ScriptedEvent, scriptedChat, weatherAgentReply } from '../fakes/fake-chat.js';
 import { shownMessage } from '../fakes/slack/shown.js';
 import type { FakeSlack } from '../fakes/slack/index.js';
 import { type SlackStack, type SlackStackOptions, startSlackStack } from './slack-stack.js';
@@ -23,31 +23,8 @@ const ANSWER_MD =
 const ANSWER_NATIVE =
   'Hello world.\n\n**Sources**\n1. [Example A](https://example.com/a)\n2. [b.example.org](https://b.example.org/x)';
 
-function gate(): { promise: Promise<void>; open(): void } {
-  let open = () => {};
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
-
-/** Two tool calls (the second running until `tool` opens), two sources, the answer. */
-function agentReply(tool: Promise<void>): ScriptedEvent[] {
-  return [
-    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'running' } },
-    { type: 'step', step: { id: 'c1', title: 'Searching the web', state: 'done' } },
-    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'running' } },
-    { type: 'gate', gate: tool },
-    { type: 'step', step: { id: 'c2', title: 'get_weather', state: 'done' } },
-    { type: 'source', source: { url: 'https://example.com/a', title: 'Example A' } },
-    { type: 'source', source: { url: 'https://b.example.org/x' } },
-    { type: 'text', text: 'Hello ' },
-    { type: 'text', text: 'world.' },
-  ];
-}
-
 async function stack(events: ScriptedEvent[], opts: SlackStackOptions): Promise<SlackStack> {
-  const chat = new FakeChat('b');
-  chat.script = () => ({ events });
-  s = await startSlackStack({ ...opts, chat });
+  s = await startSlackStack({ ...opts, chat: scriptedChat(events) });
   return s;
 }
 
@@ -70,7 +47,7 @@ const writesOf = (fake: FakeSlack) =>
 
 it('native stream: the steps as a task timeline while the tool runs, the status naming the step; the answer and sources exactly', async () => {
   const tool = gate();
-  const { fake } = await stack(agentReply(tool.promise), { streaming: 'auto' });
+  const { fake } = await stack(weatherAgentReply(tool.promise), { streaming: 'auto' });
   const thread = await askInDm(fake);
   const timeline = () => fake.botMessages('D1', thread)[0]?.timeline?.tasks;
   await expect.poll(timeline, { timeout: 10_000 }).toEqual([
@@ -100,7 +77,7 @@ it('native stream: the steps as a task timeline while the tool runs, the status 
 
 it('edit mode: one context line naming the running step while it runs, gone at the end; no previews', async () => {
   const tool = gate();
-  const { fake } = await stack(agentReply(tool.promise), { streaming: 'edit' });
+  const { fake } = await stack(weatherAgentReply(tool.promise), { streaming: 'edit' });
   const thread = await askInChannel(fake);
   const reply = () => fake.botMessages('C1', thread)[0];
   await expect.poll(() => shownMessage(reply()), { timeout: 10_000 }).toContain('_get_weather…_');
@@ -120,7 +97,10 @@ it('edit mode: one context line naming the running step while it runs, gone at t
 it('SHOW_STEPS=off: no step is ever written (no task, no context line); the answer and sources only', async () => {
   const tool = gate();
   tool.open();
-  const { fake } = await stack(agentReply(tool.promise), { streaming: 'auto', relaySettings: { showSteps: false } });
+  const { fake } = await stack(weatherAgentReply(tool.promise), {
+    streaming: 'auto',
+    relaySettings: { showSteps: false },
+  });
   const thread = await askInDm(fake);
   await s?.settled(1);
   expect(fake.botMessages('D1', thread).map((m) => m.text)).toEqual([ANSWER_NATIVE]);
@@ -134,7 +114,10 @@ it('SHOW_STEPS=off: no step is ever written (no task, no context line); the answ
 it('SHOW_SOURCES=off in edit mode: the answer alone', async () => {
   const tool = gate();
   tool.open();
-  const { fake } = await stack(agentReply(tool.promise), { streaming: 'edit', relaySettings: { showSources: false } });
+  const { fake } = await stack(weatherAgentReply(tool.promise), {
+    streaming: 'edit',
+    relaySettings: { showSources: false },
+  });
   const thread = await askInChannel(fake);
   await s?.settled(1);
   expect(fake.botMessages('C1', thread).map((m) => m.text)).toEqual(['Hello world.']);

@@ -8,7 +8,8 @@ import {
   type SlackConnectorOptions,
 } from '../../src/connectors/slack/connector.js';
 import { silentLogger } from '../../src/logger.js';
-import type { FakeSlack } from '../fakes/slack/index.js';
+import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack/index.js';
+import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
 
 // Shared by the Slack integration tests: config for the fake, a tiny HTTP server with the
 // `mount` of src/server, and a stand-in relay that streams a reply through the sink.
@@ -101,4 +102,36 @@ export class EchoHandler implements MessageHandler {
 
 export function connectorFor(fake: FakeSlack, over: Partial<SlackConnectorOptions> = {}): SlackConnector {
   return createSlackConnector({ config: slackConfig(fake), logger: silentLogger, ...over });
+}
+
+/** A connector in HTTP mode (Events API at `eventsUrl` on a MiniServer) against the fake, answered by `relay`. */
+export interface HttpConnector {
+  fake: FakeSlack;
+  server: MiniServer;
+  conn: SlackConnector;
+  relay: EchoHandler;
+  eventsUrl: string;
+  /** Stops all of it, then checks that no write of the bot's pinged anyone. */
+  close(): Promise<void>;
+}
+
+export async function startHttpConnector(fakeOptions?: FakeSlackOptions): Promise<HttpConnector> {
+  const fake = await startFakeSlack(fakeOptions);
+  const server = await startMiniServer();
+  const conn = connectorFor(fake, { config: slackConfig(fake, { appToken: undefined }), http: server });
+  const relay = new EchoHandler();
+  await conn.start(relay);
+  return {
+    fake,
+    server,
+    conn,
+    relay,
+    eventsUrl: `${server.url}/slack/events`,
+    async close() {
+      await conn.shutdown();
+      await server.close();
+      await fake.close();
+      assertNoSlackPings(fake.calls);
+    },
+  };
 }

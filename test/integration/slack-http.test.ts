@@ -1,84 +1,71 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SlackConnector } from '../../src/connectors/slack/connector.js';
-import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
-import { assertNoSlackPings } from '../fakes/slack/mention-check.js';
-import { connectorFor, EchoHandler, type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
+import { type HttpConnector, startHttpConnector } from './slack-helpers.js';
 
 describe('Slack connector in HTTP mode (Events API on the shared server)', () => {
-  let fake: FakeSlack;
-  let server: MiniServer;
-  let conn: SlackConnector;
-  let relay: EchoHandler;
-  let eventsUrl: string;
-
+  let w: HttpConnector;
   beforeEach(async () => {
-    fake = await startFakeSlack({ limits: {} });
-    server = await startMiniServer();
-    conn = connectorFor(fake, { config: slackConfig(fake, { appToken: undefined }), http: server });
-    relay = new EchoHandler();
-    await conn.start(relay);
-    eventsUrl = `${server.url}/slack/events`;
+    w = await startHttpConnector({ limits: {} });
   });
-
-  afterEach(async () => {
-    await conn.shutdown();
-    await server.close();
-    await fake.close();
-    assertNoSlackPings(fake.calls);
-  });
+  afterEach(() => w.close());
 
   it('is ready after auth.test and answers url_verification', async () => {
-    expect(conn.isReady()).toBe(true);
-    expect(fake.calls.some((c) => c.method === 'auth.test')).toBe(true);
-    const res = await fake.postSignedEvent(eventsUrl, { type: 'url_verification', challenge: 'abc123', token: 't' });
+    expect(w.conn.isReady()).toBe(true);
+    expect(w.fake.calls.some((c) => c.method === 'auth.test')).toBe(true);
+    const res = await w.fake.postSignedEvent(w.eventsUrl, {
+      type: 'url_verification',
+      challenge: 'abc123',
+      token: 't',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toContain('abc123');
   });
 
   it('answers a signed mention in its thread', async () => {
-    const post = fake.userPost({ channel: 'C1', text: '<@U0BOT> over http' });
-    const res = await fake.postSignedEvent(eventsUrl, fake.envelope(post.mention ?? {}));
+    const post = w.fake.userPost({ channel: 'C1', text: '<@U0BOT> over http' });
+    const res = await w.fake.postSignedEvent(w.eventsUrl, w.fake.envelope(post.mention ?? {}));
     expect(res.status).toBe(200);
-    await relay.answered(1);
-    expect(fake.botMessages('C1', post.ts)[0]?.text).toBe('You said: over http');
+    await w.relay.answered(1);
+    expect(w.fake.botMessages('C1', post.ts)[0]?.text).toBe('You said: over http');
   });
 
   it('refuses bad, missing and stale signatures with 401 and does nothing else', async () => {
-    const post = fake.userPost({ channel: 'C1', text: '<@U0BOT> forged' });
-    const body = fake.envelope(post.mention ?? {});
-    const callsBefore = fake.calls.length;
+    const post = w.fake.userPost({ channel: 'C1', text: '<@U0BOT> forged' });
+    const body = w.fake.envelope(post.mention ?? {});
+    const callsBefore = w.fake.calls.length;
     for (const o of [{ badSignature: true }, { noSignature: true }, { stale: true }]) {
-      const res = await fake.postSignedEvent(eventsUrl, body, o);
+      const res = await w.fake.postSignedEvent(w.eventsUrl, body, o);
       expect(res.status).toBe(401);
     }
-    const res = await fake.postSignedEvent(
-      eventsUrl,
+    const res = await w.fake.postSignedEvent(
+      w.eventsUrl,
       { type: 'url_verification', challenge: 'x' },
       { badSignature: true },
     );
     expect(res.status).toBe(401);
-    await conn.idle();
-    expect(relay.received).toHaveLength(0);
-    expect(fake.calls.length).toBe(callsBefore);
+    await w.conn.idle();
+    expect(w.relay.received).toHaveLength(0);
+    expect(w.fake.calls.length).toBe(callsBefore);
   });
 
   it('hands retries (X-Slack-Retry-Num) over with the same event id: one reply', async () => {
-    const post = fake.userPost({ channel: 'C1', text: '<@U0BOT> retried' });
-    const body = fake.envelope(post.mention ?? {});
-    expect((await fake.postSignedEvent(eventsUrl, body)).status).toBe(200);
-    expect((await fake.postSignedEvent(eventsUrl, body, { retryNum: 1 })).status).toBe(200);
-    expect((await fake.postSignedEvent(eventsUrl, fake.envelope(post.message), { retryNum: 2 })).status).toBe(200);
-    await relay.answered(1);
-    await conn.idle();
-    expect(relay.received).toHaveLength(1);
-    expect(fake.botMessages('C1', post.ts)).toHaveLength(1);
+    const post = w.fake.userPost({ channel: 'C1', text: '<@U0BOT> retried' });
+    const body = w.fake.envelope(post.mention ?? {});
+    expect((await w.fake.postSignedEvent(w.eventsUrl, body)).status).toBe(200);
+    expect((await w.fake.postSignedEvent(w.eventsUrl, body, { retryNum: 1 })).status).toBe(200);
+    expect((await w.fake.postSignedEvent(w.eventsUrl, w.fake.envelope(post.message), { retryNum: 2 })).status).toBe(
+      200,
+    );
+    await w.relay.answered(1);
+    await w.conn.idle();
+    expect(w.relay.received).toHaveLength(1);
+    expect(w.fake.botMessages('C1', post.ts)).toHaveLength(1);
   });
 
   it('answers 503 once stopped', async () => {
-    await conn.shutdown();
-    const post = fake.userPost({ channel: 'C1', text: '<@U0BOT> late' });
-    const res = await fake.postSignedEvent(eventsUrl, fake.envelope(post.mention ?? {}));
+    await w.conn.shutdown();
+    const post = w.fake.userPost({ channel: 'C1', text: '<@U0BOT> late' });
+    const res = await w.fake.postSignedEvent(w.eventsUrl, w.fake.envelope(post.mention ?? {}));
     expect(res.status).toBe(503);
-    expect(conn.isReady()).toBe(false);
+    expect(w.conn.isReady()).toBe(false);
   });
 });

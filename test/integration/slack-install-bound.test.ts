@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { Agent, request as httpRequest } from 'node:http';
+import type { SlackConfig } from '../../src/config/config.js';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { MAX_PENDING_PER_CLIENT } from '../../src/connectors/slack/oauth-state.js';
 import { silentLogger } from '../../src/logger.js';
@@ -79,7 +80,11 @@ async function begin(base: string, client: Client) {
   };
 }
 
-it('2,000 install GETs from one address: a few stored, the rest 429; another address installs all the same', async () => {
+/**
+ * The install flow as the bridge serves it: a fake Slack with an OAuth app, the bridge's HTTP
+ * server, an OAuth-mode connector (`over`: more of its config) keeping states in a SQLite store.
+ */
+async function startInstallFlow(over: Partial<SlackConfig> = {}) {
   fake = await startFakeSlack({ limits: {}, oauth: { clientId: 'cid', clientSecret: 'csecret' } });
   store = openStore(':memory:');
   http = createHttpServer({
@@ -94,14 +99,19 @@ it('2,000 install GETs from one address: a few stored, the rest 429; another add
       botToken: undefined,
       appToken: undefined,
       oauth: { clientId: 'cid', clientSecret: 'csecret', stateSecret: 'state-secret' },
+      ...over,
     }),
     http,
     installations: store.installations,
     oauthStates: store.oauthStates,
   });
   const { port } = await http.listen();
-  const base = `http://127.0.0.1:${port}`;
   await conn.start(new EchoHandler());
+  return { base: `http://127.0.0.1:${port}`, fake, store };
+}
+
+it('2,000 install GETs from one address: a few stored, the rest 429; another address installs all the same', async () => {
+  const { base, fake, store } = await startInstallFlow();
   const db = store.db;
   const pending = () => (db.prepare('SELECT COUNT(*) AS n FROM oauth_states').get() as { n: number }).n;
 
@@ -136,31 +146,12 @@ it('2,000 install GETs from one address: a few stored, the rest 429; another add
 });
 
 it('behind a trusted proxy (TRUST_PROXY) each forwarded client has its own few links', async () => {
-  fake = await startFakeSlack({ limits: {}, oauth: { clientId: 'cid', clientSecret: 'csecret' } });
-  store = openStore(':memory:');
-  http = createHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    logger: silentLogger,
-    metrics: createMetrics({ defaultMetrics: false }),
-    readiness: () => ({ ready: true, checks: {} }),
+  const { base } = await startInstallFlow({
+    trustProxy: { ranges: [{ address: '127.0.0.1', prefix: 32, family: 4 }] },
   });
-  conn = connectorFor(fake, {
-    config: slackConfig(fake, {
-      botToken: undefined,
-      appToken: undefined,
-      oauth: { clientId: 'cid', clientSecret: 'csecret', stateSecret: 'state-secret' },
-      trustProxy: { ranges: [{ address: '127.0.0.1', prefix: 32, family: 4 }] },
-    }),
-    http,
-    installations: store.installations,
-    oauthStates: store.oauthStates,
-  });
-  const { port } = await http.listen();
-  await conn.start(new EchoHandler());
   const install = async (forwardedFor: string) =>
     (
-      await fetch(`http://127.0.0.1:${port}/slack/install`, {
+      await fetch(`${base}/slack/install`, {
         redirect: 'manual',
         headers: { 'x-forwarded-for': forwardedFor },
       })

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SlackConnector } from '../../src/connectors/slack/connector.js';
 import { type FakeSlack, signSlackRequest, startFakeSlack } from '../fakes/slack/index.js';
-import { connectorFor, EchoHandler, type MiniServer, slackConfig, startMiniServer } from './slack-helpers.js';
+import { connectorFor, EchoHandler, type HttpConnector, startHttpConnector } from './slack-helpers.js';
 
 // "Every signed request is answered within 3 s": an interaction, shortcut or slash command that
 // no listener of the bridge takes is acked at once (200 over HTTP, the envelope acked over Socket
@@ -55,33 +55,27 @@ const command = {
 };
 
 describe('HTTP mode: unrouted requests', () => {
-  let fake: FakeSlack;
-  let server: MiniServer;
-  let conn: SlackConnector;
+  let w: HttpConnector | undefined;
   afterEach(async () => {
-    await conn.shutdown();
-    await server.close();
-    await fake.close();
+    await w?.close();
+    w = undefined;
   });
 
-  async function start(): Promise<string> {
-    fake = await startFakeSlack();
-    server = await startMiniServer();
-    conn = connectorFor(fake, { config: slackConfig(fake, { appToken: undefined }), http: server });
-    await conn.start(new EchoHandler());
-    return `${server.url}/slack/events`;
+  async function start(): Promise<HttpConnector> {
+    w = await startHttpConnector();
+    return w;
   }
 
   /** A signed form POST; the status and how long the answer took. */
-  async function postForm(url: string, form: Record<string, string>): Promise<{ status: number; ms: number }> {
+  async function postForm(to: HttpConnector, form: Record<string, string>): Promise<{ status: number; ms: number }> {
     const raw = new URLSearchParams(form).toString();
     const ts = Math.floor(Date.now() / 1000);
     const started = performance.now();
-    const res = await fetch(url, {
+    const res = await fetch(to.eventsUrl, {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        'x-slack-signature': signSlackRequest(fake.signingSecret, ts, raw),
+        'x-slack-signature': signSlackRequest(to.fake.signingSecret, ts, raw),
         'x-slack-request-timestamp': String(ts),
       },
       body: raw,
@@ -91,16 +85,16 @@ describe('HTTP mode: unrouted requests', () => {
   }
 
   it.each(Object.keys(payloads))('%s no listener takes: 200 at once', async (name) => {
-    const url = await start();
-    const answer = await postForm(url, { payload: JSON.stringify(payloads[name]) });
+    const bridge = await start();
+    const answer = await postForm(bridge, { payload: JSON.stringify(payloads[name]) });
     // 200, not the 404 Bolt's timer gives at 3,001 ms: the answer came before it.
     expect(answer.status).toBe(200);
     expect(answer.ms).toBeLessThan(QUICK_MS);
   });
 
   it('a slash command no listener takes: 200 at once', async () => {
-    const url = await start();
-    const answer = await postForm(url, command);
+    const bridge = await start();
+    const answer = await postForm(bridge, command);
     expect(answer.status).toBe(200);
     expect(answer.ms).toBeLessThan(QUICK_MS);
   });

@@ -1,9 +1,9 @@
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
 import { StoreFaults } from '../store/faulty-store.js';
 import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, type Stack, stackPerTest } from './discord/stack.js';
 
 // Issue 37 on Discord (the gateway never delivers a message again): with the store fault mode on,
 // messages that arrive while every store call fails are held, show the typing indicator, and are
@@ -11,13 +11,7 @@ import { type Stack, startStack } from './discord/stack.js';
 // with the hold full, the busy notice. Real discord.js against the fake Discord, the relay with
 // SQLite behind the fault wrapper, the upstream client against the emulator.
 
-let s: Stack | undefined;
-afterEach(async () => {
-  await s?.close();
-  s = undefined;
-});
-
-const ANN = '200000000000000001';
+const start = stackPerTest();
 
 /** The relay's held-message gauge, and a bounded wait on it (the relay reports each change). */
 function heldGauge() {
@@ -56,18 +50,12 @@ function upstreamCalls(stack: Stack) {
 it('an outage with mentions and follow-ups arriving: each held, then answered exactly once with its conversation', async () => {
   const faults = new StoreFaults(37);
   const gauge = heldGauge();
-  s = await startStack({ storeFaults: faults, metrics: gauge.metrics });
+  const s = await start({ storeFaults: faults, metrics: gauge.metrics });
   const { fake, channelId } = s;
   // Three threads with a conversation each, before the outage.
   const threads: string[] = [];
   for (const i of [1, 2, 3]) {
-    const user = fake.dispatchMessage({
-      channelId,
-      authorId: ANN,
-      content: mention(fake, `before ${i}`),
-      mentionsBot: true,
-    });
-    const threadId = String(user.id);
+    const { threadId } = s.ask(`before ${i}`);
     threads.push(threadId);
     await fake.waitUntil(() => fake.botMessages(threadId).find((m) => m.content === `You said: before ${i}`));
   }
@@ -119,16 +107,12 @@ it('an outage with mentions and follow-ups arriving: each held, then answered ex
 it('the hold full: a message refused with the busy notice; the held one answered once the store is back', async () => {
   const faults = new StoreFaults(38);
   const gauge = heldGauge();
-  s = await startStack({ storeFaults: faults, metrics: gauge.metrics, relaySettings: { maxHeldEvents: 1 } });
+  const s = await start({ storeFaults: faults, metrics: gauge.metrics, relaySettings: { maxHeldEvents: 1 } });
   const { fake, channelId } = s;
   faults.down();
-  const kept = String(
-    fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'kept'), mentionsBot: true }).id,
-  );
+  const kept = s.ask('kept').threadId;
   await gauge.atLeast(1);
-  const refused = String(
-    fake.dispatchMessage({ channelId, authorId: ANN, content: mention(fake, 'refused'), mentionsBot: true }).id,
-  );
+  const refused = s.ask('refused').threadId;
   // The busy notice where the reply would have been (Discord has no private notice for a message).
   await fake.waitUntil(
     () => [...fake.botMessages(refused), ...fake.botMessages(channelId)].some((m) => m.content === MESSAGES.overloaded),

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import { mention } from './discord/harness.js';
-import { type Stack, startStack } from './discord/stack.js';
+import { ANN, type Stack, startStack } from './discord/stack.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
 // Issue 37 with SQLite itself failing (no wrapper): the file read-only, or locked by another
@@ -20,8 +20,6 @@ afterEach(async () => {
   d = undefined;
   sl = undefined;
 });
-
-const ANN = '200000000000000001';
 
 function heldGauge() {
   let held = 0;

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { assertNoPings } from '../fakes/discord/writes.js';
@@ -186,6 +187,10 @@ export interface ChildWorld {
   fake: FakeDiscord;
   emu: Emulator;
   dir: string;
+  /** CHAT_API_URL, CHAT_API_KEY and CHAT_BOT_ID for the emulator (the form is the test's). */
+  upstreamEnv(): Record<string, string>;
+  /** upstreamEnv(), the fake Discord's token and API URL, and DATABASE_PATH `db` in `dir`. */
+  discordEnv(db?: string): Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -195,16 +200,56 @@ export async function startChildWorld(name: string, apiKey: string, bot: string)
   const fake = await startFakeDiscord({ rateLimit: { limit: 50, windowMs: 1000 } });
   const emu = await startEmulator({ apiKey, bots: [bot], chunkDelayMs: 2 });
   const dir = mkdtempSync(join(tmpdir(), `bridge-${name}-`));
+  const upstreamEnv = () => ({ CHAT_API_URL: emu.url, CHAT_API_KEY: apiKey, CHAT_BOT_ID: bot });
   return {
     fake,
     emu,
     dir,
+    upstreamEnv,
+    discordEnv: (db = 'bridge.db') => ({
+      ...upstreamEnv(),
+      DISCORD_BOT_TOKEN: fake.token,
+      DISCORD_API_URL: fake.apiUrl,
+      DATABASE_PATH: join(dir, db),
+    }),
     async close() {
       await fake.close();
       await emu.close();
       rmSync(dir, { recursive: true, force: true });
       // The shared check over every write the child bridge made.
       assertNoPings(fake.record);
+    },
+  };
+}
+
+/** A test file's child world and the bridges it spawns. */
+export interface ChildWorldFile {
+  /** The world, once the file's beforeAll started it. */
+  readonly world: ChildWorld;
+  /** spawnBridge, the child killed after the file's tests at the latest. */
+  spawn(env: Record<string, string>, opts?: { port?: number }): Promise<BridgeChild>;
+}
+
+/** Starts a child world before a test file's tests; after them kills every bridge it spawned and closes it. */
+export function childWorldPerFile(name: string, apiKey: string, bot: string): ChildWorldFile {
+  let world: ChildWorld | undefined;
+  const children: BridgeChild[] = [];
+  beforeAll(async () => {
+    world = await startChildWorld(name, apiKey, bot);
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of children) await killHard(c);
+    await world?.close();
+  });
+  return {
+    get world() {
+      if (world === undefined) throw new Error('the child world is started in beforeAll');
+      return world;
+    },
+    async spawn(env, opts) {
+      const child = await spawnBridge(env, opts);
+      children.push(child);
+      return child;
     },
   };
 }

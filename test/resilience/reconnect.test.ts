@@ -1,13 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/core/user-messages.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { splitText } from '../../src/emulator/replies.js';
-import type { FakeDiscord } from '../fakes/discord/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
-import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
+import { type BridgeChild, childWorldPerFile, killHard, spawnBridge } from './bridge-child.js';
 import { waitFor } from './harness.js';
 import { type ApiProxy, startProxy } from './proxy.js';
 
@@ -18,37 +16,20 @@ import { type ApiProxy, startProxy } from './proxy.js';
 const API_KEY = 'reconnect-key';
 const BOT = 'demo-bot';
 
-let fake: FakeDiscord;
-let emu: Emulator;
-let dir: string;
+const files = childWorldPerFile('reconnect', API_KEY, BOT);
+/** The Discord bridge and channel of the first test, which the second goes on with. */
 let bridge: BridgeChild | undefined;
 let discordChannel = '';
 
-let world: ChildWorld | undefined;
-
-beforeAll(async () => {
-  world = await startChildWorld('reconnect', API_KEY, BOT);
-  ({ fake, emu, dir } = world);
-}, 120_000);
-
-afterAll(async () => {
-  await killHard(bridge);
-  await world?.close();
-});
-
 describe('Discord gateway outage', () => {
   it('/readyz goes 503 while the gateway is down and 200 once it is back; a message after the restore is answered once', async () => {
+    const { fake, emu } = files.world;
     const guild = fake.addGuild('g');
     const channel = fake.addChannel(guild, 'general');
-    bridge = await spawnBridge({
-      CHAT_API_URL: emu.url,
-      CHAT_API_KEY: API_KEY,
+    bridge = await files.spawn({
+      ...files.world.discordEnv(),
       CHAT_API_FORM: 'b',
-      CHAT_BOT_ID: BOT,
-      DISCORD_BOT_TOKEN: fake.token,
-      DISCORD_API_URL: fake.apiUrl,
       DISCORD_REPLY_MODE: 'inline',
-      DATABASE_PATH: join(dir, 'bridge.db'),
       STREAM_EDIT_INTERVAL_MS: '200',
       CHAT_STREAM_IDLE_TIMEOUT_MS: '1000',
     });
@@ -118,6 +99,7 @@ describe('Discord gateway outage', () => {
   }, 60_000);
 
   it('CHAT_STREAM_IDLE_TIMEOUT_MS reaches the upstream client: a stalled stream ends after it with the text so far and the note', async () => {
+    const { fake, emu } = files.world;
     const b = bridge as BridgeChild;
     expect((await b.readyz()).status).toBe(200);
     const text = 'stall please [chunks 6] [stall 2]';
@@ -157,13 +139,12 @@ describe('Slack Socket Mode outage', () => {
   });
 
   it('/readyz goes 503 while Socket Mode cannot reconnect and 200 once it can; a mention after the restore is answered once', async () => {
+    const { emu, dir } = files.world;
     slack = await startFakeSlack();
     api = await startProxy(slack.apiUrl);
     slackBridge = await spawnBridge({
-      CHAT_API_URL: emu.url,
-      CHAT_API_KEY: API_KEY,
+      ...files.world.upstreamEnv(),
       CHAT_API_FORM: 'b',
-      CHAT_BOT_ID: BOT,
       SLACK_BOT_TOKEN: slack.botToken,
       SLACK_APP_TOKEN: slack.appToken,
       SLACK_API_URL: api.url,

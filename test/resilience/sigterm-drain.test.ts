@@ -1,11 +1,9 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { fencesBalanced } from '../../src/core/reply/fences.js';
 import { MESSAGES } from '../../src/core/user-messages.js';
-import { type Emulator, longMarkdown, replyText } from '../../src/emulator/index.js';
+import { longMarkdown, replyText } from '../../src/emulator/index.js';
 import { openStore } from '../../src/store/sqlite/index.js';
-import type { FakeDiscord } from '../fakes/discord/index.js';
-import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
+import { childWorldPerFile } from './bridge-child.js';
 import { waitFor } from './harness.js';
 
 // SIGTERM while replies stream: the bridge stops taking new events, lets the replies that can
@@ -15,36 +13,18 @@ import { waitFor } from './harness.js';
 const API_KEY = 'drain-key';
 const BOT = 'demo-bot';
 
-let fake: FakeDiscord;
-let emu: Emulator;
-let dir: string;
-let bridge: BridgeChild | undefined;
-
-let world: ChildWorld | undefined;
-
-beforeAll(async () => {
-  world = await startChildWorld('drain', API_KEY, BOT);
-  ({ fake, emu, dir } = world);
-}, 120_000);
-
-afterAll(async () => {
-  await killHard(bridge);
-  await world?.close();
-});
+const files = childWorldPerFile('drain', API_KEY, BOT);
 
 it('SIGTERM: short replies finish exact, the long one is marked interrupted, new messages are not taken, exit 0 within ~11 s', async () => {
+  const { fake, emu } = files.world;
   const guild = fake.addGuild('g');
   const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => fake.addChannel(guild, n)) as [string, string, string, string];
-  const dbPath = join(dir, 'bridge.db');
-  bridge = await spawnBridge({
-    CHAT_API_URL: emu.url,
-    CHAT_API_KEY: API_KEY,
+  const env = files.world.discordEnv();
+  const dbPath = env.DATABASE_PATH as string;
+  const bridge = await files.spawn({
+    ...env,
     CHAT_API_FORM: 'b',
-    CHAT_BOT_ID: BOT,
-    DISCORD_BOT_TOKEN: fake.token,
-    DISCORD_API_URL: fake.apiUrl,
     DISCORD_REPLY_MODE: 'inline',
-    DATABASE_PATH: dbPath,
     STREAM_EDIT_INTERVAL_MS: '250',
   });
   await bridge.waitReady();

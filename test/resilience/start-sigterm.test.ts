@@ -1,6 +1,5 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BridgeChild, type ChildWorld, killHard, spawnBridge, startChildWorld } from './bridge-child.js';
+import { expect, it } from 'vitest';
+import { childWorldPerFile } from './bridge-child.js';
 import { waitFor } from './harness.js';
 
 // "No window at start": the signal handlers are in place before any connector starts, and
@@ -14,33 +13,22 @@ const BOT = 'demo-bot';
 /** Bounds for the events awaited below; generous, they only stop a hung run. */
 const WAIT_MS = 20_000;
 
-let world: ChildWorld | undefined;
-let bridge: BridgeChild | undefined;
+const files = childWorldPerFile('start-sigterm', API_KEY, BOT);
 
-beforeAll(async () => {
-  world = await startChildWorld('start-sigterm', API_KEY, BOT);
-}, 120_000);
-
-afterAll(async () => {
-  await killHard(bridge);
-  await world?.close();
-});
+/** A bridge on the fake Discord with a new guild whose slash-command registration is held (start() waits there). */
+async function spawnHeldAtRegistration(guildName: string, db: string) {
+  const { fake } = files.world;
+  const guild = fake.addGuild(guildName);
+  fake.addChannel(guild, 'general');
+  // The commands are registered for each guild (guild-scoped): holding one holds start().
+  const held = fake.holdRoute('PUT', `/applications/${fake.applicationId}/guilds/${guild}/commands`);
+  const child = await files.spawn(files.world.discordEnv(db));
+  return { held, child };
+}
 
 it('SIGTERM while start() waits for the slash-command registration: not ready meanwhile, drains, exits 0', async () => {
-  const { fake, emu, dir } = world!;
-  const guild = fake.addGuild('g');
-  fake.addChannel(guild, 'general');
-  // One guild: the commands are registered for it (guild-scoped).
-  const held = fake.holdRoute('PUT', `/applications/${fake.applicationId}/guilds/${guild}/commands`);
-  bridge = await spawnBridge({
-    CHAT_API_URL: emu.url,
-    CHAT_API_KEY: API_KEY,
-    CHAT_BOT_ID: BOT,
-    DISCORD_BOT_TOKEN: fake.token,
-    DISCORD_API_URL: fake.apiUrl,
-    DATABASE_PATH: join(dir, 'bridge.db'),
-  });
-  const child = bridge;
+  // One guild so far.
+  const { held, child } = await spawnHeldAtRegistration('g', 'bridge.db');
   await Promise.race([
     held.reached,
     child.exited.then(() => {
@@ -71,20 +59,8 @@ it('SIGTERM while start() waits for the slash-command registration: not ready me
 }, 60_000);
 
 it('/readyz turns 200 only once start() has finished (the registration released)', async () => {
-  const { fake, emu, dir } = world!;
-  const guild = fake.addGuild('h');
-  fake.addChannel(guild, 'general');
-  // Two guilds now: both registrations are guild-scoped; holding one holds start().
-  const held = fake.holdRoute('PUT', `/applications/${fake.applicationId}/guilds/${guild}/commands`);
-  bridge = await spawnBridge({
-    CHAT_API_URL: emu.url,
-    CHAT_API_KEY: API_KEY,
-    CHAT_BOT_ID: BOT,
-    DISCORD_BOT_TOKEN: fake.token,
-    DISCORD_API_URL: fake.apiUrl,
-    DATABASE_PATH: join(dir, 'bridge2.db'),
-  });
-  const child = bridge;
+  // Two guilds now: holding the new one's registration holds start().
+  const { held, child } = await spawnHeldAtRegistration('h', 'bridge2.db');
   await held.reached;
   expect((await child.readyz()).status, child.tail()).toBe(503);
   held.release();

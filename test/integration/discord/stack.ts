@@ -2,6 +2,7 @@ import type { ChatForm, OpenAiOptions } from '../../../src/upstream/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import type { DiscordReplyMode } from '../../../src/config/config.js';
 import type { DiscordConnector } from '../../../src/connectors/discord/index.js';
 import type { BridgeMetrics } from '../../../src/core/metrics-port.js';
@@ -9,9 +10,14 @@ import type { ChatService } from '../../../src/core/chat-port.js';
 import type { Relay, RelaySettings } from '../../../src/core/intake/relay.js';
 import { type Emulator, startEmulator } from '../../../src/emulator/index.js';
 import { openStore, type SqliteStore } from '../../../src/store/sqlite/index.js';
-import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from '../../fakes/discord/index.js';
+import {
+  type DispatchMessageInput,
+  type FakeDiscord,
+  type FakeDiscordOptions,
+  startFakeDiscord,
+} from '../../fakes/discord/index.js';
 import { assertNoPings } from '../../fakes/discord/writes.js';
-import { connectTo } from './harness.js';
+import { connectTo, mention } from './harness.js';
 import { relayToEmulator } from '../../fakes/relay-settings.js';
 import { faultyStore, storeFaultsFromEnv, type StoreFaults } from '../../store/faulty-store.js';
 
@@ -51,12 +57,37 @@ export interface Stack {
   store: SqliteStore;
   relay: Relay;
   connector: DiscordConnector;
+  /** Upstream chat calls (send or stream), in order. */
+  chatRequests(): Emulator['requests'];
+  /**
+   * Ann (or `extra.authorId`) mentions the bot in the stack's channel (or `extra.channelId`):
+   * the message dispatched, and the reply's thread in thread mode (the message's id).
+   */
+  ask(text: string, extra?: Partial<DispatchMessageInput>): { message: Record<string, unknown>; threadId: string };
+  /** Ann (or `extra.authorId`) writes to the bot in a DM: the DM channel's id. */
+  dm(extra: Omit<DispatchMessageInput, 'channelId' | 'authorId'> & { authorId?: string }): string;
   restart(): Promise<void>;
   close(): Promise<void>;
 }
 
 export const API_KEY = 'test-key';
 export const BOT = 'demo-bot';
+/** The users who write to the bot in the tests. */
+export const ANN = '200000000000000001';
+export const BOB = '200000000000000002';
+
+/** A reply's message once its final write took its Stop button away (until then it may still grow). */
+export const replyEnded = (m: { components: unknown[] }) => !JSON.stringify(m.components).includes('"Stop"');
+
+/** A test file's stacks: `start` starts one, closed after the test that started it. */
+export function stackPerTest(): (opts?: StackOptions) => Promise<Stack> {
+  let current: Stack | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return async (opts) => (current = await startStack(opts));
+}
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'bridge-discord-'));
@@ -113,6 +144,22 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     guildId,
     channelId,
     ...first,
+    chatRequests: () => emu.requests.filter((r) => r.endpoint === 'stream' || r.endpoint === 'send'),
+    ask(text, extra = {}) {
+      const message = fake.dispatchMessage({
+        channelId,
+        authorId: ANN,
+        content: mention(fake, text),
+        mentionsBot: true,
+        ...extra,
+      });
+      return { message, threadId: String(message.id) };
+    },
+    dm({ authorId = ANN, ...rest }) {
+      const dm = fake.addDm(authorId);
+      fake.dispatchMessage({ channelId: dm, authorId, ...rest });
+      return dm;
+    },
     async restart() {
       await stop(stack);
       Object.assign(stack, await bridge());
