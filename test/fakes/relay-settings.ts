@@ -1,3 +1,4 @@
+import { envSchema } from '../../src/config/env-schema.js';
 import { noopMetrics } from '../../src/core/metrics-port.js';
 import {
   type ConversationStore,
@@ -13,6 +14,16 @@ import { silentLogger } from '../../src/logger.js';
 import type { StoreHealthSource } from '../../src/core/store-errors.js';
 import { type ChatForm, createChatService, type OpenAiOptions } from '../../src/upstream/index.js';
 import type { ChatService } from '../../src/core/chat-port.js';
+
+/**
+ * CHAT_REQUEST_TIMEOUT_MS and CHAT_STREAM_IDLE_TIMEOUT_MS as a deployment gets them by default:
+ * the budgets a test passes when it loads its own process (the emulator answers in it too).
+ */
+const envDefaults = envSchema.parse({});
+export const PRODUCT_UPSTREAM_TIMEOUTS = {
+  requestMs: envDefaults.CHAT_REQUEST_TIMEOUT_MS,
+  streamIdleMs: envDefaults.CHAT_STREAM_IDLE_TIMEOUT_MS,
+} as const;
 
 /**
  * Relay settings for tests: no allowlists, limits out of the way. A test overrides what it is about.

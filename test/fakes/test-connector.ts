@@ -94,6 +94,8 @@ export class TestConnector implements Connector {
   handler: MessageHandler | undefined;
   /** Inject a failure for the next writes (return an Error to throw it). */
   fault: WriteFault | undefined;
+  /** Told after each write is recorded (a test waits for what the platform shows, not for time). */
+  onWrite: ((w: RecordedWrite) => void) | undefined;
 
   private readonly clock: Clock;
   private readonly limit: number;
@@ -290,7 +292,7 @@ export class TestConnector implements Connector {
         if (opts.files !== undefined) m.files = opts.files;
       }
     }
-    this.writes.push({
+    const recorded: RecordedWrite = {
       op,
       messageId: id as string,
       channelKey,
@@ -303,7 +305,9 @@ export class TestConnector implements Connector {
       ...(opts.feedback !== undefined ? { feedback: opts.feedback } : {}),
       ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
       ...(opts.files !== undefined ? { files: opts.files } : {}),
-    });
+    };
+    this.writes.push(recorded);
+    this.onWrite?.(recorded);
     const res: PostResult = { messageId: id as string };
     if (this.reportHeaders) {
       res.rateLimits = [

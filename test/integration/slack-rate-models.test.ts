@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mrkdwnOracle } from './slack-parts.js';
 import { longMarkdown } from '../../src/emulator/replies.js';
 import { floorMs, RATE_MODEL_NAMES, type RateModelName } from '../fakes/slack/rate-models.js';
-import { envSchema } from '../../src/config/env-schema.js';
+import { PRODUCT_UPSTREAM_TIMEOUTS } from '../fakes/relay-settings.js';
 import { type SlackStack, startSlackStack } from './slack-stack.js';
 
 // Slack does not publish its rate-limit algorithm (issue 13), so the bridge must hold up under
@@ -25,12 +25,6 @@ import { type SlackStack, startSlackStack } from './slack-stack.js';
 const LONG = 3000;
 const DIRECTIVES = `[long ${LONG}] [chunks 150] [delay 20]`;
 const EXPECTED = mrkdwnOracle(longMarkdown(LONG));
-/** CHAT_REQUEST_TIMEOUT_MS and CHAT_STREAM_IDLE_TIMEOUT_MS as a deployment gets them by default. */
-const defaults = envSchema.parse({});
-const PRODUCT_TIMEOUTS = {
-  requestMs: defaults.CHAT_REQUEST_TIMEOUT_MS,
-  streamIdleMs: defaults.CHAT_STREAM_IDLE_TIMEOUT_MS,
-};
 
 let s: SlackStack | undefined;
 afterEach(async () => {
@@ -76,7 +70,7 @@ async function run(
     fake: { rateModel: model },
     relay: { maxConcurrentReplies: 256 },
     timeUpstream: true,
-    upstreamTimeouts: PRODUCT_TIMEOUTS,
+    upstreamTimeouts: PRODUCT_UPSTREAM_TIMEOUTS,
     socketPingTimeoutMs: 5000,
   });
   const { fake, upstream } = s;

@@ -8,6 +8,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { assertNoPings } from '../fakes/discord/writes.js';
 import { freePort } from '../fakes/free-port.js';
+import { cpuMsOf } from '../support/child-cpu.js';
 
 // The real bridge as a child process (`node dist/cli.js start`) for the crash, SIGTERM and
 // reconnect tests: its environment points at fakes and an emulator in the test process. The
@@ -77,10 +78,16 @@ export interface BridgeChild {
   exited: Promise<void>;
   kill(signal: NodeJS.Signals): void;
   readyz(): Promise<{ status: number; body: string }>;
-  /** Waits until /readyz answers 200. */
+  /**
+   * Waits until /readyz answers 200; fails once the child used `timeoutMs` of CPU time without
+   * getting there, or (past `timeoutMs` of wall time) used none for a while.
+   */
   waitReady(timeoutMs?: number): Promise<void>;
   tail(n?: number): string;
 }
+
+/** A child not ready that used no CPU for this long (and past its budget) waits for nothing. */
+const IDLE_MS = 5_000;
 
 export async function spawnBridge(env: Record<string, string>, opts: { port?: number } = {}): Promise<BridgeChild> {
   const port = opts.port ?? (await freePort());
@@ -151,7 +158,13 @@ export async function spawnBridge(env: Record<string, string>, opts: { port?: nu
     },
     readyz,
     async waitReady(timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
+      // The budget is the child's own CPU time where /proc tells it: a bridge needs 2-3 s of CPU
+      // to start (module loading mostly), which took more than 30 s of wall time with five
+      // children starting at once at load 17-21. Wall time still ends the wait once the child
+      // has used no CPU for IDLE_MS (it waits for something that does not come), and is the
+      // whole budget where no CPU time can be read.
+      const started = Date.now();
+      const idleSince = { at: started, cpuMs: cpuMsOf(handle.pid) };
       let last = '';
       for (;;) {
         if (exitCode !== undefined)
@@ -163,8 +176,15 @@ export async function spawnBridge(env: Record<string, string>, opts: { port?: nu
         } catch {
           // not listening yet
         }
-        if (Date.now() > deadline)
-          throw new Error(`bridge not ready after ${timeoutMs} ms (last /readyz: ${last}):\n${handle.tail()}`);
+        const now = Date.now();
+        const cpuMs = cpuMsOf(handle.pid);
+        if (cpuMs !== idleSince.cpuMs) Object.assign(idleSince, { at: now, cpuMs });
+        const worked = cpuMs !== undefined && cpuMs > timeoutMs;
+        const stuck = now - started > timeoutMs && (cpuMs === undefined || now - idleSince.at > IDLE_MS);
+        if (worked || stuck) {
+          const spent = `${now - started} ms (${cpuMs === undefined ? 'CPU time unknown' : `${cpuMs} ms of CPU`})`;
+          throw new Error(`bridge not ready after ${spent} (last /readyz: ${last}):\n${handle.tail()}`);
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandleResult } from '../../src/core/ports.js';
 import { openStore, type SqliteStore } from '../../src/store/sqlite/index.js';
 import { type CoreHarness, startCore, waitFor } from './harness.js';
+import { PRODUCT_UPSTREAM_TIMEOUTS } from '../fakes/relay-settings.js';
 
 // A bounded soak: 2,000 short replies through the relay, the real upstream client, the emulator
 // (no delay between chunks), a SQLite store in a temp dir and the test connector, in two halves of
@@ -47,6 +48,13 @@ beforeAll(async () => {
     store,
     emulator: { chunkDelayMs: 0, maxRecordedRequests: 500 },
     settings: { streamEditIntervalMs: 20 },
+    // 200 requests at once to the emulator in this same process: at load 15 the last of them
+    // reached it after the harness's 5 s budget (UND_ERR_HEADERS_TIMEOUT, 38 replies failed).
+    // This test loads its own process; the product's budgets apply.
+    client: {
+      requestTimeoutMs: PRODUCT_UPSTREAM_TIMEOUTS.requestMs,
+      streamIdleTimeoutMs: PRODUCT_UPSTREAM_TIMEOUTS.streamIdleMs,
+    },
   });
 });
 afterAll(async () => {
@@ -91,11 +99,14 @@ it('2,000 short replies: none lost, each exact and in order per place, heap grow
   }
 
   const started = Date.now();
+  const cpuBefore = process.cpuUsage();
   await half();
   const heap1 = await heapAfterSettle(gc);
   await half();
   const heap2 = await heapAfterSettle(gc);
   const elapsed = Date.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
   process.off('warning', onWarning);
 
   for (const [channel, texts] of expected) expect(h.conn.contentsIn(channel), channel).toEqual(texts);
@@ -108,11 +119,12 @@ it('2,000 short replies: none lost, each exact and in order per place, heap grow
   // streams, timers or sockets of each reply would be far larger than this.
   const growthMb = (heap2 - heap1) / 1024 / 1024;
   console.info(
-    `soak: ${2 * PER_HALF} replies in ${elapsed} ms, heap ${(heap1 / 1048576).toFixed(1)} → ${(heap2 / 1048576).toFixed(1)} MB (gc ${gc ? 'forced' : 'unavailable'})`,
+    `soak: ${2 * PER_HALF} replies in ${elapsed} ms (${cpuMs} ms of CPU), heap ${(heap1 / 1048576).toFixed(1)} → ${(heap2 / 1048576).toFixed(1)} MB (gc ${gc ? 'forced' : 'unavailable'})`,
   );
   expect(growthMb).toBeLessThan(50);
   expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
-  // End-to-end bound, reason: a hang guard under the test's 60 s timeout, with a message that says
-  // so; the figure itself is printed above.
-  expect(elapsed).toBeLessThan(55_000);
-}, 60_000);
+  // Keeping up is a matter of the CPU spent (emulator and store included), which the machine's
+  // load does not change: 7.3 s for the 2,000 (at load 11, in 31 s of wall time). Wall time is the
+  // load's (at load 12-19 the test ran past its former 60 s timeout): the timeout catches a hang.
+  expect(cpuMs).toBeLessThan(25_000);
+}, 300_000);
