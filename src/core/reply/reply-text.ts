@@ -181,8 +181,13 @@ export type WritePlan =
   | { kind: 'write'; text: string; final: boolean; next?: { consumed: number; reopen: string } }
   /** Only whitespace before a break (no message of its own, which platforms refuse): move past it. */
   | { kind: 'skip'; consumed: number; reopen: string }
-  /** Nothing to write until more text comes (or the reply ends). */
-  | { kind: 'wait' }
+  /**
+   * Nothing to write until more text comes (or the reply ends). `paced`: there is text to show,
+   * held back because the message is about to fill at the text's pace (PlanInput.fillsSoon); the
+   * pace is only a guess, so the writer looks again after an interval (an upstream that goes
+   * quiet, say while an agent's tool runs, would otherwise leave that text unseen).
+   */
+  | { kind: 'wait'; paced?: true }
   /** The reply ended and the platform shows all of it. */
   | { kind: 'done' };
 
@@ -246,13 +251,14 @@ export function planWrite(p: PlanInput): WritePlan {
     return { kind: 'write', text: cut.head, final: true, next: { consumed: cut.consumed, reopen: cut.reopen } };
   }
 
-  if (hasText(body) && desired !== p.sent && p.fillsSoon !== true)
-    return { kind: 'write', text: desired, final: false };
+  if (hasText(body) && desired !== p.sent)
+    return p.fillsSoon === true ? paced : { kind: 'write', text: desired, final: false };
   return wait;
 }
 
 const done: WritePlan = { kind: 'done' };
 const wait: WritePlan = { kind: 'wait' };
+const paced: WritePlan = { kind: 'wait', paced: true };
 
 /** What the next write depends on besides the text: the sink's size and needs, the message's age. */
 export interface PlanLimits {

@@ -255,3 +255,30 @@ describe('ReplyWriter: post once under load', () => {
     expect(conn.rateLimitHits).toBe(0);
   });
 });
+
+describe('ReplyWriter: a message about to fill', () => {
+  it('shows the text it held back for the cut once the upstream pauses (a tool runs)', async () => {
+    // Fast text near the message's cap: the writer waits for the cut rather than edit a message
+    // it is about to finish. When the upstream then goes quiet (an agent's tool runs for 30 s),
+    // the cut is not coming: what arrived must be shown within about an interval, not when the
+    // next chunk comes.
+    const { clock, conn: c, writer: make } = rig({ bucketLimit: 50, bucketWindowMs: 60_000, reportHeaders: false });
+    const writer = make('C1');
+    writer.start();
+    let text = '';
+    for (let i = 0; i < 38; i++) {
+      const chunk = `${'word '.repeat(9)}${String(i).padStart(4, '0')}\n`;
+      writer.append(chunk);
+      text += chunk;
+      await clock.advance(50);
+    }
+    expect(text.length).toBeGreaterThan(1800);
+    expect(text.length).toBeLessThan(2000);
+    await clock.advance(2_500);
+    expect(c.contentsIn('C1').join('')).toBe(text);
+    const done = writer.finish();
+    await clock.advance(1000);
+    expect((await done).text).toBe(text);
+    expect(c.violations).toEqual([]);
+  });
+});

@@ -234,7 +234,7 @@ export class ReplyWriter {
         continue;
       }
       if (plan.kind === 'wait') {
-        await this.pause(this.ledger.rolloverAt(this.o.sink.maxMessageAgeMs, this.o.editIntervalMs), true);
+        await this.pause(this.waitUntil(plan.paced === true), true);
         continue;
       }
       const ending = this.text.ended;
@@ -386,6 +386,18 @@ export class ReplyWriter {
   }
 
   /** Wait until `until` (if any), the end of the reply, or (onInput) new text. */
+  /**
+   * How long a waiting message sleeps when no text comes: until its maximum age, and when it holds
+   * text back for a cut the text's pace promised (`paced`), an interval at most: by then the pace
+   * is measured again, and text the upstream stopped sending after is shown.
+   */
+  private waitUntil(paced: boolean): number | undefined {
+    const rollover = this.ledger.rolloverAt(this.o.sink.maxMessageAgeMs, this.o.editIntervalMs);
+    if (!paced) return rollover;
+    const recheck = this.o.clock.now() + this.o.editIntervalMs;
+    return rollover === undefined ? recheck : Math.min(rollover, recheck);
+  }
+
   private pause(until: number | undefined, onInput: boolean): Promise<void> {
     return new Promise((resolve) => {
       const t =
