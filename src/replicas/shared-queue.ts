@@ -55,7 +55,7 @@ function joinPlace(locks: Locks, placeKey: string, ticket: { id: string; at: num
   const leave = () => {
     if (done) return;
     done = true;
-    void joined.then(() => o.leases.leave(placeKey, ticket.id)).catch(warn(o, 'could not leave a place line'));
+    void joined.then(() => o.leases.leave(placeKey, ticket.id)).catch(warn(o, 'could not leave a place queue'));
   };
   return {
     joined: joined.then(

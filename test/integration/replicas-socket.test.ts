@@ -229,7 +229,7 @@ describe.skipIf(skip !== undefined)('several replicas in Slack Socket Mode on on
     cleanups.push(() => db.end());
     let waiting = 0;
     await until(
-      'both messages in the place line, or the second answered',
+      'both messages in the place queue, or the second answered',
       () => {
         void db
           .query<{ n: number }>('SELECT count(*)::int AS n FROM place_waiters')

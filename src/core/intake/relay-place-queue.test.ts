@@ -22,7 +22,7 @@ function loggedLocks(log: string[]): SharedQueue {
   };
 }
 
-it('joins the place line at handle(), before the dedup answers; a duplicate leaves it', async () => {
+it('joins the place queue at handle(), before the dedup answers; a duplicate leaves it', async () => {
   const log: string[] = [];
   // A dedup record that answers only when the test says so (a slow database).
   const answers: Array<() => void> = [];

@@ -357,7 +357,7 @@ function whenFirstInPlace(p: OrderParts, a: Admitted, work: () => Promise<Handle
     },
     failed: (err) => p.unexpected(msg, err),
     // The place's queue is in the store: while it cannot be used the message is held, and joins again once it is back.
-    outage: (err, retry) => p.hold.after(err, msg, 'place line', retry, shutdown),
+    outage: (err, retry) => p.hold.after(err, msg, 'place queue', retry, shutdown),
     lastWrites: () => scheduler.placeWrites([...sink.buckets('post'), ...sink.buckets('edit')]),
   });
 }
