@@ -3,11 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../test/fakes/free-port.js';
+import { cpuMsOf } from '../test/support/child-cpu.js';
 
 // The real bridge as a child process (`node dist/cli.js start`), its readiness, its metrics
 // and what the kernel says about its memory and CPU time.
-
-const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat counts in these ticks.
 
 export interface BridgeProcess {
   pid: number;
@@ -30,18 +29,6 @@ function procStatus(pid: number, field: string): number {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-function procCpu(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the full line: 12th and 13th after ')'.
-    return (Number(rest[11]) + Number(rest[12])) / CLK_TCK;
   } catch {
     return Number.NaN;
   }
@@ -148,7 +135,7 @@ export async function startBridge(
     port,
     dataDir: dir,
     logTail,
-    cpuSeconds: () => procCpu(pid),
+    cpuSeconds: () => (cpuMsOf(pid) ?? Number.NaN) / 1000,
     rssMb: () => procStatus(pid, 'VmRSS'),
     peakRssMb: () => procStatus(pid, 'VmHWM'),
     async metrics() {
